@@ -19,7 +19,9 @@ enum Vectors {
     }
 
     /// Decodes the array under `key` in the JSON file at `path` (relative to the vectors directory).
-    static func load<Entry: Decodable>(_ path: String, key: String, as type: Entry.Type) throws -> [Entry] {
+    static func load<Entry: Decodable>(
+        _ path: String, key: String, as type: Entry.Type, from directory: URL = Vectors.directory
+    ) throws -> [Entry] {
         let url = directory.appendingPathComponent(path)
         guard let data = FileManager.default.contents(atPath: url.path) else {
             throw Missing(description: "vector file \(url.path) is missing")
@@ -39,12 +41,13 @@ enum Vectors {
         key: String = "data",
         expected: Int,
         as type: Entry.Type,
+        from directory: URL = Vectors.directory,
         sourceLocation: SourceLocation = #_sourceLocation,
         _ check: (Entry) throws -> Void
     ) {
         let entries: [Entry]
         do {
-            entries = try load(path, key: key, as: type)
+            entries = try load(path, key: key, as: type, from: directory)
         } catch {
             Issue.record("\(path): cannot load vectors: \(error)", sourceLocation: sourceLocation)
             return
