@@ -17,33 +17,33 @@ struct VectorHelperTests {
         let directory = try Self.temporaryDirectory(with: [:])
         defer { try? FileManager.default.removeItem(at: directory) }
         withKnownIssue {
-            Vectors.run("missing.json", expected: 1, as: InputOutput.self, from: directory) { _ in }
+            Vectors.run("self-test-missing.json", expected: 1, as: InputOutput.self, from: directory) { _ in }
         }
     }
 
     @Test("An empty vector file fails the run")
     func emptyFile() throws {
-        let directory = try Self.temporaryDirectory(with: ["empty.json": #"{"data": []}"#])
+        let directory = try Self.temporaryDirectory(with: ["self-test-empty.json": #"{"data": []}"#])
         defer { try? FileManager.default.removeItem(at: directory) }
         withKnownIssue {
-            Vectors.run("empty.json", expected: 0, as: InputOutput.self, from: directory) { _ in }
+            Vectors.run("self-test-empty.json", expected: 0, as: InputOutput.self, from: directory) { _ in }
         }
     }
 
     @Test("A failing entry or a count other than the expected one fails the run")
     func failingEntryAndCount() throws {
         let entry = #"{"input": {"a": "1"}, "output": {"b": "2"}}"#
-        let directory = try Self.temporaryDirectory(with: ["two.json": "{\"data\": [\(entry), \(entry)]}"])
+        let directory = try Self.temporaryDirectory(with: ["self-test-two.json": "{\"data\": [\(entry), \(entry)]}"])
         defer { try? FileManager.default.removeItem(at: directory) }
         withKnownIssue {
-            Vectors.run("two.json", expected: 2, as: InputOutput.self, from: directory) { vector in
+            Vectors.run("self-test-two.json", expected: 2, as: InputOutput.self, from: directory) { vector in
                 try require(try vector.output("b"), "3", "b")
             }
         }
         withKnownIssue {
-            Vectors.run("two.json", expected: 3, as: InputOutput.self, from: directory) { _ in }
+            Vectors.run("self-test-two.json", expected: 3, as: InputOutput.self, from: directory) { _ in }
         }
-        Vectors.run("two.json", expected: 2, as: InputOutput.self, from: directory) { vector in
+        Vectors.run("self-test-two.json", expected: 2, as: InputOutput.self, from: directory) { vector in
             try require(try vector.output("b"), "2", "b")
         }
     }
