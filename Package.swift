@@ -21,6 +21,14 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.32.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.0"),
+        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.14.0"),
     ],
     targets: [
         .target(
@@ -38,7 +46,20 @@ let package = Package(
         ),
         .target(
             name: "AssentServer",
-            dependencies: ["AssentCrypto", "AssentModel"],
+            dependencies: [
+                "AssentCrypto",
+                "AssentModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Resources/openapi.json")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -51,7 +72,10 @@ let package = Package(
             dependencies: [
                 "AssentServer",
                 "AssentSDK",
+                "AssentModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -63,6 +87,16 @@ let package = Package(
         .testTarget(
             name: "AssentModelTests",
             dependencies: ["AssentModel"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AssentServerTests",
+            dependencies: [
+                "AssentServer",
+                "AssentCrypto",
+                "AssentModel",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strictSettings
         ),
     ]

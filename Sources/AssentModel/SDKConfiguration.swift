@@ -59,7 +59,7 @@ public struct SDKConfiguration: Sendable, Equatable {
             masterServerPublicKey: masterServerPublicKey.x963.base64EncodedString()
         )
         let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding four plain fields cannot fail.
         return try! encoder.encode(wire).base64EncodedString()
     }

@@ -1,23 +1,32 @@
 /// The limits the server enforces on activations, with the protocol's defaults.
 public struct SecurityPolicy: Sendable, Equatable {
     /// How far ahead of the stored counter a signature is accepted (default 20).
-    public var counterLookAhead: Int
+    public var counterLookAhead: Int = 20
     /// Failed signature attempts that block an activation (default 5).
-    public var maxFailedAttempts: Int
+    public var maxFailedAttempts: Int = 5
     /// How long an activation code stays valid, in seconds (default 5 minutes).
-    public var activationCodeLifetime: Int
+    public var activationCodeLifetime: Int = 300
+    /// How long a temporary encryption key stays valid, in seconds (default 5 minutes).
+    public var temporaryKeyLifetime: Int = 300
+    /// How far a request timestamp (encrypted requests, MAC tokens) may be from the server's clock, in seconds.
+    public var timestampTolerance: Int = 300
 
     /// The protocol's defaults.
-    public static let `default` = SecurityPolicy(
-        counterLookAhead: 20, maxFailedAttempts: 5, activationCodeLifetime: 300)
+    public static let `default` = SecurityPolicy()
 
-    /// Creates a policy; every value must fit the one-byte fields of the status blob and be positive.
-    public init(counterLookAhead: Int, maxFailedAttempts: Int, activationCodeLifetime: Int) {
-        precondition((1...255).contains(counterLookAhead), "The counter look-ahead is 1 to 255.")
-        precondition((1...255).contains(maxFailedAttempts), "The failed-attempt limit is 1 to 255.")
-        precondition(activationCodeLifetime > 0, "The activation code lifetime is positive.")
-        self.counterLookAhead = counterLookAhead
-        self.maxFailedAttempts = maxFailedAttempts
-        self.activationCodeLifetime = activationCodeLifetime
+    /// Creates the default policy.
+    public init() {}
+
+    /// Throws unless every value is in range (the one-byte fields of the status blob bound two of them).
+    public func validate() throws {
+        guard (1...255).contains(counterLookAhead) else {
+            throw AssentServerError.configuration("The counter look-ahead must be 1 to 255.")
+        }
+        guard (1...255).contains(maxFailedAttempts) else {
+            throw AssentServerError.configuration("The maximum of failed attempts must be 1 to 255.")
+        }
+        guard activationCodeLifetime > 0, temporaryKeyLifetime > 0, timestampTolerance > 0 else {
+            throw AssentServerError.configuration("Lifetimes and tolerances must be positive.")
+        }
     }
 }

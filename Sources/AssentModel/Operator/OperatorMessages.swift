@@ -1,0 +1,212 @@
+import Foundation
+
+/// `GET /api/v1/application`.
+public struct ApplicationInfo: Codable, Sendable, Equatable {
+    public var applicationId: String
+    public var name: String
+    public var applicationKey: String
+    public var applicationSecret: String
+    /// Base64 of the master server public key (X9.63, uncompressed).
+    public var masterServerPublicKey: String
+    /// The opaque string an app or the CLI token is configured with.
+    public var sdkConfiguration: String
+
+    public init(
+        applicationId: String, name: String, applicationKey: String, applicationSecret: String,
+        masterServerPublicKey: String, sdkConfiguration: String
+    ) {
+        self.applicationId = applicationId
+        self.name = name
+        self.applicationKey = applicationKey
+        self.applicationSecret = applicationSecret
+        self.masterServerPublicKey = masterServerPublicKey
+        self.sdkConfiguration = sdkConfiguration
+    }
+}
+
+/// `POST /api/v1/activations` request.
+public struct CreateActivationRequest: Codable, Sendable {
+    public var userId: String
+    /// `auto` (default) or `manual`.
+    public var commitMode: String?
+
+    public init(userId: String, commitMode: String?) {
+        self.userId = userId
+        self.commitMode = commitMode
+    }
+}
+
+/// `POST /api/v1/activations` response (201).
+public struct CreateActivationResponse: Codable, Sendable, Equatable {
+    public var activationId: String
+    public var activationCode: String
+    /// Base64 of the DER signature of the code by the master server key.
+    public var activationSignature: String
+    /// `CODE#signature`, the text to show as a QR code.
+    public var activationQRCode: String
+    public var expiresAt: Date
+
+    public init(
+        activationId: String, activationCode: String, activationSignature: String, activationQRCode: String,
+        expiresAt: Date
+    ) {
+        self.activationId = activationId
+        self.activationCode = activationCode
+        self.activationSignature = activationSignature
+        self.activationQRCode = activationQRCode
+        self.expiresAt = expiresAt
+    }
+}
+
+/// An activation as the operator sees it.
+public struct ActivationInfo: Codable, Sendable, Equatable {
+    public var activationId: String
+    public var userId: String
+    /// `CREATED`, `PENDING_COMMIT`, `ACTIVE`, `BLOCKED` or `REMOVED`.
+    public var status: String
+    public var commitMode: String
+    public var failedAttempts: Int
+    public var maxFailedAttempts: Int
+    public var blockedReason: String?
+    public var platform: String?
+    public var deviceInfo: String?
+    public var activationName: String?
+    /// The 8-digit fingerprint to compare with the device, once it exchanged keys.
+    public var fingerprint: String?
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+
+    public init(
+        activationId: String, userId: String, status: String, commitMode: String, failedAttempts: Int,
+        maxFailedAttempts: Int, blockedReason: String?, platform: String?, deviceInfo: String?,
+        activationName: String?, fingerprint: String?, createdAt: Date, lastUsedAt: Date?
+    ) {
+        self.activationId = activationId
+        self.userId = userId
+        self.status = status
+        self.commitMode = commitMode
+        self.failedAttempts = failedAttempts
+        self.maxFailedAttempts = maxFailedAttempts
+        self.blockedReason = blockedReason
+        self.platform = platform
+        self.deviceInfo = deviceInfo
+        self.activationName = activationName
+        self.fingerprint = fingerprint
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// `GET /api/v1/users/{userId}/activations`.
+public struct ActivationList: Codable, Sendable, Equatable {
+    public var activations: [ActivationInfo]
+    public init(activations: [ActivationInfo]) { self.activations = activations }
+}
+
+/// `POST /api/v1/activations/{id}/block` request (optional body).
+public struct BlockActivationRequest: Codable, Sendable {
+    public var reason: String?
+    public init(reason: String?) { self.reason = reason }
+}
+
+/// One audit event.
+public struct AuditEventInfo: Codable, Sendable, Equatable {
+    public var id: Int64
+    public var at: Date
+    public var type: String
+    public var activationId: String?
+    public var userId: String?
+    public var actor: String
+    public var detail: String
+
+    public init(
+        id: Int64, at: Date, type: String, activationId: String?, userId: String?, actor: String, detail: String
+    ) {
+        self.id = id
+        self.at = at
+        self.type = type
+        self.activationId = activationId
+        self.userId = userId
+        self.actor = actor
+        self.detail = detail
+    }
+}
+
+/// `GET /api/v1/audit`.
+public struct AuditList: Codable, Sendable, Equatable {
+    public var events: [AuditEventInfo]
+    public init(events: [AuditEventInfo]) { self.events = events }
+}
+
+/// `POST /api/v1/api-keys` request.
+public struct CreateAPIKeyRequest: Codable, Sendable {
+    public var name: String
+    /// Scopes such as `activations:read`; `*` for all. Defaults to all.
+    public var scopes: [String]?
+    public init(name: String, scopes: [String]?) {
+        self.name = name
+        self.scopes = scopes
+    }
+}
+
+/// An API key as listed (never the key itself).
+public struct APIKeyInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var scopes: [String]
+    public var createdAt: Date
+    public init(id: String, name: String, scopes: [String], createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.scopes = scopes
+        self.createdAt = createdAt
+    }
+}
+
+/// `POST /api/v1/api-keys` response: the key, shown once.
+public struct CreateAPIKeyResponse: Codable, Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var scopes: [String]
+    public var apiKey: String
+    public init(id: String, name: String, scopes: [String], apiKey: String) {
+        self.id = id
+        self.name = name
+        self.scopes = scopes
+        self.apiKey = apiKey
+    }
+}
+
+/// `GET /api/v1/api-keys`.
+public struct APIKeyList: Codable, Sendable, Equatable {
+    public var apiKeys: [APIKeyInfo]
+    public init(apiKeys: [APIKeyInfo]) { self.apiKeys = apiKeys }
+}
+
+/// The operator API's error body.
+public struct OperatorError: Codable, Sendable, Equatable, Error {
+    public var code: String
+    public var message: String
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// JSON coders with the operator API's conventions (ISO 8601 dates).
+public enum OperatorJSON {
+    /// An encoder with ISO 8601 dates and sorted keys.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+
+    /// A decoder with ISO 8601 dates.
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+}

@@ -1,0 +1,63 @@
+import AssentCrypto
+import Foundation
+import Hummingbird
+import Logging
+import Prometheus
+import ServiceLifecycle
+
+/// Builds the Assent HTTP application over a store: device endpoints, operator API, health and metrics.
+public enum AssentServerApplication {
+    /// The router with every route and middleware; tests use it directly.
+    public static func router(environment: ServerEnvironment, registry: PrometheusCollectorRegistry)
+        -> Router<AssentRequestContext>
+    {
+        let router = Router(context: AssentRequestContext.self)
+        router.add(middleware: MetricsMiddleware(registry: registry))
+        router.add(middleware: ErrorMiddleware())
+        router.get("health") { _, _ in
+            try HTTPSupport.json(["status": "UP"])
+        }
+        router.get("metrics") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
+                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        DeviceRoutes(service: PowerAuthService(environment: environment)).register(on: router)
+        OperatorRoutes(environment: environment).register(on: router)
+        return router
+    }
+
+    /// The application listening on `host:port`, with the background sweeper as a service.
+    public static func application(
+        environment: ServerEnvironment, host: String, port: Int,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let registry = PrometheusCollectorRegistry()
+        return Application(
+            router: router(environment: environment, registry: registry),
+            configuration: .init(address: .hostname(host, port: port), serverName: "Assent"),
+            services: [Sweeper(environment: environment)],
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+            logger: environment.logger
+        )
+    }
+}
+
+/// Deletes expired temporary keys and replay-guard entries once a minute.
+struct Sweeper: Service {
+    let environment: ServerEnvironment
+
+    func run() async throws {
+        let environment = environment
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await environment.store.purgeExpired(before: environment.nowMillis)
+                } catch {
+                    environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])
+                }
+                try? await Task.sleep(for: .seconds(60))
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import Hummingbird
+import Logging
+
+/// The per-request context: Hummingbird's core storage plus the authenticated operator key, if any.
+public struct AssentRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The operator API key that authenticated the request.
+    public var apiKey: APIKeyRecord?
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        apiKey = nil
+    }
+
+    /// Requests larger than this are refused with 413 before they are parsed.
+    public var maxUploadSize: Int { HTTPSupport.maxBodySize }
+}

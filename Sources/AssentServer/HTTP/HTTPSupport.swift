@@ -1,0 +1,58 @@
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Body reading, JSON responses and header access shared by the route groups.
+enum HTTPSupport {
+    /// The largest request body any endpoint accepts (1 MiB).
+    static let maxBodySize = 1 << 20
+
+    static let authorization = HTTPField.Name("X-PowerAuth-Authorization")!
+    static let encryption = HTTPField.Name("X-PowerAuth-Encryption")!
+    static let token = HTTPField.Name("X-PowerAuth-Token")!
+
+    /// The whole body, refusing more than ``maxBodySize`` bytes.
+    static func body(_ request: Request) async throws -> Data {
+        do {
+            let buffer = try await request.body.collect(upTo: maxBodySize)
+            return Data(buffer.readableBytesView)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw AssentServerError.payloadTooLarge(limit: maxBodySize)
+        }
+    }
+
+    /// Decodes the body as `T`, or throws a 400 with the reason.
+    static func decode<T: Decodable>(_ type: T.Type, from request: Request, decoder: JSONDecoder = JSONDecoder())
+        async throws -> T
+    {
+        let data = try await body(request)
+        do {
+            return try decoder.decode(type, from: data)
+        } catch {
+            throw AssentServerError.invalidRequest("The request body is not the expected JSON: \(describe(error))")
+        }
+    }
+
+    /// A JSON response.
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok, encoder: JSONEncoder = JSONEncoder())
+        throws -> Response
+    {
+        let data = try encoder.encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// A short, secret-free description of a decoding error.
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "field \(key.stringValue) is missing."
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "field \(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type."
+        case DecodingError.dataCorrupted: "it is not valid JSON."
+        default: "it cannot be read."
+        }
+    }
+}

@@ -1,0 +1,197 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The operator API under `/api/v1`, authenticated with `Authorization: Bearer <api key>`.
+struct OperatorRoutes {
+    let environment: ServerEnvironment
+    let applications: ApplicationService
+    let activations: ActivationService
+    let apiKeys: APIKeyService
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        applications = ApplicationService(environment: environment)
+        activations = ActivationService(environment: environment)
+        apiKeys = APIKeyService(environment: environment)
+    }
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get("api/v1/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.json)))
+        }
+        let api = router.group("api/v1").add(middleware: APIKeyMiddleware(apiKeys: apiKeys))
+
+        api.get("application") { _, context in
+            try require(.applicationRead, context)
+            let application = try await defaultApplication()
+            return try json(
+                ApplicationInfo(
+                    applicationId: application.id, name: application.name, applicationKey: application.applicationKey,
+                    applicationSecret: application.applicationSecret,
+                    masterServerPublicKey: application.masterPublicKey.x963.base64EncodedString(),
+                    sdkConfiguration: try ApplicationService.sdkConfiguration(of: application)))
+        }
+        api.post("activations") { request, context in
+            try require(.activationsWrite, context)
+            let body = try await HTTPSupport.decode(CreateActivationRequest.self, from: request)
+            guard let mode = CommitMode(rawValue: body.commitMode ?? CommitMode.auto.rawValue) else {
+                throw AssentServerError.invalidRequest("commitMode is auto or manual.")
+            }
+            let application = try await defaultApplication()
+            let created = try await activations.create(
+                application: application, userId: body.userId, commitMode: mode, actor: actor(context))
+            let signature = created.codeSignature.base64EncodedString()
+            return try json(
+                CreateActivationResponse(
+                    activationId: created.activation.id, activationCode: created.code.value,
+                    activationSignature: signature, activationQRCode: "\(created.code.value)#\(signature)",
+                    expiresAt: Date(millis: created.activation.codeExpiresAt)),
+                status: .created)
+        }
+        api.get("activations/:id") { _, context in
+            try require(.activationsRead, context)
+            guard let activation = try await environment.store.activation(id: try context.parameters.require("id"))
+            else { throw AssentServerError.activationNotFound() }
+            return try json(Self.info(activation))
+        }
+        api.get("users/:userId/activations") { _, context in
+            try require(.activationsRead, context)
+            let list = try await environment.store.activations(userId: try context.parameters.require("userId"))
+            return try json(ActivationList(activations: list.map(Self.info)))
+        }
+        api.post("activations/:id/commit") { _, context in
+            try require(.activationsWrite, context)
+            return try json(
+                Self.info(try await activations.commit(id: try context.parameters.require("id"), actor: actor(context)))
+            )
+        }
+        api.post("activations/:id/block") { request, context in
+            try require(.activationsWrite, context)
+            let body = try await HTTPSupport.body(request)
+            let reason =
+                body.isEmpty
+                ? nil
+                : try? JSONDecoder().decode(BlockActivationRequest.self, from: body).reason
+            return try json(
+                Self.info(
+                    try await activations.block(
+                        id: try context.parameters.require("id"), reason: reason, actor: actor(context))))
+        }
+        api.post("activations/:id/unblock") { _, context in
+            try require(.activationsWrite, context)
+            return try json(
+                Self.info(
+                    try await activations.unblock(id: try context.parameters.require("id"), actor: actor(context))))
+        }
+        api.delete("activations/:id") { _, context in
+            try require(.activationsWrite, context)
+            return try json(
+                Self.info(try await activations.remove(id: try context.parameters.require("id"), actor: actor(context)))
+            )
+        }
+        api.get("audit") { request, context in
+            try require(.auditRead, context)
+            let query = request.uri.queryParameters
+            let limit = query.get("limit").flatMap { Int($0) } ?? 100
+            let events = try await environment.store.audit(
+                activationId: query.get("activationId"), userId: query.get("userId"), limit: limit)
+            return try json(
+                AuditList(
+                    events: events.map {
+                        AuditEventInfo(
+                            id: $0.id ?? 0, at: Date(millis: $0.at), type: $0.type, activationId: $0.activationId,
+                            userId: $0.userId, actor: $0.actor, detail: $0.detail)
+                    }))
+        }
+        api.post("api-keys") { request, context in
+            try require(.apiKeysWrite, context)
+            let body = try await HTTPSupport.decode(CreateAPIKeyRequest.self, from: request)
+            let scopes = try Self.scopes(body.scopes ?? ["*"])
+            let (record, key) = try await apiKeys.create(name: body.name, scopes: scopes, actor: actor(context))
+            return try json(
+                CreateAPIKeyResponse(
+                    id: record.id, name: record.name, scopes: record.scopes.map(\.rawValue).sorted(), apiKey: key),
+                status: .created)
+        }
+        api.get("api-keys") { _, context in
+            try require(.apiKeysWrite, context)
+            return try json(
+                APIKeyList(
+                    apiKeys: try await environment.store.apiKeys().map {
+                        APIKeyInfo(
+                            id: $0.id, name: $0.name, scopes: $0.scopes.map(\.rawValue).sorted(),
+                            createdAt: Date(millis: $0.createdAt))
+                    }))
+        }
+        api.delete("api-keys/:id") { _, context in
+            try require(.apiKeysWrite, context)
+            let id = try context.parameters.require("id")
+            guard try await environment.store.deleteAPIKey(id: id) else {
+                throw AssentServerError.notFound("No API key has this id.")
+            }
+            await environment.audit("api_key.revoked", actor: actor(context), "API key \(id) revoked.")
+            return Response(status: .noContent)
+        }
+    }
+
+    private func defaultApplication() async throws -> ApplicationRecord {
+        guard let application = try await environment.store.applications().first else {
+            throw AssentServerError.internalError("The server has no application.")
+        }
+        return application
+    }
+
+    private func require(_ scope: APIScope, _ context: AssentRequestContext) throws {
+        guard let key = context.apiKey else { throw AssentServerError.unauthorized() }
+        guard key.allows(scope) else { throw AssentServerError.forbidden(scope) }
+    }
+
+    private func actor(_ context: AssentRequestContext) -> String { "operator:\(context.apiKey?.name ?? "?")" }
+
+    private func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        try HTTPSupport.json(value, status: status, encoder: OperatorJSON.encoder())
+    }
+
+    static func scopes(_ names: [String]) throws -> Set<APIScope> {
+        try Set(
+            names.map { name in
+                guard let scope = APIScope(rawValue: name) else {
+                    throw AssentServerError.invalidRequest(
+                        "Unknown scope \(name); known: \(APIScope.allCases.map(\.rawValue).joined(separator: ", ")).")
+                }
+                return scope
+            })
+    }
+
+    static func info(_ activation: ActivationRecord) -> ActivationInfo {
+        ActivationInfo(
+            activationId: activation.id, userId: activation.userId, status: activation.state.name,
+            commitMode: activation.commitMode.rawValue, failedAttempts: activation.failedAttempts,
+            maxFailedAttempts: activation.maxFailedAttempts, blockedReason: activation.blockedReason,
+            platform: activation.platform, deviceInfo: activation.deviceInfo,
+            activationName: activation.activationName, fingerprint: activation.fingerprint,
+            createdAt: Date(millis: activation.createdAt), lastUsedAt: activation.lastUsedAt.map(Date.init(millis:)))
+    }
+}
+
+/// Authenticates `Authorization: Bearer <api key>` and puts the key into the context.
+struct APIKeyMiddleware: RouterMiddleware {
+    typealias Context = AssentRequestContext
+    let apiKeys: APIKeyService
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+            let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count)))
+        else { throw AssentServerError.unauthorized() }
+        var context = context
+        context.apiKey = key
+        return try await next(request, context)
+    }
+}

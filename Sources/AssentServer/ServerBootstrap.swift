@@ -1,0 +1,65 @@
+import AssentCrypto
+import Foundation
+import Logging
+
+/// Opens the store `assent serve` and `assent admin` share, and prepares a fresh installation.
+public enum ServerBootstrap {
+    /// Where the data lives and which database to use.
+    public struct Location: Sendable {
+        /// The directory of the SQLite file and the key-encryption key file (default `./assent-data`).
+        public var dataDirectory: URL
+        /// A `postgres://` URL, or `nil` for the embedded SQLite file.
+        public var databaseURL: String?
+
+        public init(dataDirectory: URL, databaseURL: String?) {
+            self.dataDirectory = dataDirectory
+            self.databaseURL = databaseURL
+        }
+    }
+
+    /// Opens and migrates the store; the key-encryption key comes from `ASSENT_KEK` or the data directory.
+    public static func openStore(
+        _ location: Location, environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger
+    ) async throws -> SQLStore {
+        try FileManager.default.createDirectory(at: location.dataDirectory, withIntermediateDirectories: true)
+        let box = try SecretBox.load(dataDirectory: location.dataDirectory, environment: environment)
+        let store: SQLStore
+        if let url = location.databaseURL, !url.isEmpty {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw AssentServerError.configuration("--database takes a postgres:// URL; omit it for SQLite.")
+            }
+            store = try await SQLStore.postgres(url: url, secretBox: box, logger: logger)
+        } else {
+            store = try await SQLStore.sqlite(
+                path: location.dataDirectory.appendingPathComponent("assent.sqlite").path, secretBox: box,
+                logger: logger)
+        }
+        do {
+            try await store.migrate()
+        } catch {
+            try? await store.shutdown()
+            throw error
+        }
+        return store
+    }
+
+    /// What a first start created.
+    public struct Prepared: Sendable {
+        public var application: ApplicationRecord
+        public var applicationCreated: Bool
+        /// The first operator API key, created when the store had none. Shown once.
+        public var bootstrapAPIKey: String?
+    }
+
+    /// Makes sure there is an application and at least one operator API key.
+    public static func prepare(_ environment: ServerEnvironment) async throws -> Prepared {
+        let (application, created) = try await ApplicationService(environment: environment).ensureDefault()
+        var bootstrapKey: String?
+        if try await environment.store.apiKeys().isEmpty {
+            bootstrapKey = try await APIKeyService(environment: environment).create(
+                name: "bootstrap", scopes: [.all], actor: "system"
+            ).key
+        }
+        return Prepared(application: application, applicationCreated: created, bootstrapAPIKey: bootstrapKey)
+    }
+}

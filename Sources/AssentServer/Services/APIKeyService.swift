@@ -1,0 +1,36 @@
+import AssentCrypto
+import Crypto
+import Foundation
+
+/// Operator API keys: `ak_` followed by 32 random bytes in Base64URL; only their SHA-256 is stored.
+public struct APIKeyService: Sendable {
+    let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    /// Creates a key; the returned text is shown once and cannot be recovered.
+    public func create(name: String, scopes: Set<APIScope>, actor: String) async throws -> (APIKeyRecord, key: String) {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
+            throw AssentServerError.invalidRequest("An API key name has 1 to 100 characters.")
+        }
+        guard !scopes.isEmpty else { throw AssentServerError.invalidRequest("An API key needs at least one scope.") }
+        let key = "ak_" + Base64URL.encode(Bytes.random(count: 32))
+        let record = APIKeyRecord(
+            id: UUID().uuidString.lowercased(), name: trimmed, keyHash: Self.hash(key), scopes: scopes,
+            createdAt: environment.nowMillis)
+        try await environment.store.insertAPIKey(record)
+        await environment.audit(
+            "api_key.created", actor: actor,
+            "API key \(trimmed) created with scopes \(scopes.map(\.rawValue).sorted().joined(separator: " ")).")
+        return (record, key)
+    }
+
+    /// The key record for a presented key, or `nil`.
+    public func authenticate(_ key: String) async throws -> APIKeyRecord? {
+        guard key.hasPrefix("ak_"), key.utf8.count <= 100 else { return nil }
+        return try await environment.store.apiKey(hash: Self.hash(key))
+    }
+
+    static func hash(_ key: String) -> Data { Data(SHA256.hash(data: Data(key.utf8))) }
+}

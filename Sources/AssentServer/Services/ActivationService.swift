@@ -1,0 +1,105 @@
+import AssentCrypto
+import Foundation
+
+/// The operator's side of the activation lifecycle: create, commit, block, unblock, remove.
+///
+/// `CREATED → PENDING_COMMIT → ACTIVE ⇄ BLOCKED → REMOVED`; every transition is one conditional update.
+public struct ActivationService: Sendable {
+    let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    /// A new activation with its code and the code's signature by the master server key.
+    public struct Created: Sendable {
+        public var activation: ActivationRecord
+        public var code: ActivationCode
+        /// DER signature of the code, for the `CODE#signature` QR form.
+        public var codeSignature: Data
+    }
+
+    /// Creates an activation for `userId` in `application`.
+    public func create(
+        application: ApplicationRecord, userId: String, commitMode: CommitMode, actor: String
+    ) async throws -> Created {
+        let trimmed = userId.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 255, trimmed == userId else {
+            throw AssentServerError.invalidRequest("userId must be 1 to 255 characters without surrounding spaces.")
+        }
+        let now = environment.nowMillis
+        let code = ActivationCode.generate()
+        let activation = ActivationRecord(
+            id: UUID().uuidString.lowercased(), applicationId: application.id, userId: userId, state: .created,
+            activationCode: code.value,
+            codeExpiresAt: now + Millis(environment.policy.activationCodeLifetime) * 1000,
+            commitMode: commitMode, activationName: nil, platform: nil, deviceInfo: nil, extras: nil,
+            devicePublicKey: nil, serverPrivateKey: ECPrivateKey(), masterSecret: nil, counterData: .random(),
+            counter: 0, failedAttempts: 0, maxFailedAttempts: environment.policy.maxFailedAttempts,
+            blockedReason: nil, version: 1, createdAt: now, updatedAt: now, lastUsedAt: nil)
+        try await environment.store.insertActivation(activation)
+        await environment.audit(
+            "activation.created", activation: activation, actor: actor,
+            "Created with commit mode \(commitMode.rawValue).")
+        return Created(
+            activation: activation, code: code,
+            codeSignature: try code.signature(with: application.masterPrivateKey))
+    }
+
+    /// `PENDING_COMMIT → ACTIVE`, after the operator compared the fingerprint.
+    public func commit(id: String, actor: String) async throws -> ActivationRecord {
+        try await transition(id: id, actor: actor, event: "activation.committed", detail: "Committed.") { activation in
+            guard activation.state == .pendingCommit else {
+                throw AssentServerError.invalidActivationState(
+                    "Only an activation in PENDING_COMMIT can be committed; this one is \(activation.state.name).")
+            }
+            activation.state = .active
+        }
+    }
+
+    /// `ACTIVE → BLOCKED` with a reason.
+    public func block(id: String, reason: String?, actor: String) async throws -> ActivationRecord {
+        let reason = (reason?.isEmpty ?? true) ? "BLOCKED_BY_OPERATOR" : String(reason!.prefix(255))
+        return try await transition(id: id, actor: actor, event: "activation.blocked", detail: "Blocked: \(reason).") {
+            activation in
+            guard activation.state == .active else {
+                throw AssentServerError.invalidActivationState(
+                    "Only an ACTIVE activation can be blocked; this one is \(activation.state.name).")
+            }
+            activation.state = .blocked
+            activation.blockedReason = reason
+        }
+    }
+
+    /// `BLOCKED → ACTIVE`, resetting the failed attempts.
+    public func unblock(id: String, actor: String) async throws -> ActivationRecord {
+        try await transition(id: id, actor: actor, event: "activation.unblocked", detail: "Unblocked.") { activation in
+            guard activation.state == .blocked else {
+                throw AssentServerError.invalidActivationState(
+                    "Only a BLOCKED activation can be unblocked; this one is \(activation.state.name).")
+            }
+            activation.state = .active
+            activation.failedAttempts = 0
+            activation.blockedReason = nil
+        }
+    }
+
+    /// Any state → `REMOVED` (removing twice is an error, so callers learn the second did nothing).
+    public func remove(id: String, actor: String) async throws -> ActivationRecord {
+        try await transition(id: id, actor: actor, event: "activation.removed", detail: "Removed.") { activation in
+            guard activation.state != .removed else {
+                throw AssentServerError.invalidActivationState("The activation is already REMOVED.")
+            }
+            activation.state = .removed
+            activation.activationCode = nil
+        }
+    }
+
+    private func transition(
+        id: String, actor: String, event: String, detail: String, _ change: (inout ActivationRecord) throws -> Void
+    ) async throws -> ActivationRecord {
+        let (activation, _) = try await environment.updateActivation(id: id, change)
+        await environment.audit(event, activation: activation, actor: actor, detail)
+        environment.logger.info(
+            "activation \(event)", metadata: ["activation.id": "\(activation.id)", "actor": "\(actor)"])
+        return activation
+    }
+}

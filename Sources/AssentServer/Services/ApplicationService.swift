@@ -1,0 +1,48 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// Applications: creation, look-up, and the SDK configuration string apps are configured with.
+public struct ApplicationService: Sendable {
+    let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    /// Creates an application with fresh keys.
+    public func create(name: String) async throws -> ApplicationRecord {
+        let application = ApplicationRecord(
+            id: UUID().uuidString.lowercased(),
+            name: name,
+            applicationKey: Bytes.random(count: 16).base64EncodedString(),
+            applicationSecret: Bytes.random(count: 16).base64EncodedString(),
+            masterPrivateKey: ECPrivateKey(),
+            createdAt: environment.nowMillis
+        )
+        try await environment.store.insertApplication(application)
+        await environment.audit("application.created", actor: "system", "Application \(name) created.")
+        return application
+    }
+
+    /// The first application, created as `default` when there is none. Returns whether it was created now.
+    public func ensureDefault() async throws -> (ApplicationRecord, created: Bool) {
+        if let existing = try await environment.store.applications().first { return (existing, false) }
+        return (try await create(name: "default"), true)
+    }
+
+    /// The application with `key`, or an authentication failure.
+    func application(key: String) async throws -> ApplicationRecord {
+        guard let application = try await environment.store.application(key: key) else {
+            throw AssentServerError.authenticationFailed("Unknown application key.")
+        }
+        return application
+    }
+
+    /// The opaque string that bundles application key, secret and master public key for the SDK.
+    public static func sdkConfiguration(of application: ApplicationRecord) throws -> String {
+        try SDKConfiguration(
+            applicationKey: application.applicationKey,
+            applicationSecret: application.applicationSecret,
+            masterServerPublicKey: application.masterPublicKey
+        ).text
+    }
+}

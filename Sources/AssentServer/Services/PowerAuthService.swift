@@ -1,0 +1,409 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import Logging
+
+/// A device whose signature was accepted.
+public struct AuthenticatedDevice: Sendable {
+    public var activation: ActivationRecord
+    public var application: ApplicationRecord
+    public var signatureType: SignatureType
+}
+
+/// The device side of PowerAuth 3.3: temporary keys, activation, status, signatures, tokens and vault.
+public struct PowerAuthService: Sendable {
+    /// Signature types that prove the user, required by removal, vault unlock and signature validation.
+    public static let twoFactorTypes: Set<SignatureType> = [
+        .possessionKnowledge, .possessionBiometry, .possessionKnowledgeBiometry,
+    ]
+
+    let environment: ServerEnvironment
+    let applications: ApplicationService
+    static let decoder = JSONDecoder()
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    public init(environment: ServerEnvironment) {
+        self.environment = environment
+        self.applications = ApplicationService(environment: environment)
+    }
+
+    // MARK: Temporary keys
+
+    /// `/pa/v3/keystore/create`: verifies the device's HS256 request and answers with an ES256-signed temporary key.
+    public func createTemporaryKey(_ request: TemporaryKeyRequest) async throws -> TemporaryKeyResponse {
+        let parts = request.jwt.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
+            let claims = try? Self.decoder.decode(TemporaryKeyRequestClaims.self, from: payload)
+        else {
+            throw AssentServerError.invalidRequest("The temporary key request is not a JWT with the expected claims.")
+        }
+        guard !claims.challenge.isEmpty, claims.challenge.utf8.count <= 256 else {
+            throw AssentServerError.invalidRequest("The challenge must be 1 to 256 characters.")
+        }
+        let application = try await applications.application(key: claims.applicationKey)
+        let appSecret = try Bytes.base64(application.applicationSecret, field: "Application secret")
+        let verificationKey: Data
+        let signingKey: ECPrivateKey
+        if let activationId = claims.activationId {
+            let activation = try await activationForDevice(id: activationId, application: application)
+            guard let keys = try activation.keys(), activation.state != .removed else {
+                throw AssentServerError.authenticationFailed("The activation cannot use activation-scope encryption.")
+            }
+            verificationKey = KeyDerivation.deriveInternal(from: keys.transport, index: appSecret)
+            signingKey = activation.serverPrivateKey
+        } else {
+            verificationKey = appSecret
+            signingKey = application.masterPrivateKey
+        }
+        do {
+            _ = try CompactJWS.verify(request.jwt, with: .hs256(verificationKey))
+        } catch {
+            throw AssentServerError.authenticationFailed("The temporary key request's signature does not verify.")
+        }
+        let now = environment.nowMillis
+        let key = TemporaryKeyRecord(
+            id: UUID().uuidString.lowercased(), applicationId: application.id, activationId: claims.activationId,
+            privateKey: ECPrivateKey(), expiresAt: now + Millis(environment.policy.temporaryKeyLifetime) * 1000)
+        try await environment.store.insertTemporaryKey(key)
+        let responseClaims = TemporaryKeyResponseClaims(
+            sub: key.id, applicationKey: application.applicationKey, activationId: claims.activationId,
+            challenge: claims.challenge, publicKey: key.privateKey.publicKey.x963.base64EncodedString(),
+            issuedAt: now, expiresAt: key.expiresAt)
+        let jwt = try CompactJWS.sign(payload: try Self.encoder.encode(responseClaims), with: .es256(signingKey))
+        return TemporaryKeyResponse(jwt: jwt)
+    }
+
+    // MARK: Activation
+
+    /// `/pa/v3/activation/create` with an activation code: both ECIES layers, key exchange, single use of the code.
+    public func createActivation(encryptionHeader: String?, body: EncryptedRequest) async throws -> EncryptedResponse {
+        guard let encryptionHeader else {
+            throw AssentServerError.invalidRequest("The X-PowerAuth-Encryption header is missing.")
+        }
+        let header: EncryptionHeader
+        do {
+            header = try EncryptionHeader(parsing: encryptionHeader)
+        } catch {
+            throw AssentServerError.invalidRequest("The X-PowerAuth-Encryption header is malformed.")
+        }
+        guard header.activationId == nil else {
+            throw AssentServerError.invalidRequest("Activation creation uses application-scope encryption.")
+        }
+        let application = try await applications.application(key: header.applicationKey)
+        let outer = try await decrypt(
+            body, sharedInfo1: .applicationScopeGeneric, application: application, activation: nil)
+        let layer1 = try decodeJSON(ActivationLayer1Request.self, outer.plaintext)
+        guard layer1.type == "CODE", let codeText = layer1.identityAttributes["code"] else {
+            throw AssentServerError.invalidRequest(
+                "Only activation type CODE with identityAttributes.code is supported.")
+        }
+        guard let code = try? ActivationCode(codeText) else { throw AssentServerError.activationCodeInvalid() }
+        let inner = try await decrypt(
+            layer1.activationData, sharedInfo1: .activationLayer2, application: application, activation: nil)
+        let layer2 = try decodeJSON(ActivationLayer2Request.self, inner.plaintext)
+        let devicePublicKey: ECPublicKey
+        do {
+            devicePublicKey = try ECPublicKey(base64: layer2.devicePublicKey, field: "devicePublicKey")
+        } catch {
+            throw AssentServerError.invalidRequest("devicePublicKey is not a P-256 public key.")
+        }
+        for (field, value) in [
+            ("activationName", layer2.activationName), ("platform", layer2.platform),
+            ("deviceInfo", layer2.deviceInfo), ("extras", layer2.extras),
+        ] where (value?.utf8.count ?? 0) > 1024 {
+            throw AssentServerError.invalidRequest("\(field) is longer than 1024 bytes.")
+        }
+        guard let found = try await environment.store.activation(code: code.value, applicationId: application.id) else {
+            throw AssentServerError.activationCodeInvalid()
+        }
+        let now = environment.nowMillis
+        let (activation, _) = try await environment.updateActivation(id: found.id) { activation in
+            guard activation.state == .created, activation.activationCode == code.value,
+                now < activation.codeExpiresAt
+            else { throw AssentServerError.activationCodeInvalid() }
+            activation.masterSecret = try KeyDerivation.masterSecret(
+                privateKey: activation.serverPrivateKey, publicKey: devicePublicKey)
+            activation.devicePublicKey = devicePublicKey
+            activation.activationCode = nil
+            activation.activationName = layer2.activationName
+            activation.platform = layer2.platform
+            activation.deviceInfo = layer2.deviceInfo
+            activation.extras = layer2.extras
+            activation.state = activation.commitMode == .auto ? .active : .pendingCommit
+        }
+        await environment.audit(
+            "activation.device_completed", activation: activation, actor: "device",
+            "The device exchanged keys; state \(activation.state.name).")
+        environment.logger.info(
+            "activation completed by device",
+            metadata: ["activation.id": "\(activation.id)", "activation.state": "\(activation.state.name)"])
+
+        let layer2Response = ActivationLayer2Response(
+            activationId: activation.id,
+            serverPublicKey: activation.serverPublicKey.x963.base64EncodedString(),
+            ctrData: activation.counterData.data.base64EncodedString())
+        let innerResponse = try ECIES.encryptResponse(
+            try Self.encoder.encode(layer2Response), envelopeKey: inner.envelope, context: inner.context,
+            timestamp: UInt64(environment.nowMillis))
+        let layer1Response = ActivationLayer1Response(
+            customAttributes: layer1.customAttributes ?? [:],
+            activationData: EncryptedResponse(cryptogram: innerResponse))
+        let outerResponse = try ECIES.encryptResponse(
+            try Self.encoder.encode(layer1Response), envelopeKey: outer.envelope, context: outer.context,
+            timestamp: UInt64(environment.nowMillis))
+        return EncryptedResponse(cryptogram: outerResponse)
+    }
+
+    /// `/pa/v3/activation/status`: the encrypted status blob for the device's challenge.
+    public func status(_ request: ActivationStatusRequest) async throws -> ActivationStatusResponse {
+        let challenge: Data
+        do {
+            challenge = try Bytes.base64(request.challenge, field: "challenge", length: 16)
+        } catch {
+            throw AssentServerError.invalidRequest("challenge must be Base64 of 16 bytes.")
+        }
+        guard let activation = try await environment.store.activation(id: request.activationId) else {
+            throw AssentServerError.activationNotFound()
+        }
+        guard let keys = try activation.keys() else {
+            throw AssentServerError.invalidActivationState("The device has not completed this activation yet.")
+        }
+        let blob = ActivationStatusBlob(
+            state: activation.state,
+            counterByte: UInt8(truncatingIfNeeded: activation.counter),
+            failedAttempts: UInt8(clamping: activation.failedAttempts),
+            maxFailedAttempts: UInt8(clamping: activation.maxFailedAttempts),
+            counterLookAhead: UInt8(clamping: environment.policy.counterLookAhead),
+            counterDataHash: try ActivationStatusBlob.counterDataHash(
+                of: activation.counterData, transportKey: keys.transport))
+        let nonce = Bytes.random(count: 16)
+        let encrypted = try blob.encrypted(transportKey: keys.transport, challenge: challenge, nonce: nonce)
+        return ActivationStatusResponse(
+            activationId: activation.id, encryptedStatusBlob: encrypted.base64EncodedString(),
+            nonce: nonce.base64EncodedString(), customObject: nil)
+    }
+
+    /// `/pa/v3/activation/remove`: a 2FA-signed removal by the device.
+    public func removeActivation(authorization: String?, body: Data) async throws -> ActivationIdResponse {
+        let device = try await authenticate(
+            authorization: authorization, method: "POST", uriId: "/pa/activation/remove", body: body,
+            allowed: Self.twoFactorTypes)
+        let (activation, _) = try await environment.updateActivation(id: device.activation.id) { activation in
+            activation.state = .removed
+            activation.activationCode = nil
+        }
+        await environment.audit("activation.removed", activation: activation, actor: "device", "Removed by the device.")
+        return ActivationIdResponse(activationId: activation.id)
+    }
+
+    // MARK: Signatures
+
+    /// Verifies `X-PowerAuth-Authorization` against the stored counter window and records the outcome atomically:
+    /// a match advances the counter (and resets failures for 2FA), a mismatch counts a failure and blocks at the
+    /// limit. A signature is never accepted twice.
+    public func authenticate(
+        authorization: String?, method: String, uriId: String, body: Data, allowed: Set<SignatureType>
+    ) async throws -> AuthenticatedDevice {
+        guard let authorization else {
+            throw AssentServerError.authenticationFailed("The X-PowerAuth-Authorization header is missing.")
+        }
+        let header: AuthorizationHeader
+        do {
+            header = try AuthorizationHeader(parsing: authorization)
+        } catch {
+            throw AssentServerError.authenticationFailed("The X-PowerAuth-Authorization header is malformed.")
+        }
+        guard allowed.contains(header.signatureType) else {
+            throw AssentServerError.authenticationFailed("This endpoint needs a different signature type.")
+        }
+        let application = try await applications.application(key: header.applicationKey)
+        let format = try SignatureFormat(protocolVersion: header.version)
+        let data = PowerAuthSignature.dataToSign(
+            method: method, uriId: uriId, nonce: header.nonce, body: body,
+            applicationSecret: application.applicationSecret)
+        let lookAhead = environment.policy.counterLookAhead
+        let now = environment.nowMillis
+        enum Outcome: Sendable { case accepted(offset: Int), failed(blocked: Bool) }
+        let (activation, outcome) = try await environment.updateActivation(id: header.activationId) { activation in
+            guard activation.applicationId == application.id, activation.state == .active,
+                let keys = try activation.keys()
+            else { throw AssentServerError.authenticationFailed("The activation is not active.") }
+            let match = try PowerAuthSignature.validate(
+                header.signature, data: data, counter: activation.counterData,
+                keys: keys.signatureKeys(for: header.signatureType), format: format, lookAhead: lookAhead)
+            guard let match else {
+                activation.failedAttempts += 1
+                let blocked = activation.failedAttempts >= activation.maxFailedAttempts
+                if blocked {
+                    activation.state = .blocked
+                    activation.blockedReason = "MAX_FAILED_ATTEMPTS"
+                }
+                return Outcome.failed(blocked: blocked)
+            }
+            activation.counterData = match.nextCounter
+            activation.counter += Int64(match.offset + 1)
+            if header.signatureType.provesUserPresence { activation.failedAttempts = 0 }
+            activation.lastUsedAt = now
+            return Outcome.accepted(offset: match.offset)
+        }
+        switch outcome {
+        case .accepted(let offset):
+            environment.logger.debug(
+                "signature accepted",
+                metadata: ["activation.id": "\(activation.id)", "signature.offset": "\(offset)", "uri.id": "\(uriId)"])
+            return AuthenticatedDevice(
+                activation: activation, application: application, signatureType: header.signatureType)
+        case .failed(let blocked):
+            await environment.audit(
+                "signature.failed", activation: activation, actor: "device",
+                "Signature for \(uriId) failed (\(activation.failedAttempts)/\(activation.maxFailedAttempts)).")
+            if blocked {
+                await environment.audit(
+                    "activation.blocked", activation: activation, actor: "system", "Blocked: too many failed attempts.")
+            }
+            throw AssentServerError.authenticationFailed("The signature does not match.")
+        }
+    }
+
+    /// `/pa/v3/signature/validate`: validates a 2FA signature over the request body.
+    public func validateSignature(authorization: String?, method: String, body: Data) async throws {
+        _ = try await authenticate(
+            authorization: authorization, method: method, uriId: "/pa/signature/validate", body: body,
+            allowed: Self.twoFactorTypes)
+    }
+
+    // MARK: Tokens and vault
+
+    /// `/pa/v3/token/create`: signed, activation-scope encrypted; returns a new MAC token.
+    public func createToken(authorization: String?, body: Data) async throws -> EncryptedResponse {
+        let device = try await authenticate(
+            authorization: authorization, method: "POST", uriId: "/pa/token/create", body: body,
+            allowed: Set(SignatureType.allCases))
+        let request = try decodeJSON(EncryptedRequest.self, body)
+        let decrypted = try await decrypt(
+            request, sharedInfo1: .createToken, application: device.application, activation: device.activation)
+        let token = TokenRecord(
+            id: UUID().uuidString.lowercased(), activationId: device.activation.id, secret: Bytes.random(count: 16),
+            signatureType: device.signatureType, createdAt: environment.nowMillis)
+        try await environment.store.insertToken(token)
+        await environment.audit(
+            "token.created", activation: device.activation, actor: "device",
+            "MAC token created with \(device.signatureType.rawValue).")
+        let response = TokenCreateResponse(tokenId: token.id, tokenSecret: token.secret.base64EncodedString())
+        return EncryptedResponse(
+            cryptogram: try ECIES.encryptResponse(
+                try Self.encoder.encode(response), envelopeKey: decrypted.envelope, context: decrypted.context,
+                timestamp: UInt64(environment.nowMillis)))
+    }
+
+    /// `/pa/v3/token/remove`: signed removal of one of the activation's tokens.
+    public func removeToken(authorization: String?, body: Data) async throws -> TokenIdObject {
+        let device = try await authenticate(
+            authorization: authorization, method: "POST", uriId: "/pa/token/remove", body: body,
+            allowed: Set(SignatureType.allCases))
+        let request = try decodeJSON(RequestEnvelope<TokenIdObject>.self, body).requestObject
+        guard try await environment.store.deleteToken(id: request.tokenId, activationId: device.activation.id) else {
+            throw AssentServerError.notFound("The activation has no token with this id.")
+        }
+        await environment.audit("token.removed", activation: device.activation, actor: "device", "MAC token removed.")
+        return request
+    }
+
+    /// `/pa/v3/vault/unlock`: 2FA-signed, activation-scope encrypted; returns the vault key under `KEY_TRANSPORT`.
+    public func unlockVault(authorization: String?, body: Data) async throws -> EncryptedResponse {
+        let device = try await authenticate(
+            authorization: authorization, method: "POST", uriId: "/pa/vault/unlock", body: body,
+            allowed: Self.twoFactorTypes)
+        let request = try decodeJSON(EncryptedRequest.self, body)
+        let decrypted = try await decrypt(
+            request, sharedInfo1: .vaultUnlock, application: device.application, activation: device.activation)
+        let reason = (try? Self.decoder.decode(VaultUnlockRequest.self, from: decrypted.plaintext))?.reason
+        guard let keys = try device.activation.keys() else { throw AssentServerError.internalError("No keys.") }
+        let encryptedKey = try VaultKeyTransport.encrypt(vaultKey: keys.vault, transportKey: keys.transport)
+        await environment.audit(
+            "vault.unlocked", activation: device.activation, actor: "device",
+            "Vault unlocked, reason \(reason.map { String($0.prefix(64)) } ?? "NOT_SPECIFIED").")
+        let response = VaultUnlockResponse(encryptedVaultEncryptionKey: encryptedKey.base64EncodedString())
+        return EncryptedResponse(
+            cryptogram: try ECIES.encryptResponse(
+                try Self.encoder.encode(response), envelopeKey: decrypted.envelope, context: decrypted.context,
+                timestamp: UInt64(environment.nowMillis)))
+    }
+
+    // MARK: Helpers
+
+    struct Decrypted {
+        var plaintext: Data
+        var envelope: ECIESEnvelopeKey
+        var context: ECIESContext
+    }
+
+    /// Decrypts with the request's temporary key, checking its scope, expiry, the timestamp and nonce reuse.
+    func decrypt(
+        _ request: EncryptedRequest, sharedInfo1: ECIESSharedInfo1, application: ApplicationRecord,
+        activation: ActivationRecord?
+    ) async throws -> Decrypted {
+        let cryptogram: ECIESCryptogram
+        do {
+            cryptogram = try request.cryptogram()
+        } catch {
+            throw AssentServerError.invalidRequest("The encrypted request has a malformed field.")
+        }
+        let now = environment.nowMillis
+        let tolerance = Millis(environment.policy.timestampTolerance) * 1000
+        guard abs(Int64(cryptogram.timestamp) - now) <= tolerance else {
+            throw AssentServerError.invalidRequest("The encrypted request's timestamp is too far from the server time.")
+        }
+        guard let key = try await environment.store.temporaryKey(id: request.temporaryKeyId),
+            key.applicationId == application.id, key.activationId == activation?.id, key.expiresAt > now
+        else {
+            throw AssentServerError.invalidRequest(
+                "The temporary key is unknown, expired or of another scope: fetch a new one.")
+        }
+        let context: ECIESContext
+        if let activation {
+            guard let keys = try activation.keys() else { throw AssentServerError.decryptionFailed() }
+            context = .activationScope(
+                sharedInfo1, applicationKey: application.applicationKey,
+                applicationSecret: application.applicationSecret, activationId: activation.id,
+                transportKey: keys.transport, temporaryKeyId: key.id)
+        } else {
+            context = .applicationScope(
+                sharedInfo1, applicationKey: application.applicationKey,
+                applicationSecret: application.applicationSecret, temporaryKeyId: key.id)
+        }
+        let plaintext: Data
+        let envelope: ECIESEnvelopeKey
+        do {
+            (plaintext, envelope) = try ECIES.decryptRequest(cryptogram, with: key.privateKey, context: context)
+        } catch {
+            throw AssentServerError.decryptionFailed()
+        }
+        guard
+            try await environment.store.claimUnique(
+                kind: "ecies", value: "\(key.id):\(request.nonce)", expiresAt: now + 2 * tolerance)
+        else {
+            throw AssentServerError.invalidRequest("This encrypted request was already received (replay).")
+        }
+        return Decrypted(plaintext: plaintext, envelope: envelope, context: context)
+    }
+
+    func activationForDevice(id: String, application: ApplicationRecord) async throws -> ActivationRecord {
+        guard let activation = try await environment.store.activation(id: id),
+            activation.applicationId == application.id
+        else { throw AssentServerError.activationNotFound() }
+        return activation
+    }
+
+    func decodeJSON<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        do {
+            return try Self.decoder.decode(type, from: data)
+        } catch {
+            throw AssentServerError.invalidRequest("The request body is not the expected JSON.")
+        }
+    }
+}

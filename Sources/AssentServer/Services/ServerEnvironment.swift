@@ -1,0 +1,61 @@
+import AssentCrypto
+import Foundation
+import Logging
+
+/// What every service shares: the store, the limits, the clock and the logger.
+public struct ServerEnvironment: Sendable {
+    public var store: any AssentStore
+    public var policy: SecurityPolicy
+    public var logger: Logger
+    /// The current time; tests move it.
+    public var now: @Sendable () -> Date
+
+    public init(
+        store: any AssentStore, policy: SecurityPolicy = .default, logger: Logger,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.store = store
+        self.policy = policy
+        self.logger = logger
+        self.now = now
+    }
+
+    var nowMillis: Millis { now().millis }
+
+    /// Appends an audit event; a failure to audit is logged, never hidden.
+    func audit(
+        _ type: String, activation: ActivationRecord? = nil, userId: String? = nil, actor: String, _ detail: String
+    )
+        async
+    {
+        let event = AuditEvent(
+            id: nil, at: nowMillis, type: type, activationId: activation?.id, userId: userId ?? activation?.userId,
+            actor: actor, detail: detail)
+        do {
+            try await store.appendAudit(event)
+        } catch {
+            logger.error(
+                "audit write failed", metadata: ["audit.type": "\(type)", "error": "\(String(reflecting: error))"])
+        }
+    }
+
+    /// Reads the activation, applies `change`, and writes it back if nobody changed it meanwhile; retries on a
+    /// collision with fresh data. `change` returns the result, or throws to abort without writing.
+    func updateActivation<Result: Sendable>(
+        id: String, _ change: (inout ActivationRecord) throws -> Result
+    ) async throws -> (ActivationRecord, Result) {
+        for _ in 0..<32 {
+            guard var activation = try await store.activation(id: id) else {
+                throw AssentServerError.activationNotFound()
+            }
+            let version = activation.version
+            let result = try change(&activation)
+            activation.updatedAt = nowMillis
+            if try await store.updateActivation(activation, expectedVersion: version) {
+                activation.version = version + 1
+                return (activation, result)
+            }
+        }
+        throw AssentServerError.conflict()
+    }
+}

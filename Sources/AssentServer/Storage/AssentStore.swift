@@ -1,0 +1,50 @@
+import AssentCrypto
+import Foundation
+
+/// Everything the server persists. All shared state lives here, never in process memory, so several server
+/// processes can share one PostgreSQL database.
+///
+/// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
+/// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
+public protocol AssentStore: Sendable {
+    /// Creates or upgrades the schema. Safe to run from several processes at once.
+    func migrate() async throws
+    /// Closes connections.
+    func shutdown() async throws
+
+    func insertApplication(_ application: ApplicationRecord) async throws
+    func applications() async throws -> [ApplicationRecord]
+    func application(id: String) async throws -> ApplicationRecord?
+    func application(key: String) async throws -> ApplicationRecord?
+
+    func insertActivation(_ activation: ActivationRecord) async throws
+    func activation(id: String) async throws -> ActivationRecord?
+    func activation(code: String, applicationId: String) async throws -> ActivationRecord?
+    func activations(userId: String) async throws -> [ActivationRecord]
+    /// Writes `activation` (with its version bumped) if the stored version is still `expectedVersion`.
+    /// Returns `false` when another request changed it first.
+    func updateActivation(_ activation: ActivationRecord, expectedVersion: Int64) async throws -> Bool
+
+    func insertToken(_ token: TokenRecord) async throws
+    func token(id: String) async throws -> TokenRecord?
+    /// Deletes the token if it belongs to the activation; returns whether one was deleted.
+    func deleteToken(id: String, activationId: String) async throws -> Bool
+
+    func insertTemporaryKey(_ key: TemporaryKeyRecord) async throws
+    func temporaryKey(id: String) async throws -> TemporaryKeyRecord?
+
+    /// Records `value` of `kind` as used until `expiresAt`; returns `false` if it was already recorded
+    /// (a replayed nonce).
+    func claimUnique(kind: String, value: String, expiresAt: Millis) async throws -> Bool
+
+    /// Deletes expired temporary keys and replay-guard entries.
+    func purgeExpired(before: Millis) async throws
+
+    func insertAPIKey(_ key: APIKeyRecord) async throws
+    func apiKey(hash: Data) async throws -> APIKeyRecord?
+    func apiKeys() async throws -> [APIKeyRecord]
+    func deleteAPIKey(id: String) async throws -> Bool
+
+    func appendAudit(_ event: AuditEvent) async throws
+    func audit(activationId: String?, userId: String?, limit: Int) async throws -> [AuditEvent]
+}

@@ -1,0 +1,449 @@
+import AssentCrypto
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresKit
+import SQLKit
+import SQLiteKit
+
+/// ``AssentStore`` over SQLKit, with two backends: an embedded SQLite file (the default) and PostgreSQL
+/// (several server processes sharing one database).
+///
+/// Every secret column is sealed with the ``SecretBox`` and bound to its row, so the database alone reveals no key.
+public final class SQLStore: AssentStore {
+    /// Which database engine backs the store.
+    public enum Backend: String, Sendable {
+        case sqlite
+        case postgres
+    }
+
+    public let backend: Backend
+    let database: any SQLDatabase
+    let box: SecretBox
+    private let close: @Sendable () async throws -> Void
+
+    private init(
+        backend: Backend, database: any SQLDatabase, box: SecretBox, close: @escaping @Sendable () async throws -> Void
+    ) {
+        self.backend = backend
+        self.database = database
+        self.box = box
+        self.close = close
+    }
+
+    /// Opens (creating if needed) the SQLite file at `path` in WAL mode.
+    ///
+    /// One connection serves every request: SQLite has a single writer anyway, the connection is opened in
+    /// serialized mode, and every security update is a single conditional statement.
+    public static func sqlite(path: String, secretBox: SecretBox, logger: Logger) async throws -> SQLStore {
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: .singleton, logger: logger,
+            on: MultiThreadedEventLoopGroup.singleton.any()
+        ).get()
+        let database = connection.sql()
+        for pragma in [
+            "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON",
+            "PRAGMA busy_timeout = 5000",
+        ] {
+            try await database.raw(SQLQueryString(pragma)).run()
+        }
+        return SQLStore(backend: .sqlite, database: database, box: secretBox) {
+            try await connection.close().get()
+        }
+    }
+
+    /// Connects to PostgreSQL at `url` (`postgres://user:password@host:port/database[?sslmode=…]`) through
+    /// PostgresNIO's connection pool.
+    public static func postgres(url: String, secretBox: SecretBox, logger: Logger, maxConnections: Int = 20)
+        async throws -> SQLStore
+    {
+        let core: PostgresConnection.Configuration
+        do {
+            core = try SQLPostgresConfiguration(url: url).coreConfiguration
+        } catch {
+            throw AssentServerError.configuration(
+                "The database URL is not a valid postgres://user:password@host:port/database URL.")
+        }
+        guard let host = core.host, let port = core.port else {
+            throw AssentServerError.configuration("The database URL must name a host and port.")
+        }
+        let tls: PostgresClient.Configuration.TLS =
+            core.tls.isEnforced
+            ? .require(.makeClientConfiguration()) : core.tls.isAllowed ? .prefer(.makeClientConfiguration()) : .disable
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: core.username, password: core.password, database: core.database, tls: tls)
+        configuration.options.maximumConnections = maxConnections
+        let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        let runner = Task { await client.run() }
+        let database = PostgresClientDatabase(client: client, logger: logger)
+        let store = SQLStore(backend: .postgres, database: database, box: secretBox) {
+            runner.cancel()
+            await runner.value
+        }
+        do {
+            try await database.raw("SELECT 1").run()
+        } catch {
+            try? await store.shutdown()
+            throw AssentServerError.configuration("Cannot connect to PostgreSQL at \(host):\(port): \(error)")
+        }
+        return store
+    }
+
+    public func shutdown() async throws { try await close() }
+
+    // MARK: Migrations
+
+    public func migrate() async throws {
+        // Concurrent starts may race on CREATE TABLE IF NOT EXISTS; the statements are idempotent, so retry.
+        var attempt = 0
+        while true {
+            do {
+                try await migrateOnce()
+                return
+            } catch  where attempt < 3 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(200 * attempt))
+            }
+        }
+    }
+
+    private func migrateOnce() async throws {
+        try await database.raw(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
+        ).run()
+        let applied = Set(
+            try await database.raw("SELECT version FROM schema_migrations").all().map {
+                try $0.decode(column: "version", as: Int.self)
+            })
+        for migration in Migrations.all where !applied.contains(migration.version) {
+            for statement in backend == .sqlite ? migration.sqlite : migration.postgres {
+                try await database.raw(SQLQueryString(statement)).run()
+            }
+            try await database.raw(
+                """
+                INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: migration.version), \
+                \(bind: Date().millis)) ON CONFLICT DO NOTHING
+                """
+            ).run()
+        }
+    }
+
+    // MARK: Applications
+
+    public func insertApplication(_ application: ApplicationRecord) async throws {
+        let secret = try box.seal(
+            Data(application.applicationSecret.utf8), context: "application.secret:\(application.id)")
+        let master = try box.seal(application.masterPrivateKey.scalar, context: "application.master:\(application.id)")
+        try await database.raw(
+            """
+            INSERT INTO applications (id, name, application_key, application_secret, master_private_key, created_at)
+            VALUES (\(bind: application.id), \(bind: application.name), \(bind: application.applicationKey), \
+            \(bind: secret), \(bind: master), \(bind: application.createdAt))
+            """
+        ).run()
+    }
+
+    public func applications() async throws -> [ApplicationRecord] {
+        try await database.raw("SELECT * FROM applications ORDER BY created_at").all().map(decodeApplication)
+    }
+
+    public func application(id: String) async throws -> ApplicationRecord? {
+        try await database.raw("SELECT * FROM applications WHERE id = \(bind: id)").first().map(decodeApplication)
+    }
+
+    public func application(key: String) async throws -> ApplicationRecord? {
+        try await database.raw("SELECT * FROM applications WHERE application_key = \(bind: key)").first()
+            .map(decodeApplication)
+    }
+
+    private func decodeApplication(_ row: any SQLRow) throws -> ApplicationRecord {
+        let id = try row.decode(column: "id", as: String.self)
+        let secret = try box.open(
+            try row.decode(column: "application_secret", as: Data.self), context: "application.secret:\(id)")
+        let master = try box.open(
+            try row.decode(column: "master_private_key", as: Data.self), context: "application.master:\(id)")
+        return ApplicationRecord(
+            id: id,
+            name: try row.decode(column: "name", as: String.self),
+            applicationKey: try row.decode(column: "application_key", as: String.self),
+            applicationSecret: String(decoding: secret, as: UTF8.self),
+            masterPrivateKey: try ECPrivateKey(scalar: master),
+            createdAt: try row.decode(column: "created_at", as: Int64.self)
+        )
+    }
+
+    // MARK: Activations
+
+    public func insertActivation(_ a: ActivationRecord) async throws {
+        let sealed = try sealedActivationSecrets(a)
+        try await database.raw(
+            """
+            INSERT INTO activations (id, application_id, user_id, state, activation_code, code_expires_at, commit_mode,
+            activation_name, platform, device_info, extras, device_public_key, server_private_key, master_secret,
+            counter_data, counter, failed_attempts, max_failed_attempts, blocked_reason, version, created_at,
+            updated_at, last_used_at)
+            VALUES (\(bind: a.id), \(bind: a.applicationId), \(bind: a.userId), \(bind: Int64(a.state.rawValue)), \
+            \(bind: a.activationCode), \(bind: a.codeExpiresAt), \(bind: a.commitMode.rawValue), \
+            \(bind: a.activationName), \(bind: a.platform), \(bind: a.deviceInfo), \(bind: a.extras), \
+            \(bind: a.devicePublicKey?.x963), \(bind: sealed.serverPrivateKey), \(bind: sealed.masterSecret), \
+            \(bind: a.counterData.data), \(bind: a.counter), \(bind: Int64(a.failedAttempts)), \
+            \(bind: Int64(a.maxFailedAttempts)), \(bind: a.blockedReason), \(bind: a.version), \(bind: a.createdAt), \
+            \(bind: a.updatedAt), \(bind: a.lastUsedAt))
+            """
+        ).run()
+    }
+
+    public func activation(id: String) async throws -> ActivationRecord? {
+        try await database.raw("SELECT * FROM activations WHERE id = \(bind: id)").first().map(decodeActivation)
+    }
+
+    public func activation(code: String, applicationId: String) async throws -> ActivationRecord? {
+        try await database.raw(
+            "SELECT * FROM activations WHERE activation_code = \(bind: code) AND application_id = \(bind: applicationId)"
+        ).first().map(decodeActivation)
+    }
+
+    public func activations(userId: String) async throws -> [ActivationRecord] {
+        try await database.raw(
+            "SELECT * FROM activations WHERE user_id = \(bind: userId) ORDER BY created_at"
+        ).all().map(decodeActivation)
+    }
+
+    public func updateActivation(_ a: ActivationRecord, expectedVersion: Int64) async throws -> Bool {
+        let sealed = try sealedActivationSecrets(a)
+        let rows = try await database.raw(
+            """
+            UPDATE activations SET state = \(bind: Int64(a.state.rawValue)), activation_code = \(bind: a.activationCode),
+            activation_name = \(bind: a.activationName), platform = \(bind: a.platform),
+            device_info = \(bind: a.deviceInfo), extras = \(bind: a.extras),
+            device_public_key = \(bind: a.devicePublicKey?.x963), master_secret = \(bind: sealed.masterSecret),
+            counter_data = \(bind: a.counterData.data), counter = \(bind: a.counter),
+            failed_attempts = \(bind: Int64(a.failedAttempts)), blocked_reason = \(bind: a.blockedReason),
+            version = \(bind: expectedVersion + 1), updated_at = \(bind: a.updatedAt), last_used_at = \(bind: a.lastUsedAt)
+            WHERE id = \(bind: a.id) AND version = \(bind: expectedVersion)
+            RETURNING id
+            """
+        ).all()
+        return !rows.isEmpty
+    }
+
+    private func sealedActivationSecrets(_ a: ActivationRecord) throws -> (serverPrivateKey: Data, masterSecret: Data?)
+    {
+        (
+            try box.seal(a.serverPrivateKey.scalar, context: "activation.server_key:\(a.id)"),
+            try a.masterSecret.map { try box.seal($0, context: "activation.master_secret:\(a.id)") }
+        )
+    }
+
+    private func decodeActivation(_ row: any SQLRow) throws -> ActivationRecord {
+        let id = try row.decode(column: "id", as: String.self)
+        let stateValue = try row.decode(column: "state", as: Int64.self)
+        guard let state = ActivationState(rawValue: UInt8(clamping: stateValue)),
+            let commitMode = CommitMode(rawValue: try row.decode(column: "commit_mode", as: String.self))
+        else {
+            throw AssentServerError.internalError("Activation \(id) has an invalid stored state.")
+        }
+        let serverKey = try box.open(
+            try row.decode(column: "server_private_key", as: Data.self), context: "activation.server_key:\(id)")
+        let master = try row.decode(column: "master_secret", as: Data?.self).map {
+            try box.open($0, context: "activation.master_secret:\(id)")
+        }
+        return ActivationRecord(
+            id: id,
+            applicationId: try row.decode(column: "application_id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            state: state,
+            activationCode: try row.decode(column: "activation_code", as: String?.self),
+            codeExpiresAt: try row.decode(column: "code_expires_at", as: Int64.self),
+            commitMode: commitMode,
+            activationName: try row.decode(column: "activation_name", as: String?.self),
+            platform: try row.decode(column: "platform", as: String?.self),
+            deviceInfo: try row.decode(column: "device_info", as: String?.self),
+            extras: try row.decode(column: "extras", as: String?.self),
+            devicePublicKey: try row.decode(column: "device_public_key", as: Data?.self).map {
+                try ECPublicKey(x963: $0)
+            },
+            serverPrivateKey: try ECPrivateKey(scalar: serverKey),
+            masterSecret: master,
+            counterData: try HashCounter(data: try row.decode(column: "counter_data", as: Data.self)),
+            counter: try row.decode(column: "counter", as: Int64.self),
+            failedAttempts: Int(try row.decode(column: "failed_attempts", as: Int64.self)),
+            maxFailedAttempts: Int(try row.decode(column: "max_failed_attempts", as: Int64.self)),
+            blockedReason: try row.decode(column: "blocked_reason", as: String?.self),
+            version: try row.decode(column: "version", as: Int64.self),
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            updatedAt: try row.decode(column: "updated_at", as: Int64.self),
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self)
+        )
+    }
+
+    // MARK: Tokens
+
+    public func insertToken(_ token: TokenRecord) async throws {
+        let secret = try box.seal(token.secret, context: "token.secret:\(token.id)")
+        try await database.raw(
+            """
+            INSERT INTO tokens (id, activation_id, secret, signature_type, created_at)
+            VALUES (\(bind: token.id), \(bind: token.activationId), \(bind: secret), \
+            \(bind: token.signatureType.rawValue), \(bind: token.createdAt))
+            """
+        ).run()
+    }
+
+    public func token(id: String) async throws -> TokenRecord? {
+        guard let row = try await database.raw("SELECT * FROM tokens WHERE id = \(bind: id)").first() else {
+            return nil
+        }
+        return TokenRecord(
+            id: id,
+            activationId: try row.decode(column: "activation_id", as: String.self),
+            secret: try box.open(try row.decode(column: "secret", as: Data.self), context: "token.secret:\(id)"),
+            signatureType: try SignatureType(parsing: try row.decode(column: "signature_type", as: String.self)),
+            createdAt: try row.decode(column: "created_at", as: Int64.self)
+        )
+    }
+
+    public func deleteToken(id: String, activationId: String) async throws -> Bool {
+        !(try await database.raw(
+            "DELETE FROM tokens WHERE id = \(bind: id) AND activation_id = \(bind: activationId) RETURNING id"
+        ).all()).isEmpty
+    }
+
+    // MARK: Temporary keys and replay guard
+
+    public func insertTemporaryKey(_ key: TemporaryKeyRecord) async throws {
+        let sealed = try box.seal(key.privateKey.scalar, context: "temporary_key:\(key.id)")
+        try await database.raw(
+            """
+            INSERT INTO temporary_keys (id, application_id, activation_id, private_key, expires_at)
+            VALUES (\(bind: key.id), \(bind: key.applicationId), \(bind: key.activationId), \(bind: sealed), \
+            \(bind: key.expiresAt))
+            """
+        ).run()
+    }
+
+    public func temporaryKey(id: String) async throws -> TemporaryKeyRecord? {
+        guard let row = try await database.raw("SELECT * FROM temporary_keys WHERE id = \(bind: id)").first() else {
+            return nil
+        }
+        let scalar = try box.open(try row.decode(column: "private_key", as: Data.self), context: "temporary_key:\(id)")
+        return TemporaryKeyRecord(
+            id: id,
+            applicationId: try row.decode(column: "application_id", as: String.self),
+            activationId: try row.decode(column: "activation_id", as: String?.self),
+            privateKey: try ECPrivateKey(scalar: scalar),
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self)
+        )
+    }
+
+    public func claimUnique(kind: String, value: String, expiresAt: Millis) async throws -> Bool {
+        !(try await database.raw(
+            """
+            INSERT INTO used_values (kind, value, expires_at) VALUES (\(bind: kind), \(bind: value), \(bind: expiresAt))
+            ON CONFLICT DO NOTHING RETURNING kind
+            """
+        ).all()).isEmpty
+    }
+
+    public func purgeExpired(before: Millis) async throws {
+        try await database.raw("DELETE FROM used_values WHERE expires_at < \(bind: before)").run()
+        try await database.raw("DELETE FROM temporary_keys WHERE expires_at < \(bind: before)").run()
+    }
+
+    // MARK: API keys
+
+    public func insertAPIKey(_ key: APIKeyRecord) async throws {
+        try await database.raw(
+            """
+            INSERT INTO api_keys (id, name, key_hash, scopes, created_at)
+            VALUES (\(bind: key.id), \(bind: key.name), \(bind: key.keyHash), \
+            \(bind: key.scopes.map(\.rawValue).sorted().joined(separator: " ")), \(bind: key.createdAt))
+            """
+        ).run()
+    }
+
+    public func apiKey(hash: Data) async throws -> APIKeyRecord? {
+        try await database.raw("SELECT * FROM api_keys WHERE key_hash = \(bind: hash)").first().map(decodeAPIKey)
+    }
+
+    public func apiKeys() async throws -> [APIKeyRecord] {
+        try await database.raw("SELECT * FROM api_keys ORDER BY created_at").all().map(decodeAPIKey)
+    }
+
+    public func deleteAPIKey(id: String) async throws -> Bool {
+        !(try await database.raw("DELETE FROM api_keys WHERE id = \(bind: id) RETURNING id").all()).isEmpty
+    }
+
+    private func decodeAPIKey(_ row: any SQLRow) throws -> APIKeyRecord {
+        APIKeyRecord(
+            id: try row.decode(column: "id", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            keyHash: try row.decode(column: "key_hash", as: Data.self),
+            scopes: Set(
+                try row.decode(column: "scopes", as: String.self).split(separator: " ").compactMap {
+                    APIScope(rawValue: String($0))
+                }),
+            createdAt: try row.decode(column: "created_at", as: Int64.self)
+        )
+    }
+
+    // MARK: Audit
+
+    public func appendAudit(_ event: AuditEvent) async throws {
+        try await database.raw(
+            """
+            INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail)
+            VALUES (\(bind: event.at), \(bind: event.type), \(bind: event.activationId), \(bind: event.userId), \
+            \(bind: event.actor), \(bind: event.detail))
+            """
+        ).run()
+    }
+
+    public func audit(activationId: String?, userId: String?, limit: Int) async throws -> [AuditEvent] {
+        var query = SQLQueryString("SELECT * FROM audit_events WHERE 1 = 1")
+        if let activationId {
+            query.appendInterpolation(unsafeRaw: " AND activation_id = "); query.appendInterpolation(bind: activationId)
+        }
+        if let userId {
+            query.appendInterpolation(unsafeRaw: " AND user_id = "); query.appendInterpolation(bind: userId)
+        }
+        query.appendInterpolation(unsafeRaw: " ORDER BY id DESC LIMIT \(max(1, min(limit, 1000)))")
+        return try await database.raw(query).all().map { row in
+            AuditEvent(
+                id: try row.decode(column: "id", as: Int64.self),
+                at: try row.decode(column: "at", as: Int64.self),
+                type: try row.decode(column: "type", as: String.self),
+                activationId: try row.decode(column: "activation_id", as: String?.self),
+                userId: try row.decode(column: "user_id", as: String?.self),
+                actor: try row.decode(column: "actor", as: String.self),
+                detail: try row.decode(column: "detail", as: String.self)
+            )
+        }
+    }
+}
+
+/// An ``SQLDatabase`` over PostgresNIO's ``PostgresClient`` pool: each statement leases a connection.
+struct PostgresClientDatabase: SQLDatabase {
+    let client: PostgresClient
+    let logger: Logger
+
+    var eventLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
+    var version: (any SQLDatabaseReportedVersion)? { nil }
+    var dialect: any SQLDialect { PostgresDialect() }
+    var queryLogLevel: Logger.Level? { nil }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
+        Void
+    > {
+        let promise = eventLoop.makePromise(of: Void.self)
+        promise.completeWithTask { try await self.execute(sql: query, onRow) }
+        return promise.futureResult
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.sql(queryLogLevel: nil).execute(sql: query, onRow)
+        }
+    }
+}

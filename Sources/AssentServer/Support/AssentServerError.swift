@@ -1,0 +1,92 @@
+/// A failure the server reports to a caller: a stable code, the HTTP status and a sentence for people.
+///
+/// PowerAuth endpoints send it as `{"status":"ERROR","responseObject":{"code","message"}}`, the operator API as
+/// `{"code","message"}`. Messages never contain secrets, signatures or codes.
+public struct AssentServerError: Error, Sendable, CustomStringConvertible {
+    /// The stable error code, e.g. `ACTIVATION_NOT_FOUND`.
+    public var code: String
+    /// The HTTP status to answer with.
+    public var status: Int
+    /// What happened and what to do.
+    public var message: String
+
+    /// Creates an error.
+    public init(code: String, status: Int, message: String) {
+        self.code = code
+        self.status = status
+        self.message = message
+    }
+
+    public var description: String { "\(code) (\(status)): \(message)" }
+
+    /// The request is malformed (JSON, Base64, lengths, missing fields).
+    public static func invalidRequest(_ message: String) -> Self {
+        .init(code: "ERR_REQUEST", status: 400, message: message)
+    }
+
+    /// A signature, MAC token or encrypted message did not authenticate.
+    public static func authenticationFailed(_ message: String = "Authentication failed.") -> Self {
+        .init(code: "POWERAUTH_AUTH_FAIL", status: 401, message: message)
+    }
+
+    /// An end-to-end encrypted request could not be decrypted.
+    public static func decryptionFailed() -> Self {
+        .init(
+            code: "ERR_ENCRYPTION", status: 400,
+            message: "The encrypted request could not be decrypted: check the keys, scope and temporary key.")
+    }
+
+    /// The activation does not exist.
+    public static func activationNotFound() -> Self {
+        .init(code: "ACTIVATION_NOT_FOUND", status: 404, message: "No activation has this id.")
+    }
+
+    /// The activation is in a state that does not allow the action.
+    public static func invalidActivationState(_ message: String) -> Self {
+        .init(code: "ACTIVATION_INVALID_STATE", status: 409, message: message)
+    }
+
+    /// The activation code is unknown, used or expired.
+    public static func activationCodeInvalid() -> Self {
+        .init(
+            code: "ACTIVATION_CODE_INVALID", status: 400,
+            message: "The activation code is unknown, already used or expired: ask for a new one.")
+    }
+
+    /// A missing or wrong operator API key.
+    public static func unauthorized() -> Self {
+        .init(
+            code: "UNAUTHORIZED", status: 401,
+            message: "Send an operator API key as 'Authorization: Bearer <key>'.")
+    }
+
+    /// The API key lacks the scope.
+    public static func forbidden(_ scope: APIScope) -> Self {
+        .init(code: "FORBIDDEN", status: 403, message: "This API key lacks the scope \(scope.rawValue).")
+    }
+
+    /// A resource other than an activation was not found.
+    public static func notFound(_ message: String) -> Self {
+        .init(code: "NOT_FOUND", status: 404, message: message)
+    }
+
+    /// The body is larger than the limit.
+    public static func payloadTooLarge(limit: Int) -> Self {
+        .init(code: "ERR_PAYLOAD_TOO_LARGE", status: 413, message: "The request body is larger than \(limit) bytes.")
+    }
+
+    /// Concurrent updates kept colliding.
+    public static func conflict() -> Self {
+        .init(code: "ERR_CONFLICT", status: 409, message: "The record changed concurrently too often: try again.")
+    }
+
+    /// Wrong configuration at start-up.
+    public static func configuration(_ message: String) -> Self {
+        .init(code: "ERR_CONFIGURATION", status: 500, message: message)
+    }
+
+    /// A server-side failure; details go to the log only.
+    public static func internalError(_ message: String) -> Self {
+        .init(code: "ERR_INTERNAL", status: 500, message: message)
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import AssentModel
+import Foundation
+
+/// `assent admin …`: the operator API from the command line.
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin",
+        abstract: "Manage a running Assent server: activations, API keys, audit.",
+        discussion: """
+            Commands talk to the operator API at --url with --api-key (or ASSENT_URL / ASSENT_API_KEY). \
+            `api-key create` works on the store directly, so it can bootstrap a server's first key.
+            """,
+        subcommands: [
+            ApplicationCommand.self, ActivationCommand.self, APIKeyCommand.self, AuditCommand.self,
+        ]
+    )
+}
+
+/// `--url`, `--api-key` and `--json`, shared by every command that talks to the server.
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: "Server URL. Env: ASSENT_URL. Default: http://127.0.0.1:8080.") var url: String?
+    @Option(help: "Operator API key. Env: ASSENT_API_KEY.") var apiKey: String?
+    @Flag(help: "Print JSON instead of a table.") var json = false
+
+    func client() throws -> OperatorClient {
+        let environment = ProcessInfo.processInfo.environment
+        let text = url ?? environment["ASSENT_URL"] ?? "http://127.0.0.1:8080"
+        guard let baseURL = URL(string: text), baseURL.scheme == "http" || baseURL.scheme == "https" else {
+            throw ValidationError("--url must be an http(s) URL.")
+        }
+        guard let key = apiKey ?? environment["ASSENT_API_KEY"], !key.isEmpty else {
+            throw ValidationError("Pass --api-key or set ASSENT_API_KEY.")
+        }
+        return OperatorClient(baseURL: baseURL, apiKey: key)
+    }
+
+    /// Prints `value` as JSON, or as the table `rows` make.
+    func output<T: Encodable>(_ value: T, table: () -> [[String]]) throws {
+        if json {
+            let encoder = OperatorJSON.encoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        } else {
+            print(TextTable.render(table()))
+        }
+    }
+}
+
+/// Left-aligned columns separated by two spaces; the first row is the header.
+enum TextTable {
+    static func render(_ rows: [[String]]) -> String {
+        guard let columns = rows.map(\.count).max(), columns > 0 else { return "" }
+        let widths = (0..<columns).map { column in
+            rows.map { column < $0.count ? $0[column].count : 0 }.max() ?? 0
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    /// A two-column field/value table.
+    static func fields(_ pairs: [(String, String?)]) -> [[String]] {
+        [["FIELD", "VALUE"]] + pairs.map { [$0.0, $0.1 ?? "-"] }
+    }
+}
+
+struct ApplicationCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "application", abstract: "Show the application's keys and SDK configuration string.",
+        discussion: "Example: assent admin application --json")
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
+        try await CLIFailure.reporting {
+            let info = try await connection.client().get("api/v1/application", as: ApplicationInfo.self)
+            try connection.output(info) {
+                TextTable.fields([
+                    ("applicationId", info.applicationId), ("applicationKey", info.applicationKey),
+                    ("masterServerPublicKey", info.masterServerPublicKey), ("sdkConfiguration", info.sdkConfiguration),
+                ])
+            }
+        }
+    }
+}
+
+struct AuditCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit", abstract: "Show security events, newest first.",
+        discussion: "Example: assent admin audit --user alice --limit 20")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "Only events of this activation.") var activation: String?
+    @Option(help: "Only events of this user.") var user: String?
+    @Option(help: "At most this many events (1-1000).") var limit = 50
+
+    func run() async throws {
+        try await CLIFailure.reporting {
+            var query = [URLQueryItem(name: "limit", value: String(limit))]
+            if let activation { query.append(URLQueryItem(name: "activationId", value: activation)) }
+            if let user { query.append(URLQueryItem(name: "userId", value: user)) }
+            let list = try await connection.client().get("api/v1/audit", query: query, as: AuditList.self)
+            try connection.output(list) {
+                [["AT", "TYPE", "ACTIVATION", "USER", "ACTOR", "DETAIL"]]
+                    + list.events.map {
+                        [
+                            $0.at.formatted(.iso8601), $0.type, $0.activationId ?? "-", $0.userId ?? "-", $0.actor,
+                            $0.detail,
+                        ]
+                    }
+            }
+        }
+    }
+}

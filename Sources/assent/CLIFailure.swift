@@ -1,0 +1,31 @@
+import ArgumentParser
+import AssentModel
+import AssentServer
+import Foundation
+
+/// Prints failures as `error: CODE: message` on standard error and exits with a code that means something.
+enum CLIFailure {
+    static func reporting(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as AssentServerError {
+            fail(code: error.code, message: error.message, exitCode: exitCode(forStatus: error.status))
+        } catch let error as OperatorClient.Failure {
+            fail(code: error.code, message: error.message, exitCode: error.exitCode)
+        }
+    }
+
+    static func exitCode(forStatus status: Int) -> Int32 {
+        switch status {
+        case 404: 3
+        case 401, 403: 4
+        case 409: 5
+        default: 1
+        }
+    }
+
+    static func fail(code: String, message: String, exitCode: Int32) -> Never {
+        FileHandle.standardError.write(Data("error: \(code): \(message)\n".utf8))
+        Foundation.exit(exitCode)
+    }
+}

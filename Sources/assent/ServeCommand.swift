@@ -1,0 +1,93 @@
+import ArgumentParser
+import AssentServer
+import Foundation
+import Hummingbird
+import Logging
+
+/// `assent serve`: runs the server until SIGTERM or SIGINT.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Assent server.",
+        discussion: """
+            With no flags it listens on 127.0.0.1:8080 and keeps everything in ./assent-data: the SQLite database, \
+            the key-encryption key (mode 0600) that encrypts every secret at rest, and nothing else. The first \
+            start creates an application and an operator API key, printed once.
+
+            Example: assent serve --port 9000 --database postgres://assent:secret@127.0.0.1:5432/assent
+            """
+    )
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port to listen on (0 picks a free one).") var port = 8080
+    @OptionGroup var storage: StorageOptions
+    @Option(help: "Counter look-ahead window for signatures (1-255).") var lookAhead = 20
+    @Option(help: "Failed signature attempts that block an activation (1-255).") var maxFailedAttempts = 5
+    @Option(help: "Activation code lifetime in seconds.") var codeLifetime = 300
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("Unknown log level \(logLevel).")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = JSONLogHandler(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var policy = SecurityPolicy()
+        policy.counterLookAhead = lookAhead
+        policy.maxFailedAttempts = maxFailedAttempts
+        policy.activationCodeLifetime = codeLifetime
+        let logger = Logger(label: "assent")
+        try await CLIFailure.reporting {
+            try policy.validate()
+            let store = try await ServerBootstrap.openStore(storage.location, logger: logger)
+            let environment = ServerEnvironment(store: store, policy: policy, logger: logger)
+            let prepared = try await ServerBootstrap.prepare(environment)
+            let app = AssentServerApplication.application(environment: environment, host: host, port: port) { port in
+                say("Assent is listening on http://\(host):\(port)")
+            }
+            say(
+                "Database: \(store.backend.rawValue)\(storage.databaseURL == nil ? " in \(storage.dataDirectory)" : "")"
+            )
+            say("Application key: \(prepared.application.applicationKey)")
+            say("SDK configuration: \(try ApplicationService.sdkConfiguration(of: prepared.application))")
+            if let key = prepared.bootstrapAPIKey {
+                say("Operator API key (shown once, store it now): \(key)")
+            }
+            do {
+                try await app.runService()
+            } catch {
+                try? await store.shutdown()
+                throw error
+            }
+            try await store.shutdown()
+        }
+    }
+}
+
+/// Where the server keeps its data; shared by `serve` and the store-level admin commands.
+struct StorageOptions: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "Directory for the SQLite database and the key-encryption key.")
+    var dataDirectory = "assent-data"
+
+    @Option(
+        name: .customLong("database"),
+        help:
+            "PostgreSQL URL (postgres://user:password@host:port/db); default: SQLite in --data-directory. Env: ASSENT_DATABASE_URL."
+    )
+    var databaseOption: String?
+
+    var databaseURL: String? { databaseOption ?? ProcessInfo.processInfo.environment["ASSENT_DATABASE_URL"] }
+
+    var location: ServerBootstrap.Location {
+        ServerBootstrap.Location(
+            dataDirectory: URL(fileURLWithPath: dataDirectory, isDirectory: true), databaseURL: databaseURL)
+    }
+}
+
+/// Writes a line to standard output at once (unbuffered), so keys printed at start-up reach pipes and files.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
