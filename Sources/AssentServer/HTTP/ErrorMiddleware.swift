@@ -41,7 +41,7 @@ struct ErrorMiddleware: RouterMiddleware {
         switch error {
         case let error as AssentServerError:
             return error
-        case let error as HTTPError:
+        case let error as any HTTPResponseError:
             switch error.status {
             case .notFound: return .notFound("No such endpoint.")
             case .contentTooLarge: return .payloadTooLarge(limit: HTTPSupport.maxBodySize)
@@ -50,7 +50,7 @@ struct ErrorMiddleware: RouterMiddleware {
             default:
                 return .init(
                     code: "ERR_HTTP", status: error.status.code,
-                    message: error.body ?? error.status.reasonPhrase)
+                    message: (error as? HTTPError)?.body ?? error.status.reasonPhrase)
             }
         default:
             return .internalError("An internal error occurred; the server log has the details.")

@@ -18,7 +18,7 @@ enum HTTPSupport {
         do {
             let buffer = try await request.body.collect(upTo: maxBodySize)
             return Data(buffer.readableBytesView)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch is NIOTooManyBytesError {
             throw AssentServerError.payloadTooLarge(limit: maxBodySize)
         }
     }

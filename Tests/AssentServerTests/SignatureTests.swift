@@ -1,0 +1,117 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import Foundation
+import Testing
+
+@Suite("Signatures: look-ahead, blocking, replay and races")
+struct ServerSignatureTests {
+    static func activated(_ server: TestServer, _ client: HTTPClient) async throws -> TestDevice {
+        let created = try await server.createActivation(client)
+        var device = TestDevice(client: client, configuration: try server.configuration)
+        try await device.activate(code: created.activationCode)
+        return device
+    }
+
+    @Test("Signatures at the edge of the look-ahead: 19 steps ahead passes, 20 fails", arguments: Backend.all)
+    func lookAheadEdge(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await Self.activated(server, client)
+            device.counter = device.counter!.advanced(by: 19)
+            #expect(try await device.validateSignature().status == 200)
+            #expect(try await device.status().counterByte == 20)
+            device.counter = device.counter!.advanced(by: 20)
+            #expect(try await device.validateSignature().status == 401)
+            let blob = try await device.status()
+            #expect(blob.failedAttempts == 1)
+        }
+    }
+
+    @Test("Five wrong PINs block; the operator unblocks; a good PIN then resets the count", arguments: Backend.all)
+    func blockingAndUnblocking(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await Self.activated(server, client)
+            for attempt in 1...5 {
+                let response = try await device.validateSignature(wrongPIN: true)
+                #expect(response.status == 401)
+                #expect(response.errorCode == "POWERAUTH_AUTH_FAIL")
+                let blob = try await device.status()
+                #expect(Int(blob.failedAttempts) == attempt)
+                #expect(blob.state == (attempt == 5 ? .blocked : .active))
+            }
+            #expect(try await device.validateSignature().status == 401)
+            let info = try await server.operatorCall(
+                client, "GET", "/api/v1/activations/\(device.activationId)", as: ActivationInfo.self)
+            #expect(info.status == "BLOCKED" && info.blockedReason == "MAX_FAILED_ATTEMPTS")
+
+            _ = try await server.operatorCall(
+                client, "POST", "/api/v1/activations/\(device.activationId)/unblock", as: ActivationInfo.self)
+            #expect(try await device.status().failedAttempts == 0)
+            #expect(try await device.validateSignature(wrongPIN: true).status == 401)
+            // Rejected signatures left the server's counter behind the device's, inside the look-ahead.
+            #expect(try await device.validateSignature().status == 200)
+            #expect(try await device.status().failedAttempts == 0)
+
+            _ = try await server.operatorCall(
+                client, "POST", "/api/v1/activations/\(device.activationId)/block",
+                body: try OperatorJSON.encoder().encode(BlockActivationRequest(reason: "LOST")), as: ActivationInfo.self
+            )
+            #expect(try await device.status().state == .blocked)
+            let audit = try await server.operatorCall(
+                client, "GET", "/api/v1/audit?activationId=\(device.activationId)", as: AuditList.self)
+            let types = Set(audit.events.map(\.type))
+            #expect(
+                types.isSuperset(of: [
+                    "activation.created", "signature.failed", "activation.blocked", "activation.unblocked",
+                ]))
+        }
+    }
+
+    @Test("A replayed signed request is rejected", arguments: Backend.all)
+    func replay(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await Self.activated(server, client)
+            let body = Data(#"{"pay":1}"#.utf8)
+            let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
+            let first = try await client.send(
+                "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header], body: body)
+            let second = try await client.send(
+                "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header], body: body)
+            #expect(first.status == 200)
+            #expect(second.status == 401)
+        }
+    }
+
+    @Test("50 concurrent requests carrying the same signature: exactly one is accepted", arguments: Backend.all)
+    func concurrentReplay(backend: Backend) async throws {
+        var policy = SecurityPolicy()
+        policy.maxFailedAttempts = 100
+        let server = try await TestServer.make(backend, policy: policy)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await Self.activated(server, client)
+            let body = Data(#"{"pay":2}"#.utf8)
+            let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<50 {
+                    group.addTask {
+                        try await client.send(
+                            "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header],
+                            body: body
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 200 }.count == 1)
+            #expect(statuses.filter { $0 == 401 }.count == 49)
+            #expect(try await device.status().counterByte == 1)
+        }
+    }
+}
