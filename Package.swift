@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "AssentModel", targets: ["AssentModel"]),
         .library(name: "AssentServer", targets: ["AssentServer"]),
         .library(name: "AssentSDK", targets: ["AssentSDK"]),
+        .library(name: "AssentTesting", targets: ["AssentTesting"]),
         .executable(name: "assent", targets: ["assent"]),
     ],
     dependencies: [
@@ -67,6 +68,11 @@ let package = Package(
             dependencies: ["AssentCrypto", "AssentModel"],
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "AssentTesting",
+            dependencies: ["AssentCrypto", "AssentModel"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "assent",
             dependencies: [
@@ -95,6 +101,8 @@ let package = Package(
                 "AssentServer",
                 "AssentCrypto",
                 "AssentModel",
+                "AssentTesting",
+                "assent",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: strictSettings

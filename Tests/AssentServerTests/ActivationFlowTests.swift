@@ -1,6 +1,7 @@
 import AssentCrypto
 import AssentModel
 import AssentServer
+import AssentTesting
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import AssentServer
+import AssentTesting
 import Foundation
 import Hummingbird
 import HummingbirdTesting

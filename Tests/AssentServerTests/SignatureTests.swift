@@ -1,6 +1,7 @@
 import AssentCrypto
 import AssentModel
 import AssentServer
+import AssentTesting
 import Foundation
 import Testing
 
@@ -112,6 +113,43 @@ struct ServerSignatureTests {
             #expect(statuses.filter { $0 == 200 }.count == 1)
             #expect(statuses.filter { $0 == 401 }.count == 49)
             #expect(try await device.status().counterByte == 1)
+        }
+    }
+
+    @Test("Two servers sharing one PostgreSQL database accept one copy of a signature between them")
+    func concurrentReplayAcrossServers() async throws {
+        guard Backend.all.contains(.postgres) else { return }
+        var policy = SecurityPolicy()
+        policy.maxFailedAttempts = 100
+        let first = try await TestServer.make(.postgres, policy: policy)
+        let second = try await first.sibling()
+        defer {
+            Task {
+                await first.shutdown()
+                await second.shutdown()
+            }
+        }
+        try await first.live { firstClient in
+            try await second.live { secondClient in
+                var device = try await Self.activated(first, firstClient)
+                let body = Data(#"{"pay":3}"#.utf8)
+                for round in 0..<5 {
+                    let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
+                    let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                        for index in 0..<20 {
+                            let client = index.isMultiple(of: 2) ? firstClient : secondClient
+                            group.addTask {
+                                try await client.send(
+                                    "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header],
+                                    body: body
+                                ).status
+                            }
+                        }
+                        return try await group.reduce(into: [Int]()) { $0.append($1) }
+                    }
+                    #expect(statuses.filter { $0 == 200 }.count == 1, "round \(round)")
+                }
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import AssentCrypto
 import AssentModel
 import AssentServer
+import AssentTesting
 import Foundation
 import Hummingbird
 import Logging
@@ -39,28 +40,46 @@ struct TestServer: Sendable {
     let application: ApplicationRecord
     let apiKey: String
     let clock: TestClock
+    /// Where the data is: a SQLite path or a PostgreSQL URL.
+    let location: String
+    let keyEncryptionKey: Data
+    let backend: Backend
 
     static func make(_ backend: Backend, policy: SecurityPolicy = .default) async throws -> TestServer {
+        let location =
+            switch backend {
+            case .sqlite:
+                FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID().uuidString).sqlite").path
+            case .postgres: try await PostgresTestCluster.makeDatabase()
+            }
+        return try await open(backend, location: location, keyEncryptionKey: Bytes.random(count: 32), policy: policy)
+    }
+
+    private static func open(
+        _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil
+    ) async throws -> TestServer {
         var logger = Logger(label: "assent.test")
         logger.logLevel = .critical
-        let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
-        let store: SQLStore
-        switch backend {
-        case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "assent-\(UUID().uuidString).sqlite")
-            store = try await SQLStore.sqlite(path: path.path, secretBox: box, logger: logger)
-        case .postgres:
-            store = try await SQLStore.postgres(
-                url: try await PostgresTestCluster.makeDatabase(), secretBox: box, logger: logger)
-        }
+        let box = try SecretBox(keyEncryptionKey: keyEncryptionKey)
+        let store: SQLStore =
+            switch backend {
+            case .sqlite: try await SQLStore.sqlite(path: location, secretBox: box, logger: logger)
+            case .postgres: try await SQLStore.postgres(url: location, secretBox: box, logger: logger)
+            }
         try await store.migrate()
         let clock = TestClock()
         let environment = ServerEnvironment(store: store, policy: policy, logger: logger, now: { clock.now })
         let prepared = try await ServerBootstrap.prepare(environment)
-        guard let key = prepared.bootstrapAPIKey else { throw TestFailure("no bootstrap key") }
+        guard let key = prepared.bootstrapAPIKey ?? apiKey else { throw TestFailure("no bootstrap key") }
         return TestServer(
-            store: store, environment: environment, application: prepared.application, apiKey: key, clock: clock)
+            store: store, environment: environment, application: prepared.application, apiKey: key, clock: clock,
+            location: location, keyEncryptionKey: keyEncryptionKey, backend: backend)
+    }
+
+    /// A second server process's view: its own store connection to the same database and key-encryption key.
+    func sibling() async throws -> TestServer {
+        try await Self.open(
+            backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey)
     }
 
     var configuration: SDKConfiguration {
@@ -122,50 +141,5 @@ struct TestServer: Sendable {
             throw TestFailure("\(method) \(path): \(response.status) \(response.text)")
         }
         return try OperatorJSON.decoder().decode(type, from: response.body)
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// A minimal HTTP client over URLSession, with enough connections for the concurrency tests.
-struct HTTPClient: Sendable {
-    struct Response: Sendable {
-        var status: Int
-        var body: Data
-        var text: String { String(decoding: body, as: UTF8.self) }
-
-        /// The `code` of a PowerAuth or operator error body.
-        var errorCode: String? {
-            struct Envelope: Decodable {
-                struct Payload: Decodable { let code: String }
-                let responseObject: Payload?
-                let code: String?
-            }
-            let envelope = try? JSONDecoder().decode(Envelope.self, from: body)
-            return envelope?.responseObject?.code ?? envelope?.code
-        }
-    }
-
-    let base: URL
-    let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 64
-        configuration.timeoutIntervalForRequest = 30
-        return URLSession(configuration: configuration)
-    }()
-
-    func send(_ method: String, _ path: String, headers: [String: String] = [:], body: Data = Data()) async throws
-        -> Response
-    {
-        var request = URLRequest(url: URL(string: path, relativeTo: base)!)
-        request.httpMethod = method
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        if !body.isEmpty || method == "POST" { request.httpBody = body }
-        let (data, response) = try await session.data(for: request)
-        return Response(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
     }
 }

@@ -3,20 +3,23 @@ import AssentModel
 import Foundation
 
 /// A device written with AssentCrypto only, speaking PowerAuth 3.3 over HTTP the way a phone does.
-struct TestDevice: Sendable {
-    let client: HTTPClient
-    let configuration: SDKConfiguration
-    let deviceKey = ECPrivateKey()
-    var activationId = ""
-    var serverPublicKey: ECPublicKey?
-    var keys: ActivationKeys?
-    var counter: HashCounter?
-    var fingerprint = ""
+///
+/// Tests and load benchmarks use it as an independent client of the server.
+public struct TestDevice: Sendable {
+    public let client: HTTPClient
+    public let configuration: SDKConfiguration
+    public let deviceKey = ECPrivateKey()
+    public var activationId = ""
+    public var serverPublicKey: ECPublicKey?
+    public var keys: ActivationKeys?
+    public var counter: HashCounter?
+    public var fingerprint = ""
 
     static let encoder = JSONEncoder()
     static let decoder = JSONDecoder()
 
-    init(client: HTTPClient, configuration: SDKConfiguration) {
+    /// A fresh device for the application `configuration` describes.
+    public init(client: HTTPClient, configuration: SDKConfiguration) {
         self.client = client
         self.configuration = configuration
     }
@@ -24,7 +27,7 @@ struct TestDevice: Sendable {
     var now: UInt64 { UInt64(Date().timeIntervalSince1970 * 1000) }
 
     /// `/pa/v3/keystore/create`; verifies the server's ES256 answer and returns the key id and public key.
-    func temporaryKey(activationScope: Bool) async throws -> (id: String, publicKey: ECPublicKey) {
+    public func temporaryKey(activationScope: Bool) async throws -> (id: String, publicKey: ECPublicKey) {
         let appSecret = Data(base64Encoded: configuration.applicationSecret)!
         let challenge = Bytes.random(count: 16).base64EncodedString()
         let claims = TemporaryKeyRequestClaims(
@@ -45,13 +48,13 @@ struct TestDevice: Sendable {
         return (responseClaims.sub, try ECPublicKey(base64: responseClaims.publicKey))
     }
 
-    func applicationContext(_ sharedInfo1: ECIESSharedInfo1, keyId: String) -> ECIESContext {
+    public func applicationContext(_ sharedInfo1: ECIESSharedInfo1, keyId: String) -> ECIESContext {
         .applicationScope(
             sharedInfo1, applicationKey: configuration.applicationKey,
             applicationSecret: configuration.applicationSecret, temporaryKeyId: keyId)
     }
 
-    func activationContext(_ sharedInfo1: ECIESSharedInfo1, keyId: String) -> ECIESContext {
+    public func activationContext(_ sharedInfo1: ECIESSharedInfo1, keyId: String) -> ECIESContext {
         .activationScope(
             sharedInfo1, applicationKey: configuration.applicationKey,
             applicationSecret: configuration.applicationSecret, activationId: activationId,
@@ -59,7 +62,7 @@ struct TestDevice: Sendable {
     }
 
     /// The raw `/pa/v3/activation/create` exchange; returns the HTTP response.
-    func sendActivation(code: String, tamper: Bool = false) async throws -> (
+    public func sendActivation(code: String, tamper: Bool = false) async throws -> (
         HTTPClient.Response, outer: ECIESEnvelopeKey, inner: ECIESEnvelopeKey, keyId: String
     ) {
         let key = try await temporaryKey(activationScope: false)
@@ -83,7 +86,7 @@ struct TestDevice: Sendable {
     }
 
     /// Activates with an activation code and returns the fingerprint.
-    mutating func activate(code: String) async throws {
+    public mutating func activate(code: String) async throws {
         let (response, outerKey, innerKey, keyId) = try await sendActivation(code: code)
         guard response.status == 200 else { throw TestFailure("activation: \(response.status) \(response.text)") }
         let outer = try Self.decoder.decode(EncryptedResponse.self, from: response.body)
@@ -108,7 +111,7 @@ struct TestDevice: Sendable {
     }
 
     /// Builds the authorization header for a request and advances the local counter, as the SDK does.
-    mutating func authorization(
+    public mutating func authorization(
         method: String = "POST", uriId: String, body: Data, type: SignatureType = .possessionKnowledge,
         wrongKnowledgeKey: Bool = false
     ) throws -> String {
@@ -127,7 +130,7 @@ struct TestDevice: Sendable {
     }
 
     /// `/pa/v3/signature/validate` with a 2FA signature.
-    mutating func validateSignature(body: Data = Data(#"{"amount":"100"}"#.utf8), wrongPIN: Bool = false)
+    public mutating func validateSignature(body: Data = Data(#"{"amount":"100"}"#.utf8), wrongPIN: Bool = false)
         async throws -> HTTPClient.Response
     {
         let header = try authorization(uriId: "/pa/signature/validate", body: body, wrongKnowledgeKey: wrongPIN)
@@ -136,7 +139,7 @@ struct TestDevice: Sendable {
     }
 
     /// `/pa/v3/activation/status`, decrypted.
-    func status() async throws -> ActivationStatusBlob {
+    public func status() async throws -> ActivationStatusBlob {
         let challenge = Bytes.random(count: 16)
         let response = try await client.send(
             "POST", "/pa/v3/activation/status",
@@ -152,7 +155,7 @@ struct TestDevice: Sendable {
     }
 
     /// `/pa/v3/token/create`: returns the token id and secret.
-    mutating func createToken() async throws -> TokenCreateResponse {
+    public mutating func createToken() async throws -> TokenCreateResponse {
         let key = try await temporaryKey(activationScope: true)
         let context = activationContext(.createToken, keyId: key.id)
         let (request, envelope) = try ECIES.encryptRequest(
@@ -169,7 +172,7 @@ struct TestDevice: Sendable {
     }
 
     /// `/pa/v3/vault/unlock`: returns the decrypted vault key.
-    mutating func unlockVault() async throws -> Data {
+    public mutating func unlockVault() async throws -> Data {
         let key = try await temporaryKey(activationScope: true)
         let context = activationContext(.vaultUnlock, keyId: key.id)
         let (request, envelope) = try ECIES.encryptRequest(

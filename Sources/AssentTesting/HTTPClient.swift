@@ -1,0 +1,57 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A failed expectation inside a test helper, with a sentence saying what.
+public struct TestFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A minimal HTTP client over URLSession, with enough connections for the concurrency tests.
+public struct HTTPClient: Sendable {
+    /// A response: status and body.
+    public struct Response: Sendable {
+        public var status: Int
+        public var body: Data
+        public var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The `code` of a PowerAuth or operator error body.
+        public var errorCode: String? {
+            struct Envelope: Decodable {
+                struct Payload: Decodable { let code: String }
+                let responseObject: Payload?
+                let code: String?
+            }
+            let envelope = try? JSONDecoder().decode(Envelope.self, from: body)
+            return envelope?.responseObject?.code ?? envelope?.code
+        }
+    }
+
+    public let base: URL
+    let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 64
+        configuration.timeoutIntervalForRequest = 30
+        return URLSession(configuration: configuration)
+    }()
+
+    /// Creates a client for a server base URL.
+    public init(base: URL) { self.base = base }
+
+    /// Sends a request and returns the whole response.
+    public func send(_ method: String, _ path: String, headers: [String: String] = [:], body: Data = Data())
+        async throws
+        -> Response
+    {
+        var request = URLRequest(url: URL(string: path, relativeTo: base)!)
+        request.httpMethod = method
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if !body.isEmpty || method == "POST" { request.httpBody = body }
+        let (data, response) = try await session.data(for: request)
+        return Response(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+    }
+}

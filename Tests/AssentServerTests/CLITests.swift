@@ -1,0 +1,112 @@
+import AssentModel
+import Foundation
+import Testing
+
+/// The `assent` executable driven as a subprocess, as an operator uses it.
+@Suite("assent serve and assent admin as subprocesses")
+struct CLITests {
+    /// `.build/<triple>/debug/assent`, next to the test bundle.
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("assent")
+    }
+
+    struct Result {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let outputData = output.fileHandleForReading.readDataToEndOfFile()
+        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
+            errors: String(decoding: errorData, as: UTF8.self))
+    }
+
+    @Test("Bootstrap a key without a server, serve, manage an activation, get meaningful exit codes, stop cleanly")
+    func operatorSession() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("assent-cli-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: dataDirectory) }
+
+        let created = try Self.run([
+            "admin", "api-key", "create", "--name", "ci", "--data-dir", dataDirectory.path, "--json",
+        ])
+        #expect(created.status == 0, "\(created.errors)")
+        struct KeyOutput: Decodable { let apiKey: String }
+        let apiKey = try JSONDecoder().decode(KeyOutput.self, from: Data(created.output.utf8)).apiKey
+        let kekAttributes = try FileManager.default.attributesOfItem(
+            atPath: dataDirectory.appendingPathComponent("kek").path)
+        #expect((kekAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+
+        let log = dataDirectory.appendingPathComponent("serve.out")
+        #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
+        let server = Process()
+        server.executableURL = Self.executable
+        server.arguments = ["serve", "--port", "0", "--data-dir", dataDirectory.path, "--log-level", "warning"]
+        server.standardOutput = try FileHandle(forWritingTo: log)
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        var url: String?
+        for _ in 0..<150 where url == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            url = text.split(separator: "\n").first { $0.hasPrefix("Assent is listening on ") }
+                .map { String($0.dropFirst("Assent is listening on ".count)) }
+        }
+        let serverURL = try #require(url, "the server did not report its address")
+        let serveOutput = try String(contentsOf: log, encoding: .utf8)
+        #expect(!serveOutput.contains("Operator API key"), "a key existed, so none is printed")
+        let connection = ["ASSENT_URL": serverURL, "ASSENT_API_KEY": apiKey]
+
+        let activation = try Self.run(
+            ["admin", "activation", "create", "--user", "bob", "--json"], environment: connection)
+        #expect(activation.status == 0, "\(activation.errors)")
+        let response = try OperatorJSON.decoder().decode(
+            CreateActivationResponse.self, from: Data(activation.output.utf8))
+        #expect(response.activationQRCode.hasPrefix(response.activationCode + "#"))
+
+        let shown = try Self.run(["admin", "activation", "show", response.activationId], environment: connection)
+        #expect(shown.status == 0)
+        #expect(shown.output.contains("CREATED") && shown.output.contains("FIELD"))
+        let listed = try Self.run(["admin", "activation", "list", "--user", "bob"], environment: connection)
+        #expect(listed.output.contains(response.activationId))
+
+        #expect(try Self.run(["admin", "activation", "show", "missing"], environment: connection).status == 3)
+        let conflict = try Self.run(["admin", "activation", "commit", response.activationId], environment: connection)
+        #expect(conflict.status == 5)
+        #expect(conflict.errors.contains("ACTIVATION_INVALID_STATE"))
+        #expect(
+            try Self.run(
+                ["admin", "activation", "show", response.activationId],
+                environment: ["ASSENT_URL": serverURL, "ASSENT_API_KEY": "ak_wrong"]
+            ).status == 4)
+        #expect(
+            try Self.run(
+                ["admin", "audit"], environment: ["ASSENT_URL": "http://127.0.0.1:1", "ASSENT_API_KEY": apiKey]
+            ).status == 6)
+        let removed = try Self.run(
+            ["admin", "activation", "remove", response.activationId, "--json"], environment: connection)
+        #expect(removed.output.contains("REMOVED"))
+        let audit = try Self.run(["admin", "audit", "--user", "bob"], environment: connection)
+        #expect(audit.output.contains("activation.removed") && audit.output.contains("operator:ci"))
+
+        server.terminate()  // SIGTERM: graceful shutdown
+        server.waitUntilExit()
+        #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+    }
+}
