@@ -7,11 +7,19 @@ import Testing
 
 @Suite("Signatures: look-ahead, blocking, replay and races")
 struct ServerSignatureTests {
-    static func activated(_ server: TestServer, _ client: HTTPClient) async throws -> TestDevice {
-        let created = try await server.createActivation(client)
-        var device = TestDevice(client: client, configuration: try server.configuration)
-        try await device.activate(code: created.activationCode)
-        return device
+    /// Sends `count` copies of one signed request at once, spread over `clients`, and returns the statuses.
+    static func sendConcurrently(count: Int, header: String, body: Data, clients: [HTTPClient]) async throws -> [Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<count {
+                let client = clients[index % clients.count]
+                group.addTask {
+                    try await client.send(
+                        "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header], body: body
+                    ).status
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
     }
 
     @Test("Signatures at the edge of the look-ahead: 19 steps ahead passes, 20 fails", arguments: Backend.all)
@@ -19,7 +27,7 @@ struct ServerSignatureTests {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
-            var device = try await Self.activated(server, client)
+            var device = try await server.activatedDevice(client)
             device.counter = device.counter!.advanced(by: 19)
             #expect(try await device.validateSignature().status == 200)
             #expect(try await device.status().counterByte == 20)
@@ -35,7 +43,7 @@ struct ServerSignatureTests {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
-            var device = try await Self.activated(server, client)
+            var device = try await server.activatedDevice(client)
             for attempt in 1...5 {
                 let response = try await device.validateSignature(wrongPIN: true)
                 #expect(response.status == 401)
@@ -77,7 +85,7 @@ struct ServerSignatureTests {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
-            var device = try await Self.activated(server, client)
+            var device = try await server.activatedDevice(client)
             let body = Data(#"{"pay":1}"#.utf8)
             let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
             let first = try await client.send(
@@ -96,20 +104,10 @@ struct ServerSignatureTests {
         let server = try await TestServer.make(backend, policy: policy)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
-            var device = try await Self.activated(server, client)
+            var device = try await server.activatedDevice(client)
             let body = Data(#"{"pay":2}"#.utf8)
             let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<50 {
-                    group.addTask {
-                        try await client.send(
-                            "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header],
-                            body: body
-                        ).status
-                    }
-                }
-                return try await group.reduce(into: [Int]()) { $0.append($1) }
-            }
+            let statuses = try await Self.sendConcurrently(count: 50, header: header, body: body, clients: [client])
             #expect(statuses.filter { $0 == 200 }.count == 1)
             #expect(statuses.filter { $0 == 401 }.count == 49)
             #expect(try await device.status().counterByte == 1)
@@ -131,22 +129,12 @@ struct ServerSignatureTests {
         }
         try await first.live { firstClient in
             try await second.live { secondClient in
-                var device = try await Self.activated(first, firstClient)
+                var device = try await first.activatedDevice(firstClient)
                 let body = Data(#"{"pay":3}"#.utf8)
                 for round in 0..<5 {
                     let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
-                    let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                        for index in 0..<20 {
-                            let client = index.isMultiple(of: 2) ? firstClient : secondClient
-                            group.addTask {
-                                try await client.send(
-                                    "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header],
-                                    body: body
-                                ).status
-                            }
-                        }
-                        return try await group.reduce(into: [Int]()) { $0.append($1) }
-                    }
+                    let statuses = try await Self.sendConcurrently(
+                        count: 20, header: header, body: body, clients: [firstClient, secondClient])
                     #expect(statuses.filter { $0 == 200 }.count == 1, "round \(round)")
                 }
             }

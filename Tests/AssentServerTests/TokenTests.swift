@@ -14,9 +14,7 @@ struct TokenTests {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
-            let created = try await server.createActivation(client)
-            var device = TestDevice(client: client, configuration: try server.configuration)
-            try await device.activate(code: created.activationCode)
+            var device = try await server.activatedDevice(client)
             let token = try await device.createToken()
             let secret = try #require(Data(base64Encoded: token.tokenSecret))
             let authenticator = TokenAuthenticator(environment: server.environment)

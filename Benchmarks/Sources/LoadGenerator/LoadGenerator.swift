@@ -69,10 +69,10 @@ struct LoadGenerator: AsyncParsableCommand {
                 let mine = stride(from: worker, to: devices.count, by: concurrency).map { devices[$0] }
                 guard !mine.isEmpty else { continue }
                 group.addTask {
-                    var owned = mine
-                    var latencies: [Duration] = []
-                    var errors = 0
                     try await TestClient.withClient(host: host, port: port) { connection in
+                        var owned = mine
+                        var latencies: [Duration] = []
+                        var errors = 0
                         var next = 0
                         while ContinuousClock.now < deadline {
                             let header = try owned[next].authorization(uriId: "/pa/signature/validate", body: body)
@@ -86,10 +86,8 @@ struct LoadGenerator: AsyncParsableCommand {
                             latencies.append(ContinuousClock.now - start)
                             if response.status != .ok { errors += 1 }
                         }
-                        return ()
+                        return (latencies, errors)
                     }
-                    _ = owned
-                    return (latencies, errors)
                 }
             }
             return try await group.reduce(into: (latencies: [Duration](), errors: 0)) {

@@ -146,16 +146,10 @@ public struct PowerAuthService: Sendable {
             activationId: activation.id,
             serverPublicKey: activation.serverPublicKey.x963.base64EncodedString(),
             ctrData: activation.counterData.data.base64EncodedString())
-        let innerResponse = try ECIES.encryptResponse(
-            try Self.encoder.encode(layer2Response), envelopeKey: inner.envelope, context: inner.context,
-            timestamp: UInt64(environment.nowMillis))
         let layer1Response = ActivationLayer1Response(
             customAttributes: layer1.customAttributes ?? [:],
-            activationData: EncryptedResponse(cryptogram: innerResponse))
-        let outerResponse = try ECIES.encryptResponse(
-            try Self.encoder.encode(layer1Response), envelopeKey: outer.envelope, context: outer.context,
-            timestamp: UInt64(environment.nowMillis))
-        return EncryptedResponse(cryptogram: outerResponse)
+            activationData: try inner.response(layer2Response, timestamp: environment.nowMillis))
+        return try outer.response(layer1Response, timestamp: environment.nowMillis)
     }
 
     /// `/pa/v3/activation/status`: the encrypted status blob for the device's challenge.
@@ -280,12 +274,9 @@ public struct PowerAuthService: Sendable {
 
     /// `/pa/v3/token/create`: signed, activation-scope encrypted; returns a new MAC token.
     public func createToken(authorization: String?, body: Data) async throws -> EncryptedResponse {
-        let device = try await authenticate(
-            authorization: authorization, method: "POST", uriId: "/pa/token/create", body: body,
+        let (device, decrypted) = try await signedEncryptedRequest(
+            authorization: authorization, body: body, uriId: "/pa/token/create", sharedInfo1: .createToken,
             allowed: Set(SignatureType.allCases))
-        let request = try decodeJSON(EncryptedRequest.self, body)
-        let decrypted = try await decrypt(
-            request, sharedInfo1: .createToken, application: device.application, activation: device.activation)
         let token = TokenRecord(
             id: UUID().uuidString.lowercased(), activationId: device.activation.id, secret: Bytes.random(count: 16),
             signatureType: device.signatureType, createdAt: environment.nowMillis)
@@ -293,11 +284,9 @@ public struct PowerAuthService: Sendable {
         await environment.audit(
             "token.created", activation: device.activation, actor: "device",
             "MAC token created with \(device.signatureType.rawValue).")
-        let response = TokenCreateResponse(tokenId: token.id, tokenSecret: token.secret.base64EncodedString())
-        return EncryptedResponse(
-            cryptogram: try ECIES.encryptResponse(
-                try Self.encoder.encode(response), envelopeKey: decrypted.envelope, context: decrypted.context,
-                timestamp: UInt64(environment.nowMillis)))
+        return try decrypted.response(
+            TokenCreateResponse(tokenId: token.id, tokenSecret: token.secret.base64EncodedString()),
+            timestamp: environment.nowMillis)
     }
 
     /// `/pa/v3/token/remove`: signed removal of one of the activation's tokens.
@@ -315,31 +304,47 @@ public struct PowerAuthService: Sendable {
 
     /// `/pa/v3/vault/unlock`: 2FA-signed, activation-scope encrypted; returns the vault key under `KEY_TRANSPORT`.
     public func unlockVault(authorization: String?, body: Data) async throws -> EncryptedResponse {
-        let device = try await authenticate(
-            authorization: authorization, method: "POST", uriId: "/pa/vault/unlock", body: body,
+        let (device, decrypted) = try await signedEncryptedRequest(
+            authorization: authorization, body: body, uriId: "/pa/vault/unlock", sharedInfo1: .vaultUnlock,
             allowed: Self.twoFactorTypes)
-        let request = try decodeJSON(EncryptedRequest.self, body)
-        let decrypted = try await decrypt(
-            request, sharedInfo1: .vaultUnlock, application: device.application, activation: device.activation)
         let reason = (try? Self.decoder.decode(VaultUnlockRequest.self, from: decrypted.plaintext))?.reason
         guard let keys = try device.activation.keys() else { throw AssentServerError.internalError("No keys.") }
         let encryptedKey = try VaultKeyTransport.encrypt(vaultKey: keys.vault, transportKey: keys.transport)
         await environment.audit(
             "vault.unlocked", activation: device.activation, actor: "device",
             "Vault unlocked, reason \(reason.map { String($0.prefix(64)) } ?? "NOT_SPECIFIED").")
-        let response = VaultUnlockResponse(encryptedVaultEncryptionKey: encryptedKey.base64EncodedString())
-        return EncryptedResponse(
-            cryptogram: try ECIES.encryptResponse(
-                try Self.encoder.encode(response), envelopeKey: decrypted.envelope, context: decrypted.context,
-                timestamp: UInt64(environment.nowMillis)))
+        return try decrypted.response(
+            VaultUnlockResponse(encryptedVaultEncryptionKey: encryptedKey.base64EncodedString()),
+            timestamp: environment.nowMillis)
     }
 
     // MARK: Helpers
+
+    /// Encrypt-then-sign requests: the signature covers the encrypted body, then the body is decrypted in the
+    /// activation's scope.
+    func signedEncryptedRequest(
+        authorization: String?, body: Data, uriId: String, sharedInfo1: ECIESSharedInfo1, allowed: Set<SignatureType>
+    ) async throws -> (AuthenticatedDevice, Decrypted) {
+        let device = try await authenticate(
+            authorization: authorization, method: "POST", uriId: uriId, body: body, allowed: allowed)
+        let decrypted = try await decrypt(
+            try decodeJSON(EncryptedRequest.self, body), sharedInfo1: sharedInfo1, application: device.application,
+            activation: device.activation)
+        return (device, decrypted)
+    }
 
     struct Decrypted {
         var plaintext: Data
         var envelope: ECIESEnvelopeKey
         var context: ECIESContext
+
+        /// Encrypts `value` as JSON for the device, under the request's envelope key.
+        func response<T: Encodable>(_ value: T, timestamp: Millis) throws -> EncryptedResponse {
+            EncryptedResponse(
+                cryptogram: try ECIES.encryptResponse(
+                    try PowerAuthService.encoder.encode(value), envelopeKey: envelope, context: context,
+                    timestamp: UInt64(timestamp)))
+        }
     }
 
     /// Decrypts with the request's temporary key, checking its scope, expiry, the timestamp and nonce reuse.

@@ -131,6 +131,14 @@ struct TestServer: Sendable {
         return try OperatorJSON.decoder().decode(CreateActivationResponse.self, from: response.body)
     }
 
+    /// A device activated with a fresh activation code of `userId`.
+    func activatedDevice(_ client: HTTPClient, userId: String = "alice") async throws -> TestDevice {
+        let created = try await createActivation(client, userId: userId)
+        var device = TestDevice(client: client, configuration: try configuration)
+        try await device.activate(code: created.activationCode)
+        return device
+    }
+
     /// Calls the operator API and decodes the answer.
     func operatorCall<T: Decodable>(
         _ client: HTTPClient, _ method: String, _ path: String, body: Data = Data(), as type: T.Type
