@@ -21,7 +21,9 @@ public enum ServerBootstrap {
     public static func openStore(
         _ location: Location, environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger
     ) async throws -> SQLStore {
-        try FileManager.default.createDirectory(at: location.dataDirectory, withIntermediateDirectories: true)
+        // The directory holds the database and the key-encryption key: only the owner may enter it.
+        try FileManager.default.createDirectory(
+            at: location.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let box = try SecretBox.load(dataDirectory: location.dataDirectory, environment: environment)
         let store: SQLStore
         if let url = location.databaseURL, !url.isEmpty {

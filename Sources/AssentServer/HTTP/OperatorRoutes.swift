@@ -72,11 +72,16 @@ struct OperatorRoutes {
         }
         api.post("activations/:id/block") { request, context in
             try require(.activationsWrite, context)
+            // The body is optional; when present it must be {"reason": …}.
             let body = try await HTTPSupport.body(request)
-            let reason =
-                body.isEmpty
-                ? nil
-                : try? JSONDecoder().decode(BlockActivationRequest.self, from: body).reason
+            var reason: String?
+            if !body.isEmpty {
+                do {
+                    reason = try JSONDecoder().decode(BlockActivationRequest.self, from: body).reason
+                } catch {
+                    throw AssentServerError.invalidRequest("The body must be {\"reason\": \"…\"} or empty.")
+                }
+            }
             return try json(
                 Self.info(
                     try await activations.block(

@@ -57,7 +57,7 @@ public struct ActivationService: Sendable {
 
     /// `ACTIVE → BLOCKED` with a reason.
     public func block(id: String, reason: String?, actor: String) async throws -> ActivationRecord {
-        let reason = (reason?.isEmpty ?? true) ? "BLOCKED_BY_OPERATOR" : String(reason!.prefix(255))
+        let reason = reason.flatMap { $0.isEmpty ? nil : String($0.prefix(255)) } ?? "BLOCKED_BY_OPERATOR"
         return try await transition(id: id, actor: actor, event: "activation.blocked", detail: "Blocked: \(reason).") {
             activation in
             guard activation.state == .active else {
