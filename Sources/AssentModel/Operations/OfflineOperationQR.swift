@@ -147,29 +147,12 @@ public struct OfflineOperationQR: Sendable, Equatable {
     /// The uriId of offline operation approvals.
     public static let uriId = "/operation/authorize/offline"
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
-    }
+    static func escape(_ text: String) -> String { TextEscaping.escape(text, literals: ["\\"]) }
 
     static func unescape(_ text: String) throws -> String {
-        var result = ""
-        var escaped = false
-        for character in text {
-            if escaped {
-                switch character {
-                case "n": result.append("\n")
-                case "\\": result.append("\\")
-                default: throw OperationDataError(message: "QR texts escape only \\n and \\\\.")
-                }
-                escaped = false
-            } else if character == "\\" {
-                escaped = true
-            } else {
-                result.append(character)
-            }
+        try TextEscaping.unescape(text, literals: ["\\"], forbidControlCharacters: false) {
+            OperationDataError(message: "QR text: \($0)")
         }
-        guard !escaped else { throw OperationDataError(message: "A QR text ends with a lone backslash.") }
-        return result
     }
 
     public static func == (lhs: OfflineOperationQR, rhs: OfflineOperationQR) -> Bool {

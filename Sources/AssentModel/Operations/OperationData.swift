@@ -176,33 +176,10 @@ public struct OperationData: Sendable, Equatable, CustomStringConvertible {
 
     /// Resolves `\n`, `\\` and `\*`; other escapes and control characters are errors.
     static func unescape(_ text: String) throws -> String {
-        var result = ""
-        var escaped = false
-        for character in text {
-            if escaped {
-                switch character {
-                case "n": result.append("\n")
-                case "\\": result.append("\\")
-                case "*": result.append("*")
-                default: throw invalid("Text fields escape only \\n, \\\\ and \\*.")
-                }
-                escaped = false
-            } else if character == "\\" {
-                escaped = true
-            } else {
-                guard !(character.asciiValue.map { $0 < 32 } ?? false) else {
-                    throw invalid("Text fields must not contain control characters.")
-                }
-                result.append(character)
-            }
-        }
-        return result
+        try TextEscaping.unescape(text, literals: ["\\", "*"], forbidControlCharacters: true) { invalid($0) }
     }
 
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "*", with: "\\*")
-            .replacingOccurrences(of: "\n", with: "\\n")
-    }
+    static func escape(_ text: String) -> String { TextEscaping.escape(text, literals: ["\\", "*"]) }
 
     static func encode(_ field: Field) -> String {
         switch field {
@@ -224,4 +201,51 @@ public struct OperationDataError: Error, Sendable, Equatable, CustomStringConver
     /// What is wrong.
     public var message: String
     public var description: String { message }
+}
+
+/// Backslash escaping shared by operation data and offline QR texts: `\n` is a newline, and `\c` stands for each
+/// character `c` in a format's set of literals (always including the backslash).
+enum TextEscaping {
+    static func unescape(
+        _ text: String, literals: Set<Character>, forbidControlCharacters: Bool,
+        error: (String) -> OperationDataError
+    ) throws -> String {
+        var result = ""
+        var escaped = false
+        for character in text {
+            if escaped {
+                if character == "n" {
+                    result.append("\n")
+                } else if literals.contains(character) {
+                    result.append(character)
+                } else {
+                    throw error("Unknown escape \\\(character).")
+                }
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else {
+                if forbidControlCharacters, let ascii = character.asciiValue, ascii < 32 {
+                    throw error("Text must not contain control characters.")
+                }
+                result.append(character)
+            }
+        }
+        guard !escaped else { throw error("Text ends with a lone backslash.") }
+        return result
+    }
+
+    static func escape(_ text: String, literals: Set<Character>) -> String {
+        var result = ""
+        for character in text {
+            if character == "\n" {
+                result += "\\n"
+            } else if literals.contains(character) {
+                result += "\\\(character)"
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
 }

@@ -1,6 +1,20 @@
 import AssentCrypto
 import Foundation
 
+/// Decodes and checks the Base64 fields shared by encrypted requests and responses.
+private func decodeCryptogram(
+    ephemeralPublicKey: Data?, encryptedData: String, mac: String, nonce: String, timestamp: Int64
+) throws -> ECIESCryptogram {
+    guard timestamp >= 0 else { throw AssentCryptoError(.invalidEncoding, "The timestamp must not be negative.") }
+    return ECIESCryptogram(
+        ephemeralPublicKey: ephemeralPublicKey,
+        encryptedData: try Bytes.base64(encryptedData, field: "encryptedData"),
+        mac: try Bytes.base64(mac, field: "mac", length: 32),
+        nonce: try Bytes.base64(nonce, field: "nonce", length: 16),
+        timestamp: UInt64(timestamp)
+    )
+}
+
 /// An ECIES-encrypted request body: a bare JSON object, not wrapped in `requestObject`.
 public struct EncryptedRequest: Codable, Sendable, Equatable {
     public var temporaryKeyId: String
@@ -22,14 +36,9 @@ public struct EncryptedRequest: Codable, Sendable, Equatable {
 
     /// The cryptogram, with every field decoded and checked.
     public func cryptogram() throws -> ECIESCryptogram {
-        guard timestamp >= 0 else { throw AssentCryptoError(.invalidEncoding, "The timestamp must not be negative.") }
-        return ECIESCryptogram(
+        try decodeCryptogram(
             ephemeralPublicKey: try Bytes.base64(ephemeralPublicKey, field: "ephemeralPublicKey"),
-            encryptedData: try Bytes.base64(encryptedData, field: "encryptedData"),
-            mac: try Bytes.base64(mac, field: "mac", length: 32),
-            nonce: try Bytes.base64(nonce, field: "nonce", length: 16),
-            timestamp: UInt64(timestamp)
-        )
+            encryptedData: encryptedData, mac: mac, nonce: nonce, timestamp: timestamp)
     }
 }
 
@@ -50,14 +59,8 @@ public struct EncryptedResponse: Codable, Sendable, Equatable {
 
     /// The cryptogram, with every field decoded and checked.
     public func cryptogram() throws -> ECIESCryptogram {
-        guard timestamp >= 0 else { throw AssentCryptoError(.invalidEncoding, "The timestamp must not be negative.") }
-        return ECIESCryptogram(
-            ephemeralPublicKey: nil,
-            encryptedData: try Bytes.base64(encryptedData, field: "encryptedData"),
-            mac: try Bytes.base64(mac, field: "mac", length: 32),
-            nonce: try Bytes.base64(nonce, field: "nonce", length: 16),
-            timestamp: UInt64(timestamp)
-        )
+        try decodeCryptogram(
+            ephemeralPublicKey: nil, encryptedData: encryptedData, mac: mac, nonce: nonce, timestamp: timestamp)
     }
 }
 
