@@ -37,6 +37,12 @@ struct BadInputTests {
             #expect(tampered.status == 400)
             #expect(tampered.errorCode == "ERR_ENCRYPTION")
 
+            var stranger = try await server.activatedDevice(client, userId: "mallory")
+            stranger.activationId = UUID().uuidString.lowercased()
+            let unknownSigner = try await stranger.validateSignature()
+            #expect(unknownSigner.status == 401)
+            #expect(unknownSigner.errorCode == "POWERAUTH_AUTH_FAIL")
+
             let noHeader = try await client.send("POST", "/pa/v3/signature/validate", body: Data("{}".utf8))
             #expect(noHeader.status == 401)
             #expect(noHeader.errorCode == "POWERAUTH_AUTH_FAIL")

@@ -219,10 +219,46 @@ public struct PowerAuthService: Sendable {
         let data = PowerAuthSignature.dataToSign(
             method: method, uriId: uriId, nonce: header.nonce, body: body,
             applicationSecret: application.applicationSecret)
-        let lookAhead = environment.policy.counterLookAhead
         let now = environment.nowMillis
-        enum Outcome: Sendable { case accepted(offset: Int), failed(blocked: Bool) }
-        let (activation, outcome) = try await environment.updateActivation(id: header.activationId) { activation in
+        let activation: ActivationRecord
+        let outcome: Outcome
+        do {
+            (activation, outcome) = try await recordSignature(
+                header: header, application: application, data: data, format: format, now: now)
+        } catch let error as AssentServerError where error.code == AssentServerError.activationNotFound().code {
+            // An unknown activation fails like a removed one, so signed endpoints do not reveal which ids exist.
+            throw AssentServerError.authenticationFailed("The activation is not active.")
+        }
+        switch outcome {
+        case .accepted(let offset):
+            environment.logger.debug(
+                "signature accepted",
+                metadata: ["activation.id": "\(activation.id)", "signature.offset": "\(offset)", "uri.id": "\(uriId)"])
+            return AuthenticatedDevice(
+                activation: activation, application: application, signatureType: header.signatureType)
+        case .failed(let blocked):
+            await environment.audit(
+                "signature.failed", activation: activation, actor: "device",
+                "Signature for \(uriId) failed (\(activation.failedAttempts)/\(activation.maxFailedAttempts)).")
+            if blocked {
+                await environment.audit(
+                    "activation.blocked", activation: activation, actor: "system", "Blocked: too many failed attempts.")
+            }
+            throw AssentServerError.authenticationFailed("The signature does not match.")
+        }
+    }
+
+    enum Outcome: Sendable {
+        case accepted(offset: Int)
+        case failed(blocked: Bool)
+    }
+
+    /// Validates the signature against the stored counter window and writes the outcome in one conditional update.
+    func recordSignature(
+        header: AuthorizationHeader, application: ApplicationRecord, data: Data, format: SignatureFormat, now: Millis
+    ) async throws -> (ActivationRecord, Outcome) {
+        let lookAhead = environment.policy.counterLookAhead
+        return try await environment.updateActivation(id: header.activationId) { activation in
             guard activation.applicationId == application.id, activation.state == .active,
                 let keys = try activation.keys()
             else { throw AssentServerError.authenticationFailed("The activation is not active.") }
@@ -243,23 +279,6 @@ public struct PowerAuthService: Sendable {
             if header.signatureType.provesUserPresence { activation.failedAttempts = 0 }
             activation.lastUsedAt = now
             return Outcome.accepted(offset: match.offset)
-        }
-        switch outcome {
-        case .accepted(let offset):
-            environment.logger.debug(
-                "signature accepted",
-                metadata: ["activation.id": "\(activation.id)", "signature.offset": "\(offset)", "uri.id": "\(uriId)"])
-            return AuthenticatedDevice(
-                activation: activation, application: application, signatureType: header.signatureType)
-        case .failed(let blocked):
-            await environment.audit(
-                "signature.failed", activation: activation, actor: "device",
-                "Signature for \(uriId) failed (\(activation.failedAttempts)/\(activation.maxFailedAttempts)).")
-            if blocked {
-                await environment.audit(
-                    "activation.blocked", activation: activation, actor: "system", "Blocked: too many failed attempts.")
-            }
-            throw AssentServerError.authenticationFailed("The signature does not match.")
         }
     }
 
