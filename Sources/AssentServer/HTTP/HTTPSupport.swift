@@ -13,14 +13,9 @@ enum HTTPSupport {
     static let encryption = HTTPField.Name("X-PowerAuth-Encryption")!
     static let token = HTTPField.Name("X-PowerAuth-Token")!
 
-    /// The whole body, refusing more than ``maxBodySize`` bytes.
+    /// The whole body, refusing more than ``maxBodySize`` bytes (the error middleware turns the overflow into 413).
     static func body(_ request: Request) async throws -> Data {
-        do {
-            let buffer = try await request.body.collect(upTo: maxBodySize)
-            return Data(buffer.readableBytesView)
-        } catch is NIOTooManyBytesError {
-            throw AssentServerError.payloadTooLarge(limit: maxBodySize)
-        }
+        Data(try await request.body.collect(upTo: maxBodySize).readableBytesView)
     }
 
     /// Decodes the body as `T`, or throws a 400 with the reason.

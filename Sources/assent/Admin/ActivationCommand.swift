@@ -79,11 +79,13 @@ struct ActivationCommand: AsyncParsableCommand {
         }
     }
 
-    /// Commit, unblock and remove differ only in method and path.
-    static func change(_ method: String, _ path: String, _ connection: ConnectionOptions) async throws {
+    /// Commit, block, unblock and remove differ only in method, path and an optional body.
+    static func change(
+        _ method: String, _ path: String, body: (some Encodable)? = Optional<String>.none,
+        _ connection: ConnectionOptions
+    ) async throws {
         try await CLIFailure.reporting {
-            let info = try await connection.client().send(
-                method, path, body: Optional<String>.none, as: ActivationInfo.self)
+            let info = try await connection.client().send(method, path, body: body, as: ActivationInfo.self)
             try connection.output(info) { ActivationCommand.table(info) }
         }
     }
@@ -108,12 +110,8 @@ struct ActivationCommand: AsyncParsableCommand {
         @Option(help: "Why (kept in the activation and the audit trail).") var reason: String?
 
         func run() async throws {
-            try await CLIFailure.reporting {
-                let info = try await connection.client().post(
-                    "api/v1/activations/\(id)/block", body: BlockActivationRequest(reason: reason),
-                    as: ActivationInfo.self)
-                try connection.output(info) { ActivationCommand.table(info) }
-            }
+            try await ActivationCommand.change(
+                "POST", "api/v1/activations/\(id)/block", body: BlockActivationRequest(reason: reason), connection)
         }
     }
 
