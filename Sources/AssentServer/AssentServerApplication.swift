@@ -23,6 +23,7 @@ public enum AssentServerApplication {
                 body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
         DeviceRoutes(service: PowerAuthService(environment: environment)).register(on: router)
+        MobileTokenRoutes(environment: environment).register(on: router)
         OperatorRoutes(environment: environment).register(on: router)
         return router
     }
@@ -33,30 +34,46 @@ public enum AssentServerApplication {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let registry = PrometheusCollectorRegistry()
+        var services: [any Service] = [Sweeper(environment: environment)]
+        if let webhook = environment.webhook {
+            services.append(WebhookDispatcher(environment: environment, settings: webhook))
+        }
         return Application(
             router: router(environment: environment, registry: registry),
             configuration: .init(address: .hostname(host, port: port), serverName: "Assent"),
-            services: [Sweeper(environment: environment)],
+            services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
             logger: environment.logger
         )
     }
 }
 
-/// Deletes expired temporary keys and replay-guard entries once a minute.
+/// Every few seconds expires overdue operations; once a minute deletes expired temporary keys and replay-guard
+/// entries, and webhook events finished (or never deliverable, without a webhook) more than a day ago.
 struct Sweeper: Service {
     let environment: ServerEnvironment
+    var interval: Duration = .seconds(5)
 
     func run() async throws {
         let environment = environment
+        let operations = OperationService(environment: environment)
+        let interval = interval
         await cancelWhenGracefulShutdown {
+            var lastPurge = ContinuousClock.now - .seconds(60)
             while !Task.isCancelled {
                 do {
-                    try await environment.store.purgeExpired(before: environment.nowMillis)
+                    try await operations.expireOverdue()
+                    if ContinuousClock.now - lastPurge >= .seconds(60) {
+                        lastPurge = .now
+                        let now = environment.nowMillis
+                        try await environment.store.purgeExpired(before: now)
+                        try await environment.store.purgeWebhookEvents(
+                            before: now - 86_400_000, includingUndelivered: environment.webhook == nil)
+                    }
                 } catch {
                     environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])
                 }
-                try? await Task.sleep(for: .seconds(60))
+                try? await Task.sleep(for: interval)
             }
         }
     }

@@ -11,6 +11,11 @@ public struct SecurityPolicy: Sendable, Equatable {
     /// How far a request timestamp (encrypted requests, MAC tokens) may be from the server's clock, in seconds.
     public var timestampTolerance: Int = 300
 
+    /// How long an operation stays approvable unless its creator says otherwise, in seconds (default 5 minutes).
+    public var operationLifetime: Int = 300
+    /// Failed approval attempts that fail an operation unless its creator says otherwise (default 5).
+    public var operationMaxFailedAttempts: Int = 5
+
     /// The protocol's defaults.
     public static let `default` = SecurityPolicy()
 
@@ -25,7 +30,10 @@ public struct SecurityPolicy: Sendable, Equatable {
         guard (1...255).contains(maxFailedAttempts) else {
             throw AssentServerError.configuration("The maximum of failed attempts must be 1 to 255.")
         }
-        guard activationCodeLifetime > 0, temporaryKeyLifetime > 0, timestampTolerance > 0 else {
+        guard (1...100).contains(operationMaxFailedAttempts) else {
+            throw AssentServerError.configuration("The maximum of failed operation approvals must be 1 to 100.")
+        }
+        guard activationCodeLifetime > 0, temporaryKeyLifetime > 0, timestampTolerance > 0, operationLifetime > 0 else {
             throw AssentServerError.configuration("Lifetimes and tolerances must be positive.")
         }
     }

@@ -24,7 +24,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Counter look-ahead window for signatures (1-255).") var lookAhead = 20
     @Option(help: "Failed signature attempts that block an activation (1-255).") var maxFailedAttempts = 5
     @Option(help: "Activation code lifetime in seconds.") var codeLifetime = 300
+    @Option(help: "Operation lifetime in seconds unless the creator sets expiresIn.") var operationLifetime = 300
+    @Option(
+        help: """
+            URL that receives every operation status change as a signed POST (X-Assent-Signature). The HMAC key \
+            comes from ASSENT_WEBHOOK_SECRET. Env: ASSENT_WEBHOOK_URL.
+            """)
+    var webhookURL: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+
+    /// The webhook settings from `--webhook-url` / `ASSENT_WEBHOOK_URL` and `ASSENT_WEBHOOK_SECRET`.
+    func webhookSettings() throws -> WebhookSettings? {
+        let environment = ProcessInfo.processInfo.environment
+        guard let text = webhookURL ?? environment["ASSENT_WEBHOOK_URL"] else { return nil }
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ValidationError("The webhook URL must be an http(s) URL.")
+        }
+        guard let secret = environment["ASSENT_WEBHOOK_SECRET"], secret.utf8.count >= 16 else {
+            throw ValidationError("Set ASSENT_WEBHOOK_SECRET (at least 16 characters) to sign webhook deliveries.")
+        }
+        return WebhookSettings(url: url, secret: Data(secret.utf8))
+    }
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -39,11 +59,13 @@ struct ServeCommand: AsyncParsableCommand {
         policy.counterLookAhead = lookAhead
         policy.maxFailedAttempts = maxFailedAttempts
         policy.activationCodeLifetime = codeLifetime
+        policy.operationLifetime = operationLifetime
+        let webhook = try webhookSettings()
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
             try policy.validate()
             let store = try await ServerBootstrap.openStore(storage.location, logger: logger)
-            let environment = ServerEnvironment(store: store, policy: policy, logger: logger)
+            let environment = ServerEnvironment(store: store, policy: policy, logger: logger, webhook: webhook)
             let prepared = try await ServerBootstrap.prepare(environment)
             let app = AssentServerApplication.application(environment: environment, host: host, port: port) { port in
                 say("Assent is listening on http://\(host):\(port)")
@@ -52,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
                 "Database: \(store.backend.rawValue)\(storage.databaseURL == nil ? " in \(storage.dataDirectory)" : "")"
             )
             say("Application key: \(prepared.application.applicationKey)")
+            if let webhook { say("Webhook: operation status changes go to \(webhook.url.absoluteString)") }
             say("SDK configuration: \(try ApplicationService.sdkConfiguration(of: prepared.application))")
             if let key = prepared.bootstrapAPIKey {
                 say("Operator API key (shown once, store it now): \(key)")

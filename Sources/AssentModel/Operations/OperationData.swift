@@ -4,7 +4,7 @@ import Foundation
 /// `A1*A100CZK*ICZ2730300000001165254011*D20180425`.
 ///
 /// The first letter of each field names its type; text fields escape `\n`, `\\` and `\*`. Version `A` allows
-/// templates 0–99 and up to five fields; empty fields keep positions (`A1*A100CZK*ICZ…***Nnote`).
+/// templates 0–99 and up to six fields; empty fields keep positions (`A1*A100CZK*ICZ…***Nnote`).
 public struct OperationData: Sendable, Equatable, CustomStringConvertible {
     /// One field after the header.
     public enum Field: Sendable, Equatable {
@@ -43,7 +43,7 @@ public struct OperationData: Sendable, Equatable, CustomStringConvertible {
     public var fields: [Field]
 
     /// The most fields version `A` allows after the header.
-    public static let maximumFields = 5
+    public static let maximumFields = 6
 
     /// Creates operation data from its parts.
     public init(version: Character = "A", template: Int, fields: [Field]) {

@@ -19,12 +19,16 @@ public enum ResponseStatus: String, Codable, Sendable {
 public struct ResponseEnvelope<Payload: Codable & Sendable>: Codable, Sendable {
     /// Always ``ResponseStatus/ok``.
     public var status: ResponseStatus
+    /// The server's clock (`yyyy-MM-dd'T'HH:mm:ss+0000`), sent by the Mobile Token API's list, detail and claim so
+    /// a client can compute the server time; absent elsewhere.
+    public var currentTimestamp: String?
     /// The response payload.
     public var responseObject: Payload
 
     /// Wraps a payload in a successful envelope.
-    public init(_ responseObject: Payload) {
+    public init(_ responseObject: Payload, currentTimestamp: String? = nil) {
         self.status = .ok
+        self.currentTimestamp = currentTimestamp
         self.responseObject = responseObject
     }
 }

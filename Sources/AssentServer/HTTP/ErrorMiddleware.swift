@@ -32,9 +32,37 @@ struct ErrorMiddleware: RouterMiddleware {
                 return try HTTPSupport.json(
                     ErrorEnvelope(code: failure.code, message: failure.message), status: .init(code: status))
             }
+            if request.uri.path.hasPrefix("/api/auth/") {
+                let (code, status) = Self.mobileTokenError(failure)
+                return try HTTPSupport.json(
+                    ErrorEnvelope(code: code, message: failure.message), status: .init(code: status))
+            }
             return try HTTPSupport.json(
                 OperatorError(code: failure.code, message: failure.message), status: .init(code: failure.status))
         }
+    }
+
+    /// The Mobile Token API's code and status for a failure: `INVALID_REQUEST`, `INVALID_ACTIVATION`,
+    /// `INVALID_OPERATION`, `POWERAUTH_AUTH_FAIL` / `OPERATION_FAILED` (401), the `OPERATION_…` states (400),
+    /// and `ERROR_GENERIC` for the rest.
+    static func mobileTokenError(_ failure: AssentServerError) -> (code: String, status: Int) {
+        let code =
+            switch failure.code {
+            case "ERR_REQUEST", "ERR_PAYLOAD_TOO_LARGE", "ERR_ENCRYPTION": "INVALID_REQUEST"
+            case "ACTIVATION_NOT_FOUND", "ACTIVATION_INVALID_STATE": "INVALID_ACTIVATION"
+            case "OPERATION_NOT_FOUND": "INVALID_OPERATION"
+            case let code where code == "POWERAUTH_AUTH_FAIL" || code.hasPrefix("OPERATION_"): code
+            default: "ERROR_GENERIC"
+            }
+        let status =
+            switch failure.status {
+            case 401: 401
+            case 404 where failure.code == "NOT_FOUND": 404
+            case 405, 413: failure.status
+            case 500...: 500
+            default: 400
+            }
+        return (code, status)
     }
 
     static func serverError(for error: any Error) -> AssentServerError {

@@ -12,6 +12,7 @@ enum HTTPSupport {
     static let authorization = HTTPField.Name("X-PowerAuth-Authorization")!
     static let encryption = HTTPField.Name("X-PowerAuth-Encryption")!
     static let token = HTTPField.Name("X-PowerAuth-Token")!
+    static let acceptLanguage = HTTPField.Name("Accept-Language")!
 
     /// The whole body, refusing more than ``maxBodySize`` bytes (the error middleware turns the overflow into 413).
     static func body(_ request: Request) async throws -> Data {
@@ -22,7 +23,11 @@ enum HTTPSupport {
     static func decode<T: Decodable>(_ type: T.Type, from request: Request, decoder: JSONDecoder = JSONDecoder())
         async throws -> T
     {
-        let data = try await body(request)
+        try decode(type, from: try await body(request), decoder: decoder)
+    }
+
+    /// Decodes `data` as `T`, or throws a 400 with the reason.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> T {
         do {
             return try decoder.decode(type, from: data)
         } catch {

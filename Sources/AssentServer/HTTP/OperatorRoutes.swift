@@ -99,6 +99,7 @@ struct OperatorRoutes {
                 Self.info(try await activations.remove(id: try context.parameters.require("id"), actor: actor(context)))
             )
         }
+        registerOperations(on: api)
         api.get("audit") { request, context in
             try require(.auditRead, context)
             let query = request.uri.queryParameters
@@ -144,21 +145,21 @@ struct OperatorRoutes {
         }
     }
 
-    private func defaultApplication() async throws -> ApplicationRecord {
+    func defaultApplication() async throws -> ApplicationRecord {
         guard let application = try await environment.store.applications().first else {
             throw AssentServerError.internalError("The server has no application.")
         }
         return application
     }
 
-    private func require(_ scope: APIScope, _ context: AssentRequestContext) throws {
+    func require(_ scope: APIScope, _ context: AssentRequestContext) throws {
         guard let key = context.apiKey else { throw AssentServerError.unauthorized() }
         guard key.allows(scope) else { throw AssentServerError.forbidden(scope) }
     }
 
-    private func actor(_ context: AssentRequestContext) -> String { "operator:\(context.apiKey?.name ?? "?")" }
+    func actor(_ context: AssentRequestContext) -> String { "operator:\(context.apiKey?.name ?? "?")" }
 
-    private func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+    func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
         try HTTPSupport.json(value, status: status, encoder: OperatorJSON.encoder())
     }
 

@@ -257,29 +257,46 @@ public struct PowerAuthService: Sendable {
     func recordSignature(
         header: AuthorizationHeader, application: ApplicationRecord, data: Data, format: SignatureFormat, now: Millis
     ) async throws -> (ActivationRecord, Outcome) {
+        let (activation, outcome, _) = try await recordSignature(
+            activationId: header.activationId, signature: header.signature, types: [header.signatureType],
+            application: application, data: data, format: format, now: now)
+        return (activation, outcome)
+    }
+
+    /// Validates `signature` as any of `types` (tried in order) against the stored counter window and writes the
+    /// outcome in one conditional update: a match advances the counter, a mismatch counts a failed attempt.
+    /// Returns the type that matched.
+    func recordSignature(
+        activationId: String, signature: String, types: [SignatureType], application: ApplicationRecord, data: Data,
+        format: SignatureFormat, now: Millis
+    ) async throws -> (ActivationRecord, Outcome, SignatureType?) {
         let lookAhead = environment.policy.counterLookAhead
-        return try await environment.updateActivation(id: header.activationId) { activation in
+        let (activation, result) = try await environment.updateActivation(id: activationId) {
+            activation -> (Outcome, SignatureType?) in
             guard activation.applicationId == application.id, activation.state == .active,
                 let keys = try activation.keys()
             else { throw AssentServerError.authenticationFailed("The activation is not active.") }
-            let match = try PowerAuthSignature.validate(
-                header.signature, data: data, counter: activation.counterData,
-                keys: keys.signatureKeys(for: header.signatureType), format: format, lookAhead: lookAhead)
-            guard let match else {
-                activation.failedAttempts += 1
-                let blocked = activation.failedAttempts >= activation.maxFailedAttempts
-                if blocked {
-                    activation.state = .blocked
-                    activation.blockedReason = "MAX_FAILED_ATTEMPTS"
-                }
-                return Outcome.failed(blocked: blocked)
+            for type in types {
+                guard
+                    let match = try PowerAuthSignature.validate(
+                        signature, data: data, counter: activation.counterData, keys: keys.signatureKeys(for: type),
+                        format: format, lookAhead: lookAhead)
+                else { continue }
+                activation.counterData = match.nextCounter
+                activation.counter += Int64(match.offset + 1)
+                if type.provesUserPresence { activation.failedAttempts = 0 }
+                activation.lastUsedAt = now
+                return (Outcome.accepted(offset: match.offset), type)
             }
-            activation.counterData = match.nextCounter
-            activation.counter += Int64(match.offset + 1)
-            if header.signatureType.provesUserPresence { activation.failedAttempts = 0 }
-            activation.lastUsedAt = now
-            return Outcome.accepted(offset: match.offset)
+            activation.failedAttempts += 1
+            let blocked = activation.failedAttempts >= activation.maxFailedAttempts
+            if blocked {
+                activation.state = .blocked
+                activation.blockedReason = "MAX_FAILED_ATTEMPTS"
+            }
+            return (Outcome.failed(blocked: blocked), nil)
         }
+        return (activation, result.0, result.1)
     }
 
     /// `/pa/v3/signature/validate`: validates a 2FA signature over the request body.

@@ -9,15 +9,18 @@ public struct ServerEnvironment: Sendable {
     public var logger: Logger
     /// The current time; tests move it.
     public var now: @Sendable () -> Date
+    /// Where operation status changes are delivered, if anywhere.
+    public var webhook: WebhookSettings?
 
     public init(
         store: any AssentStore, policy: SecurityPolicy = .default, logger: Logger,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, webhook: WebhookSettings? = nil
     ) {
         self.store = store
         self.policy = policy
         self.logger = logger
         self.now = now
+        self.webhook = webhook
     }
 
     var nowMillis: Millis { now().millis }

@@ -1,4 +1,5 @@
 import AssentCrypto
+import AssentModel
 import Foundation
 
 /// Everything the server persists. All shared state lives here, never in process memory, so several server
@@ -44,6 +45,32 @@ public protocol AssentStore: Sendable {
     func apiKey(hash: Data) async throws -> APIKeyRecord?
     func apiKeys() async throws -> [APIKeyRecord]
     func deleteAPIKey(id: String) async throws -> Bool
+
+    func insertOperation(_ operation: OperationRecord) async throws
+    func operation(id: String) async throws -> OperationRecord?
+    /// The user's operations, newest first, optionally only those in `status`.
+    func operations(userId: String, status: OperationStatus?, limit: Int) async throws -> [OperationRecord]
+    /// Writes `operation` (with its version bumped) if the stored version is still `expectedVersion`. A change of
+    /// status also appends a webhook event in the same statement.
+    func updateOperation(_ operation: OperationRecord, expectedVersion: Int64) async throws -> Bool
+    /// Ids of pending operations whose expiry has passed.
+    func overdueOperationIds(now: Millis, limit: Int) async throws -> [String]
+
+    func putTemplate(name: String, body: String, at: Millis) async throws
+    func template(name: String) async throws -> (body: String, updatedAt: Millis)?
+    func templates() async throws -> [(name: String, body: String, updatedAt: Millis)]
+    func deleteTemplate(name: String) async throws -> Bool
+
+    /// Undelivered webhook events due at `now` and not leased by another process.
+    func dueWebhookEvents(now: Millis, limit: Int) async throws -> [WebhookEventRecord]
+    /// Leases the event until `until` unless another process holds it; returns whether this one got it.
+    func leaseWebhookEvent(id: Int64, now: Millis, until: Millis) async throws -> Bool
+    /// Marks the event delivered, or schedules another attempt (`nextAttemptAt == nil` gives up).
+    func recordWebhookAttempt(id: Int64, delivered: Bool, attempts: Int, nextAttemptAt: Millis?, error: String?, now: Millis)
+        async throws
+    /// Deletes delivered and abandoned events finished before `before`, and with `includingUndelivered` (no
+    /// webhook configured) also undelivered events recorded before it.
+    func purgeWebhookEvents(before: Millis, includingUndelivered: Bool) async throws
 
     func appendAudit(_ event: AuditEvent) async throws
     func audit(activationId: String?, userId: String?, limit: Int) async throws -> [AuditEvent]

@@ -11,8 +11,94 @@ enum Migrations {
             version: 1,
             sqlite: schemaV1(blob: "BLOB", bigint: "INTEGER", serial: "INTEGER PRIMARY KEY AUTOINCREMENT"),
             postgres: schemaV1(blob: "BYTEA", bigint: "BIGINT", serial: "BIGSERIAL PRIMARY KEY")
-        )
+        ),
+        Migration(
+            version: 2,
+            sqlite: schemaV2(blob: "BLOB", bigint: "INTEGER", serial: "INTEGER PRIMARY KEY AUTOINCREMENT") + [
+                """
+                CREATE TRIGGER IF NOT EXISTS operations_status_outbox AFTER UPDATE OF status ON operations
+                WHEN NEW.status <> OLD.status
+                BEGIN
+                    INSERT INTO webhook_outbox (operation_id, status, status_reason, at, next_attempt_at)
+                    VALUES (NEW.id, NEW.status, NEW.status_reason, NEW.updated_at, NEW.updated_at);
+                END
+                """
+            ],
+            postgres: schemaV2(blob: "BYTEA", bigint: "BIGINT", serial: "BIGSERIAL PRIMARY KEY") + [
+                """
+                CREATE OR REPLACE FUNCTION operations_status_outbox() RETURNS trigger AS $$
+                BEGIN
+                    INSERT INTO webhook_outbox (operation_id, status, status_reason, at, next_attempt_at)
+                    VALUES (NEW.id, NEW.status, NEW.status_reason, NEW.updated_at, NEW.updated_at);
+                    RETURN NEW;
+                END
+                $$ LANGUAGE plpgsql
+                """,
+                """
+                CREATE OR REPLACE TRIGGER operations_status_outbox AFTER UPDATE OF status ON operations
+                FOR EACH ROW WHEN (NEW.status IS DISTINCT FROM OLD.status)
+                EXECUTE FUNCTION operations_status_outbox()
+                """,
+            ]
+        ),
     ]
+
+    /// Operations, operation templates and the webhook outbox. The outbox row of a status change is written by a
+    /// trigger, so the change and its event are one atomic statement on both databases.
+    private static func schemaV2(blob: String, bigint: String, serial: String) -> [String] {
+        [
+            """
+            CREATE TABLE IF NOT EXISTS operations (
+                id TEXT PRIMARY KEY,
+                application_id TEXT NOT NULL REFERENCES applications(id),
+                user_id TEXT,
+                name TEXT NOT NULL,
+                data TEXT NOT NULL,
+                status TEXT NOT NULL,
+                status_reason TEXT,
+                content TEXT NOT NULL,
+                signature_type TEXT NOT NULL,
+                failed_attempts \(bigint) NOT NULL,
+                max_failed_attempts \(bigint) NOT NULL,
+                proximity_seed \(blob),
+                offline_nonce TEXT,
+                offline_totp TEXT,
+                activation_id TEXT,
+                template TEXT,
+                created_at \(bigint) NOT NULL,
+                expires_at \(bigint) NOT NULL,
+                updated_at \(bigint) NOT NULL,
+                finished_at \(bigint),
+                version \(bigint) NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS operations_user_status ON operations(user_id, status, created_at)",
+            "CREATE INDEX IF NOT EXISTS operations_status_expiry ON operations(status, expires_at)",
+            """
+            CREATE TABLE IF NOT EXISTS operation_templates (
+                name TEXT PRIMARY KEY,
+                body TEXT NOT NULL,
+                updated_at \(bigint) NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS webhook_outbox (
+                id \(serial),
+                operation_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                status_reason TEXT,
+                at \(bigint) NOT NULL,
+                attempts \(bigint) NOT NULL DEFAULT 0,
+                next_attempt_at \(bigint) NOT NULL,
+                locked_until \(bigint) NOT NULL DEFAULT 0,
+                state TEXT NOT NULL DEFAULT 'pending',
+                last_error TEXT,
+                finished_at \(bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS webhook_outbox_due ON webhook_outbox(state, next_attempt_at)",
+        ]
+    }
 
     private static func schemaV1(blob: String, bigint: String, serial: String) -> [String] {
         [

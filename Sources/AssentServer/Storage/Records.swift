@@ -1,4 +1,5 @@
 import AssentCrypto
+import AssentModel
 import Foundation
 
 /// Milliseconds since 1970, the one time unit of storage and the protocol.
@@ -121,6 +122,10 @@ public enum APIScope: String, Sendable, Codable, CaseIterable {
     case activationsRead = "activations:read"
     /// Create, commit, block, unblock and remove activations.
     case activationsWrite = "activations:write"
+    /// Read operations and their offline and proximity codes.
+    case operationsRead = "operations:read"
+    /// Create and cancel operations, verify offline codes, manage operation templates.
+    case operationsWrite = "operations:write"
     /// Read the audit trail.
     case auditRead = "audit:read"
     /// Create, list and revoke API keys.
@@ -153,4 +158,98 @@ public struct AuditEvent: Sendable, Equatable, Codable {
     public var actor: String
     /// A sentence with details; never secrets.
     public var detail: String
+}
+
+/// An operation a user approves or rejects on an activated device.
+public struct OperationRecord: Sendable, Equatable {
+    public var id: String
+    public var applicationId: String
+    /// `nil` until a device claims a non-personalised operation.
+    public var userId: String?
+    public var name: String
+    /// The operation data string the approval signs.
+    public var data: String
+    public var status: OperationStatus
+    public var statusReason: String?
+    /// Texts, attributes and UI hints (``OperationContent``).
+    public var content: OperationContent
+    public var allowedSignatureType: AllowedSignatureType
+    public var failedAttempts: Int
+    public var maxFailedAttempts: Int
+    /// The proximity check's TOTP seed, when the operation has one.
+    public var proximitySeed: Data?
+    /// The nonce of the latest offline QR code (Base64), which the typed approval code must be computed with.
+    public var offlineNonce: String?
+    /// The TOTP line of the latest offline QR code, if it had one.
+    public var offlineTOTP: String?
+    /// The activation that approved, rejected or failed it.
+    public var activationId: String?
+    public var template: String?
+    public var createdAt: Millis
+    public var expiresAt: Millis
+    public var updatedAt: Millis
+    public var finishedAt: Millis?
+    /// Optimistic-concurrency version, bumped by every update.
+    public var version: Int64
+
+    /// Ends the operation in `status` (only ever from `PENDING`).
+    mutating func finish(_ status: OperationStatus, reason: String?, activationId: String?, at now: Millis) {
+        precondition(self.status == .pending && status != .pending)
+        self.status = status
+        statusReason = reason
+        if let activationId { self.activationId = activationId }
+        finishedAt = now
+    }
+
+    /// Moves a pending operation past its expiry to `EXPIRED`; returns whether it did.
+    mutating func expireIfDue(now: Millis) -> Bool {
+        guard status == .pending, now >= expiresAt else { return false }
+        finish(.expired, reason: nil, activationId: nil, at: now)
+        return true
+    }
+}
+
+/// The presentational part of an operation, stored as one JSON document.
+public struct OperationContent: Codable, Sendable, Equatable {
+    /// The language used when `Accept-Language` matches none.
+    public var defaultLanguage: String
+    /// The form per language tag.
+    public var formData: [String: FormData]
+    public var ui: OperationUI?
+
+    /// The form for the best match of an `Accept-Language` header.
+    public func form(acceptLanguage: String?) -> FormData {
+        for tag in Self.languages(acceptLanguage) {
+            if let form = formData[tag] { return form }
+            if let primary = tag.split(separator: "-").first.map(String.init), let form = formData[primary] {
+                return form
+            }
+        }
+        return formData[defaultLanguage] ?? formData.values.first ?? FormData(title: "", message: "")
+    }
+
+    /// The language tags of an `Accept-Language` header, most preferred first (lower-cased, `*` and q=0 dropped).
+    static func languages(_ header: String?) -> [String] {
+        guard let header else { return [] }
+        let ranked = header.split(separator: ",").enumerated().compactMap { index, part -> (String, Double, Int)? in
+            let pieces = part.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = pieces.first?.lowercased(), !tag.isEmpty, tag != "*" else { return nil }
+            var quality = 1.0
+            for piece in pieces.dropFirst() where piece.hasPrefix("q=") {
+                quality = Double(piece.dropFirst(2)) ?? 0
+            }
+            return quality > 0 ? (tag, quality, index) : nil
+        }
+        return ranked.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.2 < $1.2 }.map(\.0)
+    }
+}
+
+/// A status change of an operation waiting in the webhook outbox.
+public struct WebhookEventRecord: Sendable, Equatable {
+    public var id: Int64
+    public var operationId: String
+    public var status: OperationStatus
+    public var statusReason: String?
+    public var at: Millis
+    public var attempts: Int
 }

@@ -1,3 +1,5 @@
+import AssentModel
+
 /// A failure the server reports to a caller: a stable code, the HTTP status and a sentence for people.
 ///
 /// PowerAuth endpoints send it as `{"status":"ERROR","responseObject":{"code","message"}}`, the operator API as
@@ -73,6 +75,36 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
     /// The body is larger than the limit.
     public static func payloadTooLarge(limit: Int) -> Self {
         .init(code: "ERR_PAYLOAD_TOO_LARGE", status: 413, message: "The request body is larger than \(limit) bytes.")
+    }
+
+    /// The operation does not exist, or the caller may not see it.
+    public static func operationNotFound() -> Self {
+        .init(code: "OPERATION_NOT_FOUND", status: 404, message: "No operation with this id is available.")
+    }
+
+    /// The operation already ended (approved, rejected, canceled, expired or failed).
+    public static func operationFinished(_ status: OperationStatus) -> Self {
+        switch status {
+        case .expired:
+            .init(code: "OPERATION_EXPIRED", status: 409, message: "The operation expired; start a new one.")
+        case .failed:
+            .init(
+                code: "OPERATION_ALREADY_FAILED", status: 409,
+                message: "The operation failed after too many attempts; start a new one.")
+        case .canceled:
+            .init(code: "OPERATION_ALREADY_CANCELED", status: 409, message: "The operation was canceled.")
+        default:
+            .init(
+                code: "OPERATION_ALREADY_FINISHED", status: 409,
+                message: "The operation was already \(status.rawValue.lowercased()).")
+        }
+    }
+
+    /// The approval attempt that just failed was the last one the operation allowed.
+    public static func operationFailed() -> Self {
+        .init(
+            code: "OPERATION_FAILED", status: 401,
+            message: "The approval failed too many times; the operation is now FAILED.")
     }
 
     /// Concurrent updates kept colliding.

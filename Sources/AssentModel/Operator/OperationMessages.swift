@@ -1,0 +1,189 @@
+import Foundation
+
+/// `POST /api/v1/operations`: a full operation, or `{template, params}` plus any field to override.
+public struct CreateOperationRequest: Codable, Sendable, Equatable {
+    /// The user whose devices may approve it; absent for a non-personalised operation the first device claims.
+    public var userId: String?
+    /// The system name, e.g. `authorize_payment`.
+    public var name: String?
+    /// The operation data string (`A1*A100CZK*…`).
+    public var data: String?
+    /// The form per language tag (`en`, `cs`, …).
+    public var formData: [String: FormData]?
+    /// The language used when `Accept-Language` matches none (default `en` when present, else the first tag).
+    public var defaultLanguage: String?
+    public var ui: OperationUI?
+    /// Default `2FA` with `possession_knowledge` and `possession_biometry`.
+    public var allowedSignatureType: AllowedSignatureType?
+    /// Seconds until it expires (default 300).
+    public var expiresIn: Int?
+    /// Failed approvals that fail the operation (default 5).
+    public var maxFailedAttempts: Int?
+    /// Whether approval needs the proximity TOTP.
+    public var proximityCheck: Bool?
+    /// An operation template's name.
+    public var template: String?
+    /// Values for the template's `{placeholders}`.
+    public var params: [String: JSONValue]?
+
+    /// Creates a request.
+    public init(
+        userId: String? = nil, name: String? = nil, data: String? = nil, formData: [String: FormData]? = nil,
+        defaultLanguage: String? = nil, ui: OperationUI? = nil, allowedSignatureType: AllowedSignatureType? = nil,
+        expiresIn: Int? = nil, maxFailedAttempts: Int? = nil, proximityCheck: Bool? = nil, template: String? = nil,
+        params: [String: JSONValue]? = nil
+    ) {
+        self.userId = userId
+        self.name = name
+        self.data = data
+        self.formData = formData
+        self.defaultLanguage = defaultLanguage
+        self.ui = ui
+        self.allowedSignatureType = allowedSignatureType
+        self.expiresIn = expiresIn
+        self.maxFailedAttempts = maxFailedAttempts
+        self.proximityCheck = proximityCheck
+        self.template = template
+        self.params = params
+    }
+}
+
+/// An operation as the operator sees it.
+public struct OperationInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var userId: String?
+    public var name: String
+    public var data: String
+    public var status: OperationStatus
+    public var statusReason: String?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var finishedAt: Date?
+    /// The activation that approved, rejected or failed it.
+    public var activationId: String?
+    public var failedAttempts: Int
+    public var maxFailedAttempts: Int
+    public var allowedSignatureType: AllowedSignatureType
+    public var proximityCheck: Bool
+    public var template: String?
+    public var defaultLanguage: String
+    public var formData: [String: FormData]
+    public var ui: OperationUI?
+
+    /// Creates the view.
+    public init(
+        id: String, userId: String?, name: String, data: String, status: OperationStatus, statusReason: String?,
+        createdAt: Date, expiresAt: Date, finishedAt: Date?, activationId: String?, failedAttempts: Int,
+        maxFailedAttempts: Int, allowedSignatureType: AllowedSignatureType, proximityCheck: Bool, template: String?,
+        defaultLanguage: String, formData: [String: FormData], ui: OperationUI?
+    ) {
+        self.id = id
+        self.userId = userId
+        self.name = name
+        self.data = data
+        self.status = status
+        self.statusReason = statusReason
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.finishedAt = finishedAt
+        self.activationId = activationId
+        self.failedAttempts = failedAttempts
+        self.maxFailedAttempts = maxFailedAttempts
+        self.allowedSignatureType = allowedSignatureType
+        self.proximityCheck = proximityCheck
+        self.template = template
+        self.defaultLanguage = defaultLanguage
+        self.formData = formData
+        self.ui = ui
+    }
+}
+
+/// `GET /api/v1/users/{userId}/operations`.
+public struct OperationList: Codable, Sendable, Equatable {
+    public var operations: [OperationInfo]
+    public init(operations: [OperationInfo]) { self.operations = operations }
+}
+
+/// `POST /api/v1/operations/{id}/cancel` body (optional).
+public struct CancelOperationRequest: Codable, Sendable, Equatable {
+    /// At most 32 characters.
+    public var reason: String?
+    public init(reason: String?) { self.reason = reason }
+}
+
+/// `POST /api/v1/operations/{id}/offline-qr`.
+public struct OfflineQRRequest: Codable, Sendable, Equatable {
+    /// `master` or `personal`.
+    public var keyType: String
+    /// The activation whose personal server key signs; required for `personal`.
+    public var activationId: String?
+    public init(keyType: String, activationId: String?) {
+        self.keyType = keyType
+        self.activationId = activationId
+    }
+}
+
+/// The QR text of an offline operation.
+public struct OfflineQRResponse: Codable, Sendable, Equatable {
+    public var qr: String
+    public init(qr: String) { self.qr = qr }
+}
+
+/// `POST /api/v1/operations/{id}/offline-verify`.
+public struct OfflineVerifyRequest: Codable, Sendable, Equatable {
+    public var activationId: String
+    /// `NNNNNNNN-NNNNNNNN` as typed by the user.
+    public var code: String
+    public init(activationId: String, code: String) {
+        self.activationId = activationId
+        self.code = code
+    }
+}
+
+/// Whether the typed code approved the operation, and the operation afterwards.
+public struct OfflineVerifyResponse: Codable, Sendable, Equatable {
+    public var valid: Bool
+    public var operation: OperationInfo
+    public init(valid: Bool, operation: OperationInfo) {
+        self.valid = valid
+        self.operation = operation
+    }
+}
+
+/// `GET /api/v1/operations/{id}/proximity`: the current proximity TOTP as a deeplink and as a QR JWT.
+public struct ProximityCodeResponse: Codable, Sendable, Equatable {
+    public var operationId: String
+    public var otp: String
+    public var deeplink: String
+    public var jwt: String
+    /// When this code stops being the current one (it is accepted one step longer).
+    public var validUntil: Date
+    public init(operationId: String, otp: String, deeplink: String, jwt: String, validUntil: Date) {
+        self.operationId = operationId
+        self.otp = otp
+        self.deeplink = deeplink
+        self.jwt = jwt
+        self.validUntil = validUntil
+    }
+}
+
+/// An operation template: the fields of ``CreateOperationRequest`` (without `userId`, `template`, `params`) in
+/// which any string may hold `{placeholders}`. A string that is exactly one placeholder takes the parameter's JSON
+/// value (so `"amount": "{amount}"` becomes a number); elsewhere the parameter's text is inserted, escaped for
+/// the operation data string in `data`.
+public struct OperationTemplateInfo: Codable, Sendable, Equatable {
+    public var name: String
+    public var body: [String: JSONValue]
+    public var updatedAt: Date
+    public init(name: String, body: [String: JSONValue], updatedAt: Date) {
+        self.name = name
+        self.body = body
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `GET /api/v1/operation-templates`.
+public struct OperationTemplateList: Codable, Sendable, Equatable {
+    public var templates: [OperationTemplateInfo]
+    public init(templates: [OperationTemplateInfo]) { self.templates = templates }
+}

@@ -1,0 +1,108 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import Hummingbird
+
+/// The Mobile Token API under `/api/auth/token/app/operation`: list, detail and claim with a MAC token; history,
+/// authorize and cancel (reject) with a PowerAuth signature.
+struct MobileTokenRoutes {
+    let environment: ServerEnvironment
+    let operations: OperationService
+    let tokens: TokenAuthenticator
+    let powerAuth: PowerAuthService
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        operations = OperationService(environment: environment)
+        tokens = TokenAuthenticator(environment: environment)
+        powerAuth = PowerAuthService(environment: environment)
+    }
+
+    /// Signature types that may read the history.
+    static let historyTypes: Set<SignatureType> = [.possessionKnowledge, .possessionBiometry]
+
+    func register(on router: Router<AssentRequestContext>) {
+        let group = router.group("api/auth/token/app/operation")
+        group.post("list") { request, _ in
+            let (_, activation) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+            let pending = try await operations.pending(for: activation)
+            let language = request.headers[HTTPSupport.acceptLanguage]
+            return try respond(pending.map { Self.view($0, language: language) }, timestamped: true)
+        }
+        group.post("detail") { request, _ in
+            let (_, activation) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+            let body = try await HTTPSupport.decode(RequestEnvelope<OperationIdRequest>.self, from: request)
+            let operation = try await operations.detail(id: body.requestObject.id, activation: activation)
+            return try respond(
+                Self.view(operation, language: request.headers[HTTPSupport.acceptLanguage]), timestamped: true)
+        }
+        group.post("detail/claim") { request, _ in
+            let (_, activation) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+            let body = try await HTTPSupport.decode(RequestEnvelope<OperationIdRequest>.self, from: request)
+            let operation = try await operations.claim(id: body.requestObject.id, activation: activation)
+            return try respond(
+                Self.view(operation, language: request.headers[HTTPSupport.acceptLanguage]), timestamped: true)
+        }
+        group.post("history") { request, _ in
+            let body = try await HTTPSupport.body(request)
+            let device = try await powerAuth.authenticate(
+                authorization: request.headers[HTTPSupport.authorization], method: "POST",
+                uriId: "/operation/history", body: body, allowed: Self.historyTypes)
+            let history = try await operations.history(for: device.activation)
+            let language = request.headers[HTTPSupport.acceptLanguage]
+            return try respond(history.map { Self.view($0, language: language) }, timestamped: true)
+        }
+        group.post("authorize") { request, _ in
+            let body = try await HTTPSupport.body(request)
+            let approval = try HTTPSupport.decode(
+                RequestEnvelope<OperationAuthorizeRequest>.self, from: body, decoder: MobileTokenJSON.decoder()
+            ).requestObject
+            let authorization = request.headers[HTTPSupport.authorization]
+            let device: AuthenticatedDevice
+            do {
+                device = try await powerAuth.authenticate(
+                    authorization: authorization, method: "POST", uriId: "/operation/authorize", body: body,
+                    allowed: Set(SignatureType.allCases))
+            } catch let error as AssentServerError where error.status == 401 {
+                // A wrong PIN counts against the operation too, so guessing cannot go on forever.
+                if let authorization, let header = try? AuthorizationHeader(parsing: authorization),
+                    let activation = try await environment.store.activation(id: header.activationId),
+                    await operations.countFailedSignature(operationId: approval.id, activation: activation)
+                {
+                    throw AssentServerError.operationFailed()
+                }
+                throw error
+            }
+            _ = try await operations.authorize(approval, device: device)
+            return try HTTPSupport.json(StatusOnlyResponse())
+        }
+        group.post("cancel") { request, _ in
+            let body = try await HTTPSupport.body(request)
+            let rejection = try HTTPSupport.decode(RequestEnvelope<OperationRejectRequest>.self, from: body)
+                .requestObject
+            let device = try await powerAuth.authenticate(
+                authorization: request.headers[HTTPSupport.authorization], method: "POST", uriId: "/operation/cancel",
+                body: body, allowed: Set(SignatureType.allCases))
+            _ = try await operations.reject(rejection, device: device)
+            return try HTTPSupport.json(StatusOnlyResponse())
+        }
+    }
+
+    private func respond<T: Codable & Sendable>(_ value: T, timestamped: Bool) throws -> Response {
+        try HTTPSupport.json(
+            ResponseEnvelope(
+                value,
+                currentTimestamp: timestamped ? MobileTokenJSON.timestamp(environment.now()) : nil))
+    }
+
+    /// The device's view of an operation in the best language for `Accept-Language`.
+    static func view(_ operation: OperationRecord, language: String?) -> MobileOperation {
+        MobileOperation(
+            id: operation.id, name: operation.name, data: operation.data, status: operation.status,
+            statusReason: operation.statusReason,
+            operationCreated: MobileTokenJSON.timestamp(Date(millis: operation.createdAt)),
+            operationExpires: MobileTokenJSON.timestamp(Date(millis: operation.expiresAt)),
+            ui: operation.content.ui, allowedSignatureType: operation.allowedSignatureType,
+            formData: operation.content.form(acceptLanguage: language))
+    }
+}

@@ -1,0 +1,525 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// Operations: created by a relying party, listed, claimed, approved or rejected by a device, approved offline by
+/// a typed code, canceled by the operator, expired by time.
+///
+/// Every status change is one conditional update of the operation's row (``AssentStore/updateOperation(_:expectedVersion:)``),
+/// so of two concurrent approvals or an approval racing a rejection exactly one wins, and a finished operation
+/// never changes again. The database writes the webhook event of the change in the same statement.
+public struct OperationService: Sendable {
+    let environment: ServerEnvironment
+    let powerAuth: PowerAuthService
+
+    public init(environment: ServerEnvironment) {
+        self.environment = environment
+        self.powerAuth = PowerAuthService(environment: environment)
+    }
+
+    /// Reasons a rejection may carry without being custom.
+    static let statusReasonLimit = 32
+    /// The proximity TOTP: RFC 6238 with SHA-256, 8 digits, 30-second steps.
+    static func proximityTOTP(seed: Data) throws -> TOTP {
+        try TOTP(secret: seed, digits: 8, algorithm: .sha256, period: 30)
+    }
+
+    // MARK: Creating
+
+    /// Creates an operation from a full request or from a template plus parameters.
+    public func create(_ request: CreateOperationRequest, application: ApplicationRecord, actor: String) async throws
+        -> OperationRecord
+    {
+        let resolved = try await resolveTemplate(request)
+        let operation = try validated(resolved, application: application)
+        try await environment.store.insertOperation(operation)
+        await environment.audit(
+            "operation.created", userId: operation.userId, actor: actor,
+            "Operation \(operation.id) (\(operation.name)) created"
+                + (operation.userId == nil ? " without a user." : "."))
+        return operation
+    }
+
+    /// Merges the named template (placeholders filled with `params`) under the request's own fields.
+    func resolveTemplate(_ request: CreateOperationRequest) async throws -> CreateOperationRequest {
+        guard let name = request.template else {
+            guard request.params == nil else {
+                throw AssentServerError.invalidRequest("params are only used together with template.")
+            }
+            return request
+        }
+        guard let stored = try await environment.store.template(name: name) else {
+            throw AssentServerError.invalidRequest("No operation template is named \(name).")
+        }
+        let body = try JSONDecoder().decode([String: JSONValue].self, from: Data(stored.body.utf8))
+        let filled: [String: JSONValue]
+        do {
+            filled = try OperationTemplate.instantiate(body, params: request.params ?? [:])
+        } catch let error as OperationDataError {
+            throw AssentServerError.invalidRequest(error.message)
+        }
+        var own = try JSONDecoder().decode([String: JSONValue].self, from: try JSONEncoder().encode(request))
+        own["template"] = nil
+        own["params"] = nil
+        let merged = filled.merging(own) { _, requestValue in requestValue }
+        do {
+            var result = try JSONDecoder().decode(
+                CreateOperationRequest.self, from: try JSONEncoder().encode(merged))
+            result.template = name
+            return result
+        } catch {
+            throw AssentServerError.invalidRequest(
+                "Template \(name) filled with the parameters is not a valid operation: \(HTTPSupport.describe(error))")
+        }
+    }
+
+    func validated(_ request: CreateOperationRequest, application: ApplicationRecord) throws -> OperationRecord {
+        func invalid(_ message: String) -> AssentServerError { .invalidRequest(message) }
+        if let userId = request.userId {
+            guard (1...256).contains(userId.count) else { throw invalid("userId must be 1 to 256 characters.") }
+        }
+        guard let name = request.name, (1...64).contains(name.count),
+            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) })
+        else { throw invalid("name must be 1 to 64 letters, digits, '_', '.' or '-' (e.g. authorize_payment).") }
+        guard let data = request.data else { throw invalid("data (the operation data string) is missing.") }
+        do {
+            _ = try OperationData(parsing: data)
+        } catch let error as OperationDataError {
+            throw invalid("data is not valid operation data: \(error.message)")
+        }
+        guard let forms = request.formData, !forms.isEmpty else {
+            throw invalid("formData needs the texts of at least one language, e.g. {\"en\": {\"title\", \"message\"}}.")
+        }
+        var formData: [String: FormData] = [:]
+        for (language, form) in forms {
+            let tag = language.lowercased()
+            guard (1...35).contains(tag.count), tag.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+            else { throw invalid("formData key \(language) is not a language tag.") }
+            guard !form.title.isEmpty else { throw invalid("formData.\(language).title is empty.") }
+            for attribute in form.attributes {
+                do {
+                    try attribute.validate()
+                } catch let error as OperationDataError {
+                    throw invalid(error.message)
+                }
+            }
+            formData[tag] = form
+        }
+        let defaultLanguage = request.defaultLanguage?.lowercased() ?? (formData["en"] != nil ? "en" : formData.keys.min()!)
+        guard formData[defaultLanguage] != nil else {
+            throw invalid("defaultLanguage \(defaultLanguage) has no formData.")
+        }
+        let allowed = request.allowedSignatureType ?? .twoFactor
+        switch allowed.type {
+        case "1FA": break
+        case "2FA":
+            let variants = allowed.variants.map(SignatureType.init(rawValue:))
+            guard !variants.isEmpty, variants.allSatisfy({ $0?.provesUserPresence == true }) else {
+                throw invalid("2FA variants are possession_knowledge, possession_biometry or both.")
+            }
+        default:
+            throw invalid("allowedSignatureType.type must be 1FA or 2FA.")
+        }
+        let lifetime = request.expiresIn ?? environment.policy.operationLifetime
+        guard (10...86_400).contains(lifetime) else { throw invalid("expiresIn must be 10 to 86400 seconds.") }
+        let maxFailed = request.maxFailedAttempts ?? environment.policy.operationMaxFailedAttempts
+        guard (1...100).contains(maxFailed) else { throw invalid("maxFailedAttempts must be 1 to 100.") }
+        let now = environment.nowMillis
+        return OperationRecord(
+            id: UUID().uuidString.lowercased(), applicationId: application.id, userId: request.userId, name: name,
+            data: data, status: .pending, statusReason: nil,
+            content: OperationContent(defaultLanguage: defaultLanguage, formData: formData, ui: request.ui),
+            allowedSignatureType: allowed, failedAttempts: 0, maxFailedAttempts: maxFailed,
+            proximitySeed: request.proximityCheck == true ? Bytes.random(count: 32) : nil, offlineNonce: nil,
+            offlineTOTP: nil, activationId: nil, template: request.template, createdAt: now,
+            expiresAt: now + Millis(lifetime) * 1000, updatedAt: now, finishedAt: nil, version: 0)
+    }
+
+    // MARK: Reading and changing
+
+    /// The operation, moved to `EXPIRED` first if its time is up.
+    public func get(id: String) async throws -> OperationRecord {
+        try await mutate(id: id) { operation, now in _ = operation.expireIfDue(now: now) }.0
+    }
+
+    /// The user's operations, newest first (expired ones shown as such).
+    public func list(userId: String, status: OperationStatus?, limit: Int = 100) async throws -> [OperationRecord] {
+        var result: [OperationRecord] = []
+        for operation in try await environment.store.operations(userId: userId, status: status, limit: limit) {
+            let current = operation.status == .pending && operation.expiresAt <= environment.nowMillis
+                ? try await get(id: operation.id) : operation
+            if status == nil || current.status == status { result.append(current) }
+        }
+        return result
+    }
+
+    /// Reads the operation, applies `change` and writes it back if nobody changed it meanwhile (retrying with
+    /// fresh data on a collision). Nothing is written when `change` leaves the operation as it was.
+    func mutate<Result: Sendable>(
+        id: String, _ change: (inout OperationRecord, Millis) throws -> Result
+    ) async throws -> (OperationRecord, Result) {
+        for _ in 0..<32 {
+            guard let stored = try await environment.store.operation(id: id) else {
+                throw AssentServerError.operationNotFound()
+            }
+            let now = environment.nowMillis
+            var operation = stored
+            let result = try change(&operation, now)
+            if operation == stored { return (operation, result) }
+            operation.updatedAt = now
+            if try await environment.store.updateOperation(operation, expectedVersion: stored.version) {
+                operation.version = stored.version + 1
+                if operation.status != stored.status {
+                    await environment.audit(
+                        "operation.\(operation.status.rawValue.lowercased())", activation: nil,
+                        userId: operation.userId, actor: operation.activationId.map { "device:\($0)" } ?? "system",
+                        "Operation \(operation.id) is \(operation.status.rawValue)"
+                            + (operation.statusReason.map { " (\($0))." } ?? "."))
+                }
+                return (operation, result)
+            }
+        }
+        throw AssentServerError.conflict()
+    }
+
+    /// Cancels a pending operation (operator side).
+    public func cancel(id: String, reason: String?, actor: String) async throws -> OperationRecord {
+        let reason = try Self.statusReason(reason)
+        let (operation, finished) = try await mutate(id: id) { operation, now -> OperationStatus? in
+            if operation.expireIfDue(now: now) { return .expired }
+            guard operation.status == .pending else { return operation.status }
+            operation.finish(.canceled, reason: reason, activationId: nil, at: now)
+            return nil
+        }
+        if let finished { throw AssentServerError.operationFinished(finished) }
+        environment.logger.info("operation canceled", metadata: ["operation.id": "\(id)", "actor": "\(actor)"])
+        return operation
+    }
+
+    /// Moves every overdue pending operation to `EXPIRED`; returns how many.
+    @discardableResult
+    public func expireOverdue() async throws -> Int {
+        var count = 0
+        while true {
+            let ids = try await environment.store.overdueOperationIds(now: environment.nowMillis, limit: 100)
+            for id in ids {
+                let (_, expired) = try await mutate(id: id) { operation, now in operation.expireIfDue(now: now) }
+                if expired { count += 1 }
+            }
+            if ids.count < 100 { return count }
+        }
+    }
+
+    static func statusReason(_ reason: String?) throws -> String? {
+        guard let reason else { return nil }
+        guard (1...statusReasonLimit).contains(reason.count), !reason.contains(where: \.isNewline),
+            reason.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) })
+        else { throw AssentServerError.invalidRequest("A reason is 1 to 32 characters on one line.") }
+        return reason
+    }
+
+    // MARK: Device side
+
+    /// Whether `activation` may see the operation: same application, and the operation is the activation's
+    /// user's or not yet claimed.
+    static func isVisible(_ operation: OperationRecord, to activation: ActivationRecord) -> Bool {
+        operation.applicationId == activation.applicationId
+            && (operation.userId == nil || operation.userId == activation.userId)
+    }
+
+    /// The pending operations of the activation's user, oldest first.
+    public func pending(for activation: ActivationRecord) async throws -> [OperationRecord] {
+        let now = environment.nowMillis
+        var result: [OperationRecord] = []
+        for operation in try await environment.store.operations(
+            userId: activation.userId, status: .pending, limit: 100)
+        where operation.applicationId == activation.applicationId {
+            if operation.expiresAt <= now {
+                _ = try? await get(id: operation.id)
+            } else {
+                result.append(operation)
+            }
+        }
+        return result.reversed()
+    }
+
+    /// The operation if the activation may see it.
+    public func detail(id: String, activation: ActivationRecord) async throws -> OperationRecord {
+        let operation = try await get(id: id)
+        guard Self.isVisible(operation, to: activation) else { throw AssentServerError.operationNotFound() }
+        return operation
+    }
+
+    /// Assigns a non-personalised operation to the activation's user; exactly one user can win it.
+    public func claim(id: String, activation: ActivationRecord) async throws -> OperationRecord {
+        let (operation, visible) = try await mutate(id: id) { operation, now -> Bool in
+            _ = operation.expireIfDue(now: now)
+            guard Self.isVisible(operation, to: activation) else { return false }
+            if operation.userId == nil, operation.status == .pending { operation.userId = activation.userId }
+            return true
+        }
+        guard visible else { throw AssentServerError.operationNotFound() }
+        if operation.status.isFinished { throw AssentServerError.operationFinished(operation.status) }
+        return operation
+    }
+
+    /// The activation user's operations of every status, newest first.
+    public func history(for activation: ActivationRecord) async throws -> [OperationRecord] {
+        try await list(userId: activation.userId, status: nil).filter { $0.applicationId == activation.applicationId }
+    }
+
+    enum ApprovalOutcome: Sendable {
+        case approved
+        case rejected
+        case notVisible
+        case finished(OperationStatus)
+        case attemptFailed(String)
+        case operationFailed(String)
+    }
+
+    /// `/operation/authorize`: the device's signature (already verified) approves the operation if the data, the
+    /// factors and the proximity check match; otherwise the attempt counts and the last allowed one fails it.
+    public func authorize(
+        _ request: OperationAuthorizeRequest, device: AuthenticatedDevice
+    ) async throws -> OperationRecord {
+        let tolerance = Millis(environment.policy.timestampTolerance) * 1000
+        let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
+            if operation.expireIfDue(now: now) { return .finished(.expired) }
+            guard Self.isVisible(operation, to: device.activation) else { return .notVisible }
+            guard operation.status == .pending else { return .finished(operation.status) }
+            operation.userId = device.activation.userId
+            let problem: String? =
+                if !Bytes.constantTimeEqual(Data(request.data.utf8), Data(operation.data.utf8)) {
+                    "The signed data is not the operation's data."
+                } else if !Self.allows(operation.allowedSignatureType, device.signatureType) {
+                    "The operation needs \(operation.allowedSignatureType.variants.joined(separator: " or "))."
+                } else if let seed = operation.proximitySeed {
+                    try Self.proximityProblem(request.proximityCheck, seed: seed, operation: operation, now: now,
+                        tolerance: tolerance)
+                } else {
+                    nil
+                }
+            if let problem {
+                return Self.countFailure(&operation, problem: problem, activationId: device.activation.id, now: now)
+            }
+            operation.finish(.approved, reason: nil, activationId: device.activation.id, at: now)
+            return .approved
+        }
+        try Self.throwUnlessDone(outcome)
+        return operation
+    }
+
+    /// `/operation/cancel`: the user rejects the operation.
+    public func reject(_ request: OperationRejectRequest, device: AuthenticatedDevice) async throws -> OperationRecord {
+        let reason = try Self.statusReason(request.reason ?? RejectReason.unknown)
+        let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
+            if operation.expireIfDue(now: now) { return .finished(.expired) }
+            guard Self.isVisible(operation, to: device.activation) else { return .notVisible }
+            guard operation.status == .pending else { return .finished(operation.status) }
+            operation.userId = device.activation.userId
+            operation.finish(.rejected, reason: reason, activationId: device.activation.id, at: now)
+            return .rejected
+        }
+        try Self.throwUnlessDone(outcome)
+        return operation
+    }
+
+    /// Counts a failed signature of `activation` against the operation it tried to approve; returns whether that
+    /// failed the operation.
+    func countFailedSignature(operationId: String, activation: ActivationRecord) async -> Bool {
+        let result = try? await mutate(id: operationId) { operation, now -> ApprovalOutcome in
+            if operation.expireIfDue(now: now) { return .finished(.expired) }
+            guard Self.isVisible(operation, to: activation), operation.status == .pending else { return .notVisible }
+            return Self.countFailure(
+                &operation, problem: "The signature does not match.", activationId: activation.id, now: now)
+        }
+        if case .operationFailed = result?.1 { return true }
+        return false
+    }
+
+    static func countFailure(
+        _ operation: inout OperationRecord, problem: String, activationId: String, now: Millis
+    ) -> ApprovalOutcome {
+        operation.failedAttempts += 1
+        guard operation.failedAttempts >= operation.maxFailedAttempts else { return .attemptFailed(problem) }
+        operation.finish(.failed, reason: "MAX_FAILED_ATTEMPTS", activationId: activationId, at: now)
+        return .operationFailed(problem)
+    }
+
+    static func throwUnlessDone(_ outcome: ApprovalOutcome) throws {
+        switch outcome {
+        case .approved, .rejected: return
+        case .notVisible: throw AssentServerError.operationNotFound()
+        case .finished(let status): throw AssentServerError.operationFinished(status)
+        case .attemptFailed(let problem): throw AssentServerError.authenticationFailed(problem)
+        case .operationFailed: throw AssentServerError.operationFailed()
+        }
+    }
+
+    /// Whether a signature of `type` satisfies the operation's allowed factors (`1FA` accepts any signature).
+    static func allows(_ allowed: AllowedSignatureType, _ type: SignatureType) -> Bool {
+        allowed.type == "1FA" || allowed.variants.contains(type.rawValue)
+    }
+
+    /// Why the proximity check fails, or `nil` when the TOTP is current (or one step old) and the timestamps are
+    /// plausible: received before sent, both within the operation's life and near the server's clock.
+    static func proximityProblem(
+        _ check: ProximityCheck?, seed: Data, operation: OperationRecord, now: Millis, tolerance: Millis
+    ) throws -> String? {
+        guard let check else { return "The operation needs a proximity check." }
+        guard check.type == "QR_CODE" || check.type == "DEEPLINK" else {
+            return "The proximity check type is QR_CODE or DEEPLINK."
+        }
+        let received = check.timestampReceived.millis
+        let sent = check.timestampSent.millis
+        guard received <= sent + 1000, received >= operation.createdAt - tolerance, sent <= now + tolerance,
+            sent >= now - tolerance
+        else { return "The proximity check timestamps are not plausible." }
+        let totp = try proximityTOTP(seed: seed)
+        guard totp.validate(check.otp, at: UInt64(max(0, now / 1000)), past: 1, future: 0) != nil else {
+            return "The proximity check code is wrong or too old."
+        }
+        return nil
+    }
+
+    // MARK: Proximity check
+
+    /// The current proximity code of a pending operation.
+    public func proximityCode(id: String, scheme: String) async throws -> ProximityCodeResponse {
+        let operation = try await get(id: id)
+        guard operation.status == .pending else { throw AssentServerError.operationFinished(operation.status) }
+        guard let seed = operation.proximitySeed else {
+            throw AssentServerError.invalidRequest("The operation was created without proximityCheck.")
+        }
+        let totp = try Self.proximityTOTP(seed: seed)
+        let now = UInt64(max(0, environment.nowMillis / 1000))
+        let code = ProximityCode(operationId: operation.id, totp: totp.code(at: now))
+        let stepEnd = (totp.timeStep(at: now) + 1) * UInt64(totp.period)
+        return ProximityCodeResponse(
+            operationId: operation.id, otp: code.totp, deeplink: code.deeplink(scheme: scheme), jwt: code.jwt,
+            validUntil: Date(timeIntervalSince1970: TimeInterval(stepEnd)))
+    }
+
+    // MARK: Offline approval
+
+    /// Builds and signs the offline QR code of a pending operation with the master key or an activation's personal
+    /// key, and remembers its nonce (and TOTP line) for ``verifyOffline(id:activationId:code:)``.
+    public func offlineQR(id: String, request: OfflineQRRequest) async throws -> String {
+        let current = try await get(id: id)
+        guard current.status == .pending else { throw AssentServerError.operationFinished(current.status) }
+        guard let application = try await environment.store.application(id: current.applicationId) else {
+            throw AssentServerError.internalError("The operation's application is missing.")
+        }
+        let keyType: OfflineOperationQR.KeyType
+        let signingKey: ECPrivateKey
+        switch request.keyType {
+        case "master":
+            keyType = .master
+            signingKey = application.masterPrivateKey
+        case "personal":
+            guard let activationId = request.activationId else {
+                throw AssentServerError.invalidRequest("keyType personal needs the activationId whose key signs.")
+            }
+            let activation = try await offlineActivation(activationId, for: current)
+            keyType = .personal
+            signingKey = activation.serverPrivateKey
+        default:
+            throw AssentServerError.invalidRequest("keyType is master or personal.")
+        }
+        let form = current.content.form(acceptLanguage: nil)
+        var flags: OfflineOperationQR.Flags = []
+        if current.allowedSignatureType.type == "1FA"
+            || current.allowedSignatureType.variants.contains(SignatureType.possessionBiometry.rawValue)
+        {
+            flags.insert(.biometryAllowed)
+        }
+        if current.content.ui?.flipButtons == true { flags.insert(.flipButtons) }
+        if current.content.ui?.blockApprovalOnCall == true { flags.insert(.blockApprovalOnCall) }
+        if current.content.ui?.preApprovalScreen?.type == "WARNING" { flags.insert(.fraudWarning) }
+        let totp = try current.proximitySeed.map {
+            try Self.proximityTOTP(seed: $0).code(at: UInt64(max(0, environment.nowMillis / 1000)))
+        }
+        let qr: OfflineOperationQR
+        do {
+            qr = try OfflineOperationQR(
+                operationId: current.id, title: form.title, message: form.message, operationData: current.data,
+                flags: flags, totp: totp, keyType: keyType, signingKey: signingKey)
+        } catch let error as OperationDataError {
+            throw AssentServerError.invalidRequest(error.message)
+        }
+        let (_, finished) = try await mutate(id: id) { operation, now -> OperationStatus? in
+            if operation.expireIfDue(now: now) { return .expired }
+            guard operation.status == .pending else { return operation.status }
+            operation.offlineNonce = qr.nonce.base64EncodedString()
+            operation.offlineTOTP = totp
+            return nil
+        }
+        if let finished { throw AssentServerError.operationFinished(finished) }
+        return qr.text
+    }
+
+    private func offlineActivation(_ id: String, for operation: OperationRecord) async throws -> ActivationRecord {
+        guard let activation = try await environment.store.activation(id: id) else {
+            throw AssentServerError.activationNotFound()
+        }
+        guard activation.state == .active else {
+            throw AssentServerError.invalidActivationState("The activation is \(activation.state.name), not ACTIVE.")
+        }
+        guard Self.isVisible(operation, to: activation) else {
+            throw AssentServerError.invalidRequest("The activation belongs to another user or application.")
+        }
+        return activation
+    }
+
+    /// Verifies the code the user typed (`NNNNNNNN-NNNNNNNN`, an offline signature over the latest QR code) and
+    /// approves the operation when it matches; a mismatch counts against both the activation and the operation.
+    public func verifyOffline(id: String, activationId: String, code: String) async throws -> (Bool, OperationRecord)
+    {
+        let parts = code.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ $0.count == 8 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        else { throw AssentServerError.invalidRequest("The code is two groups of 8 digits: NNNNNNNN-NNNNNNNN.") }
+        let current = try await get(id: id)
+        guard current.status == .pending else { throw AssentServerError.operationFinished(current.status) }
+        let activation = try await offlineActivation(activationId, for: current)
+        guard let nonceText = current.offlineNonce, let nonce = Data(base64Encoded: nonceText) else {
+            throw AssentServerError.invalidRequest("Create the operation's offline QR code first.")
+        }
+        guard let application = try await environment.store.application(id: activation.applicationId) else {
+            throw AssentServerError.internalError("The activation's application is missing.")
+        }
+        let body = Data(([current.id, current.data] + (current.offlineTOTP.map { [$0] } ?? [])).joined(separator: "&").utf8)
+        let data = PowerAuthSignature.dataToSign(
+            method: "POST", uriId: OfflineOperationQR.uriId, nonce: nonce, body: body,
+            applicationSecret: PowerAuthSignature.offlineSecret)
+        var types: [SignatureType] = [.possessionKnowledge]
+        if current.allowedSignatureType.type == "1FA"
+            || current.allowedSignatureType.variants.contains(SignatureType.possessionBiometry.rawValue)
+        {
+            types.append(.possessionBiometry)
+        }
+        let (updatedActivation, outcome, _) = try await powerAuth.recordSignature(
+            activationId: activation.id, signature: code, types: types, application: application, data: data,
+            format: .offline, now: environment.nowMillis)
+        let valid: Bool
+        if case .accepted = outcome { valid = true } else { valid = false }
+        if !valid {
+            await environment.audit(
+                "signature.failed", activation: updatedActivation, actor: "operator",
+                "Offline code for operation \(id) failed (\(updatedActivation.failedAttempts)/"
+                    + "\(updatedActivation.maxFailedAttempts)).")
+        }
+        let (operation, result) = try await mutate(id: id) { operation, now -> ApprovalOutcome in
+            if operation.expireIfDue(now: now) { return .finished(.expired) }
+            guard operation.status == .pending else { return .finished(operation.status) }
+            guard valid else {
+                return Self.countFailure(
+                    &operation, problem: "The offline code does not match.", activationId: activation.id, now: now)
+            }
+            operation.userId = activation.userId
+            operation.finish(.approved, reason: nil, activationId: activation.id, at: now)
+            return .approved
+        }
+        if case .finished(let status) = result { throw AssentServerError.operationFinished(status) }
+        return (valid, operation)
+    }
+}
