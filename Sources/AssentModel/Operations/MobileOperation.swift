@@ -98,15 +98,24 @@ public struct FormData: Codable, Sendable, Equatable {
         case title, message, resultTexts, attributes
     }
 
+    /// Set to `true` in a decoder's `userInfo` to decode attributes as they are, for validation (servers), instead
+    /// of leniently (clients).
+    public static let strictAttributes = CodingUserInfoKey(rawValue: "assent.formData.strictAttributes")!
+
     /// Decodes leniently as clients must: an attribute that fails to decode is dropped, an unknown type becomes
-    /// `UNKNOWN` with its id and label.
+    /// `UNKNOWN` with its id and label. With ``strictAttributes`` every attribute is kept as sent, or decoding fails.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         title = try container.decode(String.self, forKey: .title)
         message = try container.decode(String.self, forKey: .message)
         resultTexts = try container.decodeIfPresent(ResultTexts.self, forKey: .resultTexts)
-        attributes =
-            try container.decodeIfPresent([LenientAttribute].self, forKey: .attributes)?.compactMap(\.attribute) ?? []
+        if decoder.userInfo[Self.strictAttributes] as? Bool == true {
+            attributes = try container.decodeIfPresent([OperationAttribute].self, forKey: .attributes) ?? []
+        } else {
+            attributes =
+                try container.decodeIfPresent([LenientAttribute].self, forKey: .attributes)?.compactMap(\.attribute)
+                ?? []
+        }
     }
 
     private struct LenientAttribute: Decodable {

@@ -9,7 +9,8 @@ extension OperatorRoutes {
 
         api.post("operations") { request, context in
             try require(.operationsWrite, context)
-            let body = try await HTTPSupport.decode(CreateOperationRequest.self, from: request)
+            let body = try await HTTPSupport.decode(
+                CreateOperationRequest.self, from: request, decoder: OperationService.strictDecoder())
             let operation = try await operations.create(
                 body, application: try await defaultApplication(), actor: actor(context))
             return try json(Self.info(operation), status: .created)

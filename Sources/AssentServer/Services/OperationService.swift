@@ -17,8 +17,15 @@ public struct OperationService: Sendable {
         self.powerAuth = PowerAuthService(environment: environment)
     }
 
-    /// Reasons a rejection may carry without being custom.
+    /// The longest status reason.
     static let statusReasonLimit = 32
+
+    /// A decoder that keeps every form attribute as sent, so that validation can refuse a broken one.
+    public static func strictDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.userInfo[FormData.strictAttributes] = true
+        return decoder
+    }
     /// The proximity TOTP: RFC 6238 with SHA-256, 8 digits, 30-second steps.
     static func proximityTOTP(seed: Data) throws -> TOTP {
         try TOTP(secret: seed, digits: 8, algorithm: .sha256, period: 30)
@@ -63,7 +70,7 @@ public struct OperationService: Sendable {
         own["params"] = nil
         let merged = filled.merging(own) { _, requestValue in requestValue }
         do {
-            var result = try JSONDecoder().decode(
+            var result = try Self.strictDecoder().decode(
                 CreateOperationRequest.self, from: try JSONEncoder().encode(merged))
             result.template = name
             return result

@@ -45,18 +45,22 @@ struct TestServer: Sendable {
     let keyEncryptionKey: Data
     let backend: Backend
 
-    static func make(_ backend: Backend, policy: SecurityPolicy = .default) async throws -> TestServer {
+    static func make(_ backend: Backend, policy: SecurityPolicy = .default, webhook: WebhookSettings? = nil)
+        async throws -> TestServer
+    {
         let location =
             switch backend {
             case .sqlite:
                 FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID().uuidString).sqlite").path
             case .postgres: try await PostgresTestCluster.makeDatabase()
             }
-        return try await open(backend, location: location, keyEncryptionKey: Bytes.random(count: 32), policy: policy)
+        return try await open(
+            backend, location: location, keyEncryptionKey: Bytes.random(count: 32), policy: policy, webhook: webhook)
     }
 
     private static func open(
-        _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil
+        _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil,
+        webhook: WebhookSettings? = nil
     ) async throws -> TestServer {
         var logger = Logger(label: "assent.test")
         logger.logLevel = .critical
@@ -68,7 +72,8 @@ struct TestServer: Sendable {
             }
         try await store.migrate()
         let clock = TestClock()
-        let environment = ServerEnvironment(store: store, policy: policy, logger: logger, now: { clock.now })
+        let environment = ServerEnvironment(
+            store: store, policy: policy, logger: logger, now: { clock.now }, webhook: webhook)
         let prepared = try await ServerBootstrap.prepare(environment)
         guard let key = prepared.bootstrapAPIKey ?? apiKey else { throw TestFailure("no bootstrap key") }
         return TestServer(
@@ -77,9 +82,10 @@ struct TestServer: Sendable {
     }
 
     /// A second server process's view: its own store connection to the same database and key-encryption key.
-    func sibling() async throws -> TestServer {
+    func sibling(webhook: WebhookSettings? = nil) async throws -> TestServer {
         try await Self.open(
-            backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey)
+            backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey,
+            webhook: webhook)
     }
 
     var configuration: SDKConfiguration {
@@ -137,6 +143,18 @@ struct TestServer: Sendable {
         var device = TestDevice(client: client, configuration: try configuration)
         try await device.activate(code: created.activationCode)
         return device
+    }
+
+    /// Creates an operation through the operator API.
+    func createOperation(_ client: HTTPClient, _ request: CreateOperationRequest) async throws -> OperationInfo {
+        try await operatorCall(
+            client, "POST", "/api/v1/operations", body: try OperatorJSON.encoder().encode(request),
+            as: OperationInfo.self)
+    }
+
+    /// Reads an operation through the operator API.
+    func operation(_ client: HTTPClient, _ id: String) async throws -> OperationInfo {
+        try await operatorCall(client, "GET", "/api/v1/operations/\(id)", as: OperationInfo.self)
     }
 
     /// Calls the operator API and decodes the answer.
