@@ -29,6 +29,7 @@ struct OperationDataTests {
             ])
         #expect(try OperationData(parsing: data.description) == data)
         #expect(try OperationData(parsing: "A2").fields.isEmpty)
+        #expect(try OperationData(parsing: "A0*T1*T2*T3*T4*T5*T6").fields.count == OperationData.maximumFields)
         #expect(try OperationData(parsing: "A0*Q1165254011/3030*RID3343432434*Xcustom").fields.count == 3)
     }
 
@@ -37,7 +38,7 @@ struct OperationDataTests {
         arguments: [
             "", "1*A100CZK", "a1", "A100", "AX", "A1*ACZK", "A1*A0", "A1*A-CZK", "A1*A1.2.3EUR", "A1*A100czk",
             "A1*IGOODIBAN,badbic", "A1*ICZ2730300000001165254012", "A1*ICZ2730300000001165254011,airaczpp",
-            "A1*D20180230", "A1*D2018042", "A0*T1*T2*T3*T4*T5*T6", "A0*Tbad\\escape", "A0*Ttab\there", "A0*Tend\\",
+            "A1*D20180230", "A1*D2018042", "A0*T1*T2*T3*T4*T5*T6*T7", "A0*Tbad\\escape", "A0*Ttab\there", "A0*Tend\\",
         ])
     func malformed(text: String) {
         #expect(throws: OperationDataError.self) { try OperationData(parsing: text) }

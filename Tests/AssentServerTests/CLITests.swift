@@ -105,6 +105,45 @@ struct CLITests {
         let audit = try Self.run(["admin", "audit", "--user", "bob"], environment: connection)
         #expect(audit.output.contains("activation.removed") && audit.output.contains("operator:ci"))
 
+        // Operations: create, show, list, offline QR and a wrong typed code, cancel, templates.
+        let operation = try Self.run(
+            [
+                "admin", "operation", "create", "--user", "bob", "--data", "A1*A100CZK*ICZ2730300000001165254011",
+                "--title", "Confirm payment", "--message", "Pay 100 CZK?", "--json",
+            ], environment: connection)
+        #expect(operation.status == 0, "\(operation.errors)")
+        let info = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(operation.output.utf8))
+        #expect(info.status == .pending && info.formData["en"]?.title == "Confirm payment")
+        let pending = try Self.run(
+            ["admin", "operation", "list", "--user", "bob", "--status", "PENDING"], environment: connection)
+        #expect(pending.output.contains(info.id))
+        let qr = try Self.run(["admin", "operation", "offline-qr", info.id], environment: connection)
+        #expect(qr.status == 0 && qr.output.hasPrefix(info.id + "\nConfirm payment\nPay 100 CZK?\n"))
+        let typed = try Self.run(
+            [
+                "admin", "operation", "offline-verify", info.id, "--activation", response.activationId, "--code",
+                "12345678-12345678",
+            ], environment: connection)
+        // The activation was removed above, so its codes count for nothing.
+        #expect(typed.status == 5 && typed.errors.contains("ACTIVATION_INVALID_STATE"))
+        #expect(try Self.run(["admin", "operation", "proximity", info.id], environment: connection).status == 1)
+        let canceled = try Self.run(
+            ["admin", "operation", "cancel", info.id, "--reason", "WRONG_AMOUNT"], environment: connection)
+        #expect(
+            canceled.status == 0 && canceled.output.contains("CANCELED") && canceled.output.contains("WRONG_AMOUNT"))
+        #expect(try Self.run(["admin", "operation", "cancel", info.id], environment: connection).status == 5)
+        let templateFile = dataDirectory.appendingPathComponent("login.json")
+        try Data(
+            #"{"name":"login","data":"A2*T{site}","formData":{"en":{"title":"Log in to {site}?","message":""}}}"#.utf8
+        ).write(to: templateFile)
+        let saved = try Self.run(
+            ["admin", "operation", "template", "put", "login", "--file", templateFile.path], environment: connection)
+        #expect(saved.status == 0, "\(saved.errors)")
+        let fromTemplate = try Self.run(
+            ["admin", "operation", "create", "--user", "bob", "--template", "login", "--param", "site=example.com"],
+            environment: connection)
+        #expect(fromTemplate.status == 0 && fromTemplate.output.contains("A2*Texample.com"), "\(fromTemplate.errors)")
+
         server.terminate()  // SIGTERM: graceful shutdown
         server.waitUntilExit()
         #expect(server.terminationReason == .exit && server.terminationStatus == 0)

@@ -145,7 +145,8 @@ struct OfflineAndProximityTests {
         }
     }
 
-    @Test("Every status change reaches the webhook, signed, retried after failures and across a restart",
+    @Test(
+        "Every status change reaches the webhook, signed, retried after failures and across a restart",
         arguments: Backend.all)
     func webhooks(backend: Backend) async throws {
         let secret = Data("a webhook secret of enough length".utf8)

@@ -163,9 +163,11 @@ struct OperationTests {
                 let winner = try #require(winners.first?.0)
                 let claimed = try await server.operation(client, operation.id)
                 #expect(claimed.userId == ["u1", "u2", "u3", "u4"][winner])
-                #expect(try await devices[winner].0.listOperations(token: devices[winner].1).map(\.id) == [operation.id])
                 #expect(
-                    try await devices[winner].0.authorizeOperation(id: operation.id, data: operation.data).status == 200)
+                    try await devices[winner].0.listOperations(token: devices[winner].1).map(\.id) == [operation.id])
+                #expect(
+                    try await devices[winner].0.authorizeOperation(id: operation.id, data: operation.data).status == 200
+                )
             }
         }
     }
@@ -245,7 +247,8 @@ struct OperationTests {
             var oneFactor = try OperationFixtures.payment(userId: "alice")
             oneFactor.allowedSignatureType = .oneFactor
             let simple = try await server.createOperation(client, oneFactor)
-            #expect(try await device.authorizeOperation(id: simple.id, data: simple.data, type: .possession).status == 200)
+            #expect(
+                try await device.authorizeOperation(id: simple.id, data: simple.data, type: .possession).status == 200)
         }
     }
 

@@ -21,7 +21,9 @@ public struct ProximityCode: Sendable, Equatable {
         var components = URLComponents()
         components.scheme = scheme
         components.host = "operation"
-        components.queryItems = [URLQueryItem(name: "oid", value: operationId), URLQueryItem(name: "potp", value: totp)]
+        components.queryItems = [
+            URLQueryItem(name: "oid", value: operationId), URLQueryItem(name: "potp", value: totp),
+        ]
         return components.string ?? "\(scheme)://operation?oid=\(operationId)&potp=\(totp)"
     }
 

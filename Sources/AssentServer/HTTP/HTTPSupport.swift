@@ -27,7 +27,8 @@ enum HTTPSupport {
     }
 
     /// Decodes `data` as `T`, or throws a 400 with the reason.
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, decoder: JSONDecoder = JSONDecoder()) throws -> T
+    {
         do {
             return try decoder.decode(type, from: data)
         } catch {

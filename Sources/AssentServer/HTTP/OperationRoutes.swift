@@ -49,7 +49,8 @@ extension OperatorRoutes {
             try require(.operationsWrite, context)
             let body = try await HTTPSupport.decode(OfflineQRRequest.self, from: request)
             return try json(
-                OfflineQRResponse(qr: try await operations.offlineQR(id: try context.parameters.require("id"), request: body)))
+                OfflineQRResponse(
+                    qr: try await operations.offlineQR(id: try context.parameters.require("id"), request: body)))
         }
         api.post("operations/:id/offline-verify") { request, context in
             try require(.operationsWrite, context)
@@ -73,7 +74,9 @@ extension OperatorRoutes {
             let name = try context.parameters.require("name")
             guard (1...64).contains(name.count),
                 name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) })
-            else { throw AssentServerError.invalidRequest("A template name is 1 to 64 letters, digits, '_', '.', '-'.") }
+            else {
+                throw AssentServerError.invalidRequest("A template name is 1 to 64 letters, digits, '_', '.', '-'.")
+            }
             let body = try await HTTPSupport.decode([String: JSONValue].self, from: request)
             do {
                 try OperationTemplate.validate(body)
@@ -111,7 +114,8 @@ extension OperatorRoutes {
     static func info(_ operation: OperationRecord) -> OperationInfo {
         OperationInfo(
             id: operation.id, userId: operation.userId, name: operation.name, data: operation.data,
-            status: operation.status, statusReason: operation.statusReason, createdAt: Date(millis: operation.createdAt),
+            status: operation.status, statusReason: operation.statusReason,
+            createdAt: Date(millis: operation.createdAt),
             expiresAt: Date(millis: operation.expiresAt), finishedAt: operation.finishedAt.map(Date.init(millis:)),
             activationId: operation.activationId, failedAttempts: operation.failedAttempts,
             maxFailedAttempts: operation.maxFailedAttempts, allowedSignatureType: operation.allowedSignatureType,

@@ -100,7 +100,8 @@ public struct OperationService: Sendable {
         var formData: [String: FormData] = [:]
         for (language, form) in forms {
             let tag = language.lowercased()
-            guard (1...35).contains(tag.count), tag.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
+            guard (1...35).contains(tag.count),
+                tag.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") })
             else { throw invalid("formData key \(language) is not a language tag.") }
             guard !form.title.isEmpty else { throw invalid("formData.\(language).title is empty.") }
             for attribute in form.attributes {
@@ -112,7 +113,8 @@ public struct OperationService: Sendable {
             }
             formData[tag] = form
         }
-        let defaultLanguage = request.defaultLanguage?.lowercased() ?? (formData["en"] != nil ? "en" : formData.keys.min()!)
+        let defaultLanguage =
+            request.defaultLanguage?.lowercased() ?? (formData["en"] != nil ? "en" : formData.keys.min()!)
         guard formData[defaultLanguage] != nil else {
             throw invalid("defaultLanguage \(defaultLanguage) has no formData.")
         }
@@ -153,7 +155,8 @@ public struct OperationService: Sendable {
     public func list(userId: String, status: OperationStatus?, limit: Int = 100) async throws -> [OperationRecord] {
         var result: [OperationRecord] = []
         for operation in try await environment.store.operations(userId: userId, status: status, limit: limit) {
-            let current = operation.status == .pending && operation.expiresAt <= environment.nowMillis
+            let current =
+                operation.status == .pending && operation.expiresAt <= environment.nowMillis
                 ? try await get(id: operation.id) : operation
             if status == nil || current.status == status { result.append(current) }
         }
@@ -301,7 +304,8 @@ public struct OperationService: Sendable {
                 } else if !Self.allows(operation.allowedSignatureType, device.signatureType) {
                     "The operation needs \(operation.allowedSignatureType.variants.joined(separator: " or "))."
                 } else if let seed = operation.proximitySeed {
-                    try Self.proximityProblem(request.proximityCheck, seed: seed, operation: operation, now: now,
+                    try Self.proximityProblem(
+                        request.proximityCheck, seed: seed, operation: operation, now: now,
                         tolerance: tolerance)
                 } else {
                     nil
@@ -480,10 +484,10 @@ public struct OperationService: Sendable {
 
     /// Verifies the code the user typed (`NNNNNNNN-NNNNNNNN`, an offline signature over the latest QR code) and
     /// approves the operation when it matches; a mismatch counts against both the activation and the operation.
-    public func verifyOffline(id: String, activationId: String, code: String) async throws -> (Bool, OperationRecord)
-    {
+    public func verifyOffline(id: String, activationId: String, code: String) async throws -> (Bool, OperationRecord) {
         let parts = code.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ $0.count == 8 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
+        guard parts.count == 2,
+            parts.allSatisfy({ $0.count == 8 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
         else { throw AssentServerError.invalidRequest("The code is two groups of 8 digits: NNNNNNNN-NNNNNNNN.") }
         let current = try await get(id: id)
         guard current.status == .pending else { throw AssentServerError.operationFinished(current.status) }
@@ -494,7 +498,8 @@ public struct OperationService: Sendable {
         guard let application = try await environment.store.application(id: activation.applicationId) else {
             throw AssentServerError.internalError("The activation's application is missing.")
         }
-        let body = Data(([current.id, current.data] + (current.offlineTOTP.map { [$0] } ?? [])).joined(separator: "&").utf8)
+        let body = Data(
+            ([current.id, current.data] + (current.offlineTOTP.map { [$0] } ?? [])).joined(separator: "&").utf8)
         let data = PowerAuthSignature.dataToSign(
             method: "POST", uriId: OfflineOperationQR.uriId, nonce: nonce, body: body,
             applicationSecret: PowerAuthSignature.offlineSecret)

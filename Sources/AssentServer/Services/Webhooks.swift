@@ -68,8 +68,7 @@ public enum WebhookSignature {
     }
 
     /// Whether `header` is a valid signature of `body` made within `tolerance` seconds of `now`.
-    public static func isValid(_ header: String, body: Data, secret: Data, now: Int64, tolerance: Int64 = 300) -> Bool
-    {
+    public static func isValid(_ header: String, body: Data, secret: Data, now: Int64, tolerance: Int64 = 300) -> Bool {
         var fields: [String: String] = [:]
         for part in header.split(separator: ",") {
             let pair = part.split(separator: "=", maxSplits: 1).map(String.init)

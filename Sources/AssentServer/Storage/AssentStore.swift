@@ -66,7 +66,8 @@ public protocol AssentStore: Sendable {
     /// Leases the event until `until` unless another process holds it; returns whether this one got it.
     func leaseWebhookEvent(id: Int64, now: Millis, until: Millis) async throws -> Bool
     /// Marks the event delivered, or schedules another attempt (`nextAttemptAt == nil` gives up).
-    func recordWebhookAttempt(id: Int64, delivered: Bool, attempts: Int, nextAttemptAt: Millis?, error: String?, now: Millis)
+    func recordWebhookAttempt(
+        id: Int64, delivered: Bool, attempts: Int, nextAttemptAt: Millis?, error: String?, now: Millis)
         async throws
     /// Deletes delivered and abandoned events finished before `before`, and with `includingUndelivered` (no
     /// webhook configured) also undelivered events recorded before it.

@@ -107,7 +107,8 @@ final class WebhookReceiver: Sendable {
         router.post("hook") { request, _ -> Response in
             let data = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
             let count = self.deliveries.withLock {
-                $0.append(Delivery(body: data, signature: request.headers[HTTPField.Name(WebhookSignature.headerName)!]))
+                $0.append(
+                    Delivery(body: data, signature: request.headers[HTTPField.Name(WebhookSignature.headerName)!]))
                 return $0.count
             }
             return Response(status: count <= self.failFirst ? .internalServerError : .ok)
