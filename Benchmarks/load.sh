@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Load test of /pa/v3/signature/validate against SQLite and PostgreSQL on this machine (loopback only).
-#   Benchmarks/load.sh [--activations 1000] [--concurrency 64] [--duration 20]
-# Builds release binaries, starts `assent serve` on each database, runs assent-load, prints one line per database.
+# Load test against SQLite and PostgreSQL on this machine (loopback only): the Mobile Token API's operation list
+# (MAC tokens) and authorize (2FA signatures), and /pa/v3/signature/validate.
+#   SCENARIOS="list authorize validate" Benchmarks/load.sh [--activations 1000] [--concurrency 64] [--duration 15]
+# Builds release binaries, starts `assent serve` on each database, runs assent-load once per scenario, prints one
+# line per database and scenario.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=("$@")
@@ -32,7 +34,9 @@ run_load() {
     server_pid=$!
     for _ in $(seq 100); do grep -q "listening" "$work/$label.out" 2>/dev/null && break; sleep 0.2; done
     local key; key=$(sed -n 's/^Operator API key.*: //p' "$work/$label.out")
-    "$LOAD" --url "http://127.0.0.1:$port" --api-key "$key" --label "$label" "${args[@]}"
+    for scenario in ${SCENARIOS:-list authorize validate}; do
+        "$LOAD" --url "http://127.0.0.1:$port" --api-key "$key" --label "$label" --scenario "$scenario" "${args[@]}"
+    done
     kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 }
 

@@ -77,6 +77,17 @@ struct OperationTests {
                 type: .possession)
             #expect(oneFactor.status == 401 && oneFactor.errorCode == "POWERAUTH_AUTH_FAIL")
 
+            // Each status change is in the audit trail, written by the same statement as the change.
+            let audit = try await server.operatorCall(
+                client, "GET", "/api/v1/audit?userId=alice", as: AuditList.self)
+            let operationEvents = audit.events.filter { $0.type.hasPrefix("operation.") }.map(\.type)
+            #expect(
+                operationEvents.sorted() == [
+                    "operation.approved", "operation.canceled", "operation.created", "operation.created",
+                    "operation.created", "operation.rejected",
+                ])
+            #expect(audit.events.first { $0.type == "operation.approved" }?.activationId == device.activationId)
+
             let byStatus = try await server.operatorCall(
                 client, "GET", "/api/v1/users/alice/operations?status=rejected", as: OperationList.self)
             #expect(byStatus.operations.map(\.id) == [login.id])

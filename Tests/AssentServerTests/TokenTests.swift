@@ -21,9 +21,9 @@ struct TokenTests {
             let now = UInt64(server.clock.now.timeIntervalSince1970 * 1000)
 
             let header = TokenHeader.make(tokenId: token.tokenId, tokenSecret: secret, timestamp: now).value
-            let (record, activation) = try await authenticator.authenticate(header)
+            let (record, principal) = try await authenticator.authenticate(header)
             #expect(record.id == token.tokenId && record.signatureType == .possession)
-            #expect(activation.id == device.activationId)
+            #expect(principal.activationId == device.activationId && principal.userId == "alice")
 
             await #expect(throws: AssentServerError.self) { try await authenticator.authenticate(header) }
             let stale = TokenHeader.make(tokenId: token.tokenId, tokenSecret: secret, timestamp: now - 600_000).value

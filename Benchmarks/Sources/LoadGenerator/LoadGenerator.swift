@@ -7,7 +7,10 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 
-/// Drives `/pa/v3/signature/validate` on a running server with 2FA signatures from many activations.
+/// Drives a running server from many activations with one of three scenarios:
+/// - `validate`: `/pa/v3/signature/validate` with 2FA signatures;
+/// - `list`: `/api/auth/token/app/operation/list` with MAC tokens (each user has one pending operation);
+/// - `authorize`: `/api/auth/token/app/operation/authorize` with 2FA signatures, each approving a fresh operation.
 ///
 /// Every activation signs in sequence on one connection, as a real device does; `--concurrency` connections run
 /// in parallel for `--duration` seconds. Prints requests/s and latency percentiles.
@@ -15,16 +18,22 @@ import NIOCore
 struct LoadGenerator: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "assent-load",
-        abstract: "Load-test signature validation on a running Assent server.",
+        abstract: "Load-test signature validation or the Mobile Token API on a running Assent server.",
         discussion:
-            "Example: assent-load --url http://127.0.0.1:8080 --api-key ak_… --activations 1000 --concurrency 64")
+            "Example: assent-load --url http://127.0.0.1:8080 --api-key ak_… --scenario list --activations 1000")
 
     @Option(help: "Server URL.") var url = "http://127.0.0.1:8080"
-    @Option(help: "Operator API key (activations:write, application:read).") var apiKey: String
+    @Option(help: "Operator API key (activations:write, application:read, operations:write).") var apiKey: String
     @Option(help: "How many activations sign.") var activations = 1000
     @Option(help: "Parallel connections.") var concurrency = 64
     @Option(help: "Seconds of measured load.") var duration = 20.0
     @Option(help: "A label for the report, e.g. sqlite or postgres.") var label = "run"
+    @Option(help: "validate, list or authorize.") var scenario = "validate"
+    @Option(help: "authorize: operations prepared per activation (the run stops early when they run out).")
+    var operationsPerActivation = 40
+
+    /// One request of the scenario: path, headers, body.
+    typealias Request = (path: String, headers: HTTPFields, body: Data)
 
     func run() async throws {
         guard let base = URL(string: url), let host = base.host, let port = base.port else {
@@ -39,7 +48,8 @@ struct LoadGenerator: AsyncParsableCommand {
 
         print("Activating \(activations) devices…")
         let setupStart = ContinuousClock.now
-        let devices = try await withThrowingTaskGroup(of: [TestDevice].self) { group in
+        // Device i belongs to user load-i: the chunks are put back in order after the parallel activation.
+        let devices = try await withThrowingTaskGroup(of: (Int, [TestDevice]).self) { group in
             let perTask = (activations + 15) / 16
             for task in 0..<16 {
                 group.addTask {
@@ -54,35 +64,36 @@ struct LoadGenerator: AsyncParsableCommand {
                         try await device.activate(code: code.activationCode)
                         made.append(device)
                     }
-                    return made
+                    return (task, made)
                 }
             }
-            return try await group.reduce(into: [TestDevice]()) { $0 += $1 }
+            return try await group.reduce(into: [(Int, [TestDevice])]()) { $0.append($1) }.sorted { $0.0 < $1.0 }
+                .flatMap(\.1)
         }
         print("Activated \(devices.count) devices in \(ContinuousClock.now - setupStart).")
 
-        let body = Data(#"{"operation":"payment","amount":"100.00","currency":"EUR"}"#.utf8)
+        let requests = try await prepare(devices: devices, client: client, auth: auth)
         let deadline = ContinuousClock.now + .milliseconds(Int(duration * 1000))
         let measuredStart = ContinuousClock.now
         let results = try await withThrowingTaskGroup(of: (latencies: [Duration], errors: Int).self) { group in
             for worker in 0..<concurrency {
-                let mine = stride(from: worker, to: devices.count, by: concurrency).map { devices[$0] }
+                let mine = Array(stride(from: worker, to: devices.count, by: concurrency))
                 guard !mine.isEmpty else { continue }
                 group.addTask {
                     try await TestClient.withClient(host: host, port: port) { connection in
-                        var owned = mine
+                        var owned = mine.map { requests.devices[$0] }
+                        var queues = mine.map { requests.operations[$0] }
                         var latencies: [Duration] = []
                         var errors = 0
                         var next = 0
                         while ContinuousClock.now < deadline {
-                            let header = try owned[next].authorization(uriId: "/pa/signature/validate", body: body)
+                            guard
+                                let request = try requests.make(&owned[next], &queues[next])
+                            else { break }
                             next = (next + 1) % owned.count
-                            var headers = HTTPFields()
-                            headers[HTTPField.Name("X-PowerAuth-Authorization")!] = header
-                            headers[.contentType] = "application/json"
                             let start = ContinuousClock.now
                             let response = try await connection.post(
-                                "/pa/v3/signature/validate", headers: headers, body: ByteBuffer(bytes: body))
+                                request.path, headers: request.headers, body: ByteBuffer(bytes: request.body))
                             latencies.append(ContinuousClock.now - start)
                             if response.status != .ok { errors += 1 }
                         }
@@ -107,10 +118,123 @@ struct LoadGenerator: AsyncParsableCommand {
         }
         print(
             """
-            [\(label)] signature/validate: \(sorted.count) requests in \(String(format: "%.1f", seconds)) s = \
+            [\(label)] \(scenario): \(sorted.count) requests in \(String(format: "%.1f", seconds)) s = \
             \(String(format: "%.0f", Double(sorted.count) / seconds)) req/s, p50 \(percentile(0.5)), \
             p99 \(percentile(0.99)), errors \(results.errors) (activations \(devices.count), concurrency \(concurrency))
             """)
         if results.errors > 0 { throw ExitCode(1) }
+    }
+
+    /// What the workers send: per activation a queue of operations (authorize) and the request builder.
+    struct Prepared: Sendable {
+        var devices: [TestDevice]
+        var operations: [[(id: String, data: String)]]
+        var make: @Sendable (inout TestDevice, inout [(id: String, data: String)]) throws -> Request?
+    }
+
+    func prepare(devices: [TestDevice], client: HTTPClient, auth: [String: String]) async throws -> Prepared {
+        let json: HTTPFields = [.contentType: "application/json"]
+        switch scenario {
+        case "validate":
+            let body = Data(#"{"operation":"payment","amount":"100.00","currency":"EUR"}"#.utf8)
+            return Prepared(devices: devices, operations: devices.map { _ in [] }) { device, _ in
+                var headers = json
+                headers[HTTPField.Name(AuthorizationHeader.name)!] = try device.authorization(
+                    uriId: "/pa/signature/validate", body: body)
+                return ("/pa/v3/signature/validate", headers, body)
+            }
+        case "list":
+            print("Creating a MAC token and a pending operation per activation…")
+            let tokens = try await inParallel(Array(devices.enumerated())) { index, device in
+                var device = device
+                let token = try await device.createToken()
+                _ = try await createOperation(client: client, auth: auth, userId: "load-\(index)")
+                return (index, device, token)
+            }
+            var signed = devices
+            var tokenOf: [Int: TokenCreateResponse] = [:]
+            for (index, device, token) in tokens {
+                signed[index] = device
+                tokenOf[index] = token
+            }
+            let byIndex = tokenOf
+            let indexOf = Dictionary(uniqueKeysWithValues: signed.enumerated().map { ($1.activationId, $0) })
+            let body = Data("{}".utf8)
+            return Prepared(devices: signed, operations: signed.map { _ in [] }) { device, _ in
+                guard let index = indexOf[device.activationId], let token = byIndex[index] else { return nil }
+                var headers = json
+                headers[HTTPField.Name(TokenHeader.name)!] = device.tokenHeader(token)
+                return ("/api/auth/token/app/operation/list", headers, body)
+            }
+        case "authorize":
+            print("Creating \(operationsPerActivation) operations per activation…")
+            let created = try await inParallel(Array(devices.indices)) { index in
+                var made: [(id: String, data: String)] = []
+                for _ in 0..<operationsPerActivation {
+                    made.append(try await createOperation(client: client, auth: auth, userId: "load-\(index)"))
+                }
+                return (index, made)
+            }
+            var operations = devices.map { _ in [(id: String, data: String)]() }
+            for (index, made) in created { operations[index] = made }
+            return Prepared(devices: devices, operations: operations) { device, queue in
+                guard !queue.isEmpty else { return nil }
+                let operation = queue.removeFirst()
+                let body = try MobileTokenJSON.encoder().encode(
+                    RequestEnvelope(OperationAuthorizeRequest(id: operation.id, data: operation.data)))
+                var headers = json
+                headers[HTTPField.Name(AuthorizationHeader.name)!] = try device.authorization(
+                    uriId: "/operation/authorize", body: body)
+                return ("/api/auth/token/app/operation/authorize", headers, body)
+            }
+        default:
+            throw ValidationError("--scenario is validate, list or authorize.")
+        }
+    }
+
+    func createOperation(client: HTTPClient, auth: [String: String], userId: String) async throws
+        -> (id: String, data: String)
+    {
+        let request = CreateOperationRequest(
+            userId: userId, name: "authorize_payment", data: "A1*A100.00EUR*ICZ2730300000001165254011",
+            formData: [
+                "en": FormData(
+                    title: "Confirm payment", message: "Pay 100 EUR?",
+                    attributes: [
+                        OperationAttribute(type: "KEY_VALUE", id: "operation.account").with(label: "To account")
+                            .settingValue("CZ2730300000001165254011")
+                    ])
+            ], expiresIn: 3600)
+        let response = try await client.send(
+            "POST", "/api/v1/operations", headers: auth, body: try OperatorJSON.encoder().encode(request))
+        guard response.status == 201 else { throw TestFailure("create operation: \(response.text)") }
+        let info = try OperatorJSON.decoder().decode(OperationInfo.self, from: response.body)
+        return (info.id, info.data)
+    }
+
+    /// Runs `body` over `items` with 16 tasks.
+    func inParallel<Item: Sendable, Result: Sendable>(
+        _ items: [Item], _ body: @escaping @Sendable (Item) async throws -> Result
+    ) async throws -> [Result] {
+        try await withThrowingTaskGroup(of: [Result].self) { group in
+            for task in 0..<16 {
+                group.addTask {
+                    var results: [Result] = []
+                    for index in stride(from: task, to: items.count, by: 16) {
+                        results.append(try await body(items[index]))
+                    }
+                    return results
+                }
+            }
+            return try await group.reduce(into: [Result]()) { $0 += $1 }
+        }
+    }
+}
+
+extension OperationAttribute {
+    func settingValue(_ value: String) -> OperationAttribute {
+        var copy = self
+        copy.value = value
+        return copy
     }
 }

@@ -24,22 +24,22 @@ struct MobileTokenRoutes {
     func register(on router: Router<AssentRequestContext>) {
         let group = router.group("api/auth/token/app/operation")
         group.post("list") { request, _ in
-            let (_, activation) = try await tokens.authenticate(request.headers[HTTPSupport.token])
-            let pending = try await operations.pending(for: activation)
+            let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+            let pending = try await operations.pending(for: device)
             let language = request.headers[HTTPSupport.acceptLanguage]
             return try respond(pending.map { Self.view($0, language: language) }, timestamped: true)
         }
         group.post("detail") { request, _ in
-            let (_, activation) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+            let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
             let body = try await HTTPSupport.decode(RequestEnvelope<OperationIdRequest>.self, from: request)
-            let operation = try await operations.detail(id: body.requestObject.id, activation: activation)
+            let operation = try await operations.detail(id: body.requestObject.id, device: device)
             return try respond(
                 Self.view(operation, language: request.headers[HTTPSupport.acceptLanguage]), timestamped: true)
         }
         group.post("detail/claim") { request, _ in
-            let (_, activation) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+            let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
             let body = try await HTTPSupport.decode(RequestEnvelope<OperationIdRequest>.self, from: request)
-            let operation = try await operations.claim(id: body.requestObject.id, activation: activation)
+            let operation = try await operations.claim(id: body.requestObject.id, device: device)
             return try respond(
                 Self.view(operation, language: request.headers[HTTPSupport.acceptLanguage]), timestamped: true)
         }
@@ -48,7 +48,7 @@ struct MobileTokenRoutes {
             let device = try await powerAuth.authenticate(
                 authorization: request.headers[HTTPSupport.authorization], method: "POST",
                 uriId: "/operation/history", body: body, allowed: Self.historyTypes)
-            let history = try await operations.history(for: device.activation)
+            let history = try await operations.history(for: device.activation.principal)
             let language = request.headers[HTTPSupport.acceptLanguage]
             return try respond(history.map { Self.view($0, language: language) }, timestamped: true)
         }

@@ -1,6 +1,7 @@
 import AssentCrypto
 import AssentModel
 import Foundation
+import Synchronization
 
 /// Applications: creation, look-up, and the SDK configuration string apps are configured with.
 public struct ApplicationService: Sendable {
@@ -29,11 +30,14 @@ public struct ApplicationService: Sendable {
         return (try await create(name: "default"), true)
     }
 
-    /// The application with `key`, or an authentication failure.
+    /// The application with `key`, or an authentication failure. Applications never change once created, so
+    /// each process keeps the ones it has read (and never caches an unknown key).
     func application(key: String) async throws -> ApplicationRecord {
+        if let cached = environment.applications.withLock({ $0[key] }) { return cached }
         guard let application = try await environment.store.application(key: key) else {
             throw AssentServerError.authenticationFailed("Unknown application key.")
         }
+        environment.applications.withLock { $0[key] = application }
         return application
     }
 
@@ -44,5 +48,14 @@ public struct ApplicationService: Sendable {
             applicationSecret: application.applicationSecret,
             masterServerPublicKey: application.masterPublicKey
         ).text
+    }
+}
+
+/// Applications by key, read once per process (they are immutable).
+final class ApplicationCache: Sendable {
+    private let storage = Mutex<[String: ApplicationRecord]>([:])
+
+    func withLock<T: Sendable>(_ body: (inout [String: ApplicationRecord]) -> T) -> T {
+        storage.withLock { body(&$0) }
     }
 }

@@ -7,7 +7,8 @@ import Foundation
 ///
 /// Every status change is one conditional update of the operation's row (``AssentStore/updateOperation(_:expectedVersion:)``),
 /// so of two concurrent approvals or an approval racing a rejection exactly one wins, and a finished operation
-/// never changes again. The database writes the webhook event of the change in the same statement.
+/// never changes again. The database writes the webhook event and the audit event of a status change in the same
+/// statement.
 public struct OperationService: Sendable {
     let environment: ServerEnvironment
     let powerAuth: PowerAuthService
@@ -179,13 +180,6 @@ public struct OperationService: Sendable {
             operation.updatedAt = now
             if try await environment.store.updateOperation(operation, expectedVersion: stored.version) {
                 operation.version = stored.version + 1
-                if operation.status != stored.status {
-                    await environment.audit(
-                        "operation.\(operation.status.rawValue.lowercased())", activation: nil,
-                        userId: operation.userId, actor: operation.activationId.map { "device:\($0)" } ?? "system",
-                        "Operation \(operation.id) is \(operation.status.rawValue)"
-                            + (operation.statusReason.map { " (\($0))." } ?? "."))
-                }
                 return (operation, result)
             }
         }
@@ -232,18 +226,17 @@ public struct OperationService: Sendable {
 
     /// Whether `activation` may see the operation: same application, and the operation is the activation's
     /// user's or not yet claimed.
-    static func isVisible(_ operation: OperationRecord, to activation: ActivationRecord) -> Bool {
-        operation.applicationId == activation.applicationId
-            && (operation.userId == nil || operation.userId == activation.userId)
+    static func isVisible(_ operation: OperationRecord, to device: DevicePrincipal) -> Bool {
+        operation.applicationId == device.applicationId
+            && (operation.userId == nil || operation.userId == device.userId)
     }
 
     /// The pending operations of the activation's user, oldest first.
-    public func pending(for activation: ActivationRecord) async throws -> [OperationRecord] {
+    public func pending(for device: DevicePrincipal) async throws -> [OperationRecord] {
         let now = environment.nowMillis
         var result: [OperationRecord] = []
-        for operation in try await environment.store.operations(
-            userId: activation.userId, status: .pending, limit: 100)
-        where operation.applicationId == activation.applicationId {
+        for operation in try await environment.store.operations(userId: device.userId, status: .pending, limit: 100)
+        where operation.applicationId == device.applicationId {
             if operation.expiresAt <= now {
                 _ = try? await get(id: operation.id)
             } else {
@@ -254,18 +247,18 @@ public struct OperationService: Sendable {
     }
 
     /// The operation if the activation may see it.
-    public func detail(id: String, activation: ActivationRecord) async throws -> OperationRecord {
+    public func detail(id: String, device: DevicePrincipal) async throws -> OperationRecord {
         let operation = try await get(id: id)
-        guard Self.isVisible(operation, to: activation) else { throw AssentServerError.operationNotFound() }
+        guard Self.isVisible(operation, to: device) else { throw AssentServerError.operationNotFound() }
         return operation
     }
 
     /// Assigns a non-personalised operation to the activation's user; exactly one user can win it.
-    public func claim(id: String, activation: ActivationRecord) async throws -> OperationRecord {
+    public func claim(id: String, device: DevicePrincipal) async throws -> OperationRecord {
         let (operation, visible) = try await mutate(id: id) { operation, now -> Bool in
             _ = operation.expireIfDue(now: now)
-            guard Self.isVisible(operation, to: activation) else { return false }
-            if operation.userId == nil, operation.status == .pending { operation.userId = activation.userId }
+            guard Self.isVisible(operation, to: device) else { return false }
+            if operation.userId == nil, operation.status == .pending { operation.userId = device.userId }
             return true
         }
         guard visible else { throw AssentServerError.operationNotFound() }
@@ -274,8 +267,8 @@ public struct OperationService: Sendable {
     }
 
     /// The activation user's operations of every status, newest first.
-    public func history(for activation: ActivationRecord) async throws -> [OperationRecord] {
-        try await list(userId: activation.userId, status: nil).filter { $0.applicationId == activation.applicationId }
+    public func history(for device: DevicePrincipal) async throws -> [OperationRecord] {
+        try await list(userId: device.userId, status: nil).filter { $0.applicationId == device.applicationId }
     }
 
     enum ApprovalOutcome: Sendable {
@@ -295,7 +288,7 @@ public struct OperationService: Sendable {
         let tolerance = Millis(environment.policy.timestampTolerance) * 1000
         let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
             if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard Self.isVisible(operation, to: device.activation) else { return .notVisible }
+            guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
             guard operation.status == .pending else { return .finished(operation.status) }
             operation.userId = device.activation.userId
             let problem: String? =
@@ -325,7 +318,7 @@ public struct OperationService: Sendable {
         let reason = try Self.statusReason(request.reason ?? RejectReason.unknown)
         let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
             if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard Self.isVisible(operation, to: device.activation) else { return .notVisible }
+            guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
             guard operation.status == .pending else { return .finished(operation.status) }
             operation.userId = device.activation.userId
             operation.finish(.rejected, reason: reason, activationId: device.activation.id, at: now)
@@ -340,7 +333,9 @@ public struct OperationService: Sendable {
     func countFailedSignature(operationId: String, activation: ActivationRecord) async -> Bool {
         let result = try? await mutate(id: operationId) { operation, now -> ApprovalOutcome in
             if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard Self.isVisible(operation, to: activation), operation.status == .pending else { return .notVisible }
+            guard Self.isVisible(operation, to: activation.principal), operation.status == .pending else {
+                return .notVisible
+            }
             return Self.countFailure(
                 &operation, problem: "The signature does not match.", activationId: activation.id, now: now)
         }
@@ -476,7 +471,7 @@ public struct OperationService: Sendable {
         guard activation.state == .active else {
             throw AssentServerError.invalidActivationState("The activation is \(activation.state.name), not ACTIVE.")
         }
-        guard Self.isVisible(operation, to: activation) else {
+        guard Self.isVisible(operation, to: activation.principal) else {
             throw AssentServerError.invalidRequest("The activation belongs to another user or application.")
         }
         return activation

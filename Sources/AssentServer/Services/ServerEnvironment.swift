@@ -11,6 +11,8 @@ public struct ServerEnvironment: Sendable {
     public var now: @Sendable () -> Date
     /// Where operation status changes are delivered, if anywhere.
     public var webhook: WebhookSettings?
+    /// Applications read so far, by key (immutable records, so safe to keep per process).
+    let applications = ApplicationCache()
 
     public init(
         store: any AssentStore, policy: SecurityPolicy = .default, logger: Logger,

@@ -8,8 +8,8 @@ public struct TokenAuthenticator: Sendable {
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
-    /// Returns the token and its activation, or throws `POWERAUTH_AUTH_FAIL`.
-    public func authenticate(_ headerValue: String?) async throws -> (TokenRecord, ActivationRecord) {
+    /// Returns the token and its activation's identity, or throws `POWERAUTH_AUTH_FAIL`.
+    public func authenticate(_ headerValue: String?) async throws -> (TokenRecord, DevicePrincipal) {
         guard let headerValue else {
             throw AssentServerError.authenticationFailed("The X-PowerAuth-Token header is missing.")
         }
@@ -19,7 +19,7 @@ public struct TokenAuthenticator: Sendable {
         } catch {
             throw AssentServerError.authenticationFailed("The X-PowerAuth-Token header is malformed.")
         }
-        guard let token = try await environment.store.token(id: header.tokenId),
+        guard let (token, principal, state) = try await environment.store.tokenWithActivation(id: header.tokenId),
             header.isDigestValid(tokenSecret: token.secret)
         else { throw AssentServerError.authenticationFailed("The token is unknown or its digest is wrong.") }
         let now = environment.nowMillis
@@ -32,9 +32,9 @@ public struct TokenAuthenticator: Sendable {
                 kind: "token", value: "\(token.id):\(header.nonce.base64EncodedString())",
                 expiresAt: now + 2 * tolerance)
         else { throw AssentServerError.authenticationFailed("The token nonce was already used (replay).") }
-        guard let activation = try await environment.store.activation(id: token.activationId),
-            activation.state == .active
-        else { throw AssentServerError.authenticationFailed("The token's activation is not active.") }
-        return (token, activation)
+        guard state == .active else {
+            throw AssentServerError.authenticationFailed("The token's activation is not active.")
+        }
+        return (token, principal)
     }
 }

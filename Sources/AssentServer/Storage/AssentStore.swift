@@ -28,6 +28,8 @@ public protocol AssentStore: Sendable {
 
     func insertToken(_ token: TokenRecord) async throws
     func token(id: String) async throws -> TokenRecord?
+    /// The token with its activation's identity and state, in one read.
+    func tokenWithActivation(id: String) async throws -> (TokenRecord, DevicePrincipal, ActivationState)?
     /// Deletes the token if it belongs to the activation; returns whether one was deleted.
     func deleteToken(id: String, activationId: String) async throws -> Bool
 

@@ -21,6 +21,7 @@ enum Migrations {
                 BEGIN
                     INSERT INTO webhook_outbox (operation_id, status, status_reason, at, next_attempt_at)
                     VALUES (NEW.id, NEW.status, NEW.status_reason, NEW.updated_at, NEW.updated_at);
+                    \(auditInsert);
                 END
                 """
             ],
@@ -30,6 +31,7 @@ enum Migrations {
                 BEGIN
                     INSERT INTO webhook_outbox (operation_id, status, status_reason, at, next_attempt_at)
                     VALUES (NEW.id, NEW.status, NEW.status_reason, NEW.updated_at, NEW.updated_at);
+                    \(auditInsert);
                     RETURN NEW;
                 END
                 $$ LANGUAGE plpgsql
@@ -43,8 +45,17 @@ enum Migrations {
         ),
     ]
 
-    /// Operations, operation templates and the webhook outbox. The outbox row of a status change is written by a
-    /// trigger, so the change and its event are one atomic statement on both databases.
+    /// The audit event of an operation's status change, written by the same trigger as the outbox row.
+    private static let auditInsert = """
+        INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail)
+        VALUES (NEW.updated_at, 'operation.' || lower(NEW.status), NEW.activation_id, NEW.user_id,
+            CASE NEW.status WHEN 'EXPIRED' THEN 'system' WHEN 'CANCELED' THEN 'operator'
+                ELSE 'device' END,
+            'Operation ' || NEW.id || ' is ' || NEW.status || COALESCE(' (' || NEW.status_reason || ')', '') || '.')
+        """
+
+    /// Operations, operation templates and the webhook outbox. The outbox row (and the audit event) of a status
+    /// change is written by a trigger, so the change and its event are one atomic statement on both databases.
     private static func schemaV2(blob: String, bigint: String, serial: String) -> [String] {
         [
             """

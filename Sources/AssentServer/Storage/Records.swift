@@ -76,6 +76,11 @@ public struct ActivationRecord: Sendable, Equatable {
 
     public var serverPublicKey: ECPublicKey { serverPrivateKey.publicKey }
 
+    /// Who acts when this activation signs.
+    public var principal: DevicePrincipal {
+        DevicePrincipal(activationId: id, applicationId: applicationId, userId: userId)
+    }
+
     /// The five keys, once the device has exchanged keys.
     public func keys() throws -> ActivationKeys? {
         try masterSecret.map { try ActivationKeys(masterSecret: $0) }
@@ -92,6 +97,13 @@ public struct ActivationRecord: Sendable, Equatable {
         lhs.id == rhs.id && lhs.version == rhs.version && lhs.state == rhs.state && lhs.counter == rhs.counter
             && lhs.failedAttempts == rhs.failedAttempts && lhs.counterData == rhs.counterData
     }
+}
+
+/// The activation a request comes from, as far as operations care: which user of which application.
+public struct DevicePrincipal: Sendable, Equatable {
+    public var activationId: String
+    public var applicationId: String
+    public var userId: String
 }
 
 /// A MAC token of an activation.

@@ -305,6 +305,30 @@ public final class SQLStore: AssentStore {
         )
     }
 
+    public func tokenWithActivation(id: String) async throws -> (TokenRecord, DevicePrincipal, ActivationState)? {
+        guard
+            let row = try await database.raw(
+                """
+                SELECT t.activation_id, t.secret, t.signature_type, t.created_at, a.application_id, a.user_id, a.state
+                FROM tokens t JOIN activations a ON a.id = t.activation_id WHERE t.id = \(bind: id)
+                """
+            ).first()
+        else { return nil }
+        let token = TokenRecord(
+            id: id,
+            activationId: try row.decode(column: "activation_id", as: String.self),
+            secret: try box.open(try row.decode(column: "secret", as: Data.self), context: "token.secret:\(id)"),
+            signatureType: try SignatureType(parsing: try row.decode(column: "signature_type", as: String.self)),
+            createdAt: try row.decode(column: "created_at", as: Int64.self)
+        )
+        guard let state = ActivationState(rawValue: UInt8(clamping: try row.decode(column: "state", as: Int64.self)))
+        else { throw AssentServerError.internalError("Activation \(token.activationId) has an invalid stored state.") }
+        let principal = DevicePrincipal(
+            activationId: token.activationId, applicationId: try row.decode(column: "application_id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self))
+        return (token, principal, state)
+    }
+
     public func deleteToken(id: String, activationId: String) async throws -> Bool {
         !(try await database.raw(
             "DELETE FROM tokens WHERE id = \(bind: id) AND activation_id = \(bind: activationId) RETURNING id"
