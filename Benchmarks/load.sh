@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Load test against SQLite and PostgreSQL on this machine (loopback only): the Mobile Token API's operation list
 # (MAC tokens) and authorize (2FA signatures), and /pa/v3/signature/validate.
-#   SCENARIOS="list authorize validate" Benchmarks/load.sh [--activations 1000] [--concurrency 64] [--duration 15]
+#   SCENARIOS="list authorize validate" DATABASES="sqlite postgres" Benchmarks/load.sh [--activations 1000] [--concurrency 64] [--duration 15]
 # Builds release binaries, starts `assent serve` on each database, runs assent-load once per scenario, prints one
 # line per database and scenario.
 set -euo pipefail
@@ -40,7 +40,9 @@ run_load() {
     kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
 }
 
-run_load sqlite
+databases=" ${DATABASES:-sqlite postgres} "
+[[ "$databases" == *" sqlite "* ]] && run_load sqlite
+[[ "$databases" == *" postgres "* ]] || exit 0
 
 pg_bin=$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | tail -1)
 pg_port=$(free_port)

@@ -342,7 +342,7 @@ struct OperationTests {
             let missing = try await client.send(
                 "POST", "/api/v1/operations", headers: ["Authorization": "Bearer \(server.apiKey)"],
                 body: Data(#"{"userId":"alice","template":"payment","params":{"amount":1}}"#.utf8))
-            #expect(missing.status == 400 && missing.text.contains("currency"))
+            #expect(missing.status == 400 && missing.text.contains("parameters currency, iban, note."))
             let badTemplate = try await client.send(
                 "PUT", "/api/v1/operation-templates/bad", headers: ["Authorization": "Bearer \(server.apiKey)"],
                 body: Data(#"{"userId":"alice"}"#.utf8))

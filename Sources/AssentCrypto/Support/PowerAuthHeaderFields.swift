@@ -20,7 +20,9 @@ enum PowerAuthHeaderFields {
                 throw AssentCryptoError(.invalidHeader, "Each header field reads key=\"value\".")
             }
             let key = String(rest[..<equals])
-            guard !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLowercase || $0 == "_") }) else {
+            guard !key.isEmpty,
+                key.utf8.allSatisfy({ (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: "_") })
+            else {
                 throw AssentCryptoError(.invalidHeader, "A header field name is malformed.")
             }
             rest = rest[rest.index(after: equals)...]

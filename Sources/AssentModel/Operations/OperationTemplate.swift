@@ -20,12 +20,27 @@ public enum OperationTemplate {
 
     /// The template with every placeholder replaced. A string that is exactly `{name}` becomes the parameter's JSON
     /// value; inside longer strings the parameter's text is inserted (escaped for operation data in `data`).
-    /// Throws naming the first missing parameter.
+    /// Throws naming every missing parameter.
     public static func instantiate(_ body: [String: JSONValue], params: [String: JSONValue]) throws
         -> [String: JSONValue]
     {
-        try body.reduce(into: [:]) { result, entry in
+        let missing = Set(body.values.flatMap(placeholderNames)).subtracting(params.keys).sorted()
+        guard missing.isEmpty else {
+            throw OperationDataError(
+                message: "The template needs the parameter\(missing.count == 1 ? "" : "s") "
+                    + missing.joined(separator: ", ") + ".")
+        }
+        return try body.reduce(into: [:]) { result, entry in
             result[entry.key] = try substitute(entry.value, params: params, inData: entry.key == "data")
+        }
+    }
+
+    private static func placeholderNames(_ value: JSONValue) -> [String] {
+        switch value {
+        case .string(let text): placeholders(in: text).map(\.name)
+        case .array(let items): items.flatMap(placeholderNames)
+        case .object(let members): members.values.flatMap(placeholderNames)
+        default: []
         }
     }
 

@@ -7,6 +7,7 @@ import NIOPosix
 import PostgresKit
 import SQLKit
 import SQLiteKit
+import Synchronization
 
 /// ``AssentStore`` over SQLKit, with two backends: an embedded SQLite file (the default) and PostgreSQL
 /// (several server processes sharing one database).
@@ -22,6 +23,10 @@ public final class SQLStore: AssentStore {
     public let backend: Backend
     let database: any SQLDatabase
     let box: SecretBox
+    /// Decoded presentational parts of operations by id. They never change after creation, so a process may keep
+    /// them; the cache is emptied when it grows past ``contentCacheLimit`` entries.
+    private let contentCache = Mutex<[String: (OperationContent, AllowedSignatureType)]>([:])
+    private static let contentCacheLimit = 20_000
     private let close: @Sendable () async throws -> Void
 
     private init(
@@ -475,6 +480,7 @@ public final class SQLStore: AssentStore {
         guard let status = OperationStatus(rawValue: try row.decode(column: "status", as: String.self)) else {
             throw AssentServerError.internalError("Operation \(id) has an invalid stored status.")
         }
+        let (content, allowed) = try cachedContent(id: id, row: row)
         return OperationRecord(
             id: id,
             applicationId: try row.decode(column: "application_id", as: String.self),
@@ -483,9 +489,8 @@ public final class SQLStore: AssentStore {
             data: try row.decode(column: "data", as: String.self),
             status: status,
             statusReason: try row.decode(column: "status_reason", as: String?.self),
-            content: try Self.decodeJSON(OperationContent.self, try row.decode(column: "content", as: String.self)),
-            allowedSignatureType: try Self.decodeJSON(
-                AllowedSignatureType.self, try row.decode(column: "signature_type", as: String.self)),
+            content: content,
+            allowedSignatureType: allowed,
             failedAttempts: Int(try row.decode(column: "failed_attempts", as: Int64.self)),
             maxFailedAttempts: Int(try row.decode(column: "max_failed_attempts", as: Int64.self)),
             proximitySeed: try row.decode(column: "proximity_seed", as: Data?.self).map {
@@ -501,6 +506,19 @@ public final class SQLStore: AssentStore {
             finishedAt: try row.decode(column: "finished_at", as: Int64?.self),
             version: try row.decode(column: "version", as: Int64.self)
         )
+    }
+
+    private func cachedContent(id: String, row: any SQLRow) throws -> (OperationContent, AllowedSignatureType) {
+        if let cached = contentCache.withLock({ $0[id] }) { return cached }
+        let decoded = (
+            try Self.decodeJSON(OperationContent.self, try row.decode(column: "content", as: String.self)),
+            try Self.decodeJSON(AllowedSignatureType.self, try row.decode(column: "signature_type", as: String.self))
+        )
+        contentCache.withLock {
+            if $0.count >= Self.contentCacheLimit { $0.removeAll(keepingCapacity: true) }
+            $0[id] = decoded
+        }
+        return decoded
     }
 
     private static func json<T: Encodable>(_ value: T) throws -> String {
