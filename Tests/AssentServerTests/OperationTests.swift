@@ -226,12 +226,18 @@ struct OperationTests {
         defer { Task { await server.shutdown() } }
         try await server.live { client in
             var device = try await server.activatedDevice(client)
+            var bob = try await server.activatedDevice(client, userId: "bob")
 
             let expiring = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
             server.clock.advance(by: 301)
             let expired = try await device.authorizeOperation(id: expiring.id, data: expiring.data)
             #expect(expired.status == 400 && expired.errorCode == "OPERATION_EXPIRED")
             #expect(try await server.operation(client, expiring.id).status == .expired)
+            // Another user's device learns nothing about an operation, not even that it expired.
+            let alices = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+            server.clock.advance(by: 301)
+            let foreign = try await bob.authorizeOperation(id: alices.id, data: alices.data)
+            #expect(foreign.status == 400 && foreign.errorCode == "INVALID_OPERATION")
             // The background sweeper expires operations nobody reads.
             let unread = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
             server.clock.advance(by: 301)

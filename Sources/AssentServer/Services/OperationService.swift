@@ -287,8 +287,9 @@ public struct OperationService: Sendable {
     ) async throws -> OperationRecord {
         let tolerance = Millis(environment.policy.timestampTolerance) * 1000
         let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
-            if operation.expireIfDue(now: now) { return .finished(.expired) }
+            // Visibility first: another user's device learns nothing about the operation, not even its expiry.
             guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
+            if operation.expireIfDue(now: now) { return .finished(.expired) }
             guard operation.status == .pending else { return .finished(operation.status) }
             operation.userId = device.activation.userId
             let problem: String? =
@@ -317,8 +318,9 @@ public struct OperationService: Sendable {
     public func reject(_ request: OperationRejectRequest, device: AuthenticatedDevice) async throws -> OperationRecord {
         let reason = try Self.statusReason(request.reason ?? RejectReason.unknown)
         let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
-            if operation.expireIfDue(now: now) { return .finished(.expired) }
+            // Visibility first: another user's device learns nothing about the operation, not even its expiry.
             guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
+            if operation.expireIfDue(now: now) { return .finished(.expired) }
             guard operation.status == .pending else { return .finished(operation.status) }
             operation.userId = device.activation.userId
             operation.finish(.rejected, reason: reason, activationId: device.activation.id, at: now)
@@ -332,10 +334,9 @@ public struct OperationService: Sendable {
     /// failed the operation.
     func countFailedSignature(operationId: String, activation: ActivationRecord) async -> Bool {
         let result = try? await mutate(id: operationId) { operation, now -> ApprovalOutcome in
+            guard Self.isVisible(operation, to: activation.principal) else { return .notVisible }
             if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard Self.isVisible(operation, to: activation.principal), operation.status == .pending else {
-                return .notVisible
-            }
+            guard operation.status == .pending else { return .finished(operation.status) }
             return Self.countFailure(
                 &operation, problem: "The signature does not match.", activationId: activation.id, now: now)
         }
