@@ -67,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "AssentSDK",
-            dependencies: ["AssentCrypto", "AssentModel"],
+            dependencies: ["AssentCrypto", "AssentModel", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .target(
@@ -104,6 +104,7 @@ let package = Package(
                 "AssentCrypto",
                 "AssentModel",
                 "AssentTesting",
+                "AssentSDK",
                 "assent",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],

@@ -16,7 +16,7 @@ struct CLITests {
         var errors: String
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -25,7 +25,13 @@ struct CLITests {
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
+        let stdin = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
         try process.run()
+        if let input {
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try stdin.fileHandleForWriting.close()
+        }
         let outputData = output.fileHandleForReading.readDataToEndOfFile()
         let errorData = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
@@ -147,5 +153,125 @@ struct CLITests {
         server.terminate()  // SIGTERM: graceful shutdown
         server.waitUntilExit()
         #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+    }
+
+    @Test("The README quickstart: serve, create an activation, activate the CLI token, approve an operation")
+    func readmeQuickstart() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-quickstart-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let log = work.appendingPathComponent("serve.out")
+        #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
+
+        // Terminal 1: swift run assent serve (here on a free port).
+        let server = Process()
+        server.executableURL = Self.executable
+        server.arguments = ["serve", "--port", "0", "--data-dir", work.appendingPathComponent("data").path]
+        server.standardOutput = try FileHandle(forWritingTo: log)
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { if server.isRunning { server.terminate() } }
+        var printed: [String: String] = [:]
+        for _ in 0..<150 where printed["Operator API key (shown once, store it now)"] == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            for line in ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n") {
+                if line.hasPrefix("Assent is listening on ") {
+                    printed["url"] = String(line.dropFirst("Assent is listening on ".count))
+                } else if let colon = line.range(of: ": ") {
+                    printed[String(line[..<colon.lowerBound])] = String(line[colon.upperBound...])
+                }
+            }
+        }
+        let url = try #require(printed["url"])
+        let apiKey = try #require(printed["Operator API key (shown once, store it now)"])
+        let config = try #require(printed["SDK configuration"])
+        // Terminal 2: export ASSENT_URL and ASSENT_API_KEY.
+        let environment = ["ASSENT_URL": url, "ASSENT_API_KEY": apiKey]
+        let profile = ["--profile", work.appendingPathComponent("token").path]
+
+        let activation = try Self.run(["admin", "activation", "create", "--user", "alice"], environment: environment)
+        #expect(activation.status == 0, "\(activation.errors)")
+        let code = try #require(
+            activation.output.split(separator: "\n").first { $0.hasPrefix("activationCode") }?
+                .split(separator: " ").last.map(String.init))
+
+        let activated = try Self.run(
+            ["token", "activate", "--server", url, "--config", config, code, "--pin-stdin"] + profile,
+            environment: environment, input: "2468\n")
+        #expect(activated.status == 0, "\(activated.errors)")
+        #expect(activated.errors.contains("Fingerprint: "))
+
+        let created = try Self.run(
+            [
+                "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK*ICZ2730300000001165254011",
+                "--title", "Confirm payment", "--message", "Pay 100 CZK to Nela?",
+            ], environment: environment)
+        #expect(created.status == 0, "\(created.errors)")
+        let operationId = try #require(
+            created.output.split(separator: "\n").first { $0.hasPrefix("id ") }?.split(separator: " ").last
+                .map(String.init))
+
+        let listed = try Self.run(["token", "list"] + profile, environment: environment)
+        #expect(listed.status == 0 && listed.output.contains(operationId) && listed.output.contains("Confirm payment"))
+
+        let wrong = try Self.run(
+            ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "1111\n")
+        #expect(wrong.status == 4 && wrong.errors.contains("WRONG_PIN") && wrong.errors.contains("4 attempts left"))
+        let approved = try Self.run(
+            ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+        #expect(approved.status == 0, "\(approved.errors)")
+        let shown = try Self.run(["admin", "operation", "show", operationId], environment: environment)
+        #expect(shown.output.contains("APPROVED"))
+
+        // Reject, offline QR approval and status, as the README's next steps show.
+        let second = try Self.run(
+            ["admin", "operation", "create", "--user", "alice", "--data", "A2", "--title", "Log in?", "--json"],
+            environment: environment)
+        let login = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(second.output.utf8))
+        let rejected = try Self.run(
+            ["token", "reject", login.id, "--reason", "UNEXPECTED_OPERATION"] + profile, environment: environment)
+        #expect(rejected.status == 0, "\(rejected.errors)")
+        #expect(
+            try Self.run(["admin", "operation", "show", login.id], environment: environment).output.contains("REJECTED")
+        )
+
+        let third = try Self.run(
+            [
+                "admin", "operation", "create", "--user", "alice", "--data", "A1*A5EUR", "--title", "Pay 5 EUR",
+                "--json",
+            ],
+            environment: environment)
+        let offline = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(third.output.utf8))
+        let qr = try Self.run(["admin", "operation", "offline-qr", offline.id], environment: environment)
+        let qrFile = work.appendingPathComponent("qr.txt")
+        try Data(qr.output.utf8).write(to: qrFile)
+        let typed = try Self.run(
+            ["token", "qr-approve", qrFile.path, "--pin-stdin", "--json"] + profile, environment: environment,
+            input: "2468\n")
+        #expect(typed.status == 0, "\(typed.errors)")
+        struct Code: Decodable { let code: String }
+        let approvalCode = try JSONDecoder().decode(Code.self, from: Data(typed.output.utf8)).code
+        let activationId = try #require(
+            try Self.run(["admin", "activation", "list", "--user", "alice"], environment: environment).output
+                .split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
+        let verified = try Self.run(
+            ["admin", "operation", "offline-verify", offline.id, "--activation", activationId, "--code", approvalCode],
+            environment: environment)
+        #expect(verified.status == 0 && verified.output.contains("APPROVED"), "\(verified.output) \(verified.errors)")
+
+        let status = try Self.run(["token", "status"] + profile, environment: environment)
+        #expect(status.status == 0 && status.output.contains("ACTIVE"))
+        let removed = try Self.run(
+            ["token", "remove", "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+        #expect(removed.status == 0, "\(removed.errors)")
+        #expect(try Self.run(["token", "list"] + profile, environment: environment).status == 3)
+
+        server.terminate()
+        server.waitUntilExit()
+        #expect(server.terminationStatus == 0)
     }
 }

@@ -1,0 +1,482 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What proves the user on a signed call.
+public enum AuthenticationFactor: Sendable {
+    /// The device alone (1FA).
+    case possession
+    /// The device and the user's PIN (2FA).
+    case pin(String)
+}
+
+/// The PIN rules the SDK checks before it encrypts anything with a PIN.
+public struct PINPolicy: Sendable, Equatable {
+    public var minimumLength: Int
+    public var maximumLength: Int
+    /// Whether only the digits 0–9 are allowed.
+    public var digitsOnly: Bool
+
+    /// Four to sixteen digits by default.
+    public init(minimumLength: Int = 4, maximumLength: Int = 16, digitsOnly: Bool = true) {
+        self.minimumLength = minimumLength
+        self.maximumLength = maximumLength
+        self.digitsOnly = digitsOnly
+    }
+
+    /// Throws ``AssentError/Code/invalidInput`` with the rule the PIN breaks.
+    public func validate(_ pin: String) throws {
+        guard (minimumLength...maximumLength).contains(pin.count) else {
+            throw AssentError(.invalidInput, "The PIN must have \(minimumLength) to \(maximumLength) characters.")
+        }
+        if digitsOnly, !pin.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            throw AssentError(.invalidInput, "The PIN may contain digits only.")
+        }
+    }
+}
+
+/// The result of ``AssentClient/startActivation(code:name:)``: show the fingerprint, then finish with a PIN.
+public struct ActivationStart: Sendable, Equatable {
+    /// The activation id (the registration id).
+    public var activationId: String
+    /// The fingerprint the user may compare with the one the operator sees.
+    public var fingerprint: String
+}
+
+/// The activation's state on the server.
+public struct ActivationStatus: Sendable, Equatable {
+    public var state: ActivationState
+    public var failedAttempts: Int
+    public var maxFailedAttempts: Int
+    /// PIN attempts left before the activation blocks.
+    public var remainingAttempts: Int { max(0, maxFailedAttempts - failedAttempts) }
+}
+
+/// One device's activation with an Assent server: activation, status, signed calls and MAC tokens. The state lives
+/// in a ``Keystore`` and is saved before every signature leaves the device, so a counter is never used twice.
+public actor AssentClient {
+    public let serverURL: URL
+    public let configuration: SDKConfiguration
+    let keystore: any Keystore
+    let transport: any Transport
+    var state: DeviceState?
+    var pending: PendingActivation?
+    /// The PIN rules checked locally.
+    public var pinPolicy = PINPolicy()
+
+    static let encoder = JSONEncoder()
+    static let decoder = JSONDecoder()
+
+    /// A client for the server at `serverURL` and the application `configuration` (the SDK configuration string
+    /// the server prints), with its state in `keystore`.
+    public init(
+        serverURL: URL, configuration: String, keystore: any Keystore,
+        transport: any Transport = URLSessionTransport()
+    ) throws {
+        self.serverURL = serverURL
+        do {
+            self.configuration = try SDKConfiguration(parsing: configuration)
+        } catch {
+            throw AssentError.wrap(error, .invalidInput, "The SDK configuration string is not valid.")
+        }
+        self.keystore = keystore
+        self.transport = transport
+        if let data = try keystore.load() {
+            do {
+                state = try Self.decoder.decode(DeviceState.self, from: data)
+            } catch {
+                throw AssentError.wrap(error, .keystore, "The stored activation cannot be read.")
+            }
+        }
+    }
+
+    /// Sets the PIN rules.
+    public func setPINPolicy(_ policy: PINPolicy) { pinPolicy = policy }
+
+    /// Whether this device holds an activation (no network involved).
+    public var isActivatedLocally: Bool { state != nil }
+    /// The activation id, once activated.
+    public var registrationId: String? { state?.activationId ?? pending?.activationId }
+    /// The activation fingerprint, once activated.
+    public var fingerprint: String? { state?.fingerprint ?? pending?.fingerprint }
+
+    // MARK: Activation
+
+    /// Exchanges keys with the server using an activation code (`XXXXX-XXXXX-XXXXX-XXXXX`) or a scanned activation
+    /// QR code (`CODE#signature`, whose master-key signature is verified first). Finish with
+    /// ``finishActivation(pin:)``.
+    public func startActivation(code text: String, name: String = "Assent SDK") async throws -> ActivationStart {
+        guard state == nil else { throw AssentError(.alreadyActivated, "This device is already activated.") }
+        let code: String
+        if text.contains("#") {
+            do {
+                let qr = try ActivationQRCode(parsing: text)
+                try qr.verify(masterPublicKey: configuration.masterServerPublicKey)
+                code = qr.code.value
+            } catch {
+                throw AssentError.wrap(
+                    error, .signatureVerificationFailed, "The activation QR code was not signed by this server.")
+            }
+        } else {
+            guard ActivationCode.isValid(text) else {
+                throw AssentError(.invalidInput, "An activation code reads XXXXX-XXXXX-XXXXX-XXXXX.")
+            }
+            code = text
+        }
+        let deviceKey = ECPrivateKey()
+        let key = try await temporaryKey(activationScope: false)
+        let innerContext = applicationContext(.activationLayer2, keyId: key.id)
+        let outerContext = applicationContext(.applicationScopeGeneric, keyId: key.id)
+        let layer2 = ActivationLayer2Request(
+            devicePublicKey: deviceKey.publicKey.compressed.base64EncodedString(), activationName: name,
+            platform: Self.platform, deviceInfo: "Assent SDK \(AssentSDK.protocolVersion)")
+        let (inner, innerKey) = try ECIES.encryptRequest(
+            try Self.encoder.encode(layer2), to: key.publicKey, context: innerContext, timestamp: Self.now)
+        let layer1 = ActivationLayer1Request(
+            code: code, activationData: EncryptedRequest(temporaryKeyId: key.id, cryptogram: inner))
+        let (outer, outerKey) = try ECIES.encryptRequest(
+            try Self.encoder.encode(layer1), to: key.publicKey, context: outerContext, timestamp: Self.now)
+        let body = try Self.encoder.encode(EncryptedRequest(temporaryKeyId: key.id, cryptogram: outer))
+        let answer = try await call(
+            "/pa/v3/activation/create",
+            headers: [EncryptionHeader.name: EncryptionHeader(applicationKey: configuration.applicationKey).value],
+            body: body)
+        do {
+            let outerResponse = try Self.decoder.decode(EncryptedResponse.self, from: answer)
+            let layer1Response = try Self.decoder.decode(
+                ActivationLayer1Response.self,
+                from: try ECIES.decryptResponse(
+                    try outerResponse.cryptogram(), envelopeKey: outerKey, context: outerContext))
+            let layer2Response = try Self.decoder.decode(
+                ActivationLayer2Response.self,
+                from: try ECIES.decryptResponse(
+                    try layer1Response.activationData.cryptogram(), envelopeKey: innerKey, context: innerContext))
+            let serverKey = try ECPublicKey(base64: layer2Response.serverPublicKey)
+            let keys = try ActivationKeys(
+                masterSecret: try KeyDerivation.masterSecret(privateKey: deviceKey, publicKey: serverKey))
+            let fingerprint = ActivationFingerprint.compute(
+                devicePublicKey: deviceKey.publicKey, activationId: layer2Response.activationId,
+                serverPublicKey: serverKey)
+            pending = PendingActivation(
+                activationId: layer2Response.activationId, serverPublicKey: serverKey, keys: keys,
+                counter: try HashCounter(base64: layer2Response.ctrData), fingerprint: fingerprint)
+            return ActivationStart(activationId: layer2Response.activationId, fingerprint: fingerprint)
+        } catch {
+            throw AssentError.wrap(error, .invalidResponse, "The server's activation answer cannot be read.")
+        }
+    }
+
+    /// Protects the knowledge key with `pin` and saves the activation.
+    public func finishActivation(pin: String) throws {
+        guard let pending else { throw AssentError(.notActivated, "Start the activation first.") }
+        try pinPolicy.validate(pin)
+        let salt = KnowledgeKeyProtection.makeSalt()
+        let protected = try KnowledgeKeyProtection.protect(
+            knowledgeKey: pending.keys.knowledge, password: Data(pin.utf8), salt: salt)
+        let newState = DeviceState(
+            activationId: pending.activationId, serverPublicKey: pending.serverPublicKey.x963,
+            possessionKey: pending.keys.possession, protectedKnowledgeKey: protected, knowledgeSalt: salt,
+            transportKey: pending.keys.transport, counter: pending.counter.data, fingerprint: pending.fingerprint)
+        try save(newState)
+        self.pending = nil
+    }
+
+    /// The activation's state on the server; resynchronises the local counter if the server is ahead.
+    public func status() async throws -> ActivationStatus {
+        guard let current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        let challenge = Bytes.random(count: 16)
+        let body = try Self.encoder.encode(
+            RequestEnvelope(
+                ActivationStatusRequest(activationId: current.activationId, challenge: challenge.base64EncodedString())
+            ))
+        let answer = try await call("/pa/v3/activation/status", body: body)
+        let blob: ActivationStatusBlob
+        do {
+            let response = try Self.decoder.decode(ResponseEnvelope<ActivationStatusResponse>.self, from: answer)
+            blob = try ActivationStatusBlob(
+                decrypting: try Bytes.base64(response.responseObject.encryptedStatusBlob, field: "status blob"),
+                transportKey: current.transportKey, challenge: challenge,
+                nonce: try Bytes.base64(response.responseObject.nonce, field: "nonce", length: 16))
+        } catch {
+            throw AssentError.wrap(error, .invalidResponse, "The activation status cannot be decrypted.")
+        }
+        // Resynchronise only if no signature moved the counter while the status was on its way.
+        if blob.state == .active, var latest = state, latest.counter == current.counter,
+            let distance = try? blob.counterDistance(
+                from: try HashCounter(data: latest.counter), transportKey: latest.transportKey), distance > 0
+        {
+            latest.counter = try HashCounter(data: latest.counter).advanced(by: distance).data
+            try save(latest)
+        }
+        return ActivationStatus(
+            state: blob.state, failedAttempts: Int(blob.failedAttempts), maxFailedAttempts: Int(blob.maxFailedAttempts))
+    }
+
+    /// Removes the activation on the server (2FA with `pin`), then on this device.
+    public func removeActivation(pin: String) async throws {
+        guard state != nil else { throw AssentError(.notActivated, "This device is not activated.") }
+        _ = try await signedCall(
+            "/pa/v3/activation/remove", uriId: "/pa/activation/remove", body: Data("{}".utf8), factor: .pin(pin))
+        try removeActivationLocally()
+    }
+
+    /// Forgets the activation on this device only (when the server cannot be reached, or it was removed there).
+    public func removeActivationLocally() throws {
+        try keystore.delete()
+        state = nil
+        pending = nil
+    }
+
+    // MARK: Signed calls and tokens
+
+    /// Builds `X-PowerAuth-Authorization` for a request and saves the advanced counter before returning it.
+    func authorization(method: String = "POST", uriId: String, body: Data, factor: AuthenticationFactor) throws
+        -> String
+    {
+        guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        let type: SignatureType
+        var keys = [current.possessionKey]
+        switch factor {
+        case .possession:
+            type = .possession
+        case .pin(let pin):
+            type = .possessionKnowledge
+            keys.append(
+                try KnowledgeKeyProtection.unprotect(
+                    current.protectedKnowledgeKey, password: Data(pin.utf8), salt: current.knowledgeSalt))
+        }
+        let counter = try HashCounter(data: current.counter)
+        let nonce = Bytes.random(count: 16)
+        let data = PowerAuthSignature.dataToSign(
+            method: method, uriId: uriId, nonce: nonce, body: body, applicationSecret: configuration.applicationSecret)
+        let signature = try PowerAuthSignature.compute(data: data, counter: counter, keys: keys, format: .base64)
+        current.counter = counter.next().data
+        try save(current)
+        return AuthorizationHeader(
+            activationId: current.activationId, applicationKey: configuration.applicationKey, nonce: nonce,
+            signatureType: type, signature: signature
+        ).value
+    }
+
+    /// Posts a signed request; a 401 after a PIN is reported as a wrong PIN with the attempts left (or blocked).
+    func signedCall(_ path: String, uriId: String, body: Data, factor: AuthenticationFactor) async throws -> Data {
+        let header = try authorization(uriId: uriId, body: body, factor: factor)
+        do {
+            return try await call(path, headers: [AuthorizationHeader.name: header], body: body)
+        } catch let error as AssentError where error.httpStatus == 401 && error.serverCode == "POWERAUTH_AUTH_FAIL" {
+            throw await explainAuthenticationFailure(error, factor: factor)
+        }
+    }
+
+    func explainAuthenticationFailure(_ error: AssentError, factor: AuthenticationFactor) async -> AssentError {
+        guard let status = try? await status() else { return error }
+        switch status.state {
+        case .blocked:
+            return AssentError(
+                .blocked, "The activation is blocked; ask the operator to unblock it.", serverCode: error.serverCode,
+                httpStatus: 401, remainingAttempts: 0)
+        case .removed:
+            return AssentError(.removed, "The activation was removed on the server.", httpStatus: 401)
+        default:
+            guard case .pin = factor else { return error }
+            return AssentError(
+                .wrongPIN, "The PIN is wrong.", serverCode: error.serverCode, httpStatus: 401,
+                remainingAttempts: status.remainingAttempts)
+        }
+    }
+
+    /// A fresh `X-PowerAuth-Token` header, creating the MAC token first if there is none yet.
+    func tokenHeader() async throws -> String {
+        guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        if current.tokenId == nil || current.tokenSecret == nil {
+            let token = try await createToken()
+            // Creating the token signed a request and moved the counter: continue from the saved state.
+            guard let updated = state else { throw AssentError(.notActivated, "This device is not activated.") }
+            current = updated
+            current.tokenId = token.tokenId
+            current.tokenSecret = try Bytes.base64(token.tokenSecret, field: "token secret", length: 16)
+            try save(current)
+        }
+        return TokenHeader.make(tokenId: current.tokenId!, tokenSecret: current.tokenSecret!, timestamp: Self.now)
+            .value
+    }
+
+    /// Forgets the MAC token (after the server refused it), so the next call creates a new one.
+    func dropToken() throws {
+        guard var current = state else { return }
+        current.tokenId = nil
+        current.tokenSecret = nil
+        try save(current)
+    }
+
+    /// Posts with a MAC token; when the server refuses the token (e.g. removed), creates a new one and retries once.
+    func tokenCall(_ path: String, body: Data, headers: [String: String] = [:]) async throws -> Data {
+        do {
+            return try await call(
+                path, headers: headers.merging([TokenHeader.name: try await tokenHeader()]) { $1 },
+                body: body)
+        } catch let error as AssentError where error.httpStatus == 401 {
+            try dropToken()
+            do {
+                return try await call(
+                    path, headers: headers.merging([TokenHeader.name: try await tokenHeader()]) { $1 }, body: body)
+            } catch let retry as AssentError where retry.httpStatus == 401 {
+                throw await explainAuthenticationFailure(retry, factor: .possession)
+            }
+        }
+    }
+
+    private func createToken() async throws -> TokenCreateResponse {
+        let key = try await temporaryKey(activationScope: true)
+        let context = try activationContext(.createToken, keyId: key.id)
+        let (request, envelope) = try ECIES.encryptRequest(
+            Data("{}".utf8), to: key.publicKey, context: context, timestamp: Self.now)
+        let body = try Self.encoder.encode(EncryptedRequest(temporaryKeyId: key.id, cryptogram: request))
+        let answer = try await signedCall(
+            "/pa/v3/token/create", uriId: "/pa/token/create", body: body, factor: .possession)
+        do {
+            let encrypted = try Self.decoder.decode(EncryptedResponse.self, from: answer)
+            return try Self.decoder.decode(
+                TokenCreateResponse.self,
+                from: try ECIES.decryptResponse(try encrypted.cryptogram(), envelopeKey: envelope, context: context))
+        } catch {
+            throw AssentError.wrap(error, .invalidResponse, "The token answer cannot be decrypted.")
+        }
+    }
+
+    // MARK: Temporary keys and ECIES contexts
+
+    private func temporaryKey(activationScope: Bool) async throws -> (id: String, publicKey: ECPublicKey) {
+        let appSecret = try Bytes.base64(configuration.applicationSecret, field: "application secret")
+        let challenge = Bytes.random(count: 16).base64EncodedString()
+        var hmacKey = appSecret
+        var signer = configuration.masterServerPublicKey
+        var activationId: String?
+        if activationScope {
+            guard let current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+            hmacKey = KeyDerivation.deriveInternal(from: current.transportKey, index: appSecret)
+            signer = try ECPublicKey(x963: current.serverPublicKey)
+            activationId = current.activationId
+        }
+        let claims = TemporaryKeyRequestClaims(
+            applicationKey: configuration.applicationKey, activationId: activationId, challenge: challenge)
+        let jwt = try CompactJWS.sign(payload: try Self.encoder.encode(claims), with: .hs256(hmacKey))
+        let answer = try await call(
+            "/pa/v3/keystore/create", body: try Self.encoder.encode(RequestEnvelope(TemporaryKeyRequest(jwt: jwt))))
+        do {
+            let response = try Self.decoder.decode(ResponseEnvelope<TemporaryKeyResponse>.self, from: answer)
+            let payload = try CompactJWS.verify(response.responseObject.jwt, with: .es256(signer))
+            let responseClaims = try Self.decoder.decode(TemporaryKeyResponseClaims.self, from: payload)
+            guard responseClaims.challenge == challenge else {
+                throw AssentError(.signatureVerificationFailed, "The temporary key answers another challenge.")
+            }
+            return (responseClaims.sub, try ECPublicKey(base64: responseClaims.publicKey))
+        } catch {
+            throw AssentError.wrap(
+                error, .signatureVerificationFailed, "The server's temporary key is not signed by this server.")
+        }
+    }
+
+    private func applicationContext(_ sharedInfo1: ECIESSharedInfo1, keyId: String) -> ECIESContext {
+        .applicationScope(
+            sharedInfo1, applicationKey: configuration.applicationKey,
+            applicationSecret: configuration.applicationSecret, temporaryKeyId: keyId)
+    }
+
+    private func activationContext(_ sharedInfo1: ECIESSharedInfo1, keyId: String) throws -> ECIESContext {
+        guard let current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        return .activationScope(
+            sharedInfo1, applicationKey: configuration.applicationKey,
+            applicationSecret: configuration.applicationSecret, activationId: current.activationId,
+            transportKey: current.transportKey, temporaryKeyId: keyId)
+    }
+
+    // MARK: HTTP
+
+    /// Posts JSON and returns the body of a 2xx answer; anything else becomes an ``AssentError`` with the server's
+    /// code.
+    func call(_ path: String, headers: [String: String] = [:], body: Data) async throws -> Data {
+        try Task.checkCancellation()
+        guard let url = URL(string: path, relativeTo: serverURL) else {
+            throw AssentError(.invalidInput, "The server URL cannot take the path \(path).")
+        }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        request.httpBody = body
+        let status: Int
+        let data: Data
+        do {
+            (status, data) = try await transport.send(request)
+        } catch {
+            throw AssentError.wrap(error, .network, "Cannot reach \(serverURL.absoluteString).")
+        }
+        guard (200..<300).contains(status) else { throw Self.serverError(status: status, body: data) }
+        return data
+    }
+
+    static func serverError(status: Int, body: Data) -> AssentError {
+        guard let envelope = try? decoder.decode(ErrorEnvelope.self, from: body) else {
+            return AssentError(.server, "The server answered HTTP \(status).", httpStatus: status)
+        }
+        let payload = envelope.responseObject
+        let code: AssentError.Code =
+            switch payload.code {
+            case "OPERATION_EXPIRED": .operationExpired
+            case "OPERATION_ALREADY_FINISHED", "OPERATION_ALREADY_CANCELED", "OPERATION_ALREADY_FAILED":
+                .operationFinished
+            case "OPERATION_FAILED": .operationFailed
+            default: .server
+            }
+        return AssentError(code, payload.message, serverCode: payload.code, httpStatus: status)
+    }
+
+    // MARK: State
+
+    func save(_ newState: DeviceState) throws {
+        try keystore.save(try Self.encoder.encode(newState))
+        state = newState
+    }
+
+    static var now: UInt64 { UInt64(max(0, Date().timeIntervalSince1970 * 1000)) }
+
+    static var platform: String {
+        #if os(iOS)
+            "ios"
+        #elseif os(macOS)
+            "macos"
+        #elseif os(Linux)
+            "linux"
+        #else
+            "unknown"
+        #endif
+    }
+}
+
+/// Keys and counter between the key exchange and the PIN.
+struct PendingActivation: Sendable {
+    var activationId: String
+    var serverPublicKey: ECPublicKey
+    var keys: ActivationKeys
+    var counter: HashCounter
+    var fingerprint: String
+}
+
+/// What the keystore holds for an activation. The knowledge key is only stored encrypted under the PIN.
+struct DeviceState: Codable, Sendable {
+    var activationId: String
+    var serverPublicKey: Data
+    var possessionKey: Data
+    var protectedKnowledgeKey: Data
+    var knowledgeSalt: Data
+    var transportKey: Data
+    var counter: Data
+    var fingerprint: String
+    var tokenId: String?
+    var tokenSecret: Data?
+}

@@ -1,0 +1,370 @@
+import ArgumentParser
+import AssentModel
+import AssentSDK
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `assent token …`: a software token on this machine, built on AssentSDK.
+struct TokenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "A software mobile token: activate it, then list, approve and reject operations.",
+        discussion: """
+            State lives in the profile directory (--profile, default ~/.assent/token): the server URL and SDK \
+            configuration, and the keystore (mode 0600; the PIN-protected knowledge key never leaves it unencrypted).
+            Commands that take a PIN ask for it without echo, or read one line from standard input with --pin-stdin.
+            """,
+        subcommands: [
+            Activate.self, Status.self, List.self, Show.self, Approve.self, Reject.self, Claim.self, History.self,
+            QRApprove.self, Remove.self,
+        ])
+
+    struct Activate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Activate this token with an activation code or activation QR text.",
+            discussion: """
+                Example: assent token activate --server http://127.0.0.1:8080 --config <SDK configuration> \
+                XXXXX-XXXXX-XXXXX-XXXXX
+                """)
+        @OptionGroup var profile: ProfileOptions
+        @Option(help: "The server URL.") var server: String
+        @Option(help: "The SDK configuration string the server printed.") var config: String
+        @Argument(help: "The activation code, or the QR text CODE#signature.") var code: String
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https" else {
+                    throw ValidationError("--server must be an http(s) URL.")
+                }
+                let stored = StoredProfile(serverURL: url.absoluteString, configuration: config)
+                let client = try profile.client(stored)
+                let started = try await client.startActivation(code: code, name: "assent token")
+                profile.note("Fingerprint: \(started.fingerprint) (compare it with the operator's).")
+                let pin = try profile.readPIN(prompt: "Choose a PIN: ", confirm: true)
+                try await client.finishActivation(pin: pin)
+                try profile.save(stored)
+                try profile.output(["activationId": started.activationId, "fingerprint": started.fingerprint]) {
+                    TextTable.fields([("activationId", started.activationId), ("fingerprint", started.fingerprint)])
+                }
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the activation's state on the server.")
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let client = try profile.client()
+                let status = try await client.status()
+                let activationId = await client.registrationId ?? "-"
+                try profile.output(
+                    [
+                        "activationId": activationId, "state": status.state.name,
+                        "failedAttempts": "\(status.failedAttempts)",
+                        "maxFailedAttempts": "\(status.maxFailedAttempts)",
+                    ]
+                ) {
+                    TextTable.fields([
+                        ("activationId", activationId), ("state", status.state.name),
+                        ("failedAttempts", "\(status.failedAttempts)/\(status.maxFailedAttempts)"),
+                    ])
+                }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the pending operations.")
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let operations = try await profile.operations().pending().value
+                try profile.output(operations) { TokenCommand.table(operations) }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one operation with its attributes.")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The operation id.") var id: String
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let operation = try await profile.operations().detail(id: id).value
+                try profile.output(operation) { TokenCommand.detail(operation) }
+            }
+        }
+    }
+
+    struct Approve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Approve an operation with the PIN.", discussion: "Example: assent token approve <id>")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The operation id.") var id: String
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let operations = try profile.operations()
+                let operation = try await operations.detail(id: id).value
+                if !profile.json { print(TextTable.render(TokenCommand.detail(operation))) }
+                let pin = try profile.readPIN(prompt: "PIN: ")
+                try await operations.authorize(operation, factor: .pin(pin))
+                try profile.output(["id": id, "status": "APPROVED"]) { [["Approved", id]] }
+            }
+        }
+    }
+
+    struct Reject: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Reject an operation.",
+            discussion: "Example: assent token reject <id> --reason INCORRECT_DATA")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The operation id.") var id: String
+        @Option(help: "UNKNOWN, INCORRECT_DATA, UNEXPECTED_OPERATION or your own.") var reason = RejectReason.unknown
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                try await profile.operations().reject(id: id, reason: reason)
+                try profile.output(["id": id, "status": "REJECTED"]) { [["Rejected", id]] }
+            }
+        }
+    }
+
+    struct Claim: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Claim an operation created without a user.")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "The operation id.") var id: String
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let operation = try await profile.operations().claim(id: id).value
+                try profile.output(operation) { TokenCommand.detail(operation) }
+            }
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List every operation, newest first (PIN).")
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let pin = try profile.readPIN(prompt: "PIN: ")
+                let operations = try await profile.operations().history(pin: pin).value
+                try profile.output(operations) { TokenCommand.table(operations) }
+            }
+        }
+    }
+
+    struct QRApprove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "qr-approve",
+            abstract: "Verify an offline operation QR text and print the approval code to type.",
+            discussion: "Example: assent token qr-approve qr.txt  (or - to read the QR text from standard input)")
+        @OptionGroup var profile: ProfileOptions
+        @Argument(help: "A file with the QR text, or - for standard input.") var file: String
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let text: String
+                if file == "-" {
+                    guard !profile.pinStdin else {
+                        throw ValidationError("Standard input cannot carry both the QR text and the PIN.")
+                    }
+                    text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                } else {
+                    guard let data = FileManager.default.contents(atPath: file) else {
+                        throw ValidationError("Cannot read \(file).")
+                    }
+                    text = String(decoding: data, as: UTF8.self)
+                }
+                let operations = try profile.operations()
+                var trimmed = text
+                while trimmed.last == "\n" { trimmed.removeLast() }
+                let qr = try await operations.parseOfflineOperation(trimmed)
+                if !profile.json {
+                    print(
+                        TextTable.render(
+                            TextTable.fields([
+                                ("title", qr.title), ("message", qr.message),
+                                ("data", qr.operationData),
+                            ])))
+                }
+                let pin = try profile.readPIN(prompt: "PIN: ")
+                let code = try await operations.offlineApprovalCode(for: qr, pin: pin)
+                try profile.output(["operationId": qr.operationId, "code": code]) { [["Approval code", code]] }
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove the activation on the server (PIN) and here; --local forgets it here only.")
+        @OptionGroup var profile: ProfileOptions
+        @Flag(help: "Only forget the activation on this machine.") var local = false
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let client = try profile.client()
+                if local {
+                    try await client.removeActivationLocally()
+                } else {
+                    try await client.removeActivation(pin: try profile.readPIN(prompt: "PIN: "))
+                }
+                try? FileManager.default.removeItem(at: profile.directory.appendingPathComponent("profile.json"))
+                try profile.output(["removed": "true"]) { [["Removed", local ? "on this machine" : "everywhere"]] }
+            }
+        }
+    }
+
+    static func table(_ operations: [MobileOperation]) -> [[String]] {
+        [["OPERATION", "NAME", "TITLE", "STATUS", "EXPIRES"]]
+            + operations.map { [$0.id, $0.name, $0.formData.title, $0.status.rawValue, $0.operationExpires] }
+    }
+
+    static func detail(_ operation: MobileOperation) -> [[String]] {
+        TextTable.fields(
+            [
+                ("id", operation.id), ("name", operation.name), ("title", operation.formData.title),
+                ("message", operation.formData.message), ("data", operation.data),
+                ("status", operation.status.rawValue), ("expires", operation.operationExpires),
+            ]
+                + operation.formData.attributes.map { attribute in
+                    let value =
+                        attribute.value ?? attribute.note ?? attribute.message
+                        ?? attribute.amount.map { "\($0) \(attribute.currency ?? "")" } ?? ""
+                    return (attribute.label ?? attribute.id, value)
+                })
+    }
+}
+
+/// What the profile remembers besides the keystore.
+struct StoredProfile: Codable {
+    var serverURL: String
+    var configuration: String
+}
+
+/// `--profile`, `--pin-stdin` and `--json`, shared by every token command.
+struct ProfileOptions: ParsableArguments {
+    @Option(help: "Profile directory. Default: ~/.assent/token.") var profile: String?
+    @Flag(help: "Read the PIN as one line from standard input (for scripts).") var pinStdin = false
+    @Flag(help: "Print JSON instead of a table.") var json = false
+
+    var directory: URL {
+        if let profile { return URL(fileURLWithPath: profile, isDirectory: true) }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".assent/token")
+    }
+
+    func client(_ stored: StoredProfile? = nil) throws -> AssentClient {
+        let profile: StoredProfile
+        if let stored {
+            profile = stored
+        } else {
+            let file = directory.appendingPathComponent("profile.json")
+            guard let data = FileManager.default.contents(atPath: file.path) else {
+                throw AssentError(
+                    .notActivated, "No token in \(directory.path): run `assent token activate` first.")
+            }
+            profile = try JSONDecoder().decode(StoredProfile.self, from: data)
+        }
+        guard let url = URL(string: profile.serverURL) else {
+            throw AssentError(.invalidInput, "The profile's server URL is malformed.")
+        }
+        return try AssentClient(
+            serverURL: url, configuration: profile.configuration, keystore: try FileKeystore(directory: directory))
+    }
+
+    func operations() throws -> OperationsService {
+        OperationsService(
+            client: try client(),
+            acceptLanguage: ProcessInfo.processInfo.environment["LANG"].flatMap {
+                $0.split(separator: ".").first.map { $0.replacingOccurrences(of: "_", with: "-") }
+            }.flatMap { $0 == "C" || $0 == "POSIX" ? nil : $0 })
+    }
+
+    func save(_ stored: StoredProfile) throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try JSONEncoder().encode(stored).write(to: directory.appendingPathComponent("profile.json"), options: .atomic)
+    }
+
+    /// A line on standard error (prompts and notes never mix with the output).
+    func note(_ text: String, newline: Bool = true) {
+        FileHandle.standardError.write(Data((text + (newline ? "\n" : "")).utf8))
+    }
+
+    /// Reads a PIN: one line from standard input with --pin-stdin, else from the terminal without echo.
+    func readPIN(prompt: String, confirm: Bool = false) throws -> String {
+        if pinStdin {
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+                throw ValidationError("--pin-stdin expects the PIN on standard input.")
+            }
+            return line
+        }
+        let pin = try Self.readHidden(prompt)
+        if confirm, try Self.readHidden("Repeat the PIN: ") != pin {
+            throw ValidationError("The PINs differ.")
+        }
+        return pin
+    }
+
+    static func readHidden(_ prompt: String) throws -> String {
+        FileHandle.standardError.write(Data(prompt.utf8))
+        var original = termios()
+        let isTerminal = tcgetattr(STDIN_FILENO, &original) == 0
+        if isTerminal {
+            var silent = original
+            silent.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &silent)
+        }
+        defer {
+            if isTerminal {
+                tcsetattr(STDIN_FILENO, TCSANOW, &original)
+                FileHandle.standardError.write(Data("\n".utf8))
+            }
+        }
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            throw ValidationError("No PIN was entered.")
+        }
+        return line
+    }
+
+    /// Prints `value` as JSON with --json, else the table.
+    func output<T: Encodable>(_ value: T, table: () -> [[String]]) throws {
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        } else {
+            print(TextTable.render(table()))
+        }
+    }
+}
+
+/// Prints SDK failures as `error: CODE: message` and exits with the CLI's codes.
+enum TokenFailure {
+    static func reporting(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as AssentError {
+            let exitCode: Int32 =
+                switch error.code {
+                case .network: 6
+                case .wrongPIN, .blocked, .removed: 4
+                case .notActivated: 3
+                case .operationFinished, .operationExpired, .operationFailed, .alreadyActivated: 5
+                case .invalidInput: 2
+                default: error.httpStatus.map(CLIFailure.exitCode(forStatus:)) ?? 1
+                }
+            CLIFailure.fail(code: error.code.rawValue, message: error.description, exitCode: exitCode)
+        }
+    }
+}
