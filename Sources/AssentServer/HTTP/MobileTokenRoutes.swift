@@ -29,19 +29,16 @@ struct MobileTokenRoutes {
             let language = request.headers[HTTPSupport.acceptLanguage]
             return try respond(pending.map { Self.view($0, language: language) }, timestamped: true)
         }
-        group.post("detail") { request, _ in
-            let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
-            let body = try await HTTPSupport.decode(RequestEnvelope<OperationIdRequest>.self, from: request)
-            let operation = try await operations.detail(id: body.requestObject.id, device: device)
-            return try respond(
-                Self.view(operation, language: request.headers[HTTPSupport.acceptLanguage]), timestamped: true)
-        }
-        group.post("detail/claim") { request, _ in
-            let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
-            let body = try await HTTPSupport.decode(RequestEnvelope<OperationIdRequest>.self, from: request)
-            let operation = try await operations.claim(id: body.requestObject.id, device: device)
-            return try respond(
-                Self.view(operation, language: request.headers[HTTPSupport.acceptLanguage]), timestamped: true)
+        for (path, read) in [
+            ("detail", operations.detail(id:device:)), ("detail/claim", operations.claim(id:device:)),
+        ] {
+            group.post(RouterPath(path)) { request, _ in
+                let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+                let body = try await HTTPSupport.decode(RequestEnvelope<OperationIdRequest>.self, from: request)
+                let operation = try await read(body.requestObject.id, device)
+                return try respond(
+                    Self.view(operation, language: request.headers[HTTPSupport.acceptLanguage]), timestamped: true)
+            }
         }
         group.post("history") { request, _ in
             let body = try await HTTPSupport.body(request)

@@ -38,13 +38,18 @@ struct ConnectionOptions: ParsableArguments {
 
     /// Prints `value` as JSON, or as the table `rows` make.
     func output<T: Encodable>(_ value: T, table: () -> [[String]]) throws {
-        if json {
-            let encoder = OperatorJSON.encoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(value), as: UTF8.self))
-        } else {
-            print(TextTable.render(table()))
-        }
+        try printOutput(value, json: json, table: table)
+    }
+}
+
+/// Prints `value` as pretty JSON (ISO 8601 dates, sorted keys) when `json`, else the table `rows` make.
+func printOutput<T: Encodable>(_ value: T, json: Bool, table: () -> [[String]]) throws {
+    if json {
+        let encoder = OperatorJSON.encoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    } else {
+        print(TextTable.render(table()))
     }
 }
 

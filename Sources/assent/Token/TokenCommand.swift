@@ -339,13 +339,7 @@ struct ProfileOptions: ParsableArguments {
 
     /// Prints `value` as JSON with --json, else the table.
     func output<T: Encodable>(_ value: T, table: () -> [[String]]) throws {
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(value), as: UTF8.self))
-        } else {
-            print(TextTable.render(table()))
-        }
+        try printOutput(value, json: json, table: table)
     }
 }
 
