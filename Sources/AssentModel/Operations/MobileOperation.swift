@@ -75,6 +75,9 @@ public struct AllowedSignatureType: Codable, Sendable, Equatable {
         type: "2FA", variants: ["possession_knowledge", "possession_biometry"])
     /// One factor: the user just confirms.
     public static let oneFactor = AllowedSignatureType(type: "1FA", variants: ["possession"])
+
+    /// Whether biometry may approve: any `1FA` operation, or a `2FA` one listing `possession_biometry`.
+    public var allowsBiometry: Bool { type == "1FA" || variants.contains("possession_biometry") }
 }
 
 /// The texts and attributes of an operation's approval screen.

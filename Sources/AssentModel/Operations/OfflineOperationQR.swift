@@ -141,6 +141,11 @@ public struct OfflineOperationQR: Sendable, Equatable {
 
     /// The body of the offline signature: `{operationId}&{operationData}[&{totp}]`.
     public var signatureBody: Data {
+        Self.signatureBody(operationId: operationId, operationData: operationData, totp: totp)
+    }
+
+    /// `{operationId}&{operationData}[&{totp}]`, for a server that kept these parts of the QR it issued.
+    public static func signatureBody(operationId: String, operationData: String, totp: String?) -> Data {
         Data(([operationId, operationData] + (totp.map { [$0] } ?? [])).joined(separator: "&").utf8)
     }
 

@@ -435,11 +435,7 @@ public struct OperationService: Sendable {
         }
         let form = current.content.form(acceptLanguage: nil)
         var flags: OfflineOperationQR.Flags = []
-        if current.allowedSignatureType.type == "1FA"
-            || current.allowedSignatureType.variants.contains(SignatureType.possessionBiometry.rawValue)
-        {
-            flags.insert(.biometryAllowed)
-        }
+        if current.allowedSignatureType.allowsBiometry { flags.insert(.biometryAllowed) }
         if current.content.ui?.flipButtons == true { flags.insert(.flipButtons) }
         if current.content.ui?.blockApprovalOnCall == true { flags.insert(.blockApprovalOnCall) }
         if current.content.ui?.preApprovalScreen?.type == "WARNING" { flags.insert(.fraudWarning) }
@@ -494,17 +490,14 @@ public struct OperationService: Sendable {
         guard let application = try await environment.store.application(id: activation.applicationId) else {
             throw AssentServerError.internalError("The activation's application is missing.")
         }
-        let body = Data(
-            ([current.id, current.data] + (current.offlineTOTP.map { [$0] } ?? [])).joined(separator: "&").utf8)
         let data = PowerAuthSignature.dataToSign(
-            method: "POST", uriId: OfflineOperationQR.uriId, nonce: nonce, body: body,
+            method: "POST", uriId: OfflineOperationQR.uriId, nonce: nonce,
+            body: OfflineOperationQR.signatureBody(
+                operationId: current.id, operationData: current.data, totp: current.offlineTOTP),
             applicationSecret: PowerAuthSignature.offlineSecret)
-        var types: [SignatureType] = [.possessionKnowledge]
-        if current.allowedSignatureType.type == "1FA"
-            || current.allowedSignatureType.variants.contains(SignatureType.possessionBiometry.rawValue)
-        {
-            types.append(.possessionBiometry)
-        }
+        let types: [SignatureType] =
+            current.allowedSignatureType.allowsBiometry
+            ? [.possessionKnowledge, .possessionBiometry] : [.possessionKnowledge]
         let (updatedActivation, outcome, _) = try await powerAuth.recordSignature(
             activationId: activation.id, signature: code, types: types, application: application, data: data,
             format: .offline, now: environment.nowMillis)
