@@ -176,7 +176,8 @@ struct CLITests {
         try server.run()
         defer { if server.isRunning { server.terminate() } }
         var printed: [String: String] = [:]
-        for _ in 0..<150 where printed["Operator API key (shown once, store it now)"] == nil {
+        // The keys are printed before the server listens: wait for both.
+        for _ in 0..<150 where printed["Operator API key (shown once, store it now)"] == nil || printed["url"] == nil {
             try await Task.sleep(for: .milliseconds(100))
             for line in ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n") {
                 if line.hasPrefix("Assent is listening on ") {
