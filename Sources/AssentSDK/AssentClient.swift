@@ -12,6 +12,19 @@ public enum AuthenticationFactor: Sendable {
     case possession
     /// The device and the user's PIN (2FA).
     case pin(String)
+    /// The device and the user's biometry (2FA); the ``BiometryProvider`` shows `prompt`.
+    case biometry(prompt: String)
+}
+
+/// How ``AssentClient/finishActivation(with:)`` protects the new activation. The device (possession) is always
+/// part of it.
+public enum ActivationMethod: Sendable {
+    /// The device and a PIN.
+    case pin(String)
+    /// The device, a PIN and biometry (the biometry key goes to the client's ``BiometryProvider``).
+    case pinAndBiometry(String)
+    /// The device alone: one-factor operations only, and no second factor can be added later.
+    case device
 }
 
 /// The PIN rules the SDK checks before it encrypts anything with a PIN.
@@ -26,6 +39,13 @@ public struct PINPolicy: Sendable, Equatable {
         self.minimumLength = minimumLength
         self.maximumLength = maximumLength
         self.digitsOnly = digitsOnly
+    }
+
+    /// The rules a server announced in its ``DeviceConfiguration``.
+    public init(_ format: DeviceConfiguration.PINFormat) {
+        self.init(
+            minimumLength: format.minLength, maximumLength: format.maxLength,
+            digitsOnly: format.type != DeviceConfiguration.PINFormat.alphanumeric)
     }
 
     /// Throws ``AssentError/Code/invalidInput`` with the rule the PIN breaks.
@@ -45,6 +65,9 @@ public struct ActivationStart: Sendable, Equatable {
     public var activationId: String
     /// The fingerprint the user may compare with the one the operator sees.
     public var fingerprint: String
+    /// The methods this device can finish the activation with: those the server accepts, biometry only when the
+    /// client has an available ``BiometryProvider``.
+    public var methods: [DeviceConfiguration.Method]
 }
 
 /// The activation's state on the server.
@@ -65,19 +88,24 @@ public actor AssentClient {
     let transport: any Transport
     var state: DeviceState?
     var pending: PendingActivation?
-    /// The PIN rules checked locally.
+    /// The PIN rules checked locally; ``loadConfiguration()`` replaces them with the server's.
     public var pinPolicy = PINPolicy()
+    /// The server's configuration, once ``loadConfiguration()`` read it.
+    public private(set) var serverConfiguration: DeviceConfiguration?
+    /// Keeps the biometry key behind the platform's biometric check; `nil` when the device has none.
+    public let biometry: (any BiometryProvider)?
 
     static let encoder = JSONEncoder()
     static let decoder = JSONDecoder()
 
     /// A client for the server at `serverURL` and the application `configuration` (the SDK configuration string
-    /// the server prints), with its state in `keystore`.
+    /// the server prints), with its state in `keystore` and, when the device has biometry, its key in `biometry`.
     public init(
-        serverURL: URL, configuration: String, keystore: any Keystore,
+        serverURL: URL, configuration: String, keystore: any Keystore, biometry: (any BiometryProvider)? = nil,
         transport: any Transport = URLSessionTransport()
     ) throws {
         self.serverURL = serverURL
+        self.biometry = biometry
         do {
             self.configuration = try SDKConfiguration(parsing: configuration)
         } catch {
@@ -103,12 +131,48 @@ public actor AssentClient {
     public var registrationId: String? { state?.activationId ?? pending?.activationId }
     /// The activation fingerprint, once activated.
     public var fingerprint: String? { state?.fingerprint ?? pending?.fingerprint }
+    /// The methods this activation can sign with (no network involved): always `DEVICE`, `PIN` unless it was
+    /// activated with the device alone, `BIOMETRY` once added.
+    public var activatedMethods: [DeviceConfiguration.Method] {
+        guard let state else { return [] }
+        return [.device] + (state.protectedKnowledgeKey == nil ? [] : [.pin])
+            + (state.biometryEnabled ? [.biometry] : [])
+    }
 
     // MARK: Activation
 
+    /// Reads the server's activation configuration (code format, PIN rules, enabled methods) and adopts its PIN
+    /// rules as ``pinPolicy``.
+    @discardableResult
+    public func loadConfiguration() async throws -> DeviceConfiguration {
+        let key =
+            configuration.applicationKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics)
+            ?? configuration.applicationKey
+        let answer = try await call("/api/device/configuration?applicationKey=\(key)", method: "GET", body: nil)
+        let loaded: DeviceConfiguration
+        do {
+            loaded = try Self.decoder.decode(ResponseEnvelope<DeviceConfiguration>.self, from: answer).responseObject
+        } catch {
+            throw AssentError.wrap(error, .invalidResponse, "The server's activation configuration cannot be read.")
+        }
+        serverConfiguration = loaded
+        pinPolicy = PINPolicy(loaded.pin)
+        return loaded
+    }
+
+    /// The methods the server accepts that this device can offer.
+    func offeredMethods() async throws -> [DeviceConfiguration.Method] {
+        var server = serverConfiguration
+        if server == nil { server = try await loadConfiguration() }
+        var biometryAvailable = false
+        if let biometry { biometryAvailable = await biometry.isAvailable }
+        guard let server else { return [] }
+        return server.methods.filter { $0 != .biometry || biometryAvailable }
+    }
+
     /// Exchanges keys with the server using an activation code (`XXXXX-XXXXX-XXXXX-XXXXX`) or a scanned activation
-    /// QR code (`CODE#signature`, whose master-key signature is verified first). Finish with
-    /// ``finishActivation(pin:)``.
+    /// QR code (`CODE#signature`, whose master-key signature is verified first). Loads the server's
+    /// configuration first if ``loadConfiguration()`` was not called. Finish with ``finishActivation(with:)``.
     public func startActivation(code text: String, name: String = "Assent SDK") async throws -> ActivationStart {
         guard state == nil else { throw AssentError(.alreadyActivated, "This device is already activated.") }
         let code: String
@@ -127,6 +191,7 @@ public actor AssentClient {
             }
             code = text
         }
+        let methods = try await offeredMethods()
         let deviceKey = ECPrivateKey()
         let key = try await temporaryKey(activationScope: false)
         let innerContext = applicationContext(.activationLayer2, keyId: key.id)
@@ -162,25 +227,51 @@ public actor AssentClient {
                 devicePublicKey: deviceKey.publicKey, activationId: layer2Response.activationId,
                 serverPublicKey: serverKey)
             pending = PendingActivation(
-                activationId: layer2Response.activationId, serverPublicKey: serverKey, keys: keys,
-                counter: try HashCounter(base64: layer2Response.ctrData), fingerprint: fingerprint)
-            return ActivationStart(activationId: layer2Response.activationId, fingerprint: fingerprint)
+                activationId: layer2Response.activationId, devicePrivateKey: deviceKey, serverPublicKey: serverKey,
+                keys: keys, counter: try HashCounter(base64: layer2Response.ctrData), fingerprint: fingerprint)
+            return ActivationStart(
+                activationId: layer2Response.activationId, fingerprint: fingerprint, methods: methods)
         } catch {
             throw AssentError.wrap(error, .invalidResponse, "The server's activation answer cannot be read.")
         }
     }
 
-    /// Protects the knowledge key with `pin` and saves the activation.
-    public func finishActivation(pin: String) throws {
+    /// Protects the knowledge key with `pin` and saves the activation (the device and a PIN).
+    public func finishActivation(pin: String) async throws {
+        try await finishActivation(with: .pin(pin))
+    }
+
+    /// Saves the activation protected by `method`. The PIN is checked against ``pinPolicy`` first; the knowledge
+    /// key is stored only encrypted under it. The device private key is kept encrypted under the vault key, so
+    /// biometry can be added later through a vault unlock.
+    public func finishActivation(with method: ActivationMethod) async throws {
         guard let pending else { throw AssentError(.notActivated, "Start the activation first.") }
-        try pinPolicy.validate(pin)
-        let salt = KnowledgeKeyProtection.makeSalt()
-        let protected = try KnowledgeKeyProtection.protect(
-            knowledgeKey: pending.keys.knowledge, password: Data(pin.utf8), salt: salt)
+        var protectedKnowledge: (key: Data, salt: Data)?
+        switch method {
+        case .pin(let pin), .pinAndBiometry(let pin):
+            try pinPolicy.validate(pin)
+            let salt = KnowledgeKeyProtection.makeSalt()
+            protectedKnowledge = (
+                try KnowledgeKeyProtection.protect(
+                    knowledgeKey: pending.keys.knowledge, password: Data(pin.utf8), salt: salt), salt
+            )
+        case .device:
+            break
+        }
+        if case .pinAndBiometry = method {
+            try await storeBiometryKey(pending.keys.biometry, activationId: pending.activationId)
+        }
         let newState = DeviceState(
             activationId: pending.activationId, serverPublicKey: pending.serverPublicKey.x963,
-            possessionKey: pending.keys.possession, protectedKnowledgeKey: protected, knowledgeSalt: salt,
-            transportKey: pending.keys.transport, counter: pending.counter.data, fingerprint: pending.fingerprint)
+            possessionKey: pending.keys.possession, protectedKnowledgeKey: protectedKnowledge?.key,
+            knowledgeSalt: protectedKnowledge?.salt, transportKey: pending.keys.transport,
+            vaultProtectedDevicePrivateKey: try DevicePrivateKeyVault.protect(
+                pending.devicePrivateKey, vaultKey: pending.keys.vault),
+            biometryEnabled: { if case .pinAndBiometry = method { true } else { false } }(),
+            counter: pending.counter.data, fingerprint: pending.fingerprint)
+        guard self.pending?.activationId == pending.activationId else {
+            throw AssentError(.notActivated, "The activation was restarted meanwhile.")
+        }
         try save(newState)
         self.pending = nil
     }
@@ -221,11 +312,15 @@ public actor AssentClient {
         guard state != nil else { throw AssentError(.notActivated, "This device is not activated.") }
         _ = try await signedCall(
             "/pa/v3/activation/remove", uriId: "/pa/activation/remove", body: Data("{}".utf8), factor: .pin(pin))
-        try removeActivationLocally()
+        try await removeActivationLocally()
     }
 
-    /// Forgets the activation on this device only (when the server cannot be reached, or it was removed there).
-    public func removeActivationLocally() throws {
+    /// Forgets the activation on this device only (when the server cannot be reached, or it was removed there),
+    /// including its biometry key.
+    public func removeActivationLocally() async throws {
+        if let current = state, current.biometryEnabled, let biometry {
+            try? await biometry.delete(account: Self.biometryAccount(current.activationId))
+        }
         try keystore.delete()
         state = nil
         pending = nil
@@ -234,26 +329,18 @@ public actor AssentClient {
     // MARK: Signed calls and tokens
 
     /// Builds `X-PowerAuth-Authorization` for a request and saves the advanced counter before returning it.
-    func authorization(method: String = "POST", uriId: String, body: Data, factor: AuthenticationFactor) throws
+    func authorization(method: String = "POST", uriId: String, body: Data, factor: AuthenticationFactor) async throws
         -> String
     {
+        let (type, factorKeys) = try await signatureKeys(for: factor)
+        // From here on nothing suspends: the counter is read, used and saved in one step of the actor.
         guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
-        let type: SignatureType
-        var keys = [current.possessionKey]
-        switch factor {
-        case .possession:
-            type = .possession
-        case .pin(let pin):
-            type = .possessionKnowledge
-            keys.append(
-                try KnowledgeKeyProtection.unprotect(
-                    current.protectedKnowledgeKey, password: Data(pin.utf8), salt: current.knowledgeSalt))
-        }
         let counter = try HashCounter(data: current.counter)
         let nonce = Bytes.random(count: 16)
         let data = PowerAuthSignature.dataToSign(
             method: method, uriId: uriId, nonce: nonce, body: body, applicationSecret: configuration.applicationSecret)
-        let signature = try PowerAuthSignature.compute(data: data, counter: counter, keys: keys, format: .base64)
+        let signature = try PowerAuthSignature.compute(
+            data: data, counter: counter, keys: [current.possessionKey] + factorKeys, format: .base64)
         current.counter = counter.next().data
         try save(current)
         return AuthorizationHeader(
@@ -262,11 +349,44 @@ public actor AssentClient {
         ).value
     }
 
+    /// The signature type and the keys besides the possession key that `factor` needs: the knowledge key
+    /// decrypted with the PIN, or the biometry key released by the ``BiometryProvider``.
+    func signatureKeys(for factor: AuthenticationFactor) async throws -> (SignatureType, [Data]) {
+        guard let current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        switch factor {
+        case .possession:
+            return (.possession, [])
+        case .pin(let pin):
+            guard let protected = current.protectedKnowledgeKey, let salt = current.knowledgeSalt else {
+                throw AssentError(
+                    .factorUnavailable, "This activation has no PIN (it was activated with the device only).")
+            }
+            return (
+                .possessionKnowledge,
+                [try KnowledgeKeyProtection.unprotect(protected, password: Data(pin.utf8), salt: salt)]
+            )
+        case .biometry(let prompt):
+            guard current.biometryEnabled, let biometry else {
+                throw AssentError(.factorUnavailable, "Biometry is not enabled for this activation.")
+            }
+            do {
+                let key = try await biometry.retrieve(
+                    account: Self.biometryAccount(current.activationId), prompt: prompt)
+                return (.possessionBiometry, [key])
+            } catch {
+                throw AssentError.wrap(error, .biometryFailed, "The biometric check did not release the key.")
+            }
+        }
+    }
+
     /// Posts a signed request; a 401 after a PIN is reported as a wrong PIN with the attempts left (or blocked).
-    func signedCall(_ path: String, uriId: String, body: Data, factor: AuthenticationFactor) async throws -> Data {
-        let header = try authorization(uriId: uriId, body: body, factor: factor)
+    func signedCall(
+        _ path: String, uriId: String, body: Data, factor: AuthenticationFactor, headers: [String: String] = [:]
+    ) async throws -> Data {
+        let header = try await authorization(uriId: uriId, body: body, factor: factor)
         do {
-            return try await call(path, headers: [AuthorizationHeader.name: header], body: body)
+            return try await call(
+                path, headers: headers.merging([AuthorizationHeader.name: header]) { $1 }, body: body)
         } catch let error as AssentError where error.httpStatus == 401 && error.serverCode == "POWERAUTH_AUTH_FAIL" {
             throw await explainAuthenticationFailure(error, factor: factor)
         }
@@ -282,10 +402,17 @@ public actor AssentClient {
         case .removed:
             return AssentError(.removed, "The activation was removed on the server.", httpStatus: 401)
         default:
-            guard case .pin = factor else { return error }
-            return AssentError(
-                .wrongPIN, "The PIN is wrong.", serverCode: error.serverCode, httpStatus: 401,
-                remainingAttempts: status.remainingAttempts)
+            switch factor {
+            case .possession: return error
+            case .pin:
+                return AssentError(
+                    .wrongPIN, "The PIN is wrong.", serverCode: error.serverCode, httpStatus: 401,
+                    remainingAttempts: status.remainingAttempts)
+            case .biometry:
+                return AssentError(
+                    .biometryFailed, "The server refused the biometry signature.", serverCode: error.serverCode,
+                    httpStatus: 401, remainingAttempts: status.remainingAttempts)
+            }
         }
     }
 
@@ -331,20 +458,30 @@ public actor AssentClient {
     }
 
     private func createToken() async throws -> TokenCreateResponse {
+        try await encryptedSignedCall(
+            "/pa/v3/token/create", uriId: "/pa/token/create", sharedInfo1: .createToken, plaintext: Data("{}".utf8),
+            factor: .possession, as: TokenCreateResponse.self)
+    }
+
+    /// A signed call whose body and answer are encrypted in the activation's scope (encrypt, then sign the
+    /// encrypted body).
+    func encryptedSignedCall<Response: Decodable>(
+        _ path: String, uriId: String, sharedInfo1: ECIESSharedInfo1, plaintext: Data, factor: AuthenticationFactor,
+        as type: Response.Type
+    ) async throws -> Response {
         let key = try await temporaryKey(activationScope: true)
-        let context = try activationContext(.createToken, keyId: key.id)
+        let context = try activationContext(sharedInfo1, keyId: key.id)
         let (request, envelope) = try ECIES.encryptRequest(
-            Data("{}".utf8), to: key.publicKey, context: context, timestamp: Self.now)
+            plaintext, to: key.publicKey, context: context, timestamp: Self.now)
         let body = try Self.encoder.encode(EncryptedRequest(temporaryKeyId: key.id, cryptogram: request))
-        let answer = try await signedCall(
-            "/pa/v3/token/create", uriId: "/pa/token/create", body: body, factor: .possession)
+        let answer = try await signedCall(path, uriId: uriId, body: body, factor: factor)
         do {
             let encrypted = try Self.decoder.decode(EncryptedResponse.self, from: answer)
             return try Self.decoder.decode(
-                TokenCreateResponse.self,
+                type,
                 from: try ECIES.decryptResponse(try encrypted.cryptogram(), envelopeKey: envelope, context: context))
         } catch {
-            throw AssentError.wrap(error, .invalidResponse, "The token answer cannot be decrypted.")
+            throw AssentError.wrap(error, .invalidResponse, "The server's encrypted answer cannot be decrypted.")
         }
     }
 
@@ -397,16 +534,18 @@ public actor AssentClient {
 
     // MARK: HTTP
 
-    /// Posts JSON and returns the body of a 2xx answer; anything else becomes an ``AssentError`` with the server's
-    /// code.
-    func call(_ path: String, headers: [String: String] = [:], body: Data) async throws -> Data {
-        try Task.checkCancellation()
+    /// Sends JSON (a POST unless said otherwise) and returns the body of a 2xx answer; anything else becomes an
+    /// ``AssentError`` with the server's code. A cancelled task ends the call with ``AssentError/Code/cancelled``.
+    func call(_ path: String, method: String = "POST", headers: [String: String] = [:], body: Data?) async throws
+        -> Data
+    {
+        guard !Task.isCancelled else { throw AssentError(.cancelled, "The call was cancelled.") }
         guard let url = URL(string: path, relativeTo: serverURL) else {
             throw AssentError(.invalidInput, "The server URL cannot take the path \(path).")
         }
         var request = URLRequest(url: url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpMethod = method
+        if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         request.httpBody = body
         let status: Int
@@ -414,10 +553,19 @@ public actor AssentClient {
         do {
             (status, data) = try await transport.send(request)
         } catch {
+            if Task.isCancelled || Self.isCancellation(error) {
+                throw AssentError(.cancelled, "The call was cancelled.", underlying: SendableError(error))
+            }
             throw AssentError.wrap(error, .network, "Cannot reach \(serverURL.absoluteString).")
         }
         guard (200..<300).contains(status) else { throw Self.serverError(status: status, body: data) }
         return data
+    }
+
+    static func isCancellation(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        if let error = error as? URLError, error.code == .cancelled { return true }
+        return false
     }
 
     static func serverError(status: Int, body: Data) -> AssentError {
@@ -461,20 +609,26 @@ public actor AssentClient {
 /// Keys and counter between the key exchange and the PIN.
 struct PendingActivation: Sendable {
     var activationId: String
+    var devicePrivateKey: ECPrivateKey
     var serverPublicKey: ECPublicKey
     var keys: ActivationKeys
     var counter: HashCounter
     var fingerprint: String
 }
 
-/// What the keystore holds for an activation. The knowledge key is only stored encrypted under the PIN.
+/// What the keystore holds for an activation. The knowledge key is only stored encrypted under the PIN, the device
+/// private key only under the vault key (which never stays on the device), the biometry key only in the
+/// ``BiometryProvider``.
 struct DeviceState: Codable, Sendable {
     var activationId: String
     var serverPublicKey: Data
     var possessionKey: Data
-    var protectedKnowledgeKey: Data
-    var knowledgeSalt: Data
+    /// `nil` for an activation with the device alone.
+    var protectedKnowledgeKey: Data?
+    var knowledgeSalt: Data?
     var transportKey: Data
+    var vaultProtectedDevicePrivateKey: Data
+    var biometryEnabled: Bool
     var counter: Data
     var fingerprint: String
     var tokenId: String?

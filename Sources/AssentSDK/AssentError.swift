@@ -33,6 +33,11 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
         public static let operationFinished = Code("OPERATION_FINISHED")
         /// The operation failed after too many attempts.
         public static let operationFailed = Code("OPERATION_FAILED")
+        /// The factor asked for is not part of this activation (no PIN on a device-only activation, no biometry
+        /// added, no ``BiometryProvider``), or biometry is not enabled on the server.
+        public static let factorUnavailable = Code("FACTOR_UNAVAILABLE")
+        /// The biometric check failed or the server refused the biometry signature.
+        public static let biometryFailed = Code("BIOMETRY_FAILED")
         /// The keystore could not be read or written.
         public static let keystore = Code("KEYSTORE")
         /// The call was cancelled.
@@ -83,4 +88,7 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
 /// A description of a non-Sendable underlying error.
 struct SendableError: Error, Sendable, CustomStringConvertible {
     var description: String
+
+    init(description: String) { self.description = description }
+    init(_ error: any Error) { description = String(describing: error) }
 }

@@ -26,8 +26,48 @@ public struct URLSessionTransport: Transport {
         }
     }
 
+    /// Sends the request; cancelling the calling task cancels the HTTP request at once.
     public func send(_ request: URLRequest) async throws -> (status: Int, body: Data) {
-        let (data, response) = try await session.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+        let running = RunningRequest()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else {
+                        continuation.resume(
+                            returning: ((response as? HTTPURLResponse)?.statusCode ?? 0, data ?? Data()))
+                    }
+                }
+                running.start(task)
+            }
+        } onCancel: {
+            running.cancel()
+        }
+    }
+}
+
+/// The data task of one request, cancellable from the task's cancellation handler (which may run before the
+/// task exists).
+private final class RunningRequest: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: URLSessionDataTask?
+    private var cancelled = false
+
+    func start(_ task: URLSessionDataTask) {
+        lock.lock()
+        self.task = task
+        let cancelled = cancelled
+        lock.unlock()
+        task.resume()
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let task = task
+        lock.unlock()
+        task?.cancel()
     }
 }

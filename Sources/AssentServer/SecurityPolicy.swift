@@ -1,3 +1,5 @@
+import AssentModel
+
 /// The limits the server enforces on activations, with the protocol's defaults.
 public struct SecurityPolicy: Sendable, Equatable {
     /// How far ahead of the stored counter a signature is accepted (default 20).
@@ -16,6 +18,16 @@ public struct SecurityPolicy: Sendable, Equatable {
     /// Failed approval attempts that fail an operation unless its creator says otherwise (default 5).
     public var operationMaxFailedAttempts: Int = 5
 
+    /// The PIN rules devices check before they use a PIN (the PIN never reaches the server; devices read these from
+    /// `GET /api/device/configuration`). Four to sixteen digits by default.
+    public var pinMinimumLength: Int = 4
+    public var pinMaximumLength: Int = 16
+    /// Whether a PIN may contain any characters, not only digits.
+    public var pinAlphanumeric = false
+    /// Whether signatures with the biometry factor are accepted (default yes). When off, devices are told so and
+    /// a biometry signature fails like a wrong one.
+    public var biometryEnabled = true
+
     /// The protocol's defaults.
     public static let `default` = SecurityPolicy()
 
@@ -33,8 +45,23 @@ public struct SecurityPolicy: Sendable, Equatable {
         guard (1...100).contains(operationMaxFailedAttempts) else {
             throw AssentServerError.configuration("The maximum of failed operation approvals must be 1 to 100.")
         }
+        guard pinMinimumLength >= 4, pinMaximumLength <= 64, pinMinimumLength <= pinMaximumLength else {
+            throw AssentServerError.configuration("PIN lengths must satisfy 4 <= minimum <= maximum <= 64.")
+        }
         guard activationCodeLifetime > 0, temporaryKeyLifetime > 0, timestampTolerance > 0, operationLifetime > 0 else {
             throw AssentServerError.configuration("Lifetimes and tolerances must be positive.")
         }
+    }
+
+    /// What devices are told before they activate.
+    public var deviceConfiguration: DeviceConfiguration {
+        DeviceConfiguration(
+            activationCode: .powerAuth,
+            pin: DeviceConfiguration.PINFormat(
+                type: pinAlphanumeric
+                    ? DeviceConfiguration.PINFormat.alphanumeric : DeviceConfiguration.PINFormat.numeric,
+                minLength: pinMinimumLength, maxLength: pinMaximumLength),
+            methods: biometryEnabled ? [.device, .pin, .biometry] : [.device, .pin],
+            maxFailedAttempts: maxFailedAttempts)
     }
 }

@@ -25,6 +25,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Failed signature attempts that block an activation (1-255).") var maxFailedAttempts = 5
     @Option(help: "Activation code lifetime in seconds.") var codeLifetime = 300
     @Option(help: "Operation lifetime in seconds unless the creator sets expiresIn.") var operationLifetime = 300
+    @Option(help: "Shortest PIN devices accept (at least 4).") var pinMinLength = 4
+    @Option(help: "Longest PIN devices accept (at most 64).") var pinMaxLength = 16
+    @Flag(help: "Allow any characters in PINs, not only digits.") var pinAlphanumeric = false
+    @Flag(help: "Refuse signatures made with biometry, and tell devices not to offer it.") var disableBiometry = false
     @Option(
         help: """
             URL that receives every operation status change as a signed POST (X-Assent-Signature). The HMAC key \
@@ -60,6 +64,10 @@ struct ServeCommand: AsyncParsableCommand {
         policy.maxFailedAttempts = maxFailedAttempts
         policy.activationCodeLifetime = codeLifetime
         policy.operationLifetime = operationLifetime
+        policy.pinMinimumLength = pinMinLength
+        policy.pinMaximumLength = pinMaxLength
+        policy.pinAlphanumeric = pinAlphanumeric
+        policy.biometryEnabled = !disableBiometry
         let webhook = try webhookSettings()
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {

@@ -77,6 +77,18 @@ struct KeyTests {
         #expect(error?.code == .decryptionFailed)
     }
 
+    @Test("The device private key kept under the vault key comes back only with that key")
+    func devicePrivateKeyVault() throws {
+        let keys = try ActivationKeys(masterSecret: Bytes.random(count: 16))
+        let device = ECPrivateKey()
+        let encrypted = try DevicePrivateKeyVault.protect(device, vaultKey: keys.vault)
+        #expect(encrypted.count == 48)
+        #expect(try DevicePrivateKeyVault.unprotect(encrypted, vaultKey: keys.vault).scalar == device.scalar)
+        #expect(throws: AssentCryptoError.self) {
+            try DevicePrivateKeyVault.unprotect(encrypted, vaultKey: keys.transport)
+        }
+    }
+
     @Test("Server-signed data verifies with the signer's key only; the raw form is 64 bytes")
     func serverSignature() throws {
         let key = ECPrivateKey()

@@ -266,8 +266,31 @@ struct CLITests {
 
         let status = try Self.run(["token", "status"] + profile, environment: environment)
         #expect(status.status == 0 && status.output.contains("ACTIVE"))
+
+        // watch: one fetch as a JSON line, the pending operation in it as added.
+        let fourth = try Self.run(
+            ["admin", "operation", "create", "--user", "alice", "--data", "A3", "--title", "Sign in?", "--json"],
+            environment: environment)
+        let signIn = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(fourth.output.utf8))
+        let watched = try Self.run(["token", "watch", "--count", "1", "--json"] + profile, environment: environment)
+        #expect(watched.status == 0, "\(watched.errors)")
+        struct Fetch: Decodable { let operations: [MobileOperation], added: [String], removed: [String] }
+        let fetch = try MobileTokenJSON.decoder().decode(Fetch.self, from: Data(watched.output.utf8))
+        #expect(fetch.operations.map(\.id) == [signIn.id] && fetch.added == [signIn.id] && fetch.removed == [])
+
+        // change-pin: old PIN then new PIN on standard input; afterwards only the new one works.
+        let changed = try Self.run(
+            ["token", "change-pin", "--pin-stdin"] + profile, environment: environment, input: "2468\n1357\n")
+        #expect(changed.status == 0, "\(changed.errors)")
+        let oldPIN = try Self.run(
+            ["token", "approve", signIn.id, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+        #expect(oldPIN.status == 4 && oldPIN.errors.contains("WRONG_PIN"))
+        let newPIN = try Self.run(
+            ["token", "approve", signIn.id, "--pin-stdin"] + profile, environment: environment, input: "1357\n")
+        #expect(newPIN.status == 0, "\(newPIN.errors)")
+
         let removed = try Self.run(
-            ["token", "remove", "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+            ["token", "remove", "--pin-stdin"] + profile, environment: environment, input: "1357\n")
         #expect(removed.status == 0, "\(removed.errors)")
         #expect(try Self.run(["token", "list"] + profile, environment: environment).status == 3)
 

@@ -9,10 +9,12 @@ import Testing
 @Suite("AssentSDK against a live server")
 struct SDKTests {
     /// An SDK client for `server`, with its state in a fresh file keystore.
-    static func client(_ server: TestServer, base: URL, directory: URL) throws -> AssentClient {
+    static func client(
+        _ server: TestServer, base: URL, directory: URL, biometry: (any BiometryProvider)? = nil
+    ) throws -> AssentClient {
         try AssentClient(
             serverURL: base, configuration: try server.configuration.text,
-            keystore: try FileKeystore(directory: directory))
+            keystore: try FileKeystore(directory: directory), biometry: biometry)
     }
 
     @Test(
@@ -32,6 +34,7 @@ struct SDKTests {
                 code: try ActivationCode(created.activationCode), masterPrivateKey: ECPrivateKey())
             await #expect(throws: AssentError.self) { try await client.startActivation(code: forged.text) }
             let started = try await client.startActivation(code: created.activationQRCode)
+            #expect(started.methods == [.device, .pin])  // no biometry provider
             await #expect(throws: AssentError.self) { try await client.finishActivation(pin: "12") }
             try await client.finishActivation(pin: "1234")
             let info = try await server.operatorCall(
@@ -45,7 +48,7 @@ struct SDKTests {
             // The state survives a new client (a restart).
             client = try Self.client(server, base: http.base, directory: directory)
             #expect(await client.registrationId == started.activationId)
-            var operations = OperationsService(client: client, acceptLanguage: "cs")
+            let operations = OperationsService(client: client, acceptLanguage: "cs")
 
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             let pending = try await operations.pending()
@@ -60,7 +63,7 @@ struct SDKTests {
             #expect(try await server.operation(http, second.id).statusReason == "UNEXPECTED_OPERATION")
 
             let open = try await server.createOperation(http, try OperationFixtures.payment(userId: nil))
-            operations.acceptLanguage = nil
+            await operations.setAcceptLanguage(nil)
             let claimed = try await operations.claim(id: open.id)
             #expect(claimed.value.formData.title == "Confirm Payment")
             #expect(try await server.operation(http, open.id).userId == "alice")

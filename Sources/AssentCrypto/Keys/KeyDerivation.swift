@@ -86,6 +86,23 @@ public enum VaultKeyTransport {
     }
 }
 
+/// The device private key as the device keeps it: encrypted under `KEY_ENCRYPTION_VAULT` (AES-128-CBC, zero IV,
+/// PKCS#7), so that only a vault unlock (a two-factor call) recovers it, e.g. to derive the biometry key when
+/// biometry is added after the activation.
+public enum DevicePrivateKeyVault {
+    /// Encrypts the device private key's 32-byte scalar under the 16-byte vault key.
+    public static func protect(_ devicePrivateKey: ECPrivateKey, vaultKey: Data) throws -> Data {
+        try AESCBC.encrypt(devicePrivateKey.scalar, key: vaultKey, iv: AESCBC.zeroIV, padding: true)
+    }
+
+    /// Decrypts what ``protect(_:vaultKey:)`` produced; a wrong vault key fails (padding or key check).
+    public static func unprotect(_ encrypted: Data, vaultKey: Data) throws -> ECPrivateKey {
+        let scalar = try AESCBC.decrypt(encrypted, key: vaultKey, iv: AESCBC.zeroIV, padding: true)
+        try Bytes.requireLength(scalar, 32, "Device private key")
+        return try ECPrivateKey(scalar: scalar)
+    }
+}
+
 /// AES-128-CBC with typed errors.
 enum AESCBC {
     static let zeroIV = Data(count: 16)

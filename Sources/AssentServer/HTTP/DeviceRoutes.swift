@@ -7,6 +7,15 @@ struct DeviceRoutes {
     let service: PowerAuthService
 
     func register(on router: Router<AssentRequestContext>) {
+        // What a device reads before it activates: code format, PIN rules, enabled methods (no secret in it, but
+        // only for a known application key).
+        router.get("api/device/configuration") { request, _ in
+            guard let key = request.uri.queryParameters.get("applicationKey") else {
+                throw AssentServerError.invalidRequest("The query parameter applicationKey is missing.")
+            }
+            _ = try await ApplicationService(environment: service.environment).application(key: key)
+            return try HTTPSupport.json(ResponseEnvelope(service.environment.policy.deviceConfiguration))
+        }
         let group = router.group("pa/v3")
         group.post("keystore/create") { request, _ in
             let body = try await HTTPSupport.decode(RequestEnvelope<TemporaryKeyRequest>.self, from: request)

@@ -214,6 +214,9 @@ public struct PowerAuthService: Sendable {
         guard allowed.contains(header.signatureType) else {
             throw AssentServerError.authenticationFailed("This endpoint needs a different signature type.")
         }
+        guard environment.policy.biometryEnabled || !header.signatureType.factors.contains(.biometry) else {
+            throw AssentServerError.authenticationFailed("Biometry is not enabled on this server.")
+        }
         let application = try await applications.application(key: header.applicationKey)
         let format = try SignatureFormat(protocolVersion: header.version)
         let data = PowerAuthSignature.dataToSign(

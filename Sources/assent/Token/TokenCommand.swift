@@ -21,7 +21,7 @@ struct TokenCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Activate.self, Status.self, List.self, Show.self, Approve.self, Reject.self, Claim.self, History.self,
-            QRApprove.self, Remove.self,
+            QRApprove.self, Watch.self, ChangePIN.self, Remove.self,
         ])
 
     struct Activate: AsyncParsableCommand {
@@ -35,6 +35,8 @@ struct TokenCommand: AsyncParsableCommand {
         @Option(help: "The server URL.") var server: String
         @Option(help: "The SDK configuration string the server printed.") var config: String
         @Argument(help: "The activation code, or the QR text CODE#signature.") var code: String
+        @Flag(help: "Activate with this machine alone, without a PIN: only one-factor operations can be approved.")
+        var deviceOnly = false
 
         func run() async throws {
             try await TokenFailure.reporting {
@@ -45,8 +47,15 @@ struct TokenCommand: AsyncParsableCommand {
                 let client = try profile.client(stored)
                 let started = try await client.startActivation(code: code, name: "assent token")
                 profile.note("Fingerprint: \(started.fingerprint) (compare it with the operator's).")
-                let pin = try profile.readPIN(prompt: "Choose a PIN: ", confirm: true)
-                try await client.finishActivation(pin: pin)
+                if deviceOnly {
+                    try await client.finishActivation(with: .device)
+                } else {
+                    let policy = await client.pinPolicy
+                    let pin = try profile.readPIN(
+                        prompt: "Choose a PIN (\(policy.minimumLength)-\(policy.maximumLength) "
+                            + (policy.digitsOnly ? "digits" : "characters") + "): ", confirm: true)
+                    try await client.finishActivation(pin: pin)
+                }
                 try profile.save(stored)
                 try profile.output(["activationId": started.activationId, "fingerprint": started.fingerprint]) {
                     TextTable.fields([("activationId", started.activationId), ("fingerprint", started.fingerprint)])
@@ -206,6 +215,79 @@ struct TokenCommand: AsyncParsableCommand {
         }
     }
 
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Poll the pending operations and redraw them as they change.",
+            discussion: """
+                Redraws the table after every fetch (on a terminal; otherwise prints one table per fetch). With \
+                --json prints one JSON object per fetch: the operations and the ids added and removed. Stops on \
+                Ctrl-C, or after --count fetches.
+                Example: assent token watch --interval 10
+                """)
+        @OptionGroup var profile: ProfileOptions
+        @Option(help: "Seconds between fetches (at least 5).") var interval = 7
+        @Option(help: "Stop after this many fetches.") var count: Int?
+
+        struct Fetch: Encodable {
+            var operations: [MobileOperation]
+            var added: [String]
+            var removed: [String]
+        }
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                guard interval >= 5 else { throw ValidationError("--interval must be at least 5 seconds.") }
+                let operations = try profile.operations()
+                let events = await operations.events()
+                await operations.startPollingOperations(interval: .seconds(interval))
+                let redraw = !profile.json && isatty(STDOUT_FILENO) == 1
+                var fetches = 0
+                for await event in events {
+                    switch event {
+                    case .loading: continue
+                    case .failed(let error):
+                        profile.note("error: \(error)")
+                    case .changed(let change):
+                        // Written unbuffered, so a reader of a pipe sees every fetch at once.
+                        var text: String
+                        if profile.json {
+                            let line = Fetch(
+                                operations: change.operations, added: change.added.map(\.id),
+                                removed: change.removed.map(\.id))
+                            text = String(decoding: try MobileTokenJSON.encoder().encode(line), as: UTF8.self) + "\n"
+                        } else {
+                            text = redraw ? "\u{1B}[H\u{1B}[2J" : ""
+                            text += "\(Date()) — \(change.operations.count) pending\n"
+                            text += TextTable.render(TokenCommand.table(change.operations)) + "\n"
+                        }
+                        FileHandle.standardOutput.write(Data(text.utf8))
+                    }
+                    fetches += 1
+                    if let count, fetches >= count { break }
+                }
+                await operations.stopPollingOperations()
+            }
+        }
+    }
+
+    struct ChangePIN: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "change-pin",
+            abstract: "Change the PIN (the server checks the old one).",
+            discussion: "With --pin-stdin reads two lines: the old PIN, then the new one.")
+        @OptionGroup var profile: ProfileOptions
+
+        func run() async throws {
+            try await TokenFailure.reporting {
+                let client = try profile.client()
+                let old = try profile.readPIN(prompt: "Current PIN: ")
+                let new = try profile.readPIN(prompt: "New PIN: ", confirm: true)
+                try await client.changePIN(from: old, to: new)
+                try profile.output(["changed": "true"]) { [["PIN changed"]] }
+            }
+        }
+    }
+
     struct Remove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Remove the activation on the server (PIN) and here; --local forgets it here only.")
@@ -352,7 +434,7 @@ enum TokenFailure {
             let exitCode: Int32 =
                 switch error.code {
                 case .network: 6
-                case .wrongPIN, .blocked, .removed: 4
+                case .wrongPIN, .blocked, .removed, .factorUnavailable: 4
                 case .notActivated: 3
                 case .operationFinished, .operationExpired, .operationFailed, .alreadyActivated: 5
                 case .invalidInput: 2
