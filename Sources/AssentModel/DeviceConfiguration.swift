@@ -45,7 +45,9 @@ public struct DeviceConfiguration: Codable, Sendable, Equatable {
     public struct PINFormat: Codable, Sendable, Equatable {
         /// `NUMERIC` (digits only) or `ALPHANUMERIC` (any characters).
         public var type: String
+        /// The fewest characters.
         public var minLength: Int
+        /// The most characters.
         public var maxLength: Int
 
         /// Digits only.
@@ -68,7 +70,9 @@ public struct DeviceConfiguration: Codable, Sendable, Equatable {
         case biometry = "BIOMETRY"
     }
 
+    /// The activation code's format.
     public var activationCode: ActivationCodeFormat
+    /// The PIN rules.
     public var pin: PINFormat
     /// The methods the server accepts; `DEVICE` is always among them.
     public var methods: [Method]

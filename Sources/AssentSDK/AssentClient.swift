@@ -29,7 +29,9 @@ public enum ActivationMethod: Sendable {
 
 /// The PIN rules the SDK checks before it encrypts anything with a PIN.
 public struct PINPolicy: Sendable, Equatable {
+    /// The fewest characters a PIN may have.
     public var minimumLength: Int
+    /// The most characters a PIN may have.
     public var maximumLength: Int
     /// Whether only the digits 0–9 are allowed.
     public var digitsOnly: Bool
@@ -72,8 +74,11 @@ public struct ActivationStart: Sendable, Equatable {
 
 /// The activation's state on the server.
 public struct ActivationStatus: Sendable, Equatable {
+    /// `CREATED`, `PENDING_COMMIT`, `ACTIVE`, `BLOCKED` or `REMOVED`.
     public var state: ActivationState
+    /// Wrong PINs (or failed biometry) in a row so far.
     public var failedAttempts: Int
+    /// Wrong PINs in a row that block the activation.
     public var maxFailedAttempts: Int
     /// PIN attempts left before the activation blocks.
     public var remainingAttempts: Int { max(0, maxFailedAttempts - failedAttempts) }
@@ -82,7 +87,9 @@ public struct ActivationStatus: Sendable, Equatable {
 /// One device's activation with an Assent server: activation, status, signed calls and MAC tokens. The state lives
 /// in a ``Keystore`` and is saved before every signature leaves the device, so a counter is never used twice.
 public actor AssentClient {
+    /// The Assent server this client talks to.
     public let serverURL: URL
+    /// The application's keys (application key and secret, master server public key).
     public let configuration: SDKConfiguration
     let keystore: any Keystore
     let transport: any Transport

@@ -5,7 +5,9 @@ import Foundation
 public struct AssentError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Compare with the static members; new codes may appear.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code as text, e.g. `WRONG_PIN`.
         public let rawValue: String
+        /// A code with this text.
         public init(_ rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
@@ -46,7 +48,9 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
         public static let invalidResponse = Code("INVALID_RESPONSE")
     }
 
+    /// What kind of failure this is.
     public var code: Code
+    /// One sentence for a developer (not localised).
     public var message: String
     /// The server's error code (e.g. `OPERATION_EXPIRED`), when the server answered with one.
     public var serverCode: String?

@@ -6,7 +6,9 @@
     /// and never leaving this device (no backup, no iCloud sync). The Keychain encrypts it at rest and replaces it
     /// as a whole.
     public struct KeychainKeystore: Keystore {
+        /// The Keychain item's service.
         public let service: String
+        /// The Keychain item's account.
         public let account: String
         /// A Keychain access group shared with app extensions, if any.
         public let accessGroup: String?

@@ -26,6 +26,7 @@ public protocol Keystore: Sendable {
 /// On Apple platforms prefer the Keychain; this keystore is for Linux and command-line tokens, where the key file's
 /// permissions are the protection (the knowledge key inside is additionally encrypted under the PIN).
 public struct FileKeystore: Keystore {
+    /// The directory holding `state` and `state.key`.
     public let directory: URL
 
     /// A keystore in `directory`, created if needed.
@@ -102,6 +103,7 @@ public struct FileKeystore: Keystore {
 public final class MemoryKeystore: Keystore {
     private let storage = Mutex<Data?>(nil)
 
+    /// An empty keystore.
     public init() {}
     public func load() throws -> Data? { storage.withLock { $0 } }
     public func save(_ data: Data) throws { storage.withLock { $0 = data } }

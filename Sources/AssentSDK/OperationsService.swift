@@ -16,7 +16,9 @@ extension MobileOperation: AuthorizableOperation {}
 /// An operation received through another channel (a push message, a QR code, a deeplink) that the app approves
 /// without fetching it first.
 public struct LocalOperation: AuthorizableOperation, Equatable {
+    /// The operation id.
     public var id: String
+    /// The operation data, exactly as the server holds it.
     public var data: String
     /// The proximity check that came with it, if the operation needs one.
     public var proximityCheck: ProximityCheck?
@@ -32,12 +34,15 @@ public struct LocalOperation: AuthorizableOperation, Equatable {
 /// An operation of a server that sends fields of its own: the standard ones decode into ``operation``, the
 /// extra ones into ``extra`` (any `Decodable` type whose keys are those fields), both from the same JSON object.
 public struct CustomOperation<Extra: Decodable & Sendable>: Decodable, AuthorizableOperation {
+    /// The standard fields.
     public var operation: MobileOperation
+    /// The server's own fields.
     public var extra: Extra
 
     public var id: String { operation.id }
     public var data: String { operation.data }
 
+    /// Decodes the standard and the extra fields from the same object.
     public init(from decoder: any Decoder) throws {
         operation = try MobileOperation(from: decoder)
         extra = try Extra(from: decoder)
@@ -77,6 +82,7 @@ public protocol OperationsObserver: AnyObject, Sendable {
 /// approval of a scanned QR operation, and polling of the pending list with events. MAC tokens are created and
 /// renewed transparently. Every call ends with ``AssentError/Code/cancelled`` when its task is cancelled.
 public actor OperationsService {
+    /// The activated client whose signatures and tokens the calls use.
     public nonisolated let client: AssentClient
     /// Sent as `Accept-Language`, so titles and labels come localised.
     public var acceptLanguage: String?
@@ -117,6 +123,7 @@ public actor OperationsService {
 
     /// A fetch's value with the server's clock at the time of the answer.
     public struct Fetched<Value: Sendable>: Sendable {
+        /// What was fetched.
         public var value: Value
         /// The server's `currentTimestamp`, when it sent one.
         public var serverDate: Date?
@@ -247,6 +254,9 @@ public actor OperationsService {
 
     // MARK: Polling and events
 
+    /// Whether a list fetch is in flight.
+    public var isLoadingOperations: Bool { fetchInFlight != nil }
+
     /// Whether polling runs (paused or not).
     public var isPollingOperations: Bool { pollingTask != nil }
 
@@ -257,14 +267,18 @@ public actor OperationsService {
         pollingTask?.cancel()
         let interval = max(interval, Self.minimumPollingInterval)
         pollingInterval = interval
+        // The loop holds the service only while it fetches, so a forgotten service can go away.
         pollingTask = Task { [weak self] in
             if delayStart { try? await Task.sleep(for: interval) }
             while !Task.isCancelled {
-                guard let self else { return }
-                if await !self.isPollingPaused { _ = await self.refreshOperations() }
+                guard await self?.pollOnce() != nil else { return }
                 try? await Task.sleep(for: interval)
             }
         }
+    }
+
+    private func pollOnce() async {
+        if !isPollingPaused { await refreshOperations() }
     }
 
     /// Stops polling (a fetch in flight still reports).

@@ -17,27 +17,10 @@ struct CLITests {
     }
 
     static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        let stdin = Pipe()
-        process.standardInput = input == nil ? FileHandle.nullDevice : stdin
-        try process.run()
-        if let input {
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try stdin.fileHandleForWriting.close()
-        }
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-            errors: String(decoding: errorData, as: UTF8.self))
+        let outcome = try Spawn.run(
+            [executable.path] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, input: input)
+        return Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
     }
 
     @Test("Bootstrap a key without a server, serve, manage an activation, get meaningful exit codes, stop cleanly")

@@ -30,6 +30,8 @@ struct SDKFactorTests {
             #expect(configuration.methods == [.device, .pin, .biometry])
             #expect(configuration.activationCode.length == 23 && configuration.maxFailedAttempts == 5)
             #expect(throws: AssentError.self) { try PINPolicy(configuration.pin).validate("12345") }
+            #expect(try await http.send("GET", "/api/device/configuration").status == 400)
+            #expect(try await http.send("GET", "/api/device/configuration?applicationKey=unknown").status == 401)
 
             // Manual commit: the device finishes, the activation waits for the operator.
             let created = try await server.createActivation(http, userId: "alice", commitMode: "manual")

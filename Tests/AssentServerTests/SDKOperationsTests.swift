@@ -37,7 +37,7 @@ final class EventRecorder: OperationsObserver {
             if condition(events) { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw TestFailure("timed out waiting for \(what); events: \(events)")
+        throw TestFailure("timed out waiting for \(what); events: \(events.map(SDKOperationsTests.describe))")
     }
 }
 
@@ -154,7 +154,9 @@ struct SDKOperationsTests {
             #expect(recorder.loadings == loadingsBefore)
             #expect(await operations.isPollingPaused)
             await operations.resumePolling()
-            try await recorder.wait("the fetch on resume") { _ in recorder.loadings > loadingsBefore }
+            try await recorder.wait("the fetch on resume") { events in
+                recorder.loadings > loadingsBefore && Self.isIdle(events)
+            }
             await operations.stopPollingOperations()
 
             // A failing fetch (the activation was removed) is reported as such and kept as the last result.
@@ -176,11 +178,16 @@ struct SDKOperationsTests {
             try await recorder.wait("the stream to catch up") { events in
                 events.count == recorder.observerEvents.count
             }
-            let ons = recorder.events.filter { if case .loading(true) = $0 { true } else { false } }.count
-            let offs = recorder.events.filter { if case .loading(false) = $0 { true } else { false } }.count
-            #expect(ons == offs)
+            #expect(Self.isIdle(recorder.events))
             #expect(recorder.events.map(Self.describe) == recorder.observerEvents.map(Self.describe))
         }
+    }
+
+    /// Whether every fetch that started has ended.
+    static func isIdle(_ events: [OperationsEvent]) -> Bool {
+        let ons = events.filter { if case .loading(true) = $0 { true } else { false } }.count
+        let offs = events.filter { if case .loading(false) = $0 { true } else { false } }.count
+        return ons == offs
     }
 
     static func describe(_ event: OperationsEvent) -> String {
@@ -251,8 +258,9 @@ struct SDKOperationsTests {
         var channel: String?
     }
 
-    @Test("Custom operation types decode extra fields; local operations approve without a fetch")
-    func customAndLocalOperations() async throws {
+    @Test(
+        "Custom operation types decode extra fields; local operations approve without a fetch", arguments: Backend.all)
+    func customAndLocalOperations(backend: Backend) async throws {
         // A server of the bank's own that adds fields to each operation.
         let json = """
             {"status":"OK","currentTimestamp":"2026-11-22T10:00:00+0000","responseObject":[{"id":"op-1",
@@ -266,7 +274,7 @@ struct SDKOperationsTests {
         #expect(decoded.first?.extra.riskScore == 17 && decoded.first?.extra.channel == "web")
         #expect(decoded.first?.operation.formData.title == "Pay" && decoded.first?.id == "op-1")
 
-        let server = try await TestServer.make(.sqlite)
+        let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         let directory = SDKFactorTests.directory()
         defer { try? FileManager.default.removeItem(at: directory) }

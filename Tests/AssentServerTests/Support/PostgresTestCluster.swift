@@ -83,50 +83,20 @@ enum PostgresTestCluster {
 
     static var isRoot: Bool { getuid() == 0 }
 
-    /// Runs a program to completion with `posix_spawn` and `waitpid`, its output going to a temporary file.
-    ///
-    /// Foundation's `Process` is not used here: `pg_ctl start` leaves a daemon holding inherited descriptors,
-    /// and `Process.waitUntilExit()` can then wait forever.
+    /// Runs a program to completion (see ``Spawn``), as the `postgres` user when the tests run as root.
     private static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws {
         let argv =
             isRoot && asPostgres
             ? ["/usr/sbin/runuser", "-u", "postgres", "--", executable] + arguments : [executable] + arguments
-        let logPath = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "assent-pg-\(UUID().uuidString).log"
-        ).path
-        defer { try? FileManager.default.removeItem(atPath: logPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
-        guard spawned == 0 else { throw Failure(description: "cannot start \(argv[0]): errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        let exited = (status & 0x7F) == 0
-        let code = (status >> 8) & 0xFF
-        guard exited, code == 0 else {
-            let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            throw Failure(description: "\(executable) failed (status \(status)): \(output)")
+        let outcome = try Spawn.run(argv)
+        guard outcome.status == 0 else {
+            throw Failure(
+                description: "\(executable) failed (status \(outcome.status)): \(outcome.output)\(outcome.errors)")
         }
     }
 
     private static func capture(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try Spawn.run([executable] + arguments).output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A port nothing listens on right now (bind to port 0, read it, close).
