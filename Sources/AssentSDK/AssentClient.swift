@@ -266,7 +266,8 @@ public actor AssentClient {
             break
         }
         if case .pinAndBiometry = method {
-            try await storeBiometryKey(pending.keys.biometry, activationId: pending.activationId)
+            try await storeBiometryKey(
+                pending.keys.biometry, activationId: pending.activationId, in: try await availableBiometry())
         }
         let newState = DeviceState(
             activationId: pending.activationId, serverPublicKey: pending.serverPublicKey.x963,
@@ -339,21 +340,30 @@ public actor AssentClient {
     func authorization(method: String = "POST", uriId: String, body: Data, factor: AuthenticationFactor) async throws
         -> String
     {
-        let (type, factorKeys) = try await signatureKeys(for: factor)
-        // From here on nothing suspends: the counter is read, used and saved in one step of the actor.
-        guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
-        let counter = try HashCounter(data: current.counter)
         let nonce = Bytes.random(count: 16)
         let data = PowerAuthSignature.dataToSign(
             method: method, uriId: uriId, nonce: nonce, body: body, applicationSecret: configuration.applicationSecret)
+        let signed = try await sign(data, factor: factor, format: .base64)
+        return AuthorizationHeader(
+            activationId: signed.activationId, applicationKey: configuration.applicationKey, nonce: nonce,
+            signatureType: signed.type, signature: signed.signature
+        ).value
+    }
+
+    /// Signs `data` with the possession key and `factor`'s key at the current counter, and saves the next counter
+    /// before returning. The factor's key is obtained first; from then on nothing suspends, so the counter is
+    /// read, used and saved in one step of the actor and two calls never sign with the same value.
+    func sign(_ data: Data, factor: AuthenticationFactor, format: SignatureFormat) async throws
+        -> (type: SignatureType, signature: String, activationId: String)
+    {
+        let (type, factorKeys) = try await signatureKeys(for: factor)
+        guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        let counter = try HashCounter(data: current.counter)
         let signature = try PowerAuthSignature.compute(
-            data: data, counter: counter, keys: [current.possessionKey] + factorKeys, format: .base64)
+            data: data, counter: counter, keys: [current.possessionKey] + factorKeys, format: format)
         current.counter = counter.next().data
         try save(current)
-        return AuthorizationHeader(
-            activationId: current.activationId, applicationKey: configuration.applicationKey, nonce: nonce,
-            signatureType: type, signature: signature
-        ).value
+        return (type, signature, current.activationId)
     }
 
     /// The signature type and the keys besides the possession key that `factor` needs: the knowledge key

@@ -23,14 +23,16 @@ public protocol BiometryProvider: Sendable {
 extension AssentClient {
     static func biometryAccount(_ activationId: String) -> String { "assent.biometry.\(activationId)" }
 
-    func storeBiometryKey(_ key: Data, activationId: String) async throws {
-        guard try await offeredMethods().contains(.biometry), let biometry else {
-            throw AssentError(
-                .factorUnavailable,
-                biometry == nil
-                    ? "This client has no biometry provider."
-                    : "Biometry is not available here or not enabled on the server.")
+    /// The biometry provider, if this device has one and the server accepts biometry.
+    func availableBiometry() async throws -> any BiometryProvider {
+        guard let biometry else { throw AssentError(.factorUnavailable, "This client has no biometry provider.") }
+        guard try await offeredMethods().contains(.biometry) else {
+            throw AssentError(.factorUnavailable, "Biometry is not available here or not enabled on the server.")
         }
+        return biometry
+    }
+
+    func storeBiometryKey(_ key: Data, activationId: String, in biometry: any BiometryProvider) async throws {
         do {
             try await biometry.store(key, account: Self.biometryAccount(activationId))
         } catch {
@@ -47,9 +49,8 @@ extension AssentClient {
             throw AssentError(
                 .factorUnavailable, "A device-only activation cannot add biometry: one factor cannot add a second.")
         }
-        guard try await offeredMethods().contains(.biometry), biometry != nil else {
-            throw AssentError(.factorUnavailable, "Biometry is not available here or not enabled on the server.")
-        }
+        // Checked before the vault unlock, which costs a signature.
+        let biometry = try await availableBiometry()
         let vaultKey = try await unlockVault(factor: .pin(pin), reason: "ADD_BIOMETRY")
         let biometryKey: Data
         do {
@@ -62,7 +63,7 @@ extension AssentClient {
         } catch {
             throw AssentError.wrap(error, .keystore, "The stored device key does not open with the vault key.")
         }
-        try await storeBiometryKey(biometryKey, activationId: current.activationId)
+        try await storeBiometryKey(biometryKey, activationId: current.activationId, in: biometry)
         guard var latest = state, latest.activationId == current.activationId else {
             throw AssentError(.notActivated, "The activation was removed meanwhile.")
         }

@@ -426,16 +426,9 @@ extension AssentClient {
 
     /// An offline (decimal) 2FA signature with the PIN or biometry; the advanced counter is saved first.
     func offlineSignature(uriId: String, nonce: Data, body: Data, factor: AuthenticationFactor) async throws -> String {
-        let (_, factorKeys) = try await signatureKeys(for: factor)
-        guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
-        let counter = try HashCounter(data: current.counter)
         let data = PowerAuthSignature.dataToSign(
             method: "POST", uriId: uriId, nonce: nonce, body: body,
             applicationSecret: PowerAuthSignature.offlineSecret)
-        let code = try PowerAuthSignature.compute(
-            data: data, counter: counter, keys: [current.possessionKey] + factorKeys, format: .offline)
-        current.counter = counter.next().data
-        try save(current)
-        return code
+        return try await sign(data, factor: factor, format: .offline).signature
     }
 }

@@ -25,7 +25,7 @@ public struct SecurityPolicy: Sendable, Equatable {
     /// Whether a PIN may contain any characters, not only digits.
     public var pinAlphanumeric = false
     /// Whether signatures with the biometry factor are accepted (default yes). When off, devices are told so and
-    /// a biometry signature fails like a wrong one.
+    /// a biometry signature is refused with 401 before it is verified (it does not count as a failed attempt).
     public var biometryEnabled = true
 
     /// The protocol's defaults.

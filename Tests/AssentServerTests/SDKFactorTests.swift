@@ -185,6 +185,16 @@ struct SDKFactorTests {
                     try await operations.detail(id: twoFactor.id).value, factor: .possession)
             }
             #expect(oneIsNotTwo?.httpStatus == 401)
+
+            // The server itself refuses a correct biometry signature, and the PIN still works.
+            var device = try await server.activatedDevice(http, userId: "carol")
+            let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "carol"))
+            let biometric = try await device.authorizeOperation(
+                id: payment.id, data: payment.data, type: .possessionBiometry)
+            #expect(biometric.status == 401)
+            #expect(try await server.operation(http, payment.id).status == .pending)
+            let knowledge = try await device.authorizeOperation(id: payment.id, data: payment.data)
+            #expect(knowledge.status == 200)
         }
     }
 }
