@@ -51,7 +51,11 @@ extension OperationsService {
         default: throw AssentError(.notActivated, "The activation is not active yet (\(status.state.name)).")
         }
         let operation = try await detail(id: operationId).value
-        guard !operation.status.isFinished else {
+        switch operation.status {
+        case .pending: break
+        case .expired: throw AssentError(.operationExpired, "The operation expired.", serverCode: "OPERATION_EXPIRED")
+        case .failed: throw AssentError(.operationFailed, "The operation failed.", serverCode: "OPERATION_FAILED")
+        default:
             throw AssentError(
                 .operationFinished, "The operation is already \(operation.status.rawValue.lowercased()).",
                 serverCode: "OPERATION_ALREADY_FINISHED")

@@ -112,18 +112,23 @@ public final class SimulatedBiometryProvider: BiometryProvider {
         }
 
         public func retrieve(account: String, prompt: String) async throws -> Data {
-            var query = baseQuery(account: account)
-            let context = LAContext()
-            context.localizedReason = prompt
-            query[kSecUseAuthenticationContext as String] = context
-            query[kSecReturnData as String] = true
-            query[kSecMatchLimit as String] = kSecMatchLimitOne
-            let request = query
-            // The read waits for the user; keep it off the cooperative thread pool.
+            let service = service
+            // The read waits for the user; keep it off the cooperative thread pool. Only Sendable values cross
+            // into the closure: the context and the query are made there.
             let (status, data): (OSStatus, Data?) = await withCheckedContinuation { continuation in
                 DispatchQueue.global(qos: .userInitiated).async {
+                    let context = LAContext()
+                    context.localizedReason = prompt
+                    let query: [String: Any] = [
+                        kSecClass as String: kSecClassGenericPassword,
+                        kSecAttrService as String: service,
+                        kSecAttrAccount as String: account,
+                        kSecUseAuthenticationContext as String: context,
+                        kSecReturnData as String: true,
+                        kSecMatchLimit as String: kSecMatchLimitOne,
+                    ]
                     var result: CFTypeRef?
-                    let status = SecItemCopyMatching(request as CFDictionary, &result)
+                    let status = SecItemCopyMatching(query as CFDictionary, &result)
                     continuation.resume(returning: (status, result as? Data))
                 }
             }

@@ -46,6 +46,12 @@ struct SDKFactorTests {
                 http, "POST", "/api/v1/activations/\(started.activationId)/commit", as: ActivationInfo.self)
             #expect(try await client.status().state == .active)
             let operations = OperationsService(client: client)
+            /// A new payment for alice, as the device sees it.
+            func newPayment() async throws -> MobileOperation {
+                try await operations.detail(
+                    id: try await server.createOperation(http, try OperationFixtures.payment(userId: "alice")).id
+                ).value
+            }
 
             // Change the PIN: a wrong old PIN counts as a failure; afterwards only the new PIN signs.
             let wrongOld = await #expect(throws: AssentError.self) {
@@ -53,20 +59,17 @@ struct SDKFactorTests {
             }
             #expect(wrongOld?.code == .wrongPIN && wrongOld?.remainingAttempts == 4)
             try await client.changePIN(from: "123456", to: "654321")
-            let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
-            let operation = try await operations.detail(id: payment.id).value
+            let operation = try await newPayment()
             let oldPIN = await #expect(throws: AssentError.self) {
                 try await operations.authorize(operation, factor: .pin("123456"))
             }
             #expect(oldPIN?.code == .wrongPIN)
             try await operations.authorize(operation, factor: .pin("654321"))
-            #expect(try await server.operation(http, payment.id).status == .approved)
+            #expect(try await server.operation(http, operation.id).status == .approved)
             #expect(try await client.status().failedAttempts == 0)
 
             // Biometry is not there until added through the vault (with the PIN).
-            let second = try await operations.detail(
-                id: try await server.createOperation(http, try OperationFixtures.payment(userId: "alice")).id
-            ).value
+            let second = try await newPayment()
             let notYet = await #expect(throws: AssentError.self) {
                 try await operations.authorize(second, factor: .biometry(prompt: "Approve"))
             }
@@ -116,9 +119,7 @@ struct SDKFactorTests {
             try await client.removeBiometry()
             #expect(biometry.accounts.isEmpty)
             #expect(await client.activatedMethods == [.device, .pin])
-            let third = try await operations.detail(
-                id: try await server.createOperation(http, try OperationFixtures.payment(userId: "alice")).id
-            ).value
+            let third = try await newPayment()
             let removed = await #expect(throws: AssentError.self) {
                 try await operations.authorize(third, factor: .biometry(prompt: "Approve"))
             }

@@ -89,16 +89,25 @@ struct SDKOperationsTests {
         return client
     }
 
-    @Test(
-        "Polling and refreshes emit loading, added and removed, failures; observers see the same",
-        arguments: Backend.all)
-    func polling(backend: Backend) async throws {
+    /// Runs `body` against a live server on `backend` with an SDK client activated for alice (PIN 1234), its state
+    /// in `directory`.
+    static func withActivatedClient(
+        _ backend: Backend, _ body: @Sendable (TestServer, HTTPClient, AssentClient, URL) async throws -> Void
+    ) async throws {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         let directory = SDKFactorTests.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await server.live { http in
-            let client = try await Self.activatedClient(server, http, directory: directory)
+            try await body(server, http, try await activatedClient(server, http, directory: directory), directory)
+        }
+    }
+
+    @Test(
+        "Polling and refreshes emit loading, added and removed, failures; observers see the same",
+        arguments: Backend.all)
+    func polling(backend: Backend) async throws {
+        try await Self.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client)
             let recorder = EventRecorder()
             await operations.addObserver(recorder)
@@ -201,13 +210,8 @@ struct SDKOperationsTests {
 
     @Test("Cancelling the task ends a hanging call at once with .cancelled, for every kind of call")
     func cancellation() async throws {
-        let server = try await TestServer.make(.sqlite)
-        defer { Task { await server.shutdown() } }
-        let directory = SDKFactorTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
         let silent = try SilentListener()
-        try await server.live { http in
-            let activated = try await Self.activatedClient(server, http, directory: directory)
+        try await Self.withActivatedClient(.sqlite) { server, http, _, directory in
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             // The same activation, but its server never answers.
             let hanging = try AssentClient(
@@ -249,7 +253,6 @@ struct SDKOperationsTests {
             try await OperationsService(client: reopened).authorize(
                 LocalOperation(id: payment.id, data: payment.data), factor: .pin("1234"))
             #expect(try await server.operation(http, payment.id).status == .approved)
-            _ = activated
         }
     }
 
@@ -274,12 +277,7 @@ struct SDKOperationsTests {
         #expect(decoded.first?.extra.riskScore == 17 && decoded.first?.extra.channel == "web")
         #expect(decoded.first?.operation.formData.title == "Pay" && decoded.first?.id == "op-1")
 
-        let server = try await TestServer.make(backend)
-        defer { Task { await server.shutdown() } }
-        let directory = SDKFactorTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await server.live { http in
-            let client = try await Self.activatedClient(server, http, directory: directory)
+        try await Self.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client)
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             let custom = try await operations.pending(as: CustomOperation<BankFields>.self).value
@@ -305,12 +303,7 @@ struct SDKOperationsTests {
 
     @Test("Authentication start and finish: context, remaining attempts, result text, cancel", arguments: Backend.all)
     func authentication(backend: Backend) async throws {
-        let server = try await TestServer.make(backend)
-        defer { Task { await server.shutdown() } }
-        let directory = SDKFactorTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await server.live { http in
-            let client = try await Self.activatedClient(server, http, directory: directory)
+        try await Self.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client, acceptLanguage: "cs")
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             let context = try await operations.startAuthentication(operationId: payment.id)
@@ -337,6 +330,21 @@ struct SDKOperationsTests {
             try await operations.cancelAuthentication(unwantedContext, reason: RejectReason.unexpectedOperation)
             let canceled = try await server.operation(http, unwanted.id)
             #expect(canceled.status == .rejected && canceled.statusReason == "UNEXPECTED_OPERATION")
+
+            // Expired between start and finish, and on a new start.
+            var brief = try OperationFixtures.payment(userId: "alice")
+            brief.expiresIn = 10
+            let expiring = try await server.createOperation(http, brief)
+            let expiringContext = try await operations.startAuthentication(operationId: expiring.id)
+            server.clock.advance(by: 11)
+            let late = await #expect(throws: AssentError.self) {
+                try await operations.finishAuthentication(expiringContext, factor: .pin("1234"))
+            }
+            #expect(late?.code == .operationExpired)
+            let lateStart = await #expect(throws: AssentError.self) {
+                try await operations.startAuthentication(operationId: expiring.id)
+            }
+            #expect(lateStart?.code == .operationExpired)
         }
     }
 }
