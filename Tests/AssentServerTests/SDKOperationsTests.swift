@@ -208,6 +208,30 @@ struct SDKOperationsTests {
         }
     }
 
+    @Test(
+        "status() moves a counter restored from an older copy of the keystore up to the server's",
+        arguments: Backend.all)
+    func counterResynchronisation(backend: Backend) async throws {
+        try await Self.withActivatedClient(backend) { server, http, client, directory in
+            let files = ["state", "state.key"].map { directory.appendingPathComponent($0) }
+            let backup = try files.map { try Data(contentsOf: $0) }
+            let operations = OperationsService(client: client)
+            for _ in 0..<3 {
+                let operation = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
+                try await operations.reject(id: operation.id)
+            }
+            // The device comes back from a backup: its counter is behind values the server has already seen, so
+            // its next signature would be a replay. Reading the status moves it forward first.
+            for (file, data) in zip(files, backup) { try data.write(to: file) }
+            let restored = try SDKTests.client(server, base: http.base, directory: directory)
+            #expect(try await restored.status().failedAttempts == 0)
+            let next = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
+            try await OperationsService(client: restored).reject(id: next.id)
+            #expect(try await server.operation(http, next.id).status == .rejected)
+            #expect(try await restored.status().failedAttempts == 0)
+        }
+    }
+
     @Test("Cancelling the task ends a hanging call at once with .cancelled, for every kind of call")
     func cancellation() async throws {
         let silent = try SilentListener()
