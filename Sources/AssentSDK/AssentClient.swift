@@ -169,11 +169,10 @@ public actor AssentClient {
 
     /// The methods the server accepts that this device can offer.
     func offeredMethods() async throws -> [DeviceConfiguration.Method] {
-        var server = serverConfiguration
-        if server == nil { server = try await loadConfiguration() }
+        let server: DeviceConfiguration
+        if let loaded = serverConfiguration { server = loaded } else { server = try await loadConfiguration() }
         var biometryAvailable = false
         if let biometry { biometryAvailable = await biometry.isAvailable }
-        guard let server else { return [] }
         return server.methods.filter { $0 != .biometry || biometryAvailable }
     }
 
@@ -253,19 +252,22 @@ public actor AssentClient {
     /// biometry can be added later through a vault unlock.
     public func finishActivation(with method: ActivationMethod) async throws {
         guard let pending else { throw AssentError(.notActivated, "Start the activation first.") }
+        let (pin, withBiometry): (String?, Bool) =
+            switch method {
+            case .pin(let pin): (pin, false)
+            case .pinAndBiometry(let pin): (pin, true)
+            case .device: (nil, false)
+            }
         var protectedKnowledge: (key: Data, salt: Data)?
-        switch method {
-        case .pin(let pin), .pinAndBiometry(let pin):
+        if let pin {
             try pinPolicy.validate(pin)
             let salt = KnowledgeKeyProtection.makeSalt()
             protectedKnowledge = (
                 try KnowledgeKeyProtection.protect(
                     knowledgeKey: pending.keys.knowledge, password: Data(pin.utf8), salt: salt), salt
             )
-        case .device:
-            break
         }
-        if case .pinAndBiometry = method {
+        if withBiometry {
             try await storeBiometryKey(
                 pending.keys.biometry, activationId: pending.activationId, in: try await availableBiometry())
         }
@@ -275,7 +277,7 @@ public actor AssentClient {
             knowledgeSalt: protectedKnowledge?.salt, transportKey: pending.keys.transport,
             vaultProtectedDevicePrivateKey: try DevicePrivateKeyVault.protect(
                 pending.devicePrivateKey, vaultKey: pending.keys.vault),
-            biometryEnabled: { if case .pinAndBiometry = method { true } else { false } }(),
+            biometryEnabled: withBiometry,
             counter: pending.counter.data, fingerprint: pending.fingerprint)
         guard self.pending?.activationId == pending.activationId else {
             throw AssentError(.notActivated, "The activation was restarted meanwhile.")

@@ -74,7 +74,7 @@ extension AssentClient {
     /// Removes biometry from this activation: the key is deleted from the ``BiometryProvider`` and biometry
     /// approvals stop. The device and the PIN stay (the device method itself can never be removed this way).
     public func removeBiometry() async throws {
-        guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        guard let current = state else { throw AssentError(.notActivated, "This device is not activated.") }
         guard current.biometryEnabled else { return }
         if let biometry {
             do {
@@ -83,10 +83,10 @@ extension AssentClient {
                 throw AssentError.wrap(error, .biometryFailed, "The biometry key cannot be deleted.")
             }
         }
-        guard let latest = state, latest.activationId == current.activationId else { return }
-        current = latest
-        current.biometryEnabled = false
-        try save(current)
+        // The state may have moved (a signature) while the key was deleted: change the latest one.
+        guard var latest = state, latest.activationId == current.activationId else { return }
+        latest.biometryEnabled = false
+        try save(latest)
     }
 
     /// Changes the PIN: the new PIN is checked against ``pinPolicy``, the old one by the server (a signed
