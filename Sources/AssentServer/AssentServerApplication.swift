@@ -25,18 +25,22 @@ public enum AssentServerApplication {
         DeviceRoutes(service: PowerAuthService(environment: environment)).register(on: router)
         MobileTokenRoutes(environment: environment).register(on: router)
         OperatorRoutes(environment: environment).register(on: router)
+        PushRoutes(environment: environment).register(on: router)
         return router
     }
 
-    /// The application listening on `host:port`, with the background sweeper as a service.
+    /// The application listening on `host:port`, with the background sweeper and the outbox dispatcher (for the
+    /// configured webhook and push services) as services.
+    /// - Throws: a configuration error when the push settings cannot be used.
     public static func application(
         environment: ServerEnvironment, host: String, port: Int,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
+    ) throws -> some ApplicationProtocol {
         let registry = PrometheusCollectorRegistry()
         var services: [any Service] = [Sweeper(environment: environment)]
-        if let webhook = environment.webhook {
-            services.append(WebhookDispatcher(environment: environment, settings: webhook))
+        let senders = try outboxSenders(environment)
+        if !senders.isEmpty {
+            services.append(OutboxDispatcher(environment: environment, senders: senders, policy: environment.outbox))
         }
         return Application(
             router: router(environment: environment, registry: registry),
@@ -48,8 +52,23 @@ public enum AssentServerApplication {
     }
 }
 
+extension AssentServerApplication {
+    /// The outbox channels this server delivers: the webhook and push, where configured.
+    static func outboxSenders(_ environment: ServerEnvironment) throws -> [any OutboxSender] {
+        var senders: [any OutboxSender] = []
+        if let webhook = environment.webhook {
+            senders.append(WebhookSender(environment: environment, settings: webhook))
+        }
+        if let push = environment.push, !push.isEmpty {
+            senders.append(try PushSender(environment: environment, settings: push))
+        }
+        return senders
+    }
+}
+
 /// Every few seconds expires overdue operations; once a minute deletes expired temporary keys and replay-guard
-/// entries, and webhook events finished (or never deliverable, without a webhook) more than a day ago.
+/// entries, and outbox messages finished (or never deliverable, without a sender for their channel) more than a
+/// day ago.
 struct Sweeper: Service {
     let environment: ServerEnvironment
     var interval: Duration = .seconds(5)
@@ -67,8 +86,11 @@ struct Sweeper: Service {
                         lastPurge = .now
                         let now = environment.nowMillis
                         try await environment.store.purgeExpired(before: now)
-                        try await environment.store.purgeWebhookEvents(
-                            before: now - 86_400_000, includingUndelivered: environment.webhook == nil)
+                        var undeliverable: [OutboxChannel] = []
+                        if environment.webhook == nil { undeliverable.append(.webhook) }
+                        if environment.push?.isEmpty ?? true { undeliverable.append(.push) }
+                        try await environment.store.purgeOutbox(
+                            before: now - 86_400_000, undeliverable: undeliverable)
                     }
                 } catch {
                     environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])

@@ -35,6 +35,7 @@ struct ServeCommand: AsyncParsableCommand {
             comes from ASSENT_WEBHOOK_SECRET. Env: ASSENT_WEBHOOK_URL.
             """)
     var webhookURL: String?
+    @OptionGroup(title: "Push notifications") var push: PushOptions
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     /// The webhook settings from `--webhook-url` / `ASSENT_WEBHOOK_URL` and `ASSENT_WEBHOOK_SECRET`.
@@ -69,13 +70,21 @@ struct ServeCommand: AsyncParsableCommand {
         policy.pinAlphanumeric = pinAlphanumeric
         policy.biometryEnabled = !disableBiometry
         let webhook = try webhookSettings()
+        let pushSettings: PushSettings?
+        do {
+            pushSettings = try push.settings()
+        } catch let error as AssentServerError {
+            throw ValidationError(error.message)
+        }
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
             try policy.validate()
             let store = try await ServerBootstrap.openStore(storage.location, logger: logger)
-            let environment = ServerEnvironment(store: store, policy: policy, logger: logger, webhook: webhook)
+            let environment = ServerEnvironment(
+                store: store, policy: policy, logger: logger, webhook: webhook, push: pushSettings)
             let prepared = try await ServerBootstrap.prepare(environment)
-            let app = AssentServerApplication.application(environment: environment, host: host, port: port) { port in
+            let app = try AssentServerApplication.application(environment: environment, host: host, port: port) {
+                port in
                 say("Assent is listening on http://\(host):\(port)")
             }
             say(
@@ -83,6 +92,13 @@ struct ServeCommand: AsyncParsableCommand {
             )
             say("Application key: \(prepared.application.applicationKey)")
             if let webhook { say("Webhook: operation status changes go to \(webhook.url.absoluteString)") }
+            if let pushSettings {
+                let services = [
+                    pushSettings.apns.map { _ in "APNs" }, pushSettings.fcm.map { _ in "FCM" },
+                    pushSettings.hms.map { _ in "HMS" },
+                ].compactMap { $0 }
+                say("Push: new and finished operations are notified through \(services.joined(separator: ", "))")
+            }
             say("SDK configuration: \(try ApplicationService.sdkConfiguration(of: prepared.application))")
             if let key = prepared.bootstrapAPIKey {
                 say("Operator API key (shown once, store it now): \(key)")

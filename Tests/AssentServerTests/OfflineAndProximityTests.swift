@@ -153,8 +153,6 @@ struct OfflineAndProximityTests {
         let receiver = WebhookReceiver(failFirst: 2)
         try await receiver.run { url in
             var settings = WebhookSettings(url: url, secret: secret)
-            settings.initialBackoff = .milliseconds(100)
-            settings.pollInterval = .milliseconds(50)
             settings.timeout = .seconds(5)
             // The first server process delivers nothing (as if it stopped before delivering): events wait in the
             // outbox table.

@@ -1,8 +1,10 @@
 import Crypto
+import CryptoExtras
 import Foundation
 
-/// Compact JSON Web Signatures (RFC 7515) with the two algorithms PowerAuth's temporary keys use:
-/// HS256 for the device's request and ES256 (raw `R ‖ S`, RFC 7518 §3.4) for the server's answer.
+/// Compact JSON Web Signatures (RFC 7515): HS256 and ES256 (raw `R ‖ S`, RFC 7518 §3.4), which PowerAuth's
+/// temporary keys and the APNs provider token use, and RS256 (RSASSA-PKCS1-v1_5 with SHA-256) for Google's
+/// service-account assertions.
 public enum CompactJWS {
     /// A signing or verification key.
     public enum Key: Sendable {
@@ -10,11 +12,14 @@ public enum CompactJWS {
         case hs256(Data)
         /// ECDSA P-256 SHA-256 with a private key (signing) — verification uses ``VerificationKey``.
         case es256(ECPrivateKey)
+        /// RSASSA-PKCS1-v1_5 SHA-256 with an RSA private key.
+        case rs256(RSAPrivateKey)
 
         var algorithm: String {
             switch self {
             case .hs256: "HS256"
             case .es256: "ES256"
+            case .rs256: "RS256"
             }
         }
     }
@@ -25,19 +30,30 @@ public enum CompactJWS {
         case hs256(Data)
         /// ECDSA P-256 SHA-256 with a public key.
         case es256(ECPublicKey)
+        /// RSASSA-PKCS1-v1_5 SHA-256 with an RSA public key.
+        case rs256(RSAPublicKey)
 
         var algorithm: String {
             switch self {
             case .hs256: "HS256"
             case .es256: "ES256"
+            case .rs256: "RS256"
             }
         }
     }
 
-    /// Signs `payload` (the JSON claims) and returns `header.payload.signature`.
-    public static func sign(payload: Data, with key: Key) throws -> String {
-        let header = Data(#"{"alg":"\#(key.algorithm)","typ":"JWT"}"#.utf8)
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+    /// Signs `payload` (the JSON claims) and returns `header.payload.signature`; `keyId` becomes the header's
+    /// `kid`.
+    public static func sign(payload: Data, with key: Key, keyId: String? = nil) throws -> String {
+        var header = #"{"alg":"\#(key.algorithm)""#
+        if let keyId {
+            guard let quoted = try? JSONEncoder().encode(keyId) else {
+                throw AssentCryptoError(.invalidEncoding, "The key id cannot be encoded.")
+            }
+            header += #","kid":"# + String(decoding: quoted, as: UTF8.self)
+        }
+        header += #","typ":"JWT"}"#
+        let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(payload)
         let signature: Data
         switch key {
         case .hs256(let secret):
@@ -45,6 +61,11 @@ public enum CompactJWS {
         case .es256(let privateKey):
             signature = try AssentCryptoError.wrapping("ES256 signing") {
                 try privateKey.signingKey.signature(for: Data(signingInput.utf8)).rawRepresentation
+            }
+        case .rs256(let privateKey):
+            signature = try AssentCryptoError.wrapping("RS256 signing") {
+                try privateKey.key.signature(for: Data(signingInput.utf8), padding: .insecurePKCS1v1_5)
+                    .rawRepresentation
             }
         }
         return signingInput + "." + Base64URL.encode(signature)
@@ -81,6 +102,9 @@ public enum CompactJWS {
                 throw AssentCryptoError(.invalidSignature, "The ES256 signature must be 64 bytes R ‖ S.")
             }
             valid = publicKey.signingKey.isValidSignature(ecdsa, for: signingInput)
+        case .rs256(let publicKey):
+            valid = publicKey.key.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: signature), for: signingInput, padding: .insecurePKCS1v1_5)
         }
         guard valid else {
             throw AssentCryptoError(.invalidSignature, "The JWS signature does not verify.")

@@ -30,8 +30,21 @@ public struct ECPrivateKey: Sendable {
         }
     }
 
+    /// Reads a PEM private key: PKCS#8 (`BEGIN PRIVATE KEY`, e.g. an APNs `.p8` file) or SEC 1
+    /// (`BEGIN EC PRIVATE KEY`).
+    public init(pemRepresentation pem: String) throws {
+        do {
+            agreementKey = try P256.KeyAgreement.PrivateKey(pemRepresentation: pem)
+        } catch {
+            throw AssentCryptoError(.invalidKey, "The PEM text is not a P-256 private key.", underlying: error)
+        }
+    }
+
     /// The 32-byte big-endian scalar.
     public var scalar: Data { agreementKey.rawRepresentation }
+
+    /// The key as PKCS#8 PEM.
+    public var pemRepresentation: String { agreementKey.pemRepresentation }
 
     /// The matching public key.
     public var publicKey: ECPublicKey { ECPublicKey(agreementKey: agreementKey.publicKey) }

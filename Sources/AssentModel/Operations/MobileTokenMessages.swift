@@ -56,17 +56,6 @@ public struct ProximityCheck: Codable, Sendable, Equatable {
     }
 }
 
-/// `{"requestObject":{"platform","token"}}` of the push registration endpoints.
-public struct PushRegistrationRequest: Codable, Sendable, Equatable {
-    /// `ios`/`android`/`huawei` or `apns`/`fcm`/`hms`.
-    public var platform: String
-    public var token: String
-    public init(platform: String, token: String) {
-        self.platform = platform
-        self.token = token
-    }
-}
-
 /// The reasons a user gives for rejecting an operation.
 public enum RejectReason {
     public static let unknown = "UNKNOWN"

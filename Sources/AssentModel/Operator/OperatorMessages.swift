@@ -75,6 +75,8 @@ public struct ActivationInfo: Codable, Sendable, Equatable {
     public var fingerprint: String?
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// The device's push registration, if it registered a push token.
+    public var push: PushRegistrationInfo?
 
     public init(
         activationId: String, userId: String, status: String, commitMode: String, failedAttempts: Int,
@@ -94,6 +96,21 @@ public struct ActivationInfo: Codable, Sendable, Equatable {
         self.fingerprint = fingerprint
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// An activation's push registration as the operator sees it: the service and when, never the token.
+public struct PushRegistrationInfo: Codable, Sendable, Equatable {
+    /// `apns`, `fcm` or `hms`.
+    public var platform: String
+    /// `development` or `production` (APNs only).
+    public var environment: String?
+    public var registeredAt: Date
+
+    public init(platform: String, environment: String?, registeredAt: Date) {
+        self.platform = platform
+        self.environment = environment
+        self.registeredAt = registeredAt
     }
 }
 

@@ -32,7 +32,7 @@ struct ErrorMiddleware: RouterMiddleware {
                 return try HTTPSupport.json(
                     ErrorEnvelope(code: failure.code, message: failure.message), status: .init(code: status))
             }
-            if request.uri.path.hasPrefix("/api/auth/") {
+            if request.uri.path.hasPrefix("/api/auth/") || request.uri.path.hasPrefix("/api/push/") {
                 let (code, status) = Self.mobileTokenError(failure)
                 return try HTTPSupport.json(
                     ErrorEnvelope(code: code, message: failure.message), status: .init(code: status))
@@ -51,7 +51,9 @@ struct ErrorMiddleware: RouterMiddleware {
             case "ERR_REQUEST", "ERR_PAYLOAD_TOO_LARGE", "ERR_ENCRYPTION": "INVALID_REQUEST"
             case "ACTIVATION_NOT_FOUND", "ACTIVATION_INVALID_STATE": "INVALID_ACTIVATION"
             case "OPERATION_NOT_FOUND": "INVALID_OPERATION"
-            case let code where code == "POWERAUTH_AUTH_FAIL" || code.hasPrefix("OPERATION_"): code
+            case let code
+            where code == "POWERAUTH_AUTH_FAIL" || code == "PUSH_REGISTRATION_FAILED" || code.hasPrefix("OPERATION_"):
+                code
             default: "ERROR_GENERIC"
             }
         let status =

@@ -57,17 +57,20 @@ struct OperatorRoutes {
             try require(.activationsRead, context)
             guard let activation = try await environment.store.activation(id: try context.parameters.require("id"))
             else { throw AssentServerError.activationNotFound() }
-            return try json(Self.info(activation))
+            return try json(try await info(activation))
         }
         api.get("users/:userId/activations") { _, context in
             try require(.activationsRead, context)
             let list = try await environment.store.activations(userId: try context.parameters.require("userId"))
-            return try json(ActivationList(activations: list.map(Self.info)))
+            var infos: [ActivationInfo] = []
+            for activation in list { infos.append(try await info(activation)) }
+            return try json(ActivationList(activations: infos))
         }
         api.post("activations/:id/commit") { _, context in
             try require(.activationsWrite, context)
             return try json(
-                Self.info(try await activations.commit(id: try context.parameters.require("id"), actor: actor(context)))
+                try await info(
+                    try await activations.commit(id: try context.parameters.require("id"), actor: actor(context)))
             )
         }
         api.post("activations/:id/block") { request, context in
@@ -83,20 +86,21 @@ struct OperatorRoutes {
                 }
             }
             return try json(
-                Self.info(
+                try await info(
                     try await activations.block(
                         id: try context.parameters.require("id"), reason: reason, actor: actor(context))))
         }
         api.post("activations/:id/unblock") { _, context in
             try require(.activationsWrite, context)
             return try json(
-                Self.info(
+                try await info(
                     try await activations.unblock(id: try context.parameters.require("id"), actor: actor(context))))
         }
         api.delete("activations/:id") { _, context in
             try require(.activationsWrite, context)
             return try json(
-                Self.info(try await activations.remove(id: try context.parameters.require("id"), actor: actor(context)))
+                try await info(
+                    try await activations.remove(id: try context.parameters.require("id"), actor: actor(context)))
             )
         }
         registerOperations(on: api)
@@ -172,6 +176,17 @@ struct OperatorRoutes {
                 }
                 return scope
             })
+    }
+
+    /// The operator's view of an activation with its push registration (platform and time, never the token).
+    func info(_ activation: ActivationRecord) async throws -> ActivationInfo {
+        var info = Self.info(activation)
+        if let registration = try await environment.store.pushRegistration(activationId: activation.id) {
+            info.push = PushRegistrationInfo(
+                platform: registration.platform.rawValue, environment: registration.environment?.rawValue,
+                registeredAt: Date(millis: registration.registeredAt))
+        }
+        return info
     }
 
     static func info(_ activation: ActivationRecord) -> ActivationInfo {

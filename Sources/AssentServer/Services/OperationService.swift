@@ -41,6 +41,7 @@ public struct OperationService: Sendable {
         let resolved = try await resolveTemplate(request)
         let operation = try validated(resolved, application: application)
         try await environment.store.insertOperation(operation)
+        environment.outboxWakeup.signal()
         await environment.audit(
             "operation.created", userId: operation.userId, actor: actor,
             "Operation \(operation.id) (\(operation.name)) created"
@@ -180,6 +181,8 @@ public struct OperationService: Sendable {
             operation.updatedAt = now
             if try await environment.store.updateOperation(operation, expectedVersion: stored.version) {
                 operation.version = stored.version + 1
+                // A status change wrote outbox messages (webhook, push) in the same statement.
+                if operation.status != stored.status { environment.outboxWakeup.signal() }
                 return (operation, result)
             }
         }

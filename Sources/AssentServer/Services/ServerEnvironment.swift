@@ -11,18 +11,25 @@ public struct ServerEnvironment: Sendable {
     public var now: @Sendable () -> Date
     /// Where operation status changes are delivered, if anywhere.
     public var webhook: WebhookSettings?
+    /// The push services notifications go through, if any.
+    public var push: PushSettings?
+    /// How the outbox (webhooks, pushes) retries.
+    public var outbox = OutboxPolicy()
+    /// Wakes this process's outbox dispatcher after a write that added messages.
+    public let outboxWakeup = Wakeup()
     /// Applications read so far, by key (immutable records, so safe to keep per process).
     let applications = ApplicationCache()
 
     public init(
         store: any AssentStore, policy: SecurityPolicy = .default, logger: Logger,
-        now: @escaping @Sendable () -> Date = { Date() }, webhook: WebhookSettings? = nil
+        now: @escaping @Sendable () -> Date = { Date() }, webhook: WebhookSettings? = nil, push: PushSettings? = nil
     ) {
         self.store = store
         self.policy = policy
         self.logger = logger
         self.now = now
         self.webhook = webhook
+        self.push = push
     }
 
     var nowMillis: Millis { now().millis }

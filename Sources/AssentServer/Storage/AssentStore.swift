@@ -63,17 +63,26 @@ public protocol AssentStore: Sendable {
     func templates() async throws -> [(name: String, body: String, updatedAt: Millis)]
     func deleteTemplate(name: String) async throws -> Bool
 
-    /// Undelivered webhook events due at `now` and not leased by another process.
-    func dueWebhookEvents(now: Millis, limit: Int) async throws -> [WebhookEventRecord]
-    /// Leases the event until `until` unless another process holds it; returns whether this one got it.
-    func leaseWebhookEvent(id: Int64, now: Millis, until: Millis) async throws -> Bool
-    /// Marks the event delivered, or schedules another attempt (`nextAttemptAt == nil` gives up).
-    func recordWebhookAttempt(
-        id: Int64, delivered: Bool, attempts: Int, nextAttemptAt: Millis?, error: String?, now: Millis)
+    /// Messages of `channels` due at `now` and not leased by another process, oldest first.
+    func dueOutboxItems(channels: [OutboxChannel], now: Millis, limit: Int) async throws -> [OutboxItem]
+    /// Leases the message for `owner` until `until` unless another process holds it; returns whether it got it.
+    func leaseOutboxItem(id: Int64, owner: String, now: Millis, until: Millis) async throws -> Bool
+    /// Records an attempt of a message `owner` leased: delivered, to be retried, or abandoned.
+    func recordOutboxAttempt(id: Int64, owner: String, attempts: Int, result: OutboxAttempt, now: Millis)
         async throws
-    /// Deletes delivered and abandoned events finished before `before`, and with `includingUndelivered` (no
-    /// webhook configured) also undelivered events recorded before it.
-    func purgeWebhookEvents(before: Millis, includingUndelivered: Bool) async throws
+    /// Deletes delivered and abandoned messages finished before `before`, and the undelivered messages of
+    /// `undeliverable` channels (no sender configured) recorded before it.
+    func purgeOutbox(before: Millis, undeliverable: [OutboxChannel]) async throws
+    /// Every message about `subject`, oldest first (for tests and the operator).
+    func outboxItems(subject: String) async throws -> [OutboxItem]
+
+    /// Stores the activation's push registration, replacing an earlier one.
+    func putPushRegistration(_ registration: PushRegistrationRecord) async throws
+    /// The activation's push registration.
+    func pushRegistration(activationId: String) async throws -> PushRegistrationRecord?
+    /// Deletes the activation's registration if it is still the one registered at `registeredAt` (a device that
+    /// registered a new token meanwhile keeps it); returns whether one was deleted.
+    func deletePushRegistration(activationId: String, registeredAt: Millis) async throws -> Bool
 
     func appendAudit(_ event: AuditEvent) async throws
     func audit(activationId: String?, userId: String?, limit: Int) async throws -> [AuditEvent]

@@ -1,3 +1,5 @@
+import AssentCrypto
+
 /// The versioned schema. A migration is a list of statements per dialect; versions only ever grow.
 enum Migrations {
     struct Migration {
@@ -43,7 +45,140 @@ enum Migrations {
                 """,
             ]
         ),
+        Migration(
+            version: 3,
+            sqlite: schemaV3(bigint: "INTEGER", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", blob: "BLOB") + [
+                "DROP TRIGGER IF EXISTS operations_status_outbox",
+                """
+                CREATE TRIGGER operations_status_outbox AFTER UPDATE OF status ON operations
+                WHEN NEW.status <> OLD.status
+                BEGIN
+                    \(webhookInsert(payload: "json_object('status', NEW.status, 'statusReason', NEW.status_reason)"));
+                    \(pushInsert(event: "operation.finished", payload: "json_object('status', NEW.status)"));
+                    \(auditInsert);
+                END
+                """,
+                """
+                CREATE TRIGGER operations_created_outbox AFTER INSERT ON operations
+                WHEN NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'
+                BEGIN
+                    \(pushInsert(event: "operation.created", payload: "NULL"));
+                END
+                """,
+                """
+                CREATE TRIGGER activations_removed_push AFTER UPDATE OF state ON activations
+                WHEN NEW.state = \(ActivationState.removed.rawValue)
+                BEGIN
+                    DELETE FROM push_registrations WHERE activation_id = NEW.id;
+                END
+                """,
+                "DROP TABLE webhook_outbox",
+            ],
+            postgres: schemaV3(bigint: "BIGINT", serial: "BIGSERIAL PRIMARY KEY", blob: "BYTEA") + [
+                """
+                CREATE OR REPLACE FUNCTION operations_status_outbox() RETURNS trigger AS $$
+                BEGIN
+                    \(webhookInsert(payload: "json_build_object('status', NEW.status, 'statusReason', NEW.status_reason)::text"));
+                    \(pushInsert(event: "operation.finished", payload: "json_build_object('status', NEW.status)::text"));
+                    \(auditInsert);
+                    RETURN NEW;
+                END
+                $$ LANGUAGE plpgsql
+                """,
+                """
+                CREATE OR REPLACE FUNCTION operations_created_outbox() RETURNS trigger AS $$
+                BEGIN
+                    \(pushInsert(event: "operation.created", payload: "NULL"));
+                    RETURN NEW;
+                END
+                $$ LANGUAGE plpgsql
+                """,
+                """
+                CREATE OR REPLACE TRIGGER operations_created_outbox AFTER INSERT ON operations
+                FOR EACH ROW WHEN (NEW.user_id IS NOT NULL AND NEW.status = 'PENDING')
+                EXECUTE FUNCTION operations_created_outbox()
+                """,
+                """
+                CREATE OR REPLACE FUNCTION activations_removed_push() RETURNS trigger AS $$
+                BEGIN
+                    DELETE FROM push_registrations WHERE activation_id = NEW.id;
+                    RETURN NEW;
+                END
+                $$ LANGUAGE plpgsql
+                """,
+                """
+                CREATE OR REPLACE TRIGGER activations_removed_push AFTER UPDATE OF state ON activations
+                FOR EACH ROW WHEN (NEW.state = \(ActivationState.removed.rawValue))
+                EXECUTE FUNCTION activations_removed_push()
+                """,
+                "DROP TABLE webhook_outbox",
+            ]
+        ),
     ]
+
+    /// The webhook message of an operation's status change.
+    private static func webhookInsert(payload: String) -> String {
+        """
+        INSERT INTO outbox (channel, event, subject, payload, at, next_attempt_at)
+                    VALUES ('webhook', 'operation.status_changed', NEW.id, \(payload), NEW.updated_at, NEW.updated_at)
+        """
+    }
+
+    /// One push message per ACTIVE activation of the operation's user (in its application) that registered a
+    /// push token.
+    private static func pushInsert(event: String, payload: String) -> String {
+        """
+        INSERT INTO outbox (channel, event, subject, target, payload, at, next_attempt_at)
+                    SELECT 'push', '\(event)', NEW.id, a.id, \(payload), NEW.updated_at, NEW.updated_at
+                    FROM activations a JOIN push_registrations r ON r.activation_id = a.id
+                    WHERE a.user_id = NEW.user_id AND a.application_id = NEW.application_id
+                    AND a.state = \(ActivationState.active.rawValue)
+        """
+    }
+
+    /// The one outbox of every delivery channel (it replaces version 2's webhook outbox, whose undelivered events
+    /// it takes over) and push registrations.
+    private static func schemaV3(bigint: String, serial: String, blob: String) -> [String] {
+        [
+            """
+            CREATE TABLE IF NOT EXISTS outbox (
+                id \(serial),
+                channel TEXT NOT NULL,
+                event TEXT NOT NULL,
+                subject TEXT NOT NULL,
+                target TEXT,
+                payload TEXT,
+                at \(bigint) NOT NULL,
+                attempts \(bigint) NOT NULL DEFAULT 0,
+                next_attempt_at \(bigint) NOT NULL,
+                lease_owner TEXT,
+                lease_until \(bigint) NOT NULL DEFAULT 0,
+                state TEXT NOT NULL DEFAULT 'pending',
+                last_error TEXT,
+                finished_at \(bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS outbox_due ON outbox(state, next_attempt_at)",
+            "CREATE INDEX IF NOT EXISTS outbox_subject ON outbox(subject)",
+            """
+            INSERT INTO outbox (channel, event, subject, payload, at, attempts, next_attempt_at)
+            SELECT 'webhook', 'operation.status_changed', operation_id,
+                '{"status":"' || status || '"' || COALESCE(',"statusReason":"' || status_reason || '"', '') || '}',
+                at, attempts, next_attempt_at
+            FROM webhook_outbox WHERE state = 'pending'
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS push_registrations (
+                activation_id TEXT PRIMARY KEY REFERENCES activations(id),
+                platform TEXT NOT NULL,
+                environment TEXT,
+                token \(blob) NOT NULL,
+                language TEXT,
+                registered_at \(bigint) NOT NULL
+            )
+            """,
+        ]
+    }
 
     /// The audit event of an operation's status change, written by the same trigger as the outbox row.
     private static let auditInsert = """

@@ -256,12 +256,28 @@ public struct OperationContent: Codable, Sendable, Equatable {
     }
 }
 
-/// A status change of an operation waiting in the webhook outbox.
-public struct WebhookEventRecord: Sendable, Equatable {
-    public var id: Int64
-    public var operationId: String
-    public var status: OperationStatus
-    public var statusReason: String?
-    public var at: Millis
-    public var attempts: Int
+/// A device's push token for one activation. The token is sealed at rest and never logged.
+public struct PushRegistrationRecord: Sendable, Equatable {
+    public var activationId: String
+    public var platform: PushPlatform
+    /// APNs gateway of the token (`nil` for FCM and HMS).
+    public var environment: PushEnvironment?
+    public var token: String
+    /// The device's `Accept-Language` when it registered: the language of its notifications.
+    public var language: String?
+    /// When the token was registered; also identifies this registration (see
+    /// ``AssentStore/deletePushRegistration(activationId:registeredAt:)``).
+    public var registeredAt: Millis
+
+    public init(
+        activationId: String, platform: PushPlatform, environment: PushEnvironment?, token: String,
+        language: String?, registeredAt: Millis
+    ) {
+        self.activationId = activationId
+        self.platform = platform
+        self.environment = environment
+        self.token = token
+        self.language = language
+        self.registeredAt = registeredAt
+    }
 }

@@ -562,61 +562,6 @@ public final class SQLStore: AssentStore {
             .isEmpty
     }
 
-    // MARK: Webhook outbox
-
-    public func dueWebhookEvents(now: Millis, limit: Int) async throws -> [WebhookEventRecord] {
-        try await database.raw(
-            """
-            SELECT * FROM webhook_outbox WHERE state = 'pending' AND next_attempt_at <= \(bind: now) \
-            AND locked_until <= \(bind: now) ORDER BY id LIMIT \(unsafeRaw: String(max(1, limit)))
-            """
-        ).all().compactMap { row in
-            guard let status = OperationStatus(rawValue: try row.decode(column: "status", as: String.self)) else {
-                return nil
-            }
-            return WebhookEventRecord(
-                id: try row.decode(column: "id", as: Int64.self),
-                operationId: try row.decode(column: "operation_id", as: String.self), status: status,
-                statusReason: try row.decode(column: "status_reason", as: String?.self),
-                at: try row.decode(column: "at", as: Int64.self),
-                attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
-        }
-    }
-
-    public func leaseWebhookEvent(id: Int64, now: Millis, until: Millis) async throws -> Bool {
-        !(try await database.raw(
-            """
-            UPDATE webhook_outbox SET locked_until = \(bind: until)
-            WHERE id = \(bind: id) AND state = 'pending' AND locked_until <= \(bind: now) RETURNING id
-            """
-        ).all()).isEmpty
-    }
-
-    public func recordWebhookAttempt(
-        id: Int64, delivered: Bool, attempts: Int, nextAttemptAt: Millis?, error: String?, now: Millis
-    ) async throws {
-        let state = delivered ? "delivered" : nextAttemptAt == nil ? "abandoned" : "pending"
-        try await database.raw(
-            """
-            UPDATE webhook_outbox SET state = \(bind: state), attempts = \(bind: Int64(attempts)),
-            next_attempt_at = \(bind: nextAttemptAt ?? now), locked_until = 0, last_error = \(bind: error),
-            finished_at = \(bind: state == "pending" ? nil : now)
-            WHERE id = \(bind: id)
-            """
-        ).run()
-    }
-
-    public func purgeWebhookEvents(before: Millis, includingUndelivered: Bool) async throws {
-        try await database.raw(
-            "DELETE FROM webhook_outbox WHERE state <> 'pending' AND finished_at < \(bind: before)"
-        ).run()
-        if includingUndelivered {
-            try await database.raw(
-                "DELETE FROM webhook_outbox WHERE state = 'pending' AND at < \(bind: before)"
-            ).run()
-        }
-    }
-
     // MARK: Audit
 
     public func appendAudit(_ event: AuditEvent) async throws {

@@ -45,9 +45,10 @@ struct TestServer: Sendable {
     let keyEncryptionKey: Data
     let backend: Backend
 
-    static func make(_ backend: Backend, policy: SecurityPolicy = .default, webhook: WebhookSettings? = nil)
-        async throws -> TestServer
-    {
+    static func make(
+        _ backend: Backend, policy: SecurityPolicy = .default, webhook: WebhookSettings? = nil,
+        push: PushSettings? = nil, outbox: OutboxPolicy = .fast
+    ) async throws -> TestServer {
         let location =
             switch backend {
             case .sqlite:
@@ -55,12 +56,13 @@ struct TestServer: Sendable {
             case .postgres: try await PostgresTestCluster.makeDatabase()
             }
         return try await open(
-            backend, location: location, keyEncryptionKey: Bytes.random(count: 32), policy: policy, webhook: webhook)
+            backend, location: location, keyEncryptionKey: Bytes.random(count: 32), policy: policy, webhook: webhook,
+            push: push, outbox: outbox)
     }
 
     private static func open(
         _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil,
-        webhook: WebhookSettings? = nil
+        webhook: WebhookSettings? = nil, push: PushSettings? = nil, outbox: OutboxPolicy = .fast
     ) async throws -> TestServer {
         var logger = Logger(label: "assent.test")
         logger.logLevel = .critical
@@ -72,8 +74,9 @@ struct TestServer: Sendable {
             }
         try await store.migrate()
         let clock = TestClock()
-        let environment = ServerEnvironment(
-            store: store, policy: policy, logger: logger, now: { clock.now }, webhook: webhook)
+        var environment = ServerEnvironment(
+            store: store, policy: policy, logger: logger, now: { clock.now }, webhook: webhook, push: push)
+        environment.outbox = outbox
         let prepared = try await ServerBootstrap.prepare(environment)
         guard let key = prepared.bootstrapAPIKey ?? apiKey else { throw TestFailure("no bootstrap key") }
         return TestServer(
@@ -82,10 +85,10 @@ struct TestServer: Sendable {
     }
 
     /// A second server process's view: its own store connection to the same database and key-encryption key.
-    func sibling(webhook: WebhookSettings? = nil) async throws -> TestServer {
+    func sibling(webhook: WebhookSettings? = nil, push: PushSettings? = nil) async throws -> TestServer {
         try await Self.open(
             backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey,
-            webhook: webhook)
+            webhook: webhook, push: push, outbox: environment.outbox)
     }
 
     var configuration: SDKConfiguration {
@@ -103,7 +106,8 @@ struct TestServer: Sendable {
     /// Runs the real server on a free loopback port for the duration of `body`.
     func live<T: Sendable>(_ body: @Sendable (HTTPClient) async throws -> T) async throws -> T {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = AssentServerApplication.application(environment: environment, host: "127.0.0.1", port: 0) { port in
+        let app = try AssentServerApplication.application(environment: environment, host: "127.0.0.1", port: 0) {
+            port in
             continuation.yield(port)
         }
         let server = Task { try await app.runService(gracefulShutdownSignals: []) }
@@ -167,5 +171,17 @@ struct TestServer: Sendable {
             throw TestFailure("\(method) \(path): \(response.status) \(response.text)")
         }
         return try OperatorJSON.decoder().decode(type, from: response.body)
+    }
+}
+
+extension OutboxPolicy {
+    /// Retries within a test's patience: 100 ms back-off doubling to 1 s, a 50 ms poll.
+    static var fast: OutboxPolicy {
+        var policy = OutboxPolicy()
+        policy.initialBackoff = .milliseconds(100)
+        policy.maximumBackoff = .seconds(1)
+        policy.pollInterval = .milliseconds(50)
+        policy.leaseDuration = .seconds(10)
+        return policy
     }
 }

@@ -1,0 +1,113 @@
+import AssentCrypto
+import AssentModel
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Where operation status changes are delivered. How often and how long the outbox retries is its
+/// ``OutboxPolicy``.
+public struct WebhookSettings: Sendable {
+    /// The receiver's URL.
+    public var url: URL
+    /// The HMAC-SHA256 key of the `X-Assent-Signature` header.
+    public var secret: Data
+    /// How long one delivery may take (default 10 s).
+    public var timeout: Duration = .seconds(10)
+
+    /// Settings for `url` signed with `secret`.
+    public init(url: URL, secret: Data) {
+        self.url = url
+        self.secret = secret
+    }
+}
+
+/// The JSON a webhook receiver gets for one status change.
+public struct WebhookPayload: Codable, Sendable, Equatable {
+    /// `operation.status_changed`.
+    public var event: String
+    /// Unique per change: receivers use it to ignore a redelivery.
+    public var eventId: Int64
+    public var operationId: String
+    public var userId: String?
+    public var name: String
+    public var status: OperationStatus
+    public var statusReason: String?
+    /// The activation that approved, rejected or failed the operation.
+    public var activationId: String?
+    /// When the status changed.
+    public var at: Date
+}
+
+/// The `X-Assent-Signature` header: `t={unix seconds},v1={hex HMAC-SHA256 of "{t}.{body}"}`.
+public enum WebhookSignature {
+    public static let headerName = "X-Assent-Signature"
+
+    /// The header value for `body` sent at `timestamp`.
+    public static func header(body: Data, secret: Data, timestamp: Int64) -> String {
+        var message = Data("\(timestamp).".utf8)
+        message.append(body)
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret))
+        return "t=\(timestamp),v1=" + Data(mac).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Whether `header` is a valid signature of `body` made within `tolerance` seconds of `now`.
+    public static func isValid(_ header: String, body: Data, secret: Data, now: Int64, tolerance: Int64 = 300) -> Bool {
+        var fields: [String: String] = [:]
+        for part in header.split(separator: ",") {
+            let pair = part.split(separator: "=", maxSplits: 1).map(String.init)
+            if pair.count == 2 { fields[pair[0]] = pair[1] }
+        }
+        guard let timestampText = fields["t"], let timestamp = Int64(timestampText), abs(now - timestamp) <= tolerance,
+            let expected = fields["v1"]
+        else { return false }
+        let computed = Self.header(body: body, secret: secret, timestamp: timestamp)
+        return Bytes.constantTimeEqual(Data(computed.utf8), Data("t=\(timestampText),v1=\(expected)".utf8))
+    }
+}
+
+/// Posts the outbox's `webhook` messages to the relying party, signed; any non-2xx answer or network failure is
+/// retried by the dispatcher.
+struct WebhookSender: OutboxSender {
+    let environment: ServerEnvironment
+    let settings: WebhookSettings
+
+    var channel: OutboxChannel { .webhook }
+
+    func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
+        let fields = item.payloadFields
+        guard let status = fields["status"].flatMap(OperationStatus.init(rawValue:)) else {
+            return .failed("The outbox message has no operation status.")
+        }
+        let operation: OperationRecord?
+        do {
+            operation = try await environment.store.operation(id: item.subject)
+        } catch {
+            return .retry("The operation could not be read: \(type(of: error))")
+        }
+        let payload = WebhookPayload(
+            event: "operation.status_changed", eventId: item.id, operationId: item.subject,
+            userId: operation?.userId, name: operation?.name ?? "", status: status,
+            statusReason: fields["statusReason"], activationId: operation?.activationId, at: Date(millis: item.at))
+        guard let body = try? OperatorJSON.encoder().encode(payload) else { return .failed("Cannot encode the event.") }
+        var request = HTTPClientRequest(url: settings.url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Assent-Webhook")
+        request.headers.add(
+            name: WebhookSignature.headerName,
+            value: WebhookSignature.header(
+                body: body, secret: settings.secret, timestamp: environment.nowMillis / 1000))
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await HTTPClient.shared.execute(
+                request, timeout: .seconds(settings.timeout.components.seconds))
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return (200..<300).contains(response.status.code) ? .delivered : .retry("HTTP \(response.status.code)")
+        } catch {
+            return .retry("\(type(of: error))")
+        }
+    }
+}

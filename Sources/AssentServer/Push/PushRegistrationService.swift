@@ -1,0 +1,65 @@
+import AssentModel
+import Foundation
+
+/// Device push registrations: one per activation, replaced when the device registers again, deleted by the
+/// database when the activation is removed.
+public struct PushRegistrationService: Sendable {
+    let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    /// Validates and stores the device's token for its activation.
+    /// - Throws: `PUSH_REGISTRATION_FAILED` with the reason when the platform, token or environment is wrong.
+    @discardableResult
+    public func register(_ request: PushRegistrationRequest, device: DevicePrincipal, language: String?) async throws
+        -> PushRegistrationRecord
+    {
+        let registration = try Self.validated(
+            request, activationId: device.activationId, language: language, now: environment.nowMillis)
+        try await environment.store.putPushRegistration(registration)
+        await environment.audit(
+            "push.registered", activation: nil, userId: device.userId, actor: "device",
+            "Activation \(device.activationId) registered a \(registration.platform.rawValue) push token"
+                + (registration.environment.map { " (\($0.rawValue))." } ?? "."))
+        return registration
+    }
+
+    /// The registration a request describes, or the reason it is refused.
+    static func validated(_ request: PushRegistrationRequest, activationId: String, language: String?, now: Millis)
+        throws -> PushRegistrationRecord
+    {
+        func refuse(_ message: String) -> AssentServerError {
+            .init(code: "PUSH_REGISTRATION_FAILED", status: 400, message: message)
+        }
+        guard let platform = PushPlatform(name: request.platform) else {
+            throw refuse("platform is one of apns, fcm, hms (or ios, android, huawei).")
+        }
+        let token = request.token
+        switch platform {
+        case .apns:
+            // APNs device tokens are bytes sent as hexadecimal (32 bytes today; Apple says the length may grow).
+            guard (32...400).contains(token.count), token.count.isMultiple(of: 2), token.allSatisfy(\.isHexDigit)
+            else { throw refuse("An APNs token is the device token in hexadecimal (64 or more digits).") }
+        case .fcm, .hms:
+            guard (1...4096).contains(token.utf8.count),
+                token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 })
+            else { throw refuse("The token must be 1 to 4096 printable ASCII characters without spaces.") }
+        }
+        var environment: PushEnvironment?
+        if platform == .apns {
+            guard let parsed = PushEnvironment(rawValue: (request.environment ?? "production").lowercased()) else {
+                throw refuse("environment is development or production.")
+            }
+            environment = parsed
+        } else if let given = request.environment, PushEnvironment(rawValue: given.lowercased()) == nil {
+            throw refuse("environment is development or production.")
+        }
+        let language = language.flatMap { header -> String? in
+            let trimmed = String(header.prefix(200))
+            return trimmed.allSatisfy({ $0.isASCII && !$0.isNewline }) ? trimmed : nil
+        }
+        return PushRegistrationRecord(
+            activationId: activationId, platform: platform, environment: environment,
+            token: platform == .apns ? token.lowercased() : token, language: language, registeredAt: now)
+    }
+}

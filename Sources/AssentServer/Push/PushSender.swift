@@ -1,0 +1,120 @@
+import AssentModel
+import Foundation
+import Logging
+
+/// Delivers the outbox's `push` messages: one notification to one activation's registered device, through the
+/// service its token belongs to. A token the service declares dead is deleted (only then: a fault in our own
+/// credentials never removes a device); a new operation that finished before its push left is not announced.
+struct PushSender: OutboxSender {
+    let environment: ServerEnvironment
+    let apns: APNsClient?
+    let fcm: FCMClient?
+    let hms: HMSClient?
+    private let transport: PushTransport
+
+    init(environment: ServerEnvironment, settings: PushSettings) throws {
+        self.environment = environment
+        let transport = try PushTransport(settings: settings)
+        self.transport = transport
+        apns = settings.apns.map { APNsClient(settings: $0, transport: transport) }
+        fcm = settings.fcm.map { FCMClient(settings: $0, transport: transport) }
+        hms = settings.hms.map { HMSClient(settings: $0, transport: transport) }
+    }
+
+    var channel: OutboxChannel { .push }
+
+    func shutdown() async { await transport.shutdown() }
+
+    func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
+        guard let activationId = item.target else { return .failed("The push message names no activation.") }
+        let registration: PushRegistrationRecord?
+        let operation: OperationRecord?
+        do {
+            registration = try await environment.store.pushRegistration(activationId: activationId)
+            operation = try await environment.store.operation(id: item.subject)
+        } catch {
+            return .retry("The registration or operation could not be read: \(type(of: error))")
+        }
+        guard let registration else { return .failed("The activation has no push registration any more.") }
+        guard let operation else { return .failed("The operation does not exist.") }
+        guard let content = Self.content(for: item, operation: operation, registration: registration) else {
+            return .failed("The operation finished before its push was sent.")
+        }
+        let delivery: PushDelivery
+        switch registration.platform {
+        case .apns:
+            guard let apns else { return .failed("APNs is not configured on this server.") }
+            delivery = await apns.send(content, to: registration)
+        case .fcm:
+            guard let fcm else { return .failed("FCM is not configured on this server.") }
+            delivery = await fcm.send(content, to: registration.token)
+        case .hms:
+            guard let hms else { return .failed("HMS is not configured on this server.") }
+            delivery = await hms.send(content, to: registration.token)
+        }
+        switch delivery {
+        case .delivered: return .delivered
+        case .retry(let error, let after): return .retry(error, after: after)
+        case .failed(let error): return .failed(error)
+        case .tokenInvalid(let reason, let since):
+            return await unregister(registration, reason: reason, since: since)
+        }
+    }
+
+    /// Deletes a registration whose token the service declared dead — unless the service's own time says the token
+    /// was dead before this registration (APNs 410 `timestamp`), or the device registered a new token meanwhile.
+    private func unregister(_ registration: PushRegistrationRecord, reason: String, since: Millis?) async
+        -> DeliveryOutcome
+    {
+        if let since, since < registration.registeredAt {
+            return .failed("\(reason); the token was registered again after that, so the registration stays.")
+        }
+        do {
+            if try await environment.store.deletePushRegistration(
+                activationId: registration.activationId, registeredAt: registration.registeredAt)
+            {
+                await environment.audit(
+                    "push.unregistered",
+                    activation: try? await environment.store.activation(id: registration.activationId), actor: "system",
+                    "The \(registration.platform.rawValue) token of activation \(registration.activationId) is no "
+                        + "longer valid (\(reason)); its push registration was removed.")
+                environment.logger.info(
+                    "push registration removed",
+                    metadata: ["activation.id": "\(registration.activationId)", "reason": "\(reason)"])
+            }
+        } catch {
+            return .retry("\(reason); removing the registration failed: \(type(of: error))")
+        }
+        return .failed("\(reason); the registration was removed.")
+    }
+
+    /// The notification for an outbox message, or `nil` when a new operation is no longer pending.
+    static func content(for item: OutboxItem, operation: OperationRecord, registration: PushRegistrationRecord)
+        -> PushContent?
+    {
+        let message: PushMessage
+        var title: String?
+        var body: String?
+        let expiresAt: Date
+        if item.event == "operation.created" {
+            guard operation.status == .pending else { return nil }
+            let form = operation.content.form(acceptLanguage: registration.language)
+            title = String(form.title.prefix(PushContent.titleLimit))
+            body = String(form.message.prefix(PushContent.bodyLimit))
+            message = .operationCreated(
+                id: operation.id, name: operation.name, activationId: registration.activationId, title: title,
+                body: body)
+            expiresAt = Date(millis: operation.expiresAt)
+        } else {
+            let status = item.payloadFields["status"].flatMap(OperationStatus.init(rawValue:)) ?? operation.status
+            guard let result = PushMessage.OperationResult(status) else { return nil }
+            message = .operationFinished(
+                id: operation.id, name: operation.name, result: result, activationId: registration.activationId)
+            // A finished-operation notice only refreshes an open app: worthless after a few minutes.
+            expiresAt = Date(millis: item.at + 300_000)
+        }
+        return PushContent(
+            message: message, category: operation.name, title: title, body: body, expiresAt: expiresAt,
+            collapseKey: operation.id)
+    }
+}

@@ -1,0 +1,143 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// The push services this server sends through; any of them may be absent.
+public struct PushSettings: Sendable {
+    /// Apple Push Notification service.
+    public var apns: APNsSettings?
+    /// Firebase Cloud Messaging HTTP v1.
+    public var fcm: FCMSettings?
+    /// Huawei Push Kit.
+    public var hms: HMSSettings?
+    /// Certificate authorities (PEM) trusted for the push services' TLS besides the system's: for a TLS-inspecting
+    /// proxy, or a test server.
+    public var additionalTrustRootsPEM: String?
+    /// How long one request to a push service may take (default 10 s).
+    public var timeout: Duration = .seconds(10)
+
+    /// Settings with the given services.
+    public init(apns: APNsSettings? = nil, fcm: FCMSettings? = nil, hms: HMSSettings? = nil) {
+        self.apns = apns
+        self.fcm = fcm
+        self.hms = hms
+    }
+
+    /// Whether any service is configured.
+    public var isEmpty: Bool { apns == nil && fcm == nil && hms == nil }
+}
+
+/// APNs with token-based authentication: a `.p8` signing key, its key id and the team id.
+public struct APNsSettings: Sendable {
+    /// The 10-character Team ID (`iss` of the provider token).
+    public var teamId: String
+    /// The 10-character Key ID of the `.p8` key (`kid` of the provider token).
+    public var keyId: String
+    /// The P-256 key of the `.p8` file.
+    public var signingKey: ECPrivateKey
+    /// The app's bundle id (`apns-topic`).
+    public var topic: String
+    /// The production gateway (default `https://api.push.apple.com`).
+    public var productionURL = URL(string: "https://api.push.apple.com")!
+    /// The sandbox gateway for tokens of development builds (default `https://api.sandbox.push.apple.com`).
+    public var developmentURL = URL(string: "https://api.sandbox.push.apple.com")!
+    /// How long one provider token is used: Apple wants a new one no more often than every 20 minutes and no less
+    /// often than every 60 (default 50 minutes).
+    public var tokenLifetime: Duration = .seconds(50 * 60)
+
+    /// Settings from the `.p8` file's text.
+    /// - Throws: a configuration error naming what is wrong.
+    public init(teamId: String, keyId: String, privateKeyPEM: String, topic: String) throws {
+        for (name, value) in [("team id", teamId), ("key id", keyId)] {
+            guard value.count == 10, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw AssentServerError.configuration("The APNs \(name) is 10 letters and digits, e.g. ABC123DEFG.")
+            }
+        }
+        guard !topic.isEmpty, topic.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            throw AssentServerError.configuration("The APNs topic is the app's bundle id, e.g. com.example.bank.")
+        }
+        do {
+            signingKey = try ECPrivateKey(pemRepresentation: privateKeyPEM)
+        } catch {
+            throw AssentServerError.configuration("The APNs key is not a P-256 .p8 (PKCS#8 PEM) key.")
+        }
+        self.teamId = teamId
+        self.keyId = keyId
+        self.topic = topic
+    }
+}
+
+/// FCM HTTP v1 with a Google service account.
+public struct FCMSettings: Sendable {
+    /// The service account's fields that matter here.
+    public struct ServiceAccount: Sendable, Decodable {
+        public var projectId: String
+        public var privateKeyId: String?
+        public var privateKey: String
+        public var clientEmail: String
+        public var tokenURI: String?
+
+        enum CodingKeys: String, CodingKey {
+            case projectId = "project_id"
+            case privateKeyId = "private_key_id"
+            case privateKey = "private_key"
+            case clientEmail = "client_email"
+            case tokenURI = "token_uri"
+        }
+    }
+
+    public var projectId: String
+    public var clientEmail: String
+    public var privateKeyId: String?
+    public var signingKey: RSAPrivateKey
+    /// Where access tokens come from (the account's `token_uri`, default `https://oauth2.googleapis.com/token`).
+    public var tokenURL: URL
+    /// The FCM API (default `https://fcm.googleapis.com`).
+    public var baseURL = URL(string: "https://fcm.googleapis.com")!
+
+    /// Settings from the service-account JSON file's content.
+    /// - Throws: a configuration error naming what is wrong.
+    public init(serviceAccountJSON: Data) throws {
+        let account: ServiceAccount
+        do {
+            account = try JSONDecoder().decode(ServiceAccount.self, from: serviceAccountJSON)
+        } catch {
+            throw AssentServerError.configuration(
+                "The FCM service account must be Google's JSON with project_id, client_email and private_key.")
+        }
+        do {
+            signingKey = try RSAPrivateKey(pemRepresentation: account.privateKey)
+        } catch {
+            throw AssentServerError.configuration("The service account's private_key is not an RSA PEM key.")
+        }
+        guard let tokenURL = URL(string: account.tokenURI ?? "https://oauth2.googleapis.com/token"),
+            tokenURL.scheme == "https"
+        else { throw AssentServerError.configuration("The service account's token_uri must be an https URL.") }
+        projectId = account.projectId
+        clientEmail = account.clientEmail
+        privateKeyId = account.privateKeyId
+        self.tokenURL = tokenURL
+    }
+}
+
+/// Huawei Push Kit with the app's OAuth client credentials.
+public struct HMSSettings: Sendable {
+    /// The app id (the OAuth client id).
+    public var appId: String
+    /// The app secret (the OAuth client secret).
+    public var appSecret: String
+    /// Where access tokens come from (default `https://oauth-login.cloud.huawei.com/oauth2/v3/token`).
+    public var tokenURL = URL(string: "https://oauth-login.cloud.huawei.com/oauth2/v3/token")!
+    /// The Push Kit API (default `https://push-api.cloud.huawei.com`).
+    public var baseURL = URL(string: "https://push-api.cloud.huawei.com")!
+
+    /// Settings for the app.
+    public init(appId: String, appSecret: String) throws {
+        guard !appId.isEmpty, appId.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+            throw AssentServerError.configuration("The HMS app id is letters and digits.")
+        }
+        guard !appSecret.isEmpty else { throw AssentServerError.configuration("The HMS app secret is empty.") }
+        self.appId = appId
+        self.appSecret = appSecret
+    }
+}

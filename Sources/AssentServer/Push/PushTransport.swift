@@ -1,0 +1,112 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// What a push service answered.
+struct PushHTTPResponse: Sendable {
+    var status: Int
+    var headers: HTTPHeaders
+    var body: Data
+
+    /// The `Retry-After` header as a delay: seconds, or an HTTP date.
+    var retryAfter: Duration? {
+        guard let value = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .seconds(max(0, Int(date.timeIntervalSinceNow.rounded(.up))))
+    }
+}
+
+/// How one push attempt ended, before the registration is looked at.
+enum PushDelivery: Sendable, Equatable {
+    case delivered
+    /// The service says the device token is dead; `since` is when it last confirmed that (APNs 410), if said.
+    case tokenInvalid(reason: String, since: Millis?)
+    case retry(String, after: Duration?)
+    case failed(String)
+}
+
+/// One HTTP client per push credential, speaking HTTP/2 where the service offers it (ALPN), following no
+/// redirects, and trusting the system's certificate authorities plus any configured ones.
+final class PushTransport: Sendable {
+    let client: HTTPClient
+    let timeout: Duration
+
+    init(settings: PushSettings) throws {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let pem = settings.additionalTrustRootsPEM {
+            do {
+                tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
+            } catch {
+                throw AssentServerError.configuration("The push CA file is not PEM certificates.")
+            }
+        }
+        var configuration = HTTPClient.Configuration(
+            tlsConfiguration: tls, redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(5), read: .seconds(Int64(settings.timeout.components.seconds))))
+        configuration.httpVersion = .automatic
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        timeout = settings.timeout
+    }
+
+    /// Sends one request; throws only when no answer came (network, TLS, timeout).
+    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data?) async throws
+        -> PushHTTPResponse
+    {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(request, timeout: .seconds(timeout.components.seconds))
+        let bytes = try await response.body.collect(upTo: 256 * 1024)
+        return PushHTTPResponse(
+            status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// A form-encoded body (`application/x-www-form-urlencoded`).
+    static func form(_ fields: [(String, String)]) -> Data {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return Data(
+            fields.map {
+                "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
+            }.joined(separator: "&").utf8)
+    }
+}
+
+/// An OAuth access token kept until shortly before it expires, fetched by one caller at a time.
+actor AccessTokenCache {
+    private var current: (token: String, validUntil: ContinuousClock.Instant)?
+    private var fetching: Task<(String, Duration), any Error>?
+    /// How long before its expiry a token is replaced.
+    let margin: Duration
+
+    init(margin: Duration = .seconds(300)) { self.margin = margin }
+
+    /// The cached token, or a new one from `fetch` (which returns the token and its lifetime).
+    func token(fetch: @escaping @Sendable () async throws -> (String, Duration)) async throws -> String {
+        if let current, ContinuousClock.now < current.validUntil { return current.token }
+        let task = fetching ?? Task { try await fetch() }
+        fetching = task
+        defer { fetching = nil }
+        let (token, lifetime) = try await task.value
+        let usable = max(lifetime - margin, lifetime / 2)
+        current = (token, .now + usable)
+        return token
+    }
+
+    /// Forgets `token` after the service refused it, so the next call fetches a new one.
+    func invalidate(_ token: String) {
+        if current?.token == token { current = nil }
+    }
+}

@@ -1,0 +1,129 @@
+import AssentModel
+import Foundation
+import SQLKit
+
+extension SQLStore {
+    // MARK: Outbox
+
+    public func dueOutboxItems(channels: [OutboxChannel], now: Millis, limit: Int) async throws -> [OutboxItem] {
+        guard !channels.isEmpty else { return [] }
+        var query = SQLQueryString("SELECT * FROM outbox WHERE state = 'pending' AND next_attempt_at <= ")
+        query.appendInterpolation(bind: now)
+        query.appendInterpolation(unsafeRaw: " AND lease_until <= ")
+        query.appendInterpolation(bind: now)
+        query.appendInterpolation(unsafeRaw: " AND channel IN (")
+        for (index, channel) in channels.enumerated() {
+            if index > 0 { query.appendInterpolation(unsafeRaw: ", ") }
+            query.appendInterpolation(bind: channel.rawValue)
+        }
+        query.appendInterpolation(unsafeRaw: ") ORDER BY id LIMIT \(max(1, limit))")
+        return try await database.raw(query).all().map(decodeOutboxItem)
+    }
+
+    public func leaseOutboxItem(id: Int64, owner: String, now: Millis, until: Millis) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE outbox SET lease_owner = \(bind: owner), lease_until = \(bind: until)
+            WHERE id = \(bind: id) AND state = 'pending' AND lease_until <= \(bind: now) RETURNING id
+            """
+        ).all()).isEmpty
+    }
+
+    public func recordOutboxAttempt(id: Int64, owner: String, attempts: Int, result: OutboxAttempt, now: Millis)
+        async throws
+    {
+        let (state, next, error): (String, Millis, String?) =
+            switch result {
+            case .delivered: ("delivered", now, nil)
+            case .retry(let error, let at): ("pending", at, error)
+            case .abandoned(let error): ("abandoned", now, error)
+            }
+        try await database.raw(
+            """
+            UPDATE outbox SET state = \(bind: state), attempts = \(bind: Int64(attempts)),
+            next_attempt_at = \(bind: next), lease_owner = NULL, lease_until = 0, last_error = \(bind: error),
+            finished_at = \(bind: state == "pending" ? nil : now)
+            WHERE id = \(bind: id) AND lease_owner = \(bind: owner)
+            """
+        ).run()
+    }
+
+    public func purgeOutbox(before: Millis, undeliverable: [OutboxChannel]) async throws {
+        try await database.raw("DELETE FROM outbox WHERE state <> 'pending' AND finished_at < \(bind: before)").run()
+        for channel in undeliverable {
+            try await database.raw(
+                """
+                DELETE FROM outbox WHERE state = 'pending' AND channel = \(bind: channel.rawValue) \
+                AND at < \(bind: before)
+                """
+            ).run()
+        }
+    }
+
+    public func outboxItems(subject: String) async throws -> [OutboxItem] {
+        try await database.raw("SELECT * FROM outbox WHERE subject = \(bind: subject) ORDER BY id").all()
+            .map(decodeOutboxItem)
+    }
+
+    private func decodeOutboxItem(_ row: any SQLRow) throws -> OutboxItem {
+        OutboxItem(
+            id: try row.decode(column: "id", as: Int64.self),
+            channel: OutboxChannel(rawValue: try row.decode(column: "channel", as: String.self)),
+            event: try row.decode(column: "event", as: String.self),
+            subject: try row.decode(column: "subject", as: String.self),
+            target: try row.decode(column: "target", as: String?.self),
+            payload: try row.decode(column: "payload", as: String?.self),
+            at: try row.decode(column: "at", as: Int64.self),
+            attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
+    }
+
+    // MARK: Push registrations
+
+    public func putPushRegistration(_ registration: PushRegistrationRecord) async throws {
+        let token = try box.seal(
+            Data(registration.token.utf8), context: "push.token:\(registration.activationId)")
+        // A replaced registration always gets a later time than the one it replaces, so a late answer about the old
+        // token (deletePushRegistration with its time) never removes the new one.
+        try await database.raw(
+            """
+            INSERT INTO push_registrations (activation_id, platform, environment, token, language, registered_at)
+            VALUES (\(bind: registration.activationId), \(bind: registration.platform.rawValue), \
+            \(bind: registration.environment?.rawValue), \(bind: token), \(bind: registration.language), \
+            \(bind: registration.registeredAt))
+            ON CONFLICT (activation_id) DO UPDATE SET platform = EXCLUDED.platform,
+            environment = EXCLUDED.environment, token = EXCLUDED.token, language = EXCLUDED.language,
+            registered_at = CASE WHEN EXCLUDED.registered_at > push_registrations.registered_at
+                THEN EXCLUDED.registered_at ELSE push_registrations.registered_at + 1 END
+            """
+        ).run()
+    }
+
+    public func pushRegistration(activationId: String) async throws -> PushRegistrationRecord? {
+        guard
+            let row = try await database.raw(
+                "SELECT * FROM push_registrations WHERE activation_id = \(bind: activationId)"
+            ).first()
+        else { return nil }
+        let platformName = try row.decode(column: "platform", as: String.self)
+        guard let platform = PushPlatform(rawValue: platformName) else {
+            throw AssentServerError.internalError("Push registration \(activationId) has an invalid platform.")
+        }
+        let token = try box.open(
+            try row.decode(column: "token", as: Data.self), context: "push.token:\(activationId)")
+        return PushRegistrationRecord(
+            activationId: activationId, platform: platform,
+            environment: try row.decode(column: "environment", as: String?.self).flatMap(PushEnvironment.init),
+            token: String(decoding: token, as: UTF8.self),
+            language: try row.decode(column: "language", as: String?.self),
+            registeredAt: try row.decode(column: "registered_at", as: Int64.self))
+    }
+
+    public func deletePushRegistration(activationId: String, registeredAt: Millis) async throws -> Bool {
+        !(try await database.raw(
+            """
+            DELETE FROM push_registrations WHERE activation_id = \(bind: activationId) \
+            AND registered_at = \(bind: registeredAt) RETURNING activation_id
+            """
+        ).all()).isEmpty
+    }
+}
