@@ -32,6 +32,10 @@ public struct OutboxItem: Sendable, Equatable {
     public var at: Millis
     /// Attempts made so far.
     public var attempts: Int
+    /// `pending`, `delivered` or `abandoned`.
+    public var state: String = "pending"
+    /// Why the last attempt failed.
+    public var lastError: String?
 
     /// The JSON payload's string fields.
     var payloadFields: [String: String] {

@@ -74,7 +74,9 @@ extension SQLStore {
             target: try row.decode(column: "target", as: String?.self),
             payload: try row.decode(column: "payload", as: String?.self),
             at: try row.decode(column: "at", as: Int64.self),
-            attempts: Int(try row.decode(column: "attempts", as: Int64.self)))
+            attempts: Int(try row.decode(column: "attempts", as: Int64.self)),
+            state: try row.decode(column: "state", as: String.self),
+            lastError: try row.decode(column: "last_error", as: String?.self))
     }
 
     // MARK: Push registrations
