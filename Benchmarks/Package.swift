@@ -11,6 +11,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.0", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         .executableTarget(
@@ -33,6 +34,21 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/LoadGenerator"
+        ),
+        // Live delivery: `swift run -c release --package-path Benchmarks assent-push-bench --help`.
+        .executableTarget(
+            name: "assent-push-bench",
+            dependencies: [
+                .product(name: "AssentCrypto", package: "assent"),
+                .product(name: "AssentModel", package: "assent"),
+                .product(name: "AssentSDK", package: "assent"),
+                .product(name: "AssentTesting", package: "assent"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/PushBenchmark"
         ),
     ]
 )

@@ -102,6 +102,12 @@ public actor OperationsService {
     private var known: [MobileOperation] = []
     private var serverClockOffset: TimeInterval?
     private var pollingTask: Task<Void, Never>?
+    /// The live-updates loop (``startLiveUpdates(fallbackPollingInterval:)``).
+    var liveTask: Task<Void, Never>?
+    /// Whether the live event stream is connected now.
+    public internal(set) var isLive = false
+    /// The id of the last live event seen, sent back as `Last-Event-ID` when reconnecting.
+    var lastLiveEventId: String?
     private var fetchInFlight: Task<Result<[MobileOperation], AssentError>, Never>?
     private var streams: [UUID: AsyncStream<OperationsEvent>.Continuation] = [:]
     private var observers: [WeakObserver] = []
@@ -310,7 +316,7 @@ public actor OperationsService {
         return result
     }
 
-    private func fetchAndEmit() async -> Result<[MobileOperation], AssentError> {
+    func fetchAndEmit() async -> Result<[MobileOperation], AssentError> {
         emit(.loading(true))
         let result: Result<[MobileOperation], AssentError>
         do {

@@ -9,6 +9,17 @@ import Foundation
 public protocol Transport: Sendable {
     /// Sends a request and returns the status and body of the answer.
     func send(_ request: URLRequest) async throws -> (status: Int, body: Data)
+    /// Sends a request and returns the status once it arrives, and the body as it arrives (a live event stream).
+    /// Ending the iteration of the body cancels the request.
+    func stream(_ request: URLRequest) async throws -> (status: Int, body: AsyncThrowingStream<Data, any Error>)
+}
+
+extension Transport {
+    /// Transports without streaming: live updates fall back to polling.
+    public func stream(_ request: URLRequest) async throws -> (status: Int, body: AsyncThrowingStream<Data, any Error>)
+    {
+        throw AssentError(.network, "This transport cannot stream responses.")
+    }
 }
 
 /// ``Transport`` over `URLSession` (FoundationNetworking on Linux).
@@ -69,5 +80,99 @@ private final class RunningRequest: @unchecked Sendable {
         let task = task
         lock.unlock()
         task?.cancel()
+    }
+}
+
+extension URLSessionTransport {
+    /// Streams the answer through a session of its own whose delegate hands over each piece as it arrives; the
+    /// request's idle timeout is 60 s (the server's heartbeats come every 15 s).
+    public func stream(_ request: URLRequest) async throws -> (status: Int, body: AsyncThrowingStream<Data, any Error>)
+    {
+        let (body, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        let delegate = StreamingDelegate(continuation: continuation)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 60
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        let task = session.dataTask(with: request)
+        continuation.onTermination = { _ in
+            task.cancel()
+            session.invalidateAndCancel()
+        }
+        task.resume()
+        let status = try await withTaskCancellationHandler {
+            try await delegate.status()
+        } onCancel: {
+            continuation.finish(throwing: CancellationError())
+            task.cancel()
+        }
+        return (status, body)
+    }
+}
+
+/// Receives one streamed answer: the status once, then each piece of the body.
+///
+/// `@unchecked Sendable`: URLSession calls it on its delegate queue while the caller awaits the status; every
+/// mutable field is read and written under `lock`.
+private final class StreamingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private let continuation: AsyncThrowingStream<Data, any Error>.Continuation
+    private var statusCode: Int?
+    private var failure: (any Error)?
+    private var waiter: CheckedContinuation<Int, any Error>?
+
+    init(continuation: AsyncThrowingStream<Data, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func status() async throws -> Int {
+        try await withCheckedThrowingContinuation { waiter in
+            lock.lock()
+            if let statusCode {
+                lock.unlock()
+                waiter.resume(returning: statusCode)
+            } else if let failure {
+                lock.unlock()
+                waiter.resume(throwing: failure)
+            } else {
+                self.waiter = waiter
+                lock.unlock()
+            }
+        }
+    }
+
+    private func settle(status: Int?, error: (any Error)?) {
+        lock.lock()
+        guard statusCode == nil, failure == nil else {
+            lock.unlock()
+            return
+        }
+        statusCode = status
+        failure = status == nil ? (error ?? URLError(.badServerResponse)) : nil
+        let waiter = waiter
+        self.waiter = nil
+        lock.unlock()
+        if let status {
+            waiter?.resume(returning: status)
+        } else {
+            waiter?.resume(throwing: failure ?? URLError(.badServerResponse))
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        settle(status: (response as? HTTPURLResponse)?.statusCode ?? 0, error: nil)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        continuation.yield(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        settle(status: nil, error: error)
+        continuation.finish(throwing: error)
+        session.finishTasksAndInvalidate()
     }
 }

@@ -26,6 +26,7 @@ public enum AssentServerApplication {
         MobileTokenRoutes(environment: environment).register(on: router)
         OperatorRoutes(environment: environment).register(on: router)
         PushRoutes(environment: environment).register(on: router)
+        EventStreamRoutes(environment: environment).register(on: router)
         return router
     }
 
@@ -38,6 +39,7 @@ public enum AssentServerApplication {
     ) throws -> some ApplicationProtocol {
         let registry = PrometheusCollectorRegistry()
         var services: [any Service] = [Sweeper(environment: environment)]
+        if environment.store.announcesDeviceEvents { services.append(EventFanOut(environment: environment)) }
         let senders = try outboxSenders(environment)
         if !senders.isEmpty {
             services.append(OutboxDispatcher(environment: environment, senders: senders, policy: environment.outbox))
@@ -91,6 +93,7 @@ struct Sweeper: Service {
                         if environment.push?.isEmpty ?? true { undeliverable.append(.push) }
                         try await environment.store.purgeOutbox(
                             before: now - 86_400_000, undeliverable: undeliverable)
+                        try await environment.store.purgeDeviceEvents(before: now - 86_400_000)
                     }
                 } catch {
                     environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])

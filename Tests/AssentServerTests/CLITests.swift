@@ -1,5 +1,6 @@
 import AssentModel
 import Foundation
+import Synchronization
 import Testing
 
 /// The `assent` executable driven as a subprocess, as an operator uses it.
@@ -261,6 +262,35 @@ struct CLITests {
         let fetch = try MobileTokenJSON.decoder().decode(Fetch.self, from: Data(watched.output.utf8))
         #expect(fetch.operations.map(\.id) == [signIn.id] && fetch.added == [signIn.id] && fetch.removed == [])
 
+        // watch follows the live stream: with polling set to a minute, an operation created while it runs is its
+        // second fetch. Operations are created every 2 s until it has seen two fetches (the first may come after
+        // some of them, if the process starts slowly).
+        let watchEnded = Flag()
+        let watching = Task.detached {
+            defer { watchEnded.set() }
+            return try Self.run(
+                ["token", "watch", "--count", "2", "--json", "--interval", "60"] + profile, environment: environment)
+        }
+        var liveCreated: [String] = []
+        let started = ContinuousClock.now
+        while liveCreated.count < 15 {
+            try await Task.sleep(for: .seconds(2))
+            if watchEnded.isSet { break }
+            let made = try Self.run(
+                ["admin", "operation", "create", "--user", "alice", "--data", "A3", "--title", "Live?", "--json"],
+                environment: environment)
+            liveCreated.append(try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(made.output.utf8)).id)
+        }
+        let live = try await watching.value
+        #expect(live.status == 0, "\(live.errors)")
+        let lines = live.output.split(separator: "\n").map {
+            try? MobileTokenJSON.decoder().decode(Fetch.self, from: Data($0.utf8))
+        }
+        #expect(lines.count == 2)
+        let lastFetch = try #require(lines.last ?? nil)
+        #expect(lastFetch.added.count == 1 && liveCreated.contains(lastFetch.added[0]), "\(live.output)")
+        #expect(ContinuousClock.now - started < .seconds(45))
+
         // change-pin: old PIN then new PIN on standard input; afterwards only the new one works.
         let changed = try Self.run(
             ["token", "change-pin", "--pin-stdin"] + profile, environment: environment, input: "2468\n1357\n")
@@ -281,4 +311,11 @@ struct CLITests {
         server.waitUntilExit()
         #expect(server.terminationStatus == 0)
     }
+}
+
+/// Set once by one task, read by another.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withLock { $0 = true } }
 }

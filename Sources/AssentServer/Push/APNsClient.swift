@@ -53,42 +53,15 @@ struct APNsClient: Sendable {
         guard let body = try? JSONSerialization.data(withJSONObject: content.apnsPayload(), options: .sortedKeys)
         else { return .failed("The APNs payload cannot be encoded.") }
         guard body.count <= 4096 else { return .failed("The APNs payload is larger than 4096 bytes.") }
-        var refused: String?
-        for _ in 0..<2 {
-            let token: String
-            do {
-                token = try tokens.token(refused: refused)
-            } catch {
-                return .retry("The provider token cannot be signed.", after: nil)
-            }
-            let response: PushHTTPResponse
-            do {
-                response = try await transport.send(
-                    .POST, url,
-                    headers: [
-                        ("authorization", "bearer \(token)"), ("apns-topic", settings.topic),
-                        ("content-type", "application/json"),
-                    ] + content.apnsHeaders(), body: body)
-            } catch {
-                return .retry("APNs did not answer: \(type(of: error))", after: nil)
-            }
-            let outcome = Self.outcome(of: response)
-            if case .renewToken = outcome {
-                refused = token
-                continue
-            }
-            if case .delivery(let delivery) = outcome { return delivery }
-        }
-        return .retry("APNs refused a renewed provider token (ExpiredProviderToken).", after: nil)
-    }
-
-    enum Outcome: Equatable {
-        case delivery(PushDelivery)
-        case renewToken
+        return await transport.send(
+            "APNs", url: url, body: body,
+            headers: [("apns-topic", settings.topic), ("content-type", "application/json")] + content.apnsHeaders(),
+            credential: { refused in try tokens.token(refused: refused) }, authorization: { "bearer \($0)" },
+            interpret: Self.outcome(of:))
     }
 
     /// What an APNs answer means (Apple's table of status codes and reasons).
-    static func outcome(of response: PushHTTPResponse) -> Outcome {
+    static func outcome(of response: PushHTTPResponse) -> CredentialOutcome {
         if response.status == 200 { return .delivery(.delivered) }
         struct ErrorBody: Decodable {
             var reason: String?
@@ -103,7 +76,7 @@ struct APNsClient: Sendable {
         case (410, _):
             return .delivery(.tokenInvalid(reason: said, since: error?.timestamp))
         case (403, "ExpiredProviderToken"):
-            return .renewToken
+            return .renewCredential
         case (403, _):
             // Our credentials (key, team, environment) are wrong: retry later, never drop the device.
             return .delivery(.retry(said, after: response.retryAfter))

@@ -18,29 +18,13 @@ struct FCMClient: Sendable {
             let body = try? JSONSerialization.data(
                 withJSONObject: content.fcmMessage(token: token, now: Date()), options: .sortedKeys)
         else { return .failed("The FCM message cannot be encoded.") }
-        for attempt in 0..<2 {
-            let accessToken: String
-            do {
-                accessToken = try await accessTokens.token { try await fetchAccessToken() }
-            } catch {
-                return .retry("No FCM access token: \(error)", after: nil)
-            }
-            let response: PushHTTPResponse
-            do {
-                response = try await transport.send(
-                    .POST, url,
-                    headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-                    body: body)
-            } catch {
-                return .retry("FCM did not answer: \(type(of: error))", after: nil)
-            }
-            if response.status == 401, attempt == 0 {
-                await accessTokens.invalidate(accessToken)
-                continue
-            }
-            return Self.delivery(of: response)
-        }
-        return .retry("FCM refused a new access token (HTTP 401).", after: nil)
+        return await transport.send(
+            "FCM", url: url, body: body, headers: [("content-type", "application/json")],
+            credential: { refused in try await accessTokens.token(replacing: refused) { try await fetchAccessToken() }
+            },
+            authorization: { "Bearer \($0)" },
+            interpret: { response in response.status == 401 ? .renewCredential : .delivery(Self.delivery(of: response))
+            })
     }
 
     /// Exchanges a signed assertion for an access token (RFC 7523 JWT bearer grant).

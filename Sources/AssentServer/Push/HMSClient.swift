@@ -14,10 +14,12 @@ struct HMSClient: Sendable {
             let body = try? JSONSerialization.data(
                 withJSONObject: try content.hmsMessage(token: token, now: Date()), options: .sortedKeys)
         else { return .failed("The HMS message cannot be encoded.") }
-        for attempt in 0..<2 {
-            let accessToken: String
-            do {
-                accessToken = try await accessTokens.token {
+        let settings = settings
+        let transport = transport
+        return await transport.send(
+            "HMS", url: url, body: body, headers: [("content-type", "application/json")],
+            credential: { refused in
+                try await accessTokens.token(replacing: refused) {
                     try await OAuthToken.fetch(
                         transport: transport, url: settings.tokenURL,
                         form: [
@@ -25,35 +27,11 @@ struct HMSClient: Sendable {
                             ("client_secret", settings.appSecret),
                         ], service: "Huawei OAuth")
                 }
-            } catch {
-                return .retry("No HMS access token: \(error)", after: nil)
-            }
-            let response: PushHTTPResponse
-            do {
-                response = try await transport.send(
-                    .POST, url,
-                    headers: [("authorization", "Bearer \(accessToken)"), ("content-type", "application/json")],
-                    body: body)
-            } catch {
-                return .retry("HMS did not answer: \(type(of: error))", after: nil)
-            }
-            let delivery = Self.delivery(of: response, token: token)
-            if delivery == .renewToken, attempt == 0 {
-                await accessTokens.invalidate(accessToken)
-                continue
-            }
-            if case .delivery(let result) = delivery { return result }
-        }
-        return .retry("HMS refused a new access token.", after: nil)
-    }
-
-    enum Outcome: Equatable {
-        case delivery(PushDelivery)
-        case renewToken
+            }, authorization: { "Bearer \($0)" }, interpret: { Self.delivery(of: $0, token: token) })
     }
 
     /// What a Push Kit answer means: the `code` in the body, not the HTTP status, is the signal.
-    static func delivery(of response: PushHTTPResponse, token: String) -> Outcome {
+    static func delivery(of response: PushHTTPResponse, token: String) -> CredentialOutcome {
         struct Answer: Decodable {
             var code: String?
             var msg: String?
@@ -76,9 +54,9 @@ struct HMSClient: Sendable {
             // All tokens of the request are invalid: we send one.
             return .delivery(.tokenInvalid(reason: said, since: nil))
         case "80200001", "80200003":
-            return .renewToken
+            return .renewCredential
         default:
-            if response.status == 401 { return .renewToken }
+            if response.status == 401 { return .renewCredential }
             return response.status == 429 || response.status >= 500
                 ? .delivery(.retry(said, after: response.retryAfter)) : .delivery(.failed(said))
         }

@@ -32,6 +32,49 @@ enum PushDelivery: Sendable, Equatable {
     case failed(String)
 }
 
+/// What a push service's answer means for the credential that went with it.
+enum CredentialOutcome: Equatable {
+    /// The answer, whatever it was.
+    case delivery(PushDelivery)
+    /// The service refused the credential as expired: renew it and send again.
+    case renewCredential
+}
+
+extension PushTransport {
+    /// Posts `body` to `url` with the credential `credential` gives (its argument: the credential just refused, or
+    /// `nil`), and posts once more with a renewed one when `interpret` says the service refused it.
+    /// - Parameters:
+    ///   - service: the service's name, for failure messages.
+    ///   - authorization: the `authorization` header value for a credential.
+    func send(
+        _ service: String, url: String, body: Data, headers: [(String, String)],
+        credential: (_ refused: String?) async throws -> String, authorization: (String) -> String,
+        interpret: (PushHTTPResponse) -> CredentialOutcome
+    ) async -> PushDelivery {
+        var refused: String?
+        for _ in 0..<2 {
+            let current: String
+            do {
+                current = try await credential(refused)
+            } catch {
+                return .retry("No \(service) credential: \(error)", after: nil)
+            }
+            let response: PushHTTPResponse
+            do {
+                response = try await self.send(
+                    .POST, url, headers: [("authorization", authorization(current))] + headers, body: body)
+            } catch {
+                return .retry("\(service) did not answer: \(type(of: error))", after: nil)
+            }
+            switch interpret(response) {
+            case .delivery(let delivery): return delivery
+            case .renewCredential: refused = current
+            }
+        }
+        return .retry("\(service) refused a renewed credential.", after: nil)
+    }
+}
+
 /// One HTTP client per push credential, speaking HTTP/2 where the service offers it (ALPN), following no
 /// redirects, and trusting the system's certificate authorities plus any configured ones.
 final class PushTransport: Sendable {
@@ -108,5 +151,13 @@ actor AccessTokenCache {
     /// Forgets `token` after the service refused it, so the next call fetches a new one.
     func invalidate(_ token: String) {
         if current?.token == token { current = nil }
+    }
+
+    /// The cached token, or a new one when the cached one is `refused`.
+    func token(replacing refused: String?, fetch: @escaping @Sendable () async throws -> (String, Duration))
+        async throws -> String
+    {
+        if let refused { invalidate(refused) }
+        return try await token(fetch: fetch)
     }
 }

@@ -42,6 +42,7 @@ public struct OperationService: Sendable {
         let operation = try validated(resolved, application: application)
         try await environment.store.insertOperation(operation)
         environment.outboxWakeup.signal()
+        if let userId = operation.userId { environment.events.publish(userId: userId) }
         await environment.audit(
             "operation.created", userId: operation.userId, actor: actor,
             "Operation \(operation.id) (\(operation.name)) created"
@@ -182,7 +183,10 @@ public struct OperationService: Sendable {
             if try await environment.store.updateOperation(operation, expectedVersion: stored.version) {
                 operation.version = stored.version + 1
                 // A status change wrote outbox messages (webhook, push) in the same statement.
-                if operation.status != stored.status { environment.outboxWakeup.signal() }
+                if operation.status != stored.status {
+                    environment.outboxWakeup.signal()
+                    if let userId = operation.userId { environment.events.publish(userId: userId) }
+                }
                 return (operation, result)
             }
         }

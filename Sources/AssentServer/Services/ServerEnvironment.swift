@@ -17,6 +17,10 @@ public struct ServerEnvironment: Sendable {
     public var outbox = OutboxPolicy()
     /// Wakes this process's outbox dispatcher after a write that added messages.
     public let outboxWakeup = Wakeup()
+    /// Wakes this process's live event streams of a user.
+    public let events = EventHub()
+    /// How often a live stream sends a heartbeat and re-checks its token (default 15 s).
+    public var streamHeartbeat: Duration = .seconds(15)
     /// Applications read so far, by key (immutable records, so safe to keep per process).
     let applications = ApplicationCache()
 

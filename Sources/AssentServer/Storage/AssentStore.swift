@@ -76,6 +76,18 @@ public protocol AssentStore: Sendable {
     /// Every message about `subject`, oldest first (for tests and the operator).
     func outboxItems(subject: String) async throws -> [OutboxItem]
 
+    /// The user's device events after `after` (oldest first).
+    func deviceEvents(userId: String, after: Int64, limit: Int) async throws -> [DeviceEventRecord]
+    /// The newest device event's id (0 when there is none): where a new stream starts.
+    func latestDeviceEventId() async throws -> Int64
+    /// Deletes device events recorded before `before`.
+    func purgeDeviceEvents(before: Millis) async throws
+    /// Whether other processes' device events are announced (``listenForDeviceEvents(_:)``): PostgreSQL.
+    var announcesDeviceEvents: Bool { get }
+    /// Calls `onUser` with the user of every device event any process writes, until cancelled; returns at once
+    /// where the database cannot announce them (SQLite: one process, which announces its own writes).
+    func listenForDeviceEvents(_ onUser: @escaping @Sendable (String) -> Void) async throws
+
     /// Stores the activation's push registration, replacing an earlier one.
     func putPushRegistration(_ registration: PushRegistrationRecord) async throws
     /// The activation's push registration.

@@ -59,14 +59,14 @@ enum Migrations {
                 END
                 """,
                 """
-                CREATE TRIGGER operations_created_outbox AFTER INSERT ON operations
+                CREATE TRIGGER IF NOT EXISTS operations_created_outbox AFTER INSERT ON operations
                 WHEN NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'
                 BEGIN
                     \(pushInsert(event: "operation.created", payload: "NULL"));
                 END
                 """,
                 """
-                CREATE TRIGGER activations_removed_push AFTER UPDATE OF state ON activations
+                CREATE TRIGGER IF NOT EXISTS activations_removed_push AFTER UPDATE OF state ON activations
                 WHEN NEW.state = \(ActivationState.removed.rawValue)
                 BEGIN
                     DELETE FROM push_registrations WHERE activation_id = NEW.id;
@@ -114,7 +114,85 @@ enum Migrations {
                 "DROP TABLE webhook_outbox",
             ]
         ),
+        Migration(version: 4, sqlite: eventsV4(sqlite: true), postgres: eventsV4(sqlite: false)),
     ]
+
+    /// The device event log the live streams read: an event per new operation of a user and per finished one,
+    /// written by triggers in the statement of the change. On PostgreSQL the trigger also announces the user on the
+    /// `assent_events` channel, so every server process wakes the user's streams.
+    private static func eventsV4(sqlite: Bool) -> [String] {
+        let created = """
+            INSERT INTO device_events (application_id, user_id, type, operation_id, status, at)
+                VALUES (NEW.application_id, NEW.user_id, 'operation.created', NEW.id, NEW.status, NEW.created_at)
+            """
+        let finished = """
+            INSERT INTO device_events (application_id, user_id, type, operation_id, status, at)
+                VALUES (NEW.application_id, NEW.user_id, 'operation.finished', NEW.id, NEW.status, NEW.updated_at)
+            """
+        let table = """
+            CREATE TABLE IF NOT EXISTS device_events (
+                id \(sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY"),
+                application_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                type TEXT NOT NULL,
+                operation_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                at \(sqlite ? "INTEGER" : "BIGINT") NOT NULL
+            )
+            """
+        let index = "CREATE INDEX IF NOT EXISTS device_events_user ON device_events(user_id, id)"
+        let atIndex = "CREATE INDEX IF NOT EXISTS device_events_at ON device_events(at)"
+        if sqlite {
+            return [
+                table, index, atIndex,
+                """
+                CREATE TRIGGER IF NOT EXISTS operations_created_event AFTER INSERT ON operations
+                WHEN NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'
+                BEGIN
+                    \(created);
+                END
+                """,
+                """
+                CREATE TRIGGER IF NOT EXISTS operations_finished_event AFTER UPDATE OF status ON operations
+                WHEN NEW.status <> OLD.status AND NEW.user_id IS NOT NULL
+                BEGIN
+                    \(finished);
+                END
+                """,
+            ]
+        }
+        return [
+            table, index, atIndex,
+            """
+            CREATE OR REPLACE FUNCTION operations_created_event() RETURNS trigger AS $$
+            BEGIN
+                \(created);
+                PERFORM pg_notify('assent_events', NEW.user_id);
+                RETURN NEW;
+            END
+            $$ LANGUAGE plpgsql
+            """,
+            """
+            CREATE OR REPLACE TRIGGER operations_created_event AFTER INSERT ON operations
+            FOR EACH ROW WHEN (NEW.user_id IS NOT NULL AND NEW.status = 'PENDING')
+            EXECUTE FUNCTION operations_created_event()
+            """,
+            """
+            CREATE OR REPLACE FUNCTION operations_finished_event() RETURNS trigger AS $$
+            BEGIN
+                \(finished);
+                PERFORM pg_notify('assent_events', NEW.user_id);
+                RETURN NEW;
+            END
+            $$ LANGUAGE plpgsql
+            """,
+            """
+            CREATE OR REPLACE TRIGGER operations_finished_event AFTER UPDATE OF status ON operations
+            FOR EACH ROW WHEN (NEW.status IS DISTINCT FROM OLD.status AND NEW.user_id IS NOT NULL)
+            EXECUTE FUNCTION operations_finished_event()
+            """,
+        ]
+    }
 
     /// The webhook message of an operation's status change.
     private static func webhookInsert(payload: String) -> String {

@@ -281,3 +281,15 @@ public struct PushRegistrationRecord: Sendable, Equatable {
         self.registeredAt = registeredAt
     }
 }
+
+/// One entry of the device event log: an operation of a user was created or finished.
+public struct DeviceEventRecord: Sendable, Equatable {
+    public var id: Int64
+    public var applicationId: String
+    public var userId: String
+    /// `operation.created` or `operation.finished`.
+    public var type: String
+    public var operationId: String
+    public var status: OperationStatus
+    public var at: Millis
+}

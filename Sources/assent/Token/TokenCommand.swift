@@ -217,15 +217,18 @@ struct TokenCommand: AsyncParsableCommand {
 
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Poll the pending operations and redraw them as they change.",
+            abstract: "Show the pending operations and redraw them the moment they change.",
             discussion: """
-                Redraws the table after every fetch (on a terminal; otherwise prints one table per fetch). With \
-                --json prints one JSON object per fetch: the operations and the ids added and removed. Stops on \
-                Ctrl-C, or after --count fetches.
+                Follows the server's live event stream: an operation the operator creates, or one that finishes, \
+                is redrawn at once. While the stream is unreachable it polls every --interval seconds and \
+                reconnects; --poll only polls. Redraws the table after every fetch (on a terminal; otherwise \
+                prints one table per fetch). With --json prints one JSON object per fetch: the operations and the \
+                ids added and removed. Stops on Ctrl-C, or after --count fetches.
                 Example: assent token watch --interval 10
                 """)
         @OptionGroup var profile: ProfileOptions
-        @Option(help: "Seconds between fetches (at least 5).") var interval = 7
+        @Option(help: "Seconds between fetches when polling (at least 5).") var interval = 7
+        @Flag(help: "Poll only; do not follow the live event stream.") var poll = false
         @Option(help: "Stop after this many fetches.") var count: Int?
 
         struct Fetch: Encodable {
@@ -239,7 +242,11 @@ struct TokenCommand: AsyncParsableCommand {
                 guard interval >= 5 else { throw ValidationError("--interval must be at least 5 seconds.") }
                 let operations = try profile.operations()
                 let events = await operations.events()
-                await operations.startPollingOperations(interval: .seconds(interval))
+                if poll {
+                    await operations.startPollingOperations(interval: .seconds(interval))
+                } else {
+                    await operations.startLiveUpdates(fallbackPollingInterval: .seconds(interval))
+                }
                 let redraw = !profile.json && isatty(STDOUT_FILENO) == 1
                 var fetches = 0
                 for await event in events {
@@ -257,7 +264,8 @@ struct TokenCommand: AsyncParsableCommand {
                             text = String(decoding: try MobileTokenJSON.encoder().encode(line), as: UTF8.self) + "\n"
                         } else {
                             text = redraw ? "\u{1B}[H\u{1B}[2J" : ""
-                            text += "\(Date()) — \(change.operations.count) pending\n"
+                            let mode = await operations.isLive ? "live" : "polling"
+                            text += "\(Date()) — \(change.operations.count) pending (\(mode))\n"
                             text += TextTable.render(TokenCommand.table(change.operations)) + "\n"
                         }
                         FileHandle.standardOutput.write(Data(text.utf8))
@@ -265,7 +273,7 @@ struct TokenCommand: AsyncParsableCommand {
                     fetches += 1
                     if let count, fetches >= count { break }
                 }
-                await operations.stopPollingOperations()
+                await operations.stopLiveUpdates()
             }
         }
     }

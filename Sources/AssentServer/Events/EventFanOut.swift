@@ -1,0 +1,33 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Carries device events between server processes sharing PostgreSQL: listens on the channel the event triggers
+/// notify and wakes this process's streams of the announced user. After the listening connection breaks it
+/// wakes every stream (they read what they may have missed from the event log) and listens again.
+struct EventFanOut: Service {
+    let environment: ServerEnvironment
+
+    func run() async throws {
+        let environment = environment
+        await cancelWhenGracefulShutdown {
+            var delay = Duration.milliseconds(500)
+            while !Task.isCancelled {
+                do {
+                    try await environment.store.listenForDeviceEvents { userId in
+                        environment.events.publish(userId: userId)
+                    }
+                    delay = .milliseconds(500)
+                } catch {
+                    if Task.isCancelled { break }
+                    environment.logger.warning(
+                        "event notifications lost; listening again",
+                        metadata: ["error": "\(String(reflecting: error))"])
+                }
+                environment.events.publishAll()
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(30))
+            }
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// `GET /api/auth/token/app/operation/events`: a device's live stream of its user's operations, as server-sent
+/// events, authenticated with a MAC token.
+///
+/// The stream opens with a `ready` event whose id is the current position, then sends `operation.created` (with the
+/// operation as the list shows it) and `operation.finished` events, each with its id in the device event log. A
+/// client that reconnects with `Last-Event-ID` gets every event after that id first (events are kept a day). A
+/// comment line every ``ServerEnvironment/streamHeartbeat`` keeps proxies from closing an idle stream; the stream
+/// ends when the token is removed or the activation is no longer active.
+struct EventStreamRoutes {
+    let environment: ServerEnvironment
+
+    static let lastEventId = HTTPField.Name("Last-Event-ID")!
+    /// Events read from the log at a time.
+    static let batch = 100
+
+    func register(on router: Router<AssentRequestContext>) {
+        let tokens = TokenAuthenticator(environment: environment)
+        let environment = environment
+        router.get("api/auth/token/app/operation/events") { request, _ in
+            let (token, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+            var resumeFrom: Int64?
+            if let text = request.headers[Self.lastEventId] {
+                guard let id = Int64(text), id >= 0 else {
+                    throw AssentServerError.invalidRequest("Last-Event-ID is the id of an event this stream sent.")
+                }
+                resumeFrom = id
+            }
+            // Subscribe before reading the position, so that no event falls between the two.
+            let subscription = environment.events.subscribe(userId: device.userId)
+            let start: Int64
+            do {
+                if let resumeFrom {
+                    start = resumeFrom
+                } else {
+                    start = try await environment.store.latestDeviceEventId()
+                }
+            } catch {
+                subscription.cancel()
+                throw error
+            }
+            let stream = Stream(
+                environment: environment, device: device, tokenId: token.id,
+                language: request.headers[HTTPSupport.acceptLanguage], subscription: subscription)
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: "text/event-stream", .cacheControl: "no-cache",
+                    HTTPField.Name("X-Accel-Buffering")!: "no",
+                ],
+                body: ResponseBody { writer in
+                    defer { subscription.cancel() }
+                    // A server shutting down ends its streams (clients reconnect elsewhere with Last-Event-ID).
+                    let stopping = StopFlag()
+                    try await withTaskCancellationOrGracefulShutdownHandler {
+                        try await stream.run(from: start, writer: &writer) { stopping.isSet }
+                    } onCancelOrGracefulShutdown: {
+                        stopping.set()
+                        subscription.wakeup.signal()
+                    }
+                    try await writer.finish(nil)
+                })
+        }
+    }
+
+    /// One open stream.
+    struct Stream: Sendable {
+        let environment: ServerEnvironment
+        let device: DevicePrincipal
+        let tokenId: String
+        let language: String?
+        let subscription: EventHub.Subscription
+
+        func run(from start: Int64, writer: inout any ResponseBodyWriter, isStopping: () -> Bool) async throws {
+            var cursor = start
+            let hello =
+                "retry: 3000\n\n" + ServerSentEvent(id: "\(start)", event: OperationEvent.ready, data: "{}").encoded
+            try await writer.write(ByteBuffer(string: hello))
+            var lastBeat = ContinuousClock.now
+            while !Task.isCancelled, !isStopping() {
+                var read = 0
+                repeat {
+                    let events = try await environment.store.deviceEvents(
+                        userId: device.userId, after: cursor, limit: EventStreamRoutes.batch)
+                    var text = ""
+                    for event in events {
+                        cursor = event.id
+                        if let data = try await payload(event) {
+                            text += ServerSentEvent(id: "\(event.id)", event: event.type, data: data).encoded
+                        }
+                    }
+                    if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
+                    read = events.count
+                } while read == EventStreamRoutes.batch
+                let heartbeat = environment.streamHeartbeat
+                if ContinuousClock.now - lastBeat >= heartbeat {
+                    guard let (_, _, state) = try await environment.store.tokenWithActivation(id: tokenId),
+                        state == .active
+                    else { return }
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                    lastBeat = .now
+                }
+                await subscription.next(upTo: heartbeat - (ContinuousClock.now - lastBeat))
+            }
+        }
+
+        /// The event's JSON, or `nil` when the device may not see the operation.
+        func payload(_ event: DeviceEventRecord) async throws -> String? {
+            guard event.applicationId == device.applicationId,
+                let operation = try await environment.store.operation(id: event.operationId),
+                OperationService.isVisible(operation, to: device)
+            else { return nil }
+            let body =
+                event.type == OperationEvent.created
+                ? OperationEvent(
+                    operationId: operation.id, name: operation.name, status: event.status,
+                    operation: MobileTokenRoutes.view(operation, language: language))
+                : OperationEvent(
+                    operationId: operation.id, name: operation.name, status: event.status,
+                    statusReason: operation.statusReason)
+            return String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
+        }
+    }
+}
+
+/// Set once, read from the stream's loop.
+private final class StopFlag: Sendable {
+    private let value = Atomic(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
+}
