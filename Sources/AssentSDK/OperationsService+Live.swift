@@ -14,7 +14,8 @@ extension OperationsService {
     /// `operation.finished` event fetches the list at once, so observers and ``events()`` see additions and
     /// removals within milliseconds. While the stream is down (no network, a server without it, a transport that
     /// cannot stream) the service polls every `fallbackPollingInterval` and reconnects with back-off (1 s doubling
-    /// to 30 s), resuming after the last event it saw. ``isLive`` tells whether the stream is connected.
+    /// to 30 s), resuming after the last event it saw. ``isLive`` tells whether the stream is connected. The stream
+    /// keeps the service alive: call ``stopLiveUpdates()`` when the list is no longer shown.
     public func startLiveUpdates(fallbackPollingInterval: Duration = defaultPollingInterval) {
         liveTask?.cancel()
         liveTask = Task { [weak self] in

@@ -37,6 +37,8 @@ struct PushRegistrationTests {
             let info = try OperatorJSON.decoder().decode(ActivationInfo.self, from: raw.body)
             #expect(info.push?.platform == "apns" && info.push?.environment == "development")
             #expect(info.push.map { abs($0.registeredAt.millis - stored.registeredAt) < 1000 } == true)
+            let audit = try await server.store.audit(activationId: device.activationId, userId: nil, limit: 10)
+            #expect(audit.contains { $0.type == "push.registered" && !$0.detail.contains(Self.apnsToken) })
 
             // The signature-based twin replaces the registration, with a later registration time.
             let fcm = try JSONEncoder().encode(

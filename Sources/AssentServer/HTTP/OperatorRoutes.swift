@@ -150,10 +150,7 @@ struct OperatorRoutes {
     }
 
     func defaultApplication() async throws -> ApplicationRecord {
-        guard let application = try await environment.store.applications().first else {
-            throw AssentServerError.internalError("The server has no application.")
-        }
-        return application
+        try await applications.defaultApplication()
     }
 
     func require(_ scope: APIScope, _ context: AssentRequestContext) throws {

@@ -18,7 +18,8 @@ public struct PushRegistrationService: Sendable {
             request, activationId: device.activationId, language: language, now: environment.nowMillis)
         try await environment.store.putPushRegistration(registration)
         await environment.audit(
-            "push.registered", activation: nil, userId: device.userId, actor: "device",
+            "push.registered", activation: try await environment.store.activation(id: device.activationId),
+            userId: device.userId, actor: "device",
             "Activation \(device.activationId) registered a \(registration.platform.rawValue) push token"
                 + (registration.environment.map { " (\($0.rawValue))." } ?? "."))
         return registration

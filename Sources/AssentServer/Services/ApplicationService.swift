@@ -30,14 +30,25 @@ public struct ApplicationService: Sendable {
         return (try await create(name: "default"), true)
     }
 
+    /// The first application, the one the operator API works with. Kept per process once read: applications never
+    /// change, and the first one is never replaced.
+    func defaultApplication() async throws -> ApplicationRecord {
+        if let cached = environment.applications.withLock({ $0.first }) { return cached }
+        guard let application = try await environment.store.applications().first else {
+            throw AssentServerError.internalError("The server has no application.")
+        }
+        environment.applications.withLock { $0.first = application }
+        return application
+    }
+
     /// The application with `key`, or an authentication failure. Applications never change once created, so
     /// each process keeps the ones it has read (and never caches an unknown key).
     func application(key: String) async throws -> ApplicationRecord {
-        if let cached = environment.applications.withLock({ $0[key] }) { return cached }
+        if let cached = environment.applications.withLock({ $0.byKey[key] }) { return cached }
         guard let application = try await environment.store.application(key: key) else {
             throw AssentServerError.authenticationFailed("Unknown application key.")
         }
-        environment.applications.withLock { $0[key] = application }
+        environment.applications.withLock { $0.byKey[key] = application }
         return application
     }
 
@@ -51,11 +62,16 @@ public struct ApplicationService: Sendable {
     }
 }
 
-/// Applications by key, read once per process (they are immutable).
+/// Applications read once per process, by key and the first one (they are immutable).
 final class ApplicationCache: Sendable {
-    private let storage = Mutex<[String: ApplicationRecord]>([:])
+    struct Entries {
+        var byKey: [String: ApplicationRecord] = [:]
+        /// The first application (the operator API's).
+        var first: ApplicationRecord?
+    }
+    private let storage = Mutex(Entries())
 
-    func withLock<T: Sendable>(_ body: (inout [String: ApplicationRecord]) -> T) -> T {
+    func withLock<T: Sendable>(_ body: (inout Entries) -> T) -> T {
         storage.withLock { body(&$0) }
     }
 }

@@ -41,12 +41,14 @@ public struct OperationService: Sendable {
         let resolved = try await resolveTemplate(request)
         let operation = try validated(resolved, application: application)
         try await environment.store.insertOperation(operation)
-        environment.outboxWakeup.signal()
-        if let userId = operation.userId { environment.events.publish(userId: userId) }
         await environment.audit(
             "operation.created", userId: operation.userId, actor: actor,
             "Operation \(operation.id) (\(operation.name)) created"
                 + (operation.userId == nil ? " without a user." : "."))
+        // The insert wrote the push messages and the device event: wake their readers once this request's own
+        // writes are done (on SQLite they share one connection).
+        environment.outboxWakeup.signal()
+        if let userId = operation.userId { environment.events.publish(userId: userId) }
         return operation
     }
 
