@@ -117,11 +117,9 @@ final class WebhookReceiver: Sendable {
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TestFailure("the receiver did not start") }
-        defer { server.cancel() }
-        return try await body(URL(string: "http://127.0.0.1:\(port)/hook")!)
+        return try await withRunningServer(app, ports: ports) { port in
+            try await body(URL(string: "http://127.0.0.1:\(port)/hook")!)
+        }
     }
 
     /// Waits until `count` deliveries arrived (at most `seconds`).

@@ -188,10 +188,8 @@ final class PushServiceMock: Sendable {
             router: router, server: try .http2Upgrade(tlsConfiguration: tls),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TestFailure("the push mock did not start") }
-        defer { server.cancel() }
-        return try await body(URL(string: "https://127.0.0.1:\(port)")!)
+        return try await withRunningServer(app, ports: ports) { port in
+            try await body(URL(string: "https://127.0.0.1:\(port)")!)
+        }
     }
 }

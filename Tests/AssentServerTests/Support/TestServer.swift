@@ -112,19 +112,8 @@ struct TestServer: Sendable {
             port in
             continuation.yield(port)
         }
-        let server = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TestFailure("the server did not start") }
-        let client = HTTPClient(base: URL(string: "http://127.0.0.1:\(port)")!)
-        do {
-            let result = try await body(client)
-            server.cancel()
-            _ = await server.result
-            return result
-        } catch {
-            server.cancel()
-            _ = await server.result
-            throw error
+        return try await withRunningServer(app, ports: ports) { port in
+            try await body(HTTPClient(base: URL(string: "http://127.0.0.1:\(port)")!))
         }
     }
 
