@@ -69,16 +69,9 @@ struct OutboxDispatcher: Service {
     @discardableResult
     func deliverDue() async throws -> Int {
         let now = environment.nowMillis
-        let due = try await environment.store.dueOutboxItems(
-            channels: Array(senders.keys), now: now, limit: policy.concurrency * 4)
-        var leased: [OutboxItem] = []
-        for item in due {
-            if try await environment.store.leaseOutboxItem(
-                id: item.id, owner: owner, now: now, until: now + policy.leaseDuration.millis)
-            {
-                leased.append(item)
-            }
-        }
+        let leased = try await environment.store.claimOutboxItems(
+            channels: Array(senders.keys), owner: owner, now: now, until: now + policy.leaseDuration.millis,
+            limit: policy.concurrency * 4)
         await withTaskGroup(of: Void.self) { group in
             var running = 0
             for item in leased {

@@ -81,16 +81,21 @@ struct WebhookSender: OutboxSender {
         guard let status = fields["status"].flatMap(OperationStatus.init(rawValue:)) else {
             return .failed("The outbox message has no operation status.")
         }
-        let operation: OperationRecord?
-        do {
-            operation = try await environment.store.operation(id: item.subject)
-        } catch {
-            return .retry("The operation could not be read: \(type(of: error))")
-        }
-        let payload = WebhookPayload(
+        var payload = WebhookPayload(
             event: "operation.status_changed", eventId: item.id, operationId: item.subject,
-            userId: operation?.userId, name: operation?.name ?? "", status: status,
-            statusReason: fields["statusReason"], activationId: operation?.activationId, at: Date(millis: item.at))
+            userId: fields["userId"], name: fields["name"] ?? "", status: status,
+            statusReason: fields["statusReason"], activationId: fields["activationId"], at: Date(millis: item.at))
+        if fields["name"] == nil {
+            // A message from before the trigger wrote the operation's fields (schema version 2).
+            do {
+                let operation = try await environment.store.operation(id: item.subject)
+                payload.userId = operation?.userId
+                payload.name = operation?.name ?? ""
+                payload.activationId = operation?.activationId
+            } catch {
+                return .retry("The operation could not be read: \(type(of: error))")
+            }
+        }
         guard let body = try? OperatorJSON.encoder().encode(payload) else { return .failed("Cannot encode the event.") }
         var request = HTTPClientRequest(url: settings.url.absoluteString)
         request.method = .POST

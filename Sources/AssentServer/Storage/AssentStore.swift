@@ -63,10 +63,11 @@ public protocol AssentStore: Sendable {
     func templates() async throws -> [(name: String, body: String, updatedAt: Millis)]
     func deleteTemplate(name: String) async throws -> Bool
 
-    /// Messages of `channels` due at `now` and not leased by another process, oldest first.
-    func dueOutboxItems(channels: [OutboxChannel], now: Millis, limit: Int) async throws -> [OutboxItem]
-    /// Leases the message for `owner` until `until` unless another process holds it; returns whether it got it.
-    func leaseOutboxItem(id: Int64, owner: String, now: Millis, until: Millis) async throws -> Bool
+    /// Leases up to `limit` messages of `channels` that are due at `now` and not leased by another process to
+    /// `owner` until `until`, in one statement, and returns them oldest first. Concurrent callers never get the
+    /// same message.
+    func claimOutboxItems(channels: [OutboxChannel], owner: String, now: Millis, until: Millis, limit: Int)
+        async throws -> [OutboxItem]
     /// Records an attempt of a message `owner` leased: delivered, to be retried, or abandoned.
     func recordOutboxAttempt(id: Int64, owner: String, attempts: Int, result: OutboxAttempt, now: Millis)
         async throws

@@ -53,7 +53,7 @@ enum Migrations {
                 CREATE TRIGGER operations_status_outbox AFTER UPDATE OF status ON operations
                 WHEN NEW.status <> OLD.status
                 BEGIN
-                    \(webhookInsert(payload: "json_object('status', NEW.status, 'statusReason', NEW.status_reason)"));
+                    \(webhookInsert(payload: "json_object(\(webhookFields))"));
                     \(pushInsert(event: "operation.finished", payload: "json_object('status', NEW.status)"));
                     \(auditInsert);
                 END
@@ -78,7 +78,7 @@ enum Migrations {
                 """
                 CREATE OR REPLACE FUNCTION operations_status_outbox() RETURNS trigger AS $$
                 BEGIN
-                    \(webhookInsert(payload: "json_build_object('status', NEW.status, 'statusReason', NEW.status_reason)::text"));
+                    \(webhookInsert(payload: "json_build_object(\(webhookFields))::text"));
                     \(pushInsert(event: "operation.finished", payload: "json_build_object('status', NEW.status)::text"));
                     \(auditInsert);
                     RETURN NEW;
@@ -193,6 +193,12 @@ enum Migrations {
             """,
         ]
     }
+
+    /// What a webhook message carries besides the operation id, so that delivering it needs no other read.
+    private static let webhookFields = """
+        'status', NEW.status, 'statusReason', NEW.status_reason, 'userId', NEW.user_id, 'name', NEW.name, \
+        'activationId', NEW.activation_id
+        """
 
     /// The webhook message of an operation's status change.
     private static func webhookInsert(payload: String) -> String {

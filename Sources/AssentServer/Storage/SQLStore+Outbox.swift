@@ -5,9 +5,19 @@ import SQLKit
 extension SQLStore {
     // MARK: Outbox
 
-    public func dueOutboxItems(channels: [OutboxChannel], now: Millis, limit: Int) async throws -> [OutboxItem] {
+    public func claimOutboxItems(channels: [OutboxChannel], owner: String, now: Millis, until: Millis, limit: Int)
+        async throws -> [OutboxItem]
+    {
         guard !channels.isEmpty else { return [] }
-        var query = SQLQueryString("SELECT * FROM outbox WHERE state = 'pending' AND next_attempt_at <= ")
+        // The outer condition is checked again on each row after the inner selection, so of two processes
+        // claiming at once only one leases a row (PostgreSQL re-evaluates it on the locked row; SQLite has one
+        // writer).
+        var query = SQLQueryString("UPDATE outbox SET lease_owner = ")
+        query.appendInterpolation(bind: owner)
+        query.appendInterpolation(unsafeRaw: ", lease_until = ")
+        query.appendInterpolation(bind: until)
+        query.appendInterpolation(
+            unsafeRaw: " WHERE id IN (SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= ")
         query.appendInterpolation(bind: now)
         query.appendInterpolation(unsafeRaw: " AND lease_until <= ")
         query.appendInterpolation(bind: now)
@@ -16,17 +26,11 @@ extension SQLStore {
             if index > 0 { query.appendInterpolation(unsafeRaw: ", ") }
             query.appendInterpolation(bind: channel.rawValue)
         }
-        query.appendInterpolation(unsafeRaw: ") ORDER BY id LIMIT \(max(1, limit))")
-        return try await database.raw(query).all().map(decodeOutboxItem)
-    }
-
-    public func leaseOutboxItem(id: Int64, owner: String, now: Millis, until: Millis) async throws -> Bool {
-        !(try await database.raw(
-            """
-            UPDATE outbox SET lease_owner = \(bind: owner), lease_until = \(bind: until)
-            WHERE id = \(bind: id) AND state = 'pending' AND lease_until <= \(bind: now) RETURNING id
-            """
-        ).all()).isEmpty
+        query.appendInterpolation(
+            unsafeRaw: ") ORDER BY id LIMIT \(max(1, limit))) AND state = 'pending' AND lease_until <= ")
+        query.appendInterpolation(bind: now)
+        query.appendInterpolation(unsafeRaw: " RETURNING *")
+        return try await database.raw(query).all().map(decodeOutboxItem).sorted { $0.id < $1.id }
     }
 
     public func recordOutboxAttempt(id: Int64, owner: String, attempts: Int, result: OutboxAttempt, now: Millis)
