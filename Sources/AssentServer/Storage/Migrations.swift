@@ -45,153 +45,107 @@ enum Migrations {
                 """,
             ]
         ),
-        Migration(
-            version: 3,
-            sqlite: schemaV3(bigint: "INTEGER", serial: "INTEGER PRIMARY KEY AUTOINCREMENT", blob: "BLOB") + [
-                "DROP TRIGGER IF EXISTS operations_status_outbox",
-                """
-                CREATE TRIGGER operations_status_outbox AFTER UPDATE OF status ON operations
-                WHEN NEW.status <> OLD.status
-                BEGIN
-                    \(webhookInsert(payload: "json_object(\(webhookFields))"));
-                    \(pushInsert(event: "operation.finished", payload: "json_object('status', NEW.status)"));
-                    \(auditInsert);
-                END
-                """,
-                """
-                CREATE TRIGGER IF NOT EXISTS operations_created_outbox AFTER INSERT ON operations
-                WHEN NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'
-                BEGIN
-                    \(pushInsert(event: "operation.created", payload: "NULL"));
-                END
-                """,
-                """
-                CREATE TRIGGER IF NOT EXISTS activations_removed_push AFTER UPDATE OF state ON activations
-                WHEN NEW.state = \(ActivationState.removed.rawValue)
-                BEGIN
-                    DELETE FROM push_registrations WHERE activation_id = NEW.id;
-                END
-                """,
-                "DROP TABLE webhook_outbox",
-            ],
-            postgres: schemaV3(bigint: "BIGINT", serial: "BIGSERIAL PRIMARY KEY", blob: "BYTEA") + [
-                """
-                CREATE OR REPLACE FUNCTION operations_status_outbox() RETURNS trigger AS $$
-                BEGIN
-                    \(webhookInsert(payload: "json_build_object(\(webhookFields))::text"));
-                    \(pushInsert(event: "operation.finished", payload: "json_build_object('status', NEW.status)::text"));
-                    \(auditInsert);
-                    RETURN NEW;
-                END
-                $$ LANGUAGE plpgsql
-                """,
-                """
-                CREATE OR REPLACE FUNCTION operations_created_outbox() RETURNS trigger AS $$
-                BEGIN
-                    \(pushInsert(event: "operation.created", payload: "NULL"));
-                    RETURN NEW;
-                END
-                $$ LANGUAGE plpgsql
-                """,
-                """
-                CREATE OR REPLACE TRIGGER operations_created_outbox AFTER INSERT ON operations
-                FOR EACH ROW WHEN (NEW.user_id IS NOT NULL AND NEW.status = 'PENDING')
-                EXECUTE FUNCTION operations_created_outbox()
-                """,
-                """
-                CREATE OR REPLACE FUNCTION activations_removed_push() RETURNS trigger AS $$
-                BEGIN
-                    DELETE FROM push_registrations WHERE activation_id = NEW.id;
-                    RETURN NEW;
-                END
-                $$ LANGUAGE plpgsql
-                """,
-                """
-                CREATE OR REPLACE TRIGGER activations_removed_push AFTER UPDATE OF state ON activations
-                FOR EACH ROW WHEN (NEW.state = \(ActivationState.removed.rawValue))
-                EXECUTE FUNCTION activations_removed_push()
-                """,
-                "DROP TABLE webhook_outbox",
-            ]
-        ),
-        Migration(version: 4, sqlite: eventsV4(sqlite: true), postgres: eventsV4(sqlite: false)),
+        Migration(version: 3, sqlite: outboxV3(.sqlite), postgres: outboxV3(.postgres)),
+        Migration(version: 4, sqlite: eventsV4(.sqlite), postgres: eventsV4(.postgres)),
     ]
+
+    /// The SQL dialects the migrations are written for.
+    enum Dialect {
+        case sqlite
+        case postgres
+
+        var bigint: String { self == .sqlite ? "INTEGER" : "BIGINT" }
+        var blob: String { self == .sqlite ? "BLOB" : "BYTEA" }
+        var serial: String { self == .sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY" }
+
+        /// A JSON object of `fields` (`'key', value, …`) as text.
+        func jsonObject(_ fields: String) -> String {
+            self == .sqlite ? "json_object(\(fields))" : "json_build_object(\(fields))::text"
+        }
+
+        /// A row trigger `name` running `body` (statements) `timing` (e.g. `AFTER INSERT ON operations`) when
+        /// `condition` holds: inline on SQLite, a PL/pgSQL function and its trigger on PostgreSQL.
+        func trigger(_ name: String, _ timing: String, when condition: String, body: [String]) -> [String] {
+            let statements = body.map { "    \($0);" }.joined(separator: "\n")
+            switch self {
+            case .sqlite:
+                return ["CREATE TRIGGER IF NOT EXISTS \(name) \(timing)\nWHEN \(condition)\nBEGIN\n\(statements)\nEND"]
+            case .postgres:
+                return [
+                    """
+                    CREATE OR REPLACE FUNCTION \(name)() RETURNS trigger AS $$
+                    BEGIN
+                    \(statements)
+                        RETURN NEW;
+                    END
+                    $$ LANGUAGE plpgsql
+                    """,
+                    "CREATE OR REPLACE TRIGGER \(name) \(timing)\nFOR EACH ROW WHEN (\(condition))\nEXECUTE FUNCTION \(name)()",
+                ]
+            }
+        }
+    }
+
+    /// Version 3: the one outbox (webhook and push channels) and push registrations. The status trigger of version
+    /// 2 is replaced: it now writes the webhook message with the operation's fields, a silent push per registered
+    /// device, and the audit event; a new operation writes a push per registered device; a removed activation loses
+    /// its registration.
+    private static func outboxV3(_ dialect: Dialect) -> [String] {
+        // SQLite cannot replace a trigger: drop version 2's first.
+        (dialect == .sqlite ? ["DROP TRIGGER IF EXISTS operations_status_outbox"] : [])
+            + schemaV3(dialect)
+            + dialect.trigger(
+                "operations_status_outbox", "AFTER UPDATE OF status ON operations", when: "NEW.status <> OLD.status",
+                body: [
+                    webhookInsert(payload: dialect.jsonObject(webhookFields)),
+                    pushInsert(event: "operation.finished", payload: dialect.jsonObject("'status', NEW.status")),
+                    auditInsert,
+                ])
+            + dialect.trigger(
+                "operations_created_outbox", "AFTER INSERT ON operations",
+                when: "NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'",
+                body: [pushInsert(event: "operation.created", payload: "NULL")])
+            + dialect.trigger(
+                "activations_removed_push", "AFTER UPDATE OF state ON activations",
+                when: "NEW.state = \(ActivationState.removed.rawValue)",
+                body: ["DELETE FROM push_registrations WHERE activation_id = NEW.id"])
+            + ["DROP TABLE webhook_outbox"]
+    }
 
     /// The device event log the live streams read: an event per new operation of a user and per finished one,
     /// written by triggers in the statement of the change. On PostgreSQL the trigger also announces the user on the
     /// `assent_events` channel, so every server process wakes the user's streams.
-    private static func eventsV4(sqlite: Bool) -> [String] {
-        let created = """
-            INSERT INTO device_events (application_id, user_id, type, operation_id, status, at)
-                VALUES (NEW.application_id, NEW.user_id, 'operation.created', NEW.id, NEW.status, NEW.created_at)
+    private static func eventsV4(_ dialect: Dialect) -> [String] {
+        func event(_ type: String, at column: String) -> [String] {
+            let insert = """
+                INSERT INTO device_events (application_id, user_id, type, operation_id, status, at)
+                    VALUES (NEW.application_id, NEW.user_id, '\(type)', NEW.id, NEW.status, NEW.\(column))
+                """
+            return dialect == .sqlite ? [insert] : [insert, "PERFORM pg_notify('assent_events', NEW.user_id)"]
+        }
+        return [
             """
-        let finished = """
-            INSERT INTO device_events (application_id, user_id, type, operation_id, status, at)
-                VALUES (NEW.application_id, NEW.user_id, 'operation.finished', NEW.id, NEW.status, NEW.updated_at)
-            """
-        let table = """
             CREATE TABLE IF NOT EXISTS device_events (
-                id \(sqlite ? "INTEGER PRIMARY KEY AUTOINCREMENT" : "BIGSERIAL PRIMARY KEY"),
+                id \(dialect.serial),
                 application_id TEXT NOT NULL,
                 user_id TEXT NOT NULL,
                 type TEXT NOT NULL,
                 operation_id TEXT NOT NULL,
                 status TEXT NOT NULL,
-                at \(sqlite ? "INTEGER" : "BIGINT") NOT NULL
+                at \(dialect.bigint) NOT NULL
             )
-            """
-        let index = "CREATE INDEX IF NOT EXISTS device_events_user ON device_events(user_id, id)"
-        let atIndex = "CREATE INDEX IF NOT EXISTS device_events_at ON device_events(at)"
-        if sqlite {
-            return [
-                table, index, atIndex,
-                """
-                CREATE TRIGGER IF NOT EXISTS operations_created_event AFTER INSERT ON operations
-                WHEN NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'
-                BEGIN
-                    \(created);
-                END
-                """,
-                """
-                CREATE TRIGGER IF NOT EXISTS operations_finished_event AFTER UPDATE OF status ON operations
-                WHEN NEW.status <> OLD.status AND NEW.user_id IS NOT NULL
-                BEGIN
-                    \(finished);
-                END
-                """,
-            ]
-        }
-        return [
-            table, index, atIndex,
-            """
-            CREATE OR REPLACE FUNCTION operations_created_event() RETURNS trigger AS $$
-            BEGIN
-                \(created);
-                PERFORM pg_notify('assent_events', NEW.user_id);
-                RETURN NEW;
-            END
-            $$ LANGUAGE plpgsql
             """,
-            """
-            CREATE OR REPLACE TRIGGER operations_created_event AFTER INSERT ON operations
-            FOR EACH ROW WHEN (NEW.user_id IS NOT NULL AND NEW.status = 'PENDING')
-            EXECUTE FUNCTION operations_created_event()
-            """,
-            """
-            CREATE OR REPLACE FUNCTION operations_finished_event() RETURNS trigger AS $$
-            BEGIN
-                \(finished);
-                PERFORM pg_notify('assent_events', NEW.user_id);
-                RETURN NEW;
-            END
-            $$ LANGUAGE plpgsql
-            """,
-            """
-            CREATE OR REPLACE TRIGGER operations_finished_event AFTER UPDATE OF status ON operations
-            FOR EACH ROW WHEN (NEW.status IS DISTINCT FROM OLD.status AND NEW.user_id IS NOT NULL)
-            EXECUTE FUNCTION operations_finished_event()
-            """,
+            "CREATE INDEX IF NOT EXISTS device_events_user ON device_events(user_id, id)",
+            "CREATE INDEX IF NOT EXISTS device_events_at ON device_events(at)",
         ]
+            + dialect.trigger(
+                "operations_created_event", "AFTER INSERT ON operations",
+                when: "NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'",
+                body: event("operation.created", at: "created_at"))
+            + dialect.trigger(
+                "operations_finished_event", "AFTER UPDATE OF status ON operations",
+                when: "NEW.status <> OLD.status AND NEW.user_id IS NOT NULL",
+                body: event("operation.finished", at: "updated_at"))
     }
 
     /// What a webhook message carries besides the operation id, so that delivering it needs no other read.
@@ -222,24 +176,24 @@ enum Migrations {
 
     /// The one outbox of every delivery channel (it replaces version 2's webhook outbox, whose undelivered events
     /// it takes over) and push registrations.
-    private static func schemaV3(bigint: String, serial: String, blob: String) -> [String] {
+    private static func schemaV3(_ dialect: Dialect) -> [String] {
         [
             """
             CREATE TABLE IF NOT EXISTS outbox (
-                id \(serial),
+                id \(dialect.serial),
                 channel TEXT NOT NULL,
                 event TEXT NOT NULL,
                 subject TEXT NOT NULL,
                 target TEXT,
                 payload TEXT,
-                at \(bigint) NOT NULL,
-                attempts \(bigint) NOT NULL DEFAULT 0,
-                next_attempt_at \(bigint) NOT NULL,
+                at \(dialect.bigint) NOT NULL,
+                attempts \(dialect.bigint) NOT NULL DEFAULT 0,
+                next_attempt_at \(dialect.bigint) NOT NULL,
                 lease_owner TEXT,
-                lease_until \(bigint) NOT NULL DEFAULT 0,
+                lease_until \(dialect.bigint) NOT NULL DEFAULT 0,
                 state TEXT NOT NULL DEFAULT 'pending',
                 last_error TEXT,
-                finished_at \(bigint)
+                finished_at \(dialect.bigint)
             )
             """,
             "CREATE INDEX IF NOT EXISTS outbox_due ON outbox(state, next_attempt_at)",
@@ -256,9 +210,9 @@ enum Migrations {
                 activation_id TEXT PRIMARY KEY REFERENCES activations(id),
                 platform TEXT NOT NULL,
                 environment TEXT,
-                token \(blob) NOT NULL,
+                token \(dialect.blob) NOT NULL,
                 language TEXT,
-                registered_at \(bigint) NOT NULL
+                registered_at \(dialect.bigint) NOT NULL
             )
             """,
         ]
