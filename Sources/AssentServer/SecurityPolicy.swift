@@ -4,6 +4,10 @@ import AssentModel
 public struct SecurityPolicy: Sendable, Equatable {
     /// How far ahead of the stored counter a signature is accepted (default 20).
     public var counterLookAhead: Int = 20
+    /// How many counter values behind the stored one the server remembers (default 20). A signature valid for one
+    /// of them is a replay of a used signature: refused, but not counted as a failed attempt, so that copies of a
+    /// captured signature cannot block the activation.
+    public var replayMemory: Int = 20
     /// Failed signature attempts that block an activation (default 5).
     public var maxFailedAttempts: Int = 5
     /// How long an activation code stays valid, in seconds (default 5 minutes).
@@ -38,6 +42,9 @@ public struct SecurityPolicy: Sendable, Equatable {
     public func validate() throws {
         guard (1...255).contains(counterLookAhead) else {
             throw AssentServerError.configuration("The counter look-ahead must be 1 to 255.")
+        }
+        guard (0...255).contains(replayMemory) else {
+            throw AssentServerError.configuration("The replay memory must be 0 to 255 counter values.")
         }
         guard (1...255).contains(maxFailedAttempts) else {
             throw AssentServerError.configuration("The maximum of failed attempts must be 1 to 255.")

@@ -97,11 +97,54 @@ struct ServerSignatureTests {
         }
     }
 
+    @Test(
+        "Copies of a used signature are refused without counting as failures; wrong PINs at a used counter still count",
+        arguments: Backend.all)
+    func replayIsNotAFailure(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await server.activatedDevice(client)
+            let start = device.counter!
+            let body = Data(#"{"pay":4}"#.utf8)
+            let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
+            let send = {
+                try await client.send(
+                    "POST", "/pa/v3/signature/validate", headers: [AuthorizationHeader.name: header], body: body)
+            }
+            #expect(try await send().status == 200)
+            // Twice the blocking limit of copies: each is refused, none is a failed attempt.
+            for _ in 0..<10 {
+                let replay = try await send()
+                #expect(replay.status == 401)
+                #expect(replay.errorCode == "POWERAUTH_AUTH_FAIL")
+            }
+            var blob = try await device.status()
+            #expect(blob.failedAttempts == 0 && blob.state == .active)
+
+            // A device three steps ahead: the skipped values are used up too.
+            device.counter = start.advanced(by: 4)
+            #expect(try await device.validateSignature().status == 200)
+            device.counter = start.advanced(by: 2)
+            #expect(try await device.validateSignature().status == 401)
+            blob = try await device.status()
+            #expect(blob.failedAttempts == 0 && blob.counterByte == 5)
+
+            // A wrong PIN at a used counter value is a guess, not a replay.
+            device.counter = start.advanced(by: 1)
+            #expect(try await device.validateSignature(wrongPIN: true).status == 401)
+            #expect(try await device.status().failedAttempts == 1)
+
+            let audit = try await server.operatorCall(
+                client, "GET", "/api/v1/audit?activationId=\(device.activationId)", as: AuditList.self)
+            #expect(audit.events.filter { $0.type == "signature.replayed" }.count == 11)
+            #expect(audit.events.filter { $0.type == "signature.failed" }.count == 1)
+        }
+    }
+
     @Test("50 concurrent requests carrying the same signature: exactly one is accepted", arguments: Backend.all)
     func concurrentReplay(backend: Backend) async throws {
-        var policy = SecurityPolicy()
-        policy.maxFailedAttempts = 100
-        let server = try await TestServer.make(backend, policy: policy)
+        let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
             var device = try await server.activatedDevice(client)
@@ -110,16 +153,16 @@ struct ServerSignatureTests {
             let statuses = try await Self.sendConcurrently(count: 50, header: header, body: body, clients: [client])
             #expect(statuses.filter { $0 == 200 }.count == 1)
             #expect(statuses.filter { $0 == 401 }.count == 49)
-            #expect(try await device.status().counterByte == 1)
+            // The 49 copies are replays, not wrong PINs: the activation is neither blocked nor one failure closer.
+            let blob = try await device.status()
+            #expect(blob.counterByte == 1 && blob.failedAttempts == 0 && blob.state == .active)
         }
     }
 
     @Test("Two servers sharing one PostgreSQL database accept one copy of a signature between them")
     func concurrentReplayAcrossServers() async throws {
         guard Backend.all.contains(.postgres) else { return }
-        var policy = SecurityPolicy()
-        policy.maxFailedAttempts = 100
-        let first = try await TestServer.make(.postgres, policy: policy)
+        let first = try await TestServer.make(.postgres)
         let second = try await first.sibling()
         defer {
             Task {
@@ -137,6 +180,7 @@ struct ServerSignatureTests {
                         count: 20, header: header, body: body, clients: [firstClient, secondClient])
                     #expect(statuses.filter { $0 == 200 }.count == 1, "round \(round)")
                 }
+                #expect(try await device.status().failedAttempts == 0)
             }
         }
     }

@@ -248,12 +248,24 @@ public struct PowerAuthService: Sendable {
                     "activation.blocked", activation: activation, actor: "system", "Blocked: too many failed attempts.")
             }
             throw AssentServerError.authenticationFailed("The signature does not match.")
+        case .replayed:
+            await environment.audit(
+                "signature.replayed", activation: activation, actor: "device",
+                "A copy of an already used signature for \(uriId) was refused (not counted as a failed attempt).")
+            throw AssentServerError.authenticationFailed("The signature was already used.")
         }
     }
 
     enum Outcome: Sendable {
         case accepted(offset: Int)
         case failed(blocked: Bool)
+        /// The signature is valid for a counter value already behind the activation's: a copy of a used one.
+        case replayed
+    }
+
+    /// Thrown out of the activation update so that a replay writes nothing.
+    private struct ReplayedSignature: Error {
+        let activation: ActivationRecord
     }
 
     /// Validates the signature against the stored counter window and writes the outcome in one conditional update.
@@ -267,14 +279,32 @@ public struct PowerAuthService: Sendable {
     }
 
     /// Validates `signature` as any of `types` (tried in order) against the stored counter window and writes the
-    /// outcome in one conditional update: a match advances the counter, a mismatch counts a failed attempt.
-    /// Returns the type that matched.
+    /// outcome in one conditional update: a match advances the counter, a mismatch counts a failed attempt, and a
+    /// copy of a signature already used (valid for a remembered counter value) writes nothing. Returns the type that
+    /// matched.
     func recordSignature(
         activationId: String, signature: String, types: [SignatureType], application: ApplicationRecord, data: Data,
         format: SignatureFormat, now: Millis
     ) async throws -> (ActivationRecord, Outcome, SignatureType?) {
+        let activation: ActivationRecord
+        let result: (Outcome, SignatureType?)
+        do {
+            (activation, result) = try await updateSignatureState(
+                activationId: activationId, signature: signature, types: types, application: application, data: data,
+                format: format, now: now)
+        } catch let replay as ReplayedSignature {
+            return (replay.activation, .replayed, nil)
+        }
+        return (activation, result.0, result.1)
+    }
+
+    private func updateSignatureState(
+        activationId: String, signature: String, types: [SignatureType], application: ApplicationRecord, data: Data,
+        format: SignatureFormat, now: Millis
+    ) async throws -> (ActivationRecord, (Outcome, SignatureType?)) {
         let lookAhead = environment.policy.counterLookAhead
-        let (activation, result) = try await environment.updateActivation(id: activationId) {
+        let replayMemory = environment.policy.replayMemory
+        return try await environment.updateActivation(id: activationId) {
             activation -> (Outcome, SignatureType?) in
             guard activation.applicationId == application.id, activation.state == .active,
                 let keys = try activation.keys()
@@ -285,11 +315,23 @@ public struct PowerAuthService: Sendable {
                         signature, data: data, counter: activation.counterData, keys: keys.signatureKeys(for: type),
                         format: format, lookAhead: lookAhead)
                 else { continue }
+                activation.usedCounters.append(
+                    contentsOf: sequence(first: activation.counterData) { $0.next() }.prefix(match.offset + 1))
+                activation.usedCounters.removeFirst(max(0, activation.usedCounters.count - replayMemory))
                 activation.counterData = match.nextCounter
                 activation.counter += Int64(match.offset + 1)
                 if type.provesUserPresence { activation.failedAttempts = 0 }
                 activation.lastUsedAt = now
                 return (Outcome.accepted(offset: match.offset), type)
+            }
+            for type in types {
+                let factorKeys = keys.signatureKeys(for: type)
+                for used in activation.usedCounters.reversed()
+                where try PowerAuthSignature.validate(
+                    signature, data: data, counter: used, keys: factorKeys, format: format, lookAhead: 1) != nil
+                {
+                    throw ReplayedSignature(activation: activation)
+                }
             }
             activation.failedAttempts += 1
             let blocked = activation.failedAttempts >= activation.maxFailedAttempts
@@ -299,7 +341,6 @@ public struct PowerAuthService: Sendable {
             }
             return (Outcome.failed(blocked: blocked), nil)
         }
-        return (activation, result.0, result.1)
     }
 
     /// `/pa/v3/signature/validate`: validates a 2FA signature over the request body.

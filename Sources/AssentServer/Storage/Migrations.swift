@@ -47,6 +47,7 @@ enum Migrations {
         ),
         Migration(version: 3, sqlite: outboxV3(.sqlite), postgres: outboxV3(.postgres)),
         Migration(version: 4, sqlite: eventsV4(.sqlite), postgres: eventsV4(.postgres)),
+        Migration(version: 5, sqlite: usedCountersV5(.sqlite), postgres: usedCountersV5(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -146,6 +147,16 @@ enum Migrations {
                 "operations_finished_event", "AFTER UPDATE OF status ON operations",
                 when: "NEW.status <> OLD.status AND NEW.user_id IS NOT NULL",
                 body: event("operation.finished", at: "updated_at"))
+    }
+
+    /// Version 5: the counter values an activation's accepted signatures used, so that a copy of a used signature is
+    /// told apart from a wrong one (a replay does not count as a failed attempt).
+    private static func usedCountersV5(_ dialect: Dialect) -> [String] {
+        [
+            dialect == .sqlite
+                ? "ALTER TABLE activations ADD COLUMN used_counters BLOB"
+                : "ALTER TABLE activations ADD COLUMN IF NOT EXISTS used_counters BYTEA"
+        ]
     }
 
     /// What a webhook message carries besides the operation id, so that delivering it needs no other read.

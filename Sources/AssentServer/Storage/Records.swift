@@ -64,6 +64,9 @@ public struct ActivationRecord: Sendable, Equatable {
     public var counterData: HashCounter
     /// How many signatures were accepted, the numeric twin of ``counterData``.
     public var counter: Int64
+    /// The most recent counter values behind ``counterData`` (oldest first): those accepted signatures used and
+    /// those the look-ahead skipped. A signature valid for one of them is a replay.
+    public var usedCounters: [HashCounter] = []
     public var failedAttempts: Int
     public var maxFailedAttempts: Int
     /// Why the activation is blocked (`MAX_FAILED_ATTEMPTS`, or the operator's reason).

@@ -123,15 +123,24 @@ public final class SQLStore: AssentStore {
                 try $0.decode(column: "version", as: Int.self)
             })
         for migration in Migrations.all where !applied.contains(migration.version) {
-            for statement in backend == .sqlite ? migration.sqlite : migration.postgres {
-                try await database.raw(SQLQueryString(statement)).run()
+            // SQLite (one connection, transactional DDL) applies a version whole or not at all; PostgreSQL's
+            // statements are idempotent, as concurrent starts of several processes need.
+            if backend == .sqlite { try await database.raw("BEGIN IMMEDIATE").run() }
+            do {
+                for statement in backend == .sqlite ? migration.sqlite : migration.postgres {
+                    try await database.raw(SQLQueryString(statement)).run()
+                }
+                try await database.raw(
+                    """
+                    INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: migration.version), \
+                    \(bind: Date().millis)) ON CONFLICT DO NOTHING
+                    """
+                ).run()
+                if backend == .sqlite { try await database.raw("COMMIT").run() }
+            } catch {
+                if backend == .sqlite { try? await database.raw("ROLLBACK").run() }
+                throw error
             }
-            try await database.raw(
-                """
-                INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: migration.version), \
-                \(bind: Date().millis)) ON CONFLICT DO NOTHING
-                """
-            ).run()
         }
     }
 
@@ -187,13 +196,14 @@ public final class SQLStore: AssentStore {
             """
             INSERT INTO activations (id, application_id, user_id, state, activation_code, code_expires_at, commit_mode,
             activation_name, platform, device_info, extras, device_public_key, server_private_key, master_secret,
-            counter_data, counter, failed_attempts, max_failed_attempts, blocked_reason, version, created_at,
-            updated_at, last_used_at)
+            counter_data, counter, used_counters, failed_attempts, max_failed_attempts, blocked_reason, version,
+            created_at, updated_at, last_used_at)
             VALUES (\(bind: a.id), \(bind: a.applicationId), \(bind: a.userId), \(bind: Int64(a.state.rawValue)), \
             \(bind: a.activationCode), \(bind: a.codeExpiresAt), \(bind: a.commitMode.rawValue), \
             \(bind: a.activationName), \(bind: a.platform), \(bind: a.deviceInfo), \(bind: a.extras), \
             \(bind: a.devicePublicKey?.x963), \(bind: sealed.serverPrivateKey), \(bind: sealed.masterSecret), \
-            \(bind: a.counterData.data), \(bind: a.counter), \(bind: Int64(a.failedAttempts)), \
+            \(bind: a.counterData.data), \(bind: a.counter), \(bind: Self.joined(a.usedCounters)), \
+            \(bind: Int64(a.failedAttempts)), \
             \(bind: Int64(a.maxFailedAttempts)), \(bind: a.blockedReason), \(bind: a.version), \(bind: a.createdAt), \
             \(bind: a.updatedAt), \(bind: a.lastUsedAt))
             """
@@ -225,6 +235,7 @@ public final class SQLStore: AssentStore {
             device_info = \(bind: a.deviceInfo), extras = \(bind: a.extras),
             device_public_key = \(bind: a.devicePublicKey?.x963), master_secret = \(bind: sealed.masterSecret),
             counter_data = \(bind: a.counterData.data), counter = \(bind: a.counter),
+            used_counters = \(bind: Self.joined(a.usedCounters)),
             failed_attempts = \(bind: Int64(a.failedAttempts)), blocked_reason = \(bind: a.blockedReason),
             version = \(bind: expectedVersion + 1), updated_at = \(bind: a.updatedAt), last_used_at = \(bind: a.lastUsedAt)
             WHERE id = \(bind: a.id) AND version = \(bind: expectedVersion)
@@ -232,6 +243,21 @@ public final class SQLStore: AssentStore {
             """
         ).all()
         return !rows.isEmpty
+    }
+
+    /// Counter values stored as one column: their 16-byte values one after another.
+    private static func joined(_ counters: [HashCounter]) -> Data {
+        counters.reduce(into: Data()) { $0.append($1.data) }
+    }
+
+    private static func split(_ stored: Data?) throws -> [HashCounter] {
+        guard let stored, !stored.isEmpty else { return [] }
+        guard stored.count % 16 == 0 else {
+            throw AssentServerError.internalError("An activation's used counters have an invalid stored length.")
+        }
+        return try stride(from: stored.startIndex, to: stored.endIndex, by: 16).map {
+            try HashCounter(data: stored[$0..<$0 + 16])
+        }
     }
 
     private func sealedActivationSecrets(_ a: ActivationRecord) throws -> (serverPrivateKey: Data, masterSecret: Data?)
@@ -274,6 +300,7 @@ public final class SQLStore: AssentStore {
             masterSecret: master,
             counterData: try HashCounter(data: try row.decode(column: "counter_data", as: Data.self)),
             counter: try row.decode(column: "counter", as: Int64.self),
+            usedCounters: try Self.split(try row.decode(column: "used_counters", as: Data?.self)),
             failedAttempts: Int(try row.decode(column: "failed_attempts", as: Int64.self)),
             maxFailedAttempts: Int(try row.decode(column: "max_failed_attempts", as: Int64.self)),
             blockedReason: try row.decode(column: "blocked_reason", as: String?.self),
