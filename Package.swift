@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "AssentCrypto", targets: ["AssentCrypto"]),
         .library(name: "AssentModel", targets: ["AssentModel"]),
+        .library(name: "AssentQR", targets: ["AssentQR"]),
         .library(name: "AssentServer", targets: ["AssentServer"]),
         .library(name: "AssentSDK", targets: ["AssentSDK"]),
         .library(name: "AssentTesting", targets: ["AssentTesting"]),
@@ -47,6 +48,10 @@ let package = Package(
         .target(
             name: "AssentModel",
             dependencies: ["AssentCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "AssentQR",
             swiftSettings: strictSettings
         ),
         .target(
@@ -95,6 +100,11 @@ let package = Package(
         .testTarget(
             name: "AssentCryptoTests",
             dependencies: ["AssentCrypto"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AssentQRTests",
+            dependencies: ["AssentQR", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(
