@@ -82,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "AssentTesting",
-            dependencies: ["AssentCrypto", "AssentModel"],
+            dependencies: ["AssentCrypto", "AssentModel", "AssentQR"],
             swiftSettings: strictSettings
         ),
         .executableTarget(
@@ -91,6 +91,7 @@ let package = Package(
                 "AssentServer",
                 "AssentSDK",
                 "AssentModel",
+                "AssentQR",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -104,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AssentQRTests",
-            dependencies: ["AssentQR", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["AssentQR", "AssentTesting", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -1,16 +1,32 @@
 import Foundation
 
-/// A minimal PNG writer: one IHDR, one IDAT with a zlib stream (fixed-Huffman deflate), IEND.
-enum PNG {
-    /// A one-bit greyscale image from its scanlines, each already prefixed by its filter byte.
-    static func grayscale1Bit(width: Int, height: Int, scanlines: [UInt8]) -> Data {
+/// A minimal PNG writer for black-and-white images: one-bit greyscale, one IHDR, one IDAT with a zlib stream
+/// (fixed-Huffman deflate), IEND.
+public enum PNG {
+    /// A `width` × `height` image whose pixel (x, y) is black when `isBlack(x, y)`; (0, 0) is the top left.
+    public static func blackAndWhite(width: Int, height: Int, isBlack: (Int, Int) -> Bool) -> Data {
+        let rowBytes = (width + 7) / 8
+        var scanlines = [UInt8]()
+        scanlines.reserveCapacity((rowBytes + 1) * height)
+        for y in 0..<height {
+            scanlines.append(0)  // filter: none
+            var byte: UInt8 = 0
+            for x in 0..<width {
+                // In one-bit greyscale 1 is white.
+                if !isBlack(x, y) { byte |= 0x80 >> UInt8(x % 8) }
+                if x % 8 == 7 || x == width - 1 {
+                    scanlines.append(byte)
+                    byte = 0
+                }
+            }
+        }
         var header = [UInt8]()
         header += bigEndian(UInt32(width))
         header += bigEndian(UInt32(height))
         header += [1, 0, 0, 0, 0]  // bit depth 1, greyscale, deflate, adaptive filtering, no interlace
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         png += chunk("IHDR", header)
-        png += chunk("IDAT", Zlib.compress(scanlines, rowLength: (width + 7) / 8 + 1))
+        png += chunk("IDAT", Zlib.compress(scanlines, rowLength: rowBytes + 1))
         png += chunk("IEND", [])
         return png
     }

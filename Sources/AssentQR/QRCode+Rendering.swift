@@ -9,23 +9,9 @@ extension QRCode {
         let scale = max(1, scale)
         let quietZone = max(0, quietZone)
         let side = (size + 2 * quietZone) * scale
-        let rowBytes = (side + 7) / 8
-        var pixels = [UInt8]()
-        pixels.reserveCapacity((rowBytes + 1) * side)
-        for pixelY in 0..<side {
-            pixels.append(0)  // filter: none
-            let moduleY = pixelY / scale - quietZone
-            var byte: UInt8 = 0
-            for pixelX in 0..<side {
-                // In one-bit greyscale 1 is white.
-                if !self[pixelX / scale - quietZone, moduleY] { byte |= 0x80 >> UInt8(pixelX % 8) }
-                if pixelX % 8 == 7 || pixelX == side - 1 {
-                    pixels.append(byte)
-                    byte = 0
-                }
-            }
+        return PNG.blackAndWhite(width: side, height: side) { x, y in
+            self[x / scale - quietZone, y / scale - quietZone]
         }
-        return PNG.grayscale1Bit(width: side, height: side, scanlines: pixels)
     }
 
     /// The PNG as a `data:image/png;base64,…` URL, for an `<img src>`.

@@ -1,3 +1,4 @@
+import AssentTesting
 import Foundation
 import Testing
 
@@ -7,53 +8,7 @@ import Testing
 /// Python's zlib checks every PNG chunk's CRC and inflates the image data.
 @Suite("QR code: PNG, SVG and terminal images, read back by zbarimg")
 struct QRRenderingTests {
-    /// The path of a program on PATH, if any.
-    static func program(_ name: String) -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    /// zbarimg is required: `.ci/run` installs zbar-tools; elsewhere install it (`apt-get install zbar-tools`).
-    static func zbarimg() throws -> String {
-        guard let path = program("zbarimg") else {
-            Issue.record("zbarimg is not installed: install Debian's zbar-tools (.ci/run does).")
-            throw CancellationError()
-        }
-        return path
-    }
-
-    /// Runs `executable` and returns its exit status and standard output.
-    static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> (Int32, Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let inputPipe = Pipe()
-        if input != nil { process.standardInput = inputPipe }
-        try process.run()
-        if let input {
-            inputPipe.fileHandleForWriting.write(input)
-            try inputPipe.fileHandleForWriting.close()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, data)
-    }
-
-    /// Decodes the PNG with zbarimg and returns the payload (zbarimg ends it with a newline).
-    static func decode(_ png: Data) throws -> String? {
-        let zbarimg = try zbarimg()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("assent-qr-\(UUID().uuidString).png")
-        try png.write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let (status, output) = try run(zbarimg, ["--raw", "-q", "-Sdisable", "-Sqrcode.enable", file.path])
-        guard status == 0 else { return nil }
-        var text = String(decoding: output, as: UTF8.self)
-        if text.hasSuffix("\n") { text.removeLast() }
-        return text
-    }
+    static func decode(_ png: Data) throws -> String? { try QRReader.decode(png: png) }
 
     /// Printable ASCII from a seeded generator, so a failure can be repeated.
     struct SeededGenerator: RandomNumberGenerator {
@@ -114,10 +69,7 @@ struct QRRenderingTests {
 
     @Test("Each PNG chunk's CRC and the zlib stream check out with Python's zlib; the pixels are the modules")
     func pngStructure() throws {
-        guard let python = Self.program("python3") else {
-            Issue.record("python3 is not installed.")
-            return
-        }
+        let python = try #require(Spawn.program("python3"), "python3 is not installed")
         let code = try QRCode(text: "https://assent.example/approve/0f3c", errorCorrection: .high)
         let scale = 5
         let png = code.png(scale: scale, quietZone: 4)
@@ -147,9 +99,9 @@ struct QRRenderingTests {
                 rows.append(''.join('.' if line[1 + x // 8] >> (7 - x % 8) & 1 else '#' for x in range(width)))
             print('\\n'.join(rows))
             """
-        let (status, output) = try Self.run(python, ["-c", script], input: png)
-        #expect(status == 0)
-        let rows = String(decoding: output, as: UTF8.self).split(separator: "\n")
+        let outcome = try Spawn.run([python, "-c", script], bytes: png)
+        #expect(outcome.status == 0, "\(outcome.errors)")
+        let rows = outcome.output.split(separator: "\n")
         let side = (code.size + 8) * scale
         #expect(rows.count == side)
         for (pixelY, row) in rows.enumerated() {
@@ -159,29 +111,6 @@ struct QRRenderingTests {
             if row != expected[...] { break }
         }
         #expect(png.count < side * side / 8 / 3, "the repeated rows compress")
-    }
-
-    /// Draws text made of `▀ ▄ █` and spaces as pixels (ink black), as a terminal would show it.
-    static func rasterize(_ text: String, pixelsPerModule scale: Int) -> Data {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(Array.init)
-        let width = (lines.map(\.count).max() ?? 0) * scale
-        let height = lines.count * 2 * scale
-        let rowBytes = (width + 7) / 8
-        var scanlines: [UInt8] = []
-        for pixelY in 0..<height {
-            scanlines.append(0)
-            var bytes = [UInt8](repeating: 0xFF, count: rowBytes)
-            let line = lines[pixelY / (2 * scale)]
-            let upperHalf = (pixelY / scale) % 2 == 0
-            for pixelX in 0..<width {
-                let character = pixelX / scale < line.count ? line[pixelX / scale] : " "
-                let ink =
-                    character == "█" || (character == "▀" && upperHalf) || (character == "▄" && !upperHalf)
-                if ink { bytes[pixelX / 8] &= ~(0x80 >> UInt8(pixelX % 8)) }
-            }
-            scanlines += bytes
-        }
-        return PNG.grayscale1Bit(width: width, height: height, scanlines: scanlines)
     }
 
     @Test("Terminal half blocks: two modules a character; drawn as a terminal shows them, zbarimg reads them")
@@ -194,7 +123,7 @@ struct QRRenderingTests {
         #expect(lines.allSatisfy { $0.count == code.size + 8 })
         #expect(Set(plain).isSubset(of: Set(" ▀▄█\n")))
         // Ink on a white page: dark modules are ink.
-        #expect(try Self.decode(Self.rasterize(plain, pixelsPerModule: 4)) == text)
+        #expect(try Self.decode(QRReader.terminalPNG(plain)) == text)
         // The default inks light modules, for light text on a dark terminal: the ink is the page's background.
         let inverted = code.terminalText(quietZone: 4)
         let swapped = String(

@@ -1,4 +1,5 @@
 import AssentModel
+import AssentTesting
 import Foundation
 import Synchronization
 import Testing
@@ -22,6 +23,15 @@ struct CLITests {
             [executable.path] + arguments,
             environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, input: input)
         return Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
+    }
+
+    /// The QR code drawn in a command's output (its half-block lines), read by zbarimg as a phone would read it
+    /// from a dark terminal.
+    static func scannedQR(_ output: String) throws -> String? {
+        let lines = output.split(separator: "\n").filter { line in
+            line.contains("█") && line.allSatisfy { " ▀▄█".contains($0) }
+        }
+        return try QRReader.decode(png: QRReader.terminalPNG(lines.joined(separator: "\n"), lightOnDark: true))
     }
 
     @Test("Bootstrap a key without a server, serve, manage an activation, get meaningful exit codes, stop cleanly")
@@ -70,6 +80,14 @@ struct CLITests {
             CreateActivationResponse.self, from: Data(activation.output.utf8))
         #expect(response.activationQRCode.hasPrefix(response.activationCode + "#"))
 
+        // Printed into a file, no QR code unless asked; with --qr, the drawn code scans as the activation QR text.
+        #expect(!activation.output.contains("▀"))
+        let drawn = try Self.run(["admin", "activation", "create", "--user", "carol", "--qr"], environment: connection)
+        #expect(drawn.status == 0, "\(drawn.errors)")
+        let qrText = try #require(
+            drawn.output.split(separator: "\n").first { $0.hasPrefix("activationQRCode") }?.split(separator: " ").last)
+        #expect(try Self.scannedQR(drawn.output) == String(qrText))
+
         let shown = try Self.run(["admin", "activation", "show", response.activationId], environment: connection)
         #expect(shown.status == 0)
         #expect(shown.output.contains("CREATED") && shown.output.contains("FIELD"))
@@ -109,6 +127,10 @@ struct CLITests {
         #expect(pending.output.contains(info.id))
         let qr = try Self.run(["admin", "operation", "offline-qr", info.id], environment: connection)
         #expect(qr.status == 0 && qr.output.hasPrefix(info.id + "\nConfirm payment\nPay 100 CZK?\n"))
+        let drawnQR = try Self.run(["admin", "operation", "offline-qr", info.id, "--qr"], environment: connection)
+        let offlineText = try #require(drawnQR.output.components(separatedBy: "\n\n").first)
+        #expect(offlineText.hasPrefix(info.id + "\n") && !qr.output.contains("█"))
+        #expect(try Self.scannedQR(drawnQR.output) == offlineText)
         let typed = try Self.run(
             [
                 "admin", "operation", "offline-verify", info.id, "--activation", response.activationId, "--code",

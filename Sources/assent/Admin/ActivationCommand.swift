@@ -20,9 +20,15 @@ struct ActivationCommand: AsyncParsableCommand {
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create an activation and print its one-time code.",
-            discussion: "Example: assent admin activation create --user alice --commit-mode manual")
+            abstract: "Create an activation and print its one-time code and QR code.",
+            discussion: """
+                On a terminal the activation QR code is drawn below the table for the phone to scan (--no-qr to \
+                leave it out, --qr to draw it into a pipe or file).
+
+                Example: assent admin activation create --user alice --commit-mode manual
+                """)
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var qr: QROptions
         @Option(help: "The user the activation belongs to.") var user: String
         @Option(help: "auto: active once the device finishes; manual: an operator commits.") var commitMode = "auto"
 
@@ -38,6 +44,7 @@ struct ActivationCommand: AsyncParsableCommand {
                         ("expiresAt", created.expiresAt.formatted(.iso8601)),
                     ])
                 }
+                try qr.draw(created.activationQRCode, json: connection.json)
             }
         }
     }

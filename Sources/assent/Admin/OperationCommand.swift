@@ -151,14 +151,16 @@ struct OperationCommand: AsyncParsableCommand {
     struct OfflineQR: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "offline-qr",
-            abstract: "Print the offline QR code text of a pending operation.",
+            abstract: "Print the offline QR code of a pending operation: its text, and on a terminal the code.",
             discussion: """
                 Signed with the master server key, or with --activation's personal key (--key-type personal). \
-                Render the text as a QR code; the user scans it and types the approval code into offline-verify.
+                The user scans the QR code (drawn below the text on a terminal; --qr / --no-qr decide) and types \
+                the approval code into offline-verify.
 
                 Example: assent admin operation offline-qr <id> --key-type personal --activation <activation id>
                 """)
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var qr: QROptions
         @Argument(help: "The operation id.") var id: String
         @Option(help: "master or personal.") var keyType = "master"
         @Option(help: "The activation whose personal key signs.") var activation: String?
@@ -173,6 +175,7 @@ struct OperationCommand: AsyncParsableCommand {
                 } else {
                     print(response.qr)
                 }
+                try qr.draw(response.qr, json: connection.json)
             }
         }
     }
@@ -207,9 +210,11 @@ struct OperationCommand: AsyncParsableCommand {
 
     struct Proximity: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the current proximity-check code of an operation as a deeplink and a QR JWT.",
+            abstract:
+                "Print the current proximity-check code of an operation as a deeplink and a QR JWT (drawn on a terminal).",
             discussion: "Example: assent admin operation proximity <id> --scheme mybank")
         @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var qr: QROptions
         @Argument(help: "The operation id.") var id: String
         @Option(help: "The deeplink's URL scheme.") var scheme = "assent"
 
@@ -224,6 +229,7 @@ struct OperationCommand: AsyncParsableCommand {
                         ("validUntil", code.validUntil.formatted(.iso8601)),
                     ])
                 }
+                try qr.draw(code.jwt, json: connection.json)
             }
         }
     }

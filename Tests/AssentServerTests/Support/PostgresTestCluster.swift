@@ -1,3 +1,4 @@
+import AssentTesting
 import Foundation
 
 /// A throwaway PostgreSQL cluster for the tests: `initdb` in a temporary directory, `pg_ctl start` on a free

@@ -11,26 +11,42 @@ import Foundation
 ///
 /// Foundation's `Process` with pipes is not used: a long-lived process another test spawns at the same moment (a
 /// server, `pg_ctl`'s daemon) can inherit a pipe's write end, and a reader would then wait for EOF forever.
-enum Spawn {
-    struct Outcome {
+public enum Spawn {
+    public struct Outcome {
         /// The exit status, or 128 + the signal that ended the program.
-        var status: Int32
-        var output: String
-        var errors: String
+        public var status: Int32
+        public var output: String
+        public var errors: String
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    static func run(_ argv: [String], environment: [String: String]? = nil, input: String? = nil) throws -> Outcome {
+    /// The absolute path of `name` on PATH, if it is there.
+    public static func program(_ name: String) -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return paths.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Runs `argv` (its first element an absolute path) with `input` as text on standard input.
+    public static func run(_ argv: [String], environment: [String: String]? = nil, input: String? = nil) throws
+        -> Outcome
+    {
+        try run(argv, environment: environment, bytes: input.map { Data($0.utf8) })
+    }
+
+    /// Runs `argv` (its first element an absolute path) with `bytes` on standard input.
+    public static func run(_ argv: [String], environment: [String: String]? = nil, bytes input: Data?) throws
+        -> Outcome
+    {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("assent-spawn-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let inputPath = directory.appendingPathComponent("in").path
         let outputPath = directory.appendingPathComponent("out").path
         let errorPath = directory.appendingPathComponent("err").path
-        try Data((input ?? "").utf8).write(to: URL(fileURLWithPath: inputPath))
+        try (input ?? Data()).write(to: URL(fileURLWithPath: inputPath))
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
