@@ -28,6 +28,17 @@ public struct HTTPClient: Sendable {
             let envelope = try? JSONDecoder().decode(Envelope.self, from: body)
             return envelope?.responseObject?.code ?? envelope?.code
         }
+
+        /// The `message` of a PowerAuth or operator error body.
+        public var errorMessage: String? {
+            struct Envelope: Decodable {
+                struct Payload: Decodable { let message: String? }
+                let responseObject: Payload?
+                let message: String?
+            }
+            let envelope = try? JSONDecoder().decode(Envelope.self, from: body)
+            return envelope?.responseObject?.message ?? envelope?.message
+        }
     }
 
     public let base: URL

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `assent` command: the server, its administration, and the command-line token.
 @main
@@ -15,4 +16,21 @@ struct Assent: AsyncParsableCommand {
         version: "0.3.0",
         subcommands: [ServeCommand.self, AdminCommand.self, TokenCommand.self]
     )
+
+    static func main() async {
+        let arguments = SharedOptions.reordered(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // A usage error exits 2, as the discussion above promises (the parser's own default is 64).
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
+    }
 }

@@ -95,6 +95,8 @@ struct CLITests {
         #expect(listed.output.contains(response.activationId))
 
         #expect(try Self.run(["admin", "activation", "show", "missing"], environment: connection).status == 3)
+        let usage = try Self.run(["admin", "activation", "show"], environment: connection)
+        #expect(usage.status == 2 && usage.errors.contains("Usage: assent admin activation show"))
         let conflict = try Self.run(["admin", "activation", "commit", response.activationId], environment: connection)
         #expect(conflict.status == 5)
         #expect(conflict.errors.contains("ACTIVATION_INVALID_STATE"))
@@ -222,17 +224,22 @@ struct CLITests {
             created.output.split(separator: "\n").first { $0.hasPrefix("id ") }?.split(separator: " ").last
                 .map(String.init))
 
-        let listed = try Self.run(["token", "list"] + profile, environment: environment)
+        // Shared options may come before the subcommand, as in git or kubectl.
+        let listed = try Self.run(["token"] + profile + ["list"], environment: environment)
         #expect(listed.status == 0 && listed.output.contains(operationId) && listed.output.contains("Confirm payment"))
 
         let wrong = try Self.run(
             ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "1111\n")
-        #expect(wrong.status == 4 && wrong.errors.contains("WRONG_PIN") && wrong.errors.contains("4 attempts left"))
+        #expect(wrong.status == 4 && wrong.errors == "error: WRONG_PIN: The PIN is wrong. 4 attempts left.\n")
         let approved = try Self.run(
             ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
         #expect(approved.status == 0, "\(approved.errors)")
         let shown = try Self.run(["admin", "operation", "show", operationId], environment: environment)
         #expect(shown.output.contains("APPROVED"))
+        let shownJSON = try Self.run(["admin", "--json", "operation", "show", operationId], environment: environment)
+        #expect(
+            try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(shownJSON.output.utf8)).status == .approved
+        )
 
         // Reject, offline QR approval and status, as the README's next steps show.
         let second = try Self.run(

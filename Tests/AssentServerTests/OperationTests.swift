@@ -302,11 +302,48 @@ struct OperationTests {
                 #expect(response.status == 400 && response.errorCode == "ERR_REQUEST")
                 #expect(response.text.contains(fragment), "\(response.text)")
             }
+            // formData in neither shape: the error names both, and the same field every time.
+            for body in [
+                #"{"userId":"alice","name":"p","data":"A2","formData":5}"#,
+                #"{"userId":"alice","name":"p","data":"A2","formData":{"title":7,"message":"m"}}"#,
+                #"{"userId":"alice","name":"p","data":"A2","formData":{"en":{"title":"t"},"cs":{"title":1}}}"#,
+            ] {
+                var texts = Set<String>()
+                for _ in 0..<3 {
+                    let response = try await client.send(
+                        "POST", "/api/v1/operations", headers: ["Authorization": "Bearer \(server.apiKey)"],
+                        body: Data(body.utf8))
+                    #expect(response.status == 400 && response.errorCode == "ERR_REQUEST")
+                    #expect(response.text.contains("one form") && response.text.contains("map of language tags"))
+                    texts.insert(response.errorMessage ?? "")
+                }
+                #expect(texts.count == 1, "\(texts)")
+            }
             let unauthorized = try await client.send("GET", "/api/v1/operations/x")
             #expect(unauthorized.status == 401)
             let missing = try await client.send(
                 "GET", "/api/v1/operations/none", headers: ["Authorization": "Bearer \(server.apiKey)"])
             #expect(missing.status == 404 && missing.errorCode == "OPERATION_NOT_FOUND")
+        }
+    }
+
+    @Test("A flat formData — the shape devices receive — is the default language's form")
+    func flatFormData() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let form = #"{"title":"Confirm payment","message":"Pay 100 CZK?","attributes":[]}"#
+            for (extra, language) in [("", "en"), (#","defaultLanguage":"cs""#, "cs")] {
+                let response = try await client.send(
+                    "POST", "/api/v1/operations", headers: ["Authorization": "Bearer \(server.apiKey)"],
+                    body: Data(
+                        #"{"userId":"alice","name":"pay","data":"A1*A100CZK","formData":\#(form)\#(extra)}"#.utf8))
+                #expect(response.status == 201, "\(response.text)")
+                let info = try OperatorJSON.decoder().decode(OperationInfo.self, from: response.body)
+                #expect(info.formData.keys.sorted() == [language])
+                #expect(info.formData[language]?.title == "Confirm payment")
+                #expect(info.formData[language]?.message == "Pay 100 CZK?")
+            }
         }
     }
 

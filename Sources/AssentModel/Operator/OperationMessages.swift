@@ -8,7 +8,8 @@ public struct CreateOperationRequest: Codable, Sendable, Equatable {
     public var name: String?
     /// The operation data string (`A1*A100CZK*…`).
     public var data: String?
-    /// The form per language tag (`en`, `cs`, …).
+    /// The form per language tag (`en`, `cs`, …). In JSON also one form without a language map — the shape a
+    /// device receives — which is the form of ``defaultLanguage`` (`en` when absent).
     public var formData: [String: FormData]?
     /// The language used when `Accept-Language` matches none (default `en` when present, else the first tag).
     public var defaultLanguage: String?
@@ -45,6 +46,78 @@ public struct CreateOperationRequest: Codable, Sendable, Equatable {
         self.proximityCheck = proximityCheck
         self.template = template
         self.params = params
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case userId, name, data, formData, defaultLanguage, ui, allowedSignatureType, expiresIn, maxFailedAttempts,
+            proximityCheck, template, params
+    }
+
+    /// A key of a JSON object whose keys are data (language tags).
+    private struct ObjectKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        userId = try container.decodeIfPresent(String.self, forKey: .userId)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
+        data = try container.decodeIfPresent(String.self, forKey: .data)
+        defaultLanguage = try container.decodeIfPresent(String.self, forKey: .defaultLanguage)
+        ui = try container.decodeIfPresent(OperationUI.self, forKey: .ui)
+        allowedSignatureType = try container.decodeIfPresent(AllowedSignatureType.self, forKey: .allowedSignatureType)
+        expiresIn = try container.decodeIfPresent(Int.self, forKey: .expiresIn)
+        maxFailedAttempts = try container.decodeIfPresent(Int.self, forKey: .maxFailedAttempts)
+        proximityCheck = try container.decodeIfPresent(Bool.self, forKey: .proximityCheck)
+        template = try container.decodeIfPresent(String.self, forKey: .template)
+        params = try container.decodeIfPresent([String: JSONValue].self, forKey: .params)
+        formData = try Self.decodeForms(container, defaultLanguage: defaultLanguage)
+    }
+
+    /// `formData` as one form (it has a string `title`) or as a map of language tags to forms; anything else is
+    /// refused with both shapes named.
+    private static func decodeForms(
+        _ container: KeyedDecodingContainer<CodingKeys>, defaultLanguage: String?
+    ) throws -> [String: FormData]? {
+        guard container.contains(.formData), try !container.decodeNil(forKey: .formData) else { return nil }
+        let shapes =
+            #"is one form {"title", "message", "attributes"} or a map of language tags to forms {"en": {…}}"#
+        guard let object = try? container.nestedContainer(keyedBy: ObjectKey.self, forKey: .formData) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .formData, in: container, debugDescription: "formData \(shapes); it is not a JSON object.")
+        }
+        if (try? object.decode(String.self, forKey: ObjectKey(stringValue: "title"))) != nil {
+            return [defaultLanguage ?? "en": try container.decode(FormData.self, forKey: .formData)]
+        }
+        var forms: [String: FormData] = [:]
+        // In key order, so that the first wrong form is named the same way every time.
+        for key in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
+            do {
+                forms[key.stringValue] = try object.decode(FormData.self, forKey: key)
+            } catch let error as DecodingError {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .formData, in: container,
+                    debugDescription: "formData \(shapes); formData.\(key.stringValue) is not a form (\(error.brief)).")
+            }
+        }
+        return forms
+    }
+}
+
+extension DecodingError {
+    /// What is wrong, by field path, without the value.
+    var brief: String {
+        switch self {
+        case .keyNotFound(let key, let context):
+            "\((context.codingPath + [key]).map(\.stringValue).joined(separator: ".")) is missing"
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
+        case .dataCorrupted(let context): context.debugDescription
+        @unknown default: "it cannot be read"
+        }
     }
 }
 

@@ -52,6 +52,7 @@ enum HTTPSupport {
         case DecodingError.keyNotFound(let key, _): "field \(key.stringValue) is missing."
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             "field \(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type."
+        case DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty: context.debugDescription
         case DecodingError.dataCorrupted: "it is not valid JSON."
         default: "it cannot be read."
         }

@@ -448,7 +448,20 @@ enum TokenFailure {
                 case .invalidInput: 2
                 default: error.httpStatus.map(CLIFailure.exitCode(forStatus:)) ?? 1
                 }
-            CLIFailure.fail(code: error.code.rawValue, message: error.description, exitCode: exitCode)
+            CLIFailure.fail(code: error.code.rawValue, message: message(error), exitCode: exitCode)
         }
+    }
+
+    /// The message once, plainly: the attempts left after a wrong PIN, the server's code only when the SDK's
+    /// own code does not already say what happened.
+    static func message(_ error: AssentError) -> String {
+        var text = error.message
+        if let remaining = error.remainingAttempts {
+            text += " \(remaining) attempt\(remaining == 1 ? "" : "s") left."
+        }
+        if error.code == .server, let serverCode = error.serverCode {
+            text += " (\(serverCode)\(error.httpStatus.map { ", HTTP \($0)" } ?? ""))"
+        }
+        return text
     }
 }
