@@ -12,8 +12,9 @@ public enum AssentServerApplication {
         -> Router<AssentRequestContext>
     {
         let router = Router(context: AssentRequestContext.self)
+        let known = KnownRoutes()
         router.add(middleware: MetricsMiddleware(registry: registry))
-        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware(routes: known))
         router.get("health") { _, _ in
             try HTTPSupport.json(["status": "UP"])
         }
@@ -27,6 +28,7 @@ public enum AssentServerApplication {
         OperatorRoutes(environment: environment).register(on: router)
         PushRoutes(environment: environment).register(on: router)
         EventStreamRoutes(environment: environment).register(on: router)
+        known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router
     }
 
@@ -68,8 +70,8 @@ extension AssentServerApplication {
     }
 }
 
-/// Every few seconds expires overdue operations; once a minute deletes expired temporary keys and replay-guard
-/// entries, and outbox messages finished (or never deliverable, without a sender for their channel) more than a
+/// Every few seconds expires overdue operations; once a minute deletes expired temporary keys, replay-guard
+/// entries and rate-limit windows, and outbox messages finished (or never deliverable, without a sender for their channel) more than a
 /// day ago.
 struct Sweeper: Service {
     let environment: ServerEnvironment
@@ -94,6 +96,7 @@ struct Sweeper: Service {
                         try await environment.store.purgeOutbox(
                             before: now - 86_400_000, undeliverable: undeliverable)
                         try await environment.store.purgeDeviceEvents(before: now - 86_400_000)
+                        try await environment.store.purgeRateLimits(before: now)
                     }
                 } catch {
                     environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])

@@ -12,11 +12,16 @@ public struct TestFailure: Error, CustomStringConvertible {
 
 /// A minimal HTTP client over URLSession, with enough connections for the concurrency tests.
 public struct HTTPClient: Sendable {
-    /// A response: status and body.
+    /// A response: status, headers and body.
     public struct Response: Sendable {
         public var status: Int
         public var body: Data
+        /// Header values by lower-cased name.
+        public var headerValues: [String: String] = [:]
         public var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The value of the header `name` (any case).
+        public func header(_ name: String) -> String? { headerValues[name.lowercased()] }
 
         /// The `code` of a PowerAuth or operator error body.
         public var errorCode: String? {
@@ -63,6 +68,11 @@ public struct HTTPClient: Sendable {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if !body.isEmpty || method == "POST" { request.httpBody = body }
         let (data, response) = try await session.data(for: request)
-        return Response(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+        let http = response as? HTTPURLResponse
+        var headerValues: [String: String] = [:]
+        for (name, value) in http?.allHeaderFields ?? [:] {
+            headerValues["\(name)".lowercased()] = "\(value)"
+        }
+        return Response(status: http?.statusCode ?? 0, body: data, headerValues: headerValues)
     }
 }

@@ -36,6 +36,18 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var webhookURL: String?
     @OptionGroup(title: "Push notifications") var push: PushOptions
+    @Option(
+        name: .customLong("rate-limit"),
+        help: ArgumentHelp(
+            "Change a rate limit: NAME=LIMIT/SECONDS (repeatable).",
+            discussion: """
+                Names and defaults: activation-address=20/300 and activation-code=5/300 (wrong activation codes per \
+                client address and per code's first two groups), operator-key-failures=10/300 (wrong operator keys \
+                per address), offline-operation=10/300 and offline-activation=30/300 (offline-code verifications), \
+                proximity-operation=10/300 (approvals with a proximity check).
+                """))
+    var rateLimits: [String] = []
+    @Flag(help: "Turn every rate limit off (load tests only: they guard against guessing).") var noRateLimits = false
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     /// The webhook settings from `--webhook-url` / `ASSENT_WEBHOOK_URL` and `ASSENT_WEBHOOK_SECRET`.
@@ -69,6 +81,15 @@ struct ServeCommand: AsyncParsableCommand {
         policy.pinMaximumLength = pinMaxLength
         policy.pinAlphanumeric = pinAlphanumeric
         policy.biometryEnabled = !disableBiometry
+        var limits = RateLimits()
+        limits.enabled = !noRateLimits
+        for text in rateLimits {
+            do {
+                try limits.set(text)
+            } catch let error as AssentServerError {
+                throw ValidationError(error.message)
+            }
+        }
         let webhook = try webhookSettings()
         let pushSettings: PushSettings?
         do {
@@ -80,8 +101,9 @@ struct ServeCommand: AsyncParsableCommand {
         try await CLIFailure.reporting {
             try policy.validate()
             let store = try await ServerBootstrap.openStore(storage.location, logger: logger)
-            let environment = ServerEnvironment(
+            var environment = ServerEnvironment(
                 store: store, policy: policy, logger: logger, webhook: webhook, push: pushSettings)
+            environment.rateLimits = limits
             let prepared = try await ServerBootstrap.prepare(environment)
             let app = try AssentServerApplication.application(environment: environment, host: host, port: port) {
                 port in

@@ -24,7 +24,8 @@ struct PushContractTests {
     static func transport(_ mock: PushServiceMock) throws -> PushTransport {
         var settings = PushSettings()
         settings.additionalTrustRootsPEM = mock.certificates.caPEM
-        settings.timeout = .seconds(5)
+        // Generous: the first request's TLS handshakes share two cores with the whole parallel test run.
+        settings.timeout = .seconds(30)
         return try PushTransport(settings: settings)
     }
 

@@ -47,4 +47,40 @@ struct RouterTests {
             }
         }
     }
+
+    @Test("A known path with another method is 405 with Allow; list limits outside 1…1000 are 400")
+    func methodsAndLimits() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
+        try await app.test(.router) { client in
+            for (method, uri, allowed) in [
+                (HTTPRequest.Method("TRACE")!, "/api/v1/audit", "GET"), (.post, "/health", "GET"),
+                (.get, "/api/v1/operations/abc/cancel", "POST"), (.patch, "/api/v1/operations", "POST"),
+                (.post, "/api/v1/activations/abc", "DELETE, GET"),
+            ] {
+                try await client.execute(uri: uri, method: method, headers: key) { response in
+                    #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                    #expect(response.headers[.allow] == allowed, "\(method) \(uri)")
+                    #expect(String(buffer: response.body).contains("ERR_METHOD"))
+                }
+            }
+            try await client.execute(uri: "/api/v1/nothing-here", method: .get, headers: key) { response in
+                #expect(response.status == .notFound)
+            }
+            for limit in ["0", "1001", "null", "ten", "-5"] {
+                for path in ["/api/v1/audit", "/api/v1/users/alice/operations"] {
+                    try await client.execute(uri: "\(path)?limit=\(limit)", method: .get, headers: key) { response in
+                        #expect(response.status == .badRequest, "\(path) limit=\(limit)")
+                    }
+                }
+            }
+            for limit in ["1", "1000"] {
+                try await client.execute(uri: "/api/v1/audit?limit=\(limit)", method: .get, headers: key) { response in
+                    #expect(response.status == .ok)
+                }
+            }
+        }
+    }
 }

@@ -21,10 +21,11 @@ struct DeviceRoutes {
             let body = try await HTTPSupport.decode(RequestEnvelope<TemporaryKeyRequest>.self, from: request)
             return try HTTPSupport.json(ResponseEnvelope(try await service.createTemporaryKey(body.requestObject)))
         }
-        group.post("activation/create") { request, _ in
+        group.post("activation/create") { request, context in
             let body = try await HTTPSupport.decode(EncryptedRequest.self, from: request)
             let response = try await service.createActivation(
-                encryptionHeader: request.headers[HTTPSupport.encryption], body: body)
+                encryptionHeader: request.headers[HTTPSupport.encryption], body: body,
+                clientAddress: context.clientAddress)
             return try HTTPSupport.json(response)
         }
         group.post("activation/status") { request, _ in

@@ -11,6 +11,8 @@ import Logging
 /// with the error's own status.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = AssentRequestContext
+    /// Which methods a path has, to tell 405 from 404.
+    let routes: KnownRoutes
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -18,28 +20,54 @@ struct ErrorMiddleware: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            let failure = Self.serverError(for: error)
-            if failure.status >= 500 {
-                context.logger.error(
-                    "request failed",
-                    metadata: ["error": "\(String(reflecting: error))", "http.path": "\(request.uri.path)"])
-            } else {
-                context.logger.info(
-                    "request refused", metadata: ["error.code": "\(failure.code)", "http.path": "\(request.uri.path)"])
+            var failure = Self.serverError(for: error)
+            var allowed: [String] = []
+            if let routing = error as? any HTTPResponseError, routing.status == .notFound {
+                // The router found no route: a known path with another method is 405 with the methods it has.
+                allowed = routes.methods(for: request.uri.path)
+                if !allowed.isEmpty {
+                    failure = AssentServerError(
+                        code: "ERR_METHOD", status: 405,
+                        message:
+                            "This endpoint accepts \(allowed.joined(separator: ", ")), not \(request.method.rawValue).")
+                }
             }
-            if request.uri.path.hasPrefix("/pa/") {
-                let status = failure.status == 401 ? 401 : failure.status >= 500 ? 500 : 400
-                return try HTTPSupport.json(
-                    ErrorEnvelope(code: failure.code, message: failure.message), status: .init(code: status))
-            }
-            if request.uri.path.hasPrefix("/api/auth/") || request.uri.path.hasPrefix("/api/push/") {
-                let (code, status) = Self.mobileTokenError(failure)
-                return try HTTPSupport.json(
-                    ErrorEnvelope(code: code, message: failure.message), status: .init(code: status))
-            }
-            return try HTTPSupport.json(
-                OperatorError(code: failure.code, message: failure.message), status: .init(code: failure.status))
+            var response = try Self.response(failure, request: request, context: context, error: error)
+            if let retryAfter = failure.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            if !allowed.isEmpty { response.headers[.allow] = allowed.joined(separator: ", ") }
+            return response
         }
+    }
+
+    /// The error body of the API the request went to; the failure is logged (details only for server faults).
+    private static func response(
+        _ failure: AssentServerError, request: Request, context: Context, error: any Error
+    ) throws -> Response {
+        if failure.status >= 500 {
+            context.logger.error(
+                "request failed",
+                metadata: ["error": "\(String(reflecting: error))", "http.path": "\(request.uri.path)"])
+        } else {
+            context.logger.info(
+                "request refused", metadata: ["error.code": "\(failure.code)", "http.path": "\(request.uri.path)"])
+        }
+        if request.uri.path.hasPrefix("/pa/") {
+            let status =
+                switch failure.status {
+                case 401, 429: failure.status
+                case 500...: 500
+                default: 400
+                }
+            return try HTTPSupport.json(
+                ErrorEnvelope(code: failure.code, message: failure.message), status: .init(code: status))
+        }
+        if request.uri.path.hasPrefix("/api/auth/") || request.uri.path.hasPrefix("/api/push/") {
+            let (code, status) = Self.mobileTokenError(failure)
+            return try HTTPSupport.json(
+                ErrorEnvelope(code: code, message: failure.message), status: .init(code: status))
+        }
+        return try HTTPSupport.json(
+            OperatorError(code: failure.code, message: failure.message), status: .init(code: failure.status))
     }
 
     /// The Mobile Token API's code and status for a failure: `INVALID_REQUEST`, `INVALID_ACTIVATION`,
@@ -52,7 +80,8 @@ struct ErrorMiddleware: RouterMiddleware {
             case "ACTIVATION_NOT_FOUND", "ACTIVATION_INVALID_STATE": "INVALID_ACTIVATION"
             case "OPERATION_NOT_FOUND": "INVALID_OPERATION"
             case let code
-            where code == "POWERAUTH_AUTH_FAIL" || code == "PUSH_REGISTRATION_FAILED" || code.hasPrefix("OPERATION_"):
+            where code == "POWERAUTH_AUTH_FAIL" || code == "PUSH_REGISTRATION_FAILED" || code == "ERR_RATE_LIMITED"
+                || code.hasPrefix("OPERATION_"):
                 code
             default: "ERROR_GENERIC"
             }
@@ -60,7 +89,7 @@ struct ErrorMiddleware: RouterMiddleware {
             switch failure.status {
             case 401: 401
             case 404 where failure.code == "NOT_FOUND": 404
-            case 405, 413: failure.status
+            case 405, 413, 429: failure.status
             case 500...: 500
             default: 400
             }

@@ -46,6 +46,15 @@ enum HTTPSupport {
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// A list's `limit` query parameter: an integer from 1 to 1000, 100 when absent.
+    static func limit(_ text: String?) throws -> Int {
+        guard let text else { return 100 }
+        guard let limit = Int(text), (1...1000).contains(limit) else {
+            throw AssentServerError.invalidRequest("limit is an integer from 1 to 1000 (default 100).")
+        }
+        return limit
+    }
+
     /// A short, secret-free description of a decoding error.
     static func describe(_ error: any Error) -> String {
         switch error {

@@ -29,7 +29,7 @@ extension OperatorRoutes {
                 }
                 status = parsed
             }
-            let limit = request.uri.queryParameters.get("limit").flatMap { Int($0) } ?? 100
+            let limit = try HTTPSupport.limit(request.uri.queryParameters.get("limit"))
             let list = try await operations.list(
                 userId: try context.parameters.require("userId"), status: status, limit: limit)
             return try json(OperationList(operations: list.map(Self.info)))

@@ -24,7 +24,8 @@ struct OperatorRoutes {
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.json)))
         }
-        let api = router.group("api/v1").add(middleware: APIKeyMiddleware(apiKeys: apiKeys))
+        let api = router.group("api/v1").add(
+            middleware: APIKeyMiddleware(apiKeys: apiKeys, limiter: RateLimiter(environment: environment)))
 
         api.get("application") { _, context in
             try require(.applicationRead, context)
@@ -107,7 +108,7 @@ struct OperatorRoutes {
         api.get("audit") { request, context in
             try require(.auditRead, context)
             let query = request.uri.queryParameters
-            let limit = query.get("limit").flatMap { Int($0) } ?? 100
+            let limit = try HTTPSupport.limit(query.get("limit"))
             let events = try await environment.store.audit(
                 activationId: query.get("activationId"), userId: query.get("userId"), limit: limit)
             return try json(
@@ -197,17 +198,25 @@ struct OperatorRoutes {
     }
 }
 
-/// Authenticates `Authorization: Bearer <api key>` and puts the key into the context.
+/// Authenticates `Authorization: Bearer <api key>` and puts the key into the context. Wrong keys count against the
+/// client's address; over the limit, its requests are refused with 429 until the window ends.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = AssentRequestContext
     let apiKeys: APIKeyService
+    let limiter: RateLimiter
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-            let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count)))
-        else { throw AssentServerError.unauthorized() }
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw AssentServerError.unauthorized()
+        }
+        let rule = limiter.environment.rateLimits.operatorKeyFailuresPerAddress
+        if let address = context.clientAddress { try await limiter.check(rule, "operator.key", address) }
+        guard let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count))) else {
+            if let address = context.clientAddress { await limiter.recordFailure(rule, "operator.key", address) }
+            throw AssentServerError.unauthorized()
+        }
         var context = context
         context.apiKey = key
         return try await next(request, context)

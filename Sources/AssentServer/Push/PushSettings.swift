@@ -13,7 +13,7 @@ public struct PushSettings: Sendable {
     /// Certificate authorities (PEM) trusted for the push services' TLS besides the system's: for a TLS-inspecting
     /// proxy, or a test server.
     public var additionalTrustRootsPEM: String?
-    /// How long one request to a push service may take (default 10 s).
+    /// How long connecting (TLS included) and one request to a push service may each take (default 10 s).
     public var timeout: Duration = .seconds(10)
 
     /// Settings with the given services.

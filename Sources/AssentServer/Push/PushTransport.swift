@@ -92,7 +92,9 @@ final class PushTransport: Sendable {
         }
         var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, redirectConfiguration: .disallow,
-            timeout: .init(connect: .seconds(5), read: .seconds(Int64(settings.timeout.components.seconds))))
+            timeout: .init(
+                connect: .seconds(Int64(settings.timeout.components.seconds)),
+                read: .seconds(Int64(settings.timeout.components.seconds))))
         configuration.httpVersion = .automatic
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         timeout = settings.timeout

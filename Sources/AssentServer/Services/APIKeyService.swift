@@ -11,7 +11,7 @@ public struct APIKeyService: Sendable {
     /// Creates a key; the returned text is shown once and cannot be recovered.
     public func create(name: String, scopes: Set<APIScope>, actor: String) async throws -> (APIKeyRecord, key: String) {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 100 else {
+        guard !trimmed.isEmpty, name.unicodeScalars.count <= 100 else {
             throw AssentServerError.invalidRequest("An API key name has 1 to 100 characters.")
         }
         guard !scopes.isEmpty else { throw AssentServerError.invalidRequest("An API key needs at least one scope.") }

@@ -225,8 +225,12 @@ public struct OperationService: Sendable {
 
     static func statusReason(_ reason: String?) throws -> String? {
         guard let reason else { return nil }
-        guard (1...statusReasonLimit).contains(reason.count), !reason.contains(where: \.isNewline),
-            reason.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) })
+        // Counted and checked as the OpenAPI document says: code points; no C0/C1 control characters or line
+        // separators.
+        guard (1...statusReasonLimit).contains(reason.unicodeScalars.count),
+            reason.unicodeScalars.allSatisfy({
+                !(0...0x1F ~= $0.value || 0x7F...0x9F ~= $0.value || 0x2028...0x2029 ~= $0.value)
+            })
         else { throw AssentServerError.invalidRequest("A reason is 1 to 32 characters on one line.") }
         return reason
     }
@@ -295,6 +299,10 @@ public struct OperationService: Sendable {
         _ request: OperationAuthorizeRequest, device: AuthenticatedDevice
     ) async throws -> OperationRecord {
         let tolerance = Millis(environment.policy.timestampTolerance) * 1000
+        if request.proximityCheck != nil {
+            try await RateLimiter(environment: environment).hit(
+                environment.rateLimits.proximityChecksPerOperation, "proximity.operation", request.id)
+        }
         let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
             // Visibility first: another user's device learns nothing about the operation, not even its expiry.
             guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
@@ -490,6 +498,10 @@ public struct OperationService: Sendable {
         guard parts.count == 2,
             parts.allSatisfy({ $0.count == 8 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
         else { throw AssentServerError.invalidRequest("The code is two groups of 8 digits: NNNNNNNN-NNNNNNNN.") }
+        let limiter = RateLimiter(environment: environment)
+        try await limiter.hit(environment.rateLimits.offlineVerificationsPerOperation, "offline.operation", id)
+        try await limiter.hit(
+            environment.rateLimits.offlineVerificationsPerActivation, "offline.activation", activationId)
         let current = try await get(id: id)
         guard current.status == .pending else { throw AssentServerError.operationFinished(current.status) }
         let activation = try await offlineActivation(activationId, for: current)

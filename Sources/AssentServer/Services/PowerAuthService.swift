@@ -80,7 +80,24 @@ public struct PowerAuthService: Sendable {
     // MARK: Activation
 
     /// `/pa/v3/activation/create` with an activation code: both ECIES layers, key exchange, single use of the code.
-    public func createActivation(encryptionHeader: String?, body: EncryptedRequest) async throws -> EncryptedResponse {
+    /// Wrong codes count against the client's address and the code's first two groups; over either limit, the
+    /// request is refused with 429 before the code is looked up.
+    public func createActivation(
+        encryptionHeader: String?, body: EncryptedRequest, clientAddress: String? = nil
+    ) async throws -> EncryptedResponse {
+        let limiter = RateLimiter(environment: environment)
+        let limits = environment.rateLimits
+        if let clientAddress {
+            try await limiter.check(limits.activationPerAddress, "activation.address", clientAddress)
+        }
+        /// Counts a wrong code and returns the error to throw.
+        func wrongCode(_ code: ActivationCode?) async -> AssentServerError {
+            if let clientAddress {
+                await limiter.recordFailure(limits.activationPerAddress, "activation.address", clientAddress)
+            }
+            if let code { await limiter.recordFailure(limits.activationPerCodePrefix, "activation.code", code.prefix) }
+            return .activationCodeInvalid()
+        }
         guard let encryptionHeader else {
             throw AssentServerError.invalidRequest("The X-PowerAuth-Encryption header is missing.")
         }
@@ -101,7 +118,8 @@ public struct PowerAuthService: Sendable {
             throw AssentServerError.invalidRequest(
                 "Only activation type CODE with identityAttributes.code is supported.")
         }
-        guard let code = try? ActivationCode(codeText) else { throw AssentServerError.activationCodeInvalid() }
+        guard let code = try? ActivationCode(codeText) else { throw await wrongCode(nil) }
+        try await limiter.check(limits.activationPerCodePrefix, "activation.code", code.prefix)
         let inner = try await decrypt(
             layer1.activationData, sharedInfo1: .activationLayer2, application: application, activation: nil)
         let layer2 = try decodeJSON(ActivationLayer2Request.self, inner.plaintext)
@@ -118,10 +136,12 @@ public struct PowerAuthService: Sendable {
             throw AssentServerError.invalidRequest("\(field) is longer than 1024 bytes.")
         }
         guard let found = try await environment.store.activation(code: code.value, applicationId: application.id) else {
-            throw AssentServerError.activationCodeInvalid()
+            throw await wrongCode(code)
         }
         let now = environment.nowMillis
+        guard found.state == .created, now < found.codeExpiresAt else { throw await wrongCode(code) }
         let (activation, _) = try await environment.updateActivation(id: found.id) { activation in
+            // Checked again on the row being written: a concurrent use of the code wins once.
             guard activation.state == .created, activation.activationCode == code.value,
                 now < activation.codeExpiresAt
             else { throw AssentServerError.activationCodeInvalid() }

@@ -13,6 +13,8 @@ public struct ServerEnvironment: Sendable {
     public var webhook: WebhookSettings?
     /// The push services notifications go through, if any.
     public var push: PushSettings?
+    /// The limits of guessable endpoints.
+    public var rateLimits = RateLimits()
     /// How the outbox (webhooks, pushes) retries.
     public var outbox = OutboxPolicy()
     /// Wakes this process's outbox dispatcher after a write that added messages.

@@ -89,6 +89,14 @@ public protocol AssentStore: Sendable {
     /// where the database cannot announce them (SQLite: one process, which announces its own writes).
     func listenForDeviceEvents(_ onUser: @escaping @Sendable (String) -> Void) async throws
 
+    /// Counts one hit of `key` at `now` in its open window, or opens a window of `window` milliseconds at 1 when
+    /// none is open; returns the count and when the window ends.
+    func hitRateLimit(key: String, now: Millis, window: Millis) async throws -> (count: Int, windowEnd: Millis)
+    /// The hits of `key` in the window that is open at `now`, if any.
+    func rateLimit(key: String, now: Millis) async throws -> (count: Int, windowEnd: Millis)?
+    /// Deletes the counters of windows that ended before `before`.
+    func purgeRateLimits(before: Millis) async throws
+
     /// Stores the activation's push registration, replacing an earlier one.
     func putPushRegistration(_ registration: PushRegistrationRecord) async throws
     /// The activation's push registration.

@@ -48,6 +48,7 @@ enum Migrations {
         Migration(version: 3, sqlite: outboxV3(.sqlite), postgres: outboxV3(.postgres)),
         Migration(version: 4, sqlite: eventsV4(.sqlite), postgres: eventsV4(.postgres)),
         Migration(version: 5, sqlite: usedCountersV5(.sqlite), postgres: usedCountersV5(.postgres)),
+        Migration(version: 6, sqlite: rateLimitsV6(.sqlite), postgres: rateLimitsV6(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -156,6 +157,20 @@ enum Migrations {
             dialect == .sqlite
                 ? "ALTER TABLE activations ADD COLUMN used_counters BLOB"
                 : "ALTER TABLE activations ADD COLUMN IF NOT EXISTS used_counters BYTEA"
+        ]
+    }
+
+    /// Version 6: the one rate limiter's counters, a row per key and window, shared by every server process.
+    private static func rateLimitsV6(_ dialect: Dialect) -> [String] {
+        [
+            """
+            CREATE TABLE IF NOT EXISTS rate_limits (
+                key TEXT PRIMARY KEY,
+                window_end \(dialect.bigint) NOT NULL,
+                count \(dialect.bigint) NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS rate_limits_window_end ON rate_limits(window_end)",
         ]
     }
 

@@ -11,12 +11,15 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
     public var status: Int
     /// What happened and what to do.
     public var message: String
+    /// Seconds after which trying again can succeed (sent as `Retry-After`).
+    public var retryAfter: Int?
 
     /// Creates an error.
-    public init(code: String, status: Int, message: String) {
+    public init(code: String, status: Int, message: String, retryAfter: Int? = nil) {
         self.code = code
         self.status = status
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(code) (\(status)): \(message)" }
@@ -105,6 +108,13 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
         .init(
             code: "OPERATION_FAILED", status: 401,
             message: "The approval failed too many times; the operation is now FAILED.")
+    }
+
+    /// A rate limit refused the request.
+    public static func rateLimited(retryAfter: Int) -> Self {
+        .init(
+            code: "ERR_RATE_LIMITED", status: 429,
+            message: "Too many attempts: try again in \(retryAfter) seconds.", retryAfter: retryAfter)
     }
 
     /// Concurrent updates kept colliding.

@@ -47,7 +47,8 @@ struct TestServer: Sendable {
 
     static func make(
         _ backend: Backend, policy: SecurityPolicy = .default, webhook: WebhookSettings? = nil,
-        push: PushSettings? = nil, outbox: OutboxPolicy = .fast, streamHeartbeat: Duration = .milliseconds(300)
+        push: PushSettings? = nil, outbox: OutboxPolicy = .fast, streamHeartbeat: Duration = .milliseconds(300),
+        rateLimits: RateLimits = RateLimits()
     ) async throws -> TestServer {
         let location =
             switch backend {
@@ -57,13 +58,13 @@ struct TestServer: Sendable {
             }
         return try await open(
             backend, location: location, keyEncryptionKey: Bytes.random(count: 32), policy: policy, webhook: webhook,
-            push: push, outbox: outbox, streamHeartbeat: streamHeartbeat)
+            push: push, outbox: outbox, streamHeartbeat: streamHeartbeat, rateLimits: rateLimits)
     }
 
     private static func open(
         _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil,
         webhook: WebhookSettings? = nil, push: PushSettings? = nil, outbox: OutboxPolicy = .fast,
-        streamHeartbeat: Duration = .milliseconds(300)
+        streamHeartbeat: Duration = .milliseconds(300), rateLimits: RateLimits = RateLimits()
     ) async throws -> TestServer {
         var logger = Logger(label: "assent.test")
         logger.logLevel = .critical
@@ -79,6 +80,7 @@ struct TestServer: Sendable {
             store: store, policy: policy, logger: logger, now: { clock.now }, webhook: webhook, push: push)
         environment.outbox = outbox
         environment.streamHeartbeat = streamHeartbeat
+        environment.rateLimits = rateLimits
         let prepared = try await ServerBootstrap.prepare(environment)
         guard let key = prepared.bootstrapAPIKey ?? apiKey else { throw TestFailure("no bootstrap key") }
         return TestServer(
@@ -90,7 +92,8 @@ struct TestServer: Sendable {
     func sibling(webhook: WebhookSettings? = nil, push: PushSettings? = nil) async throws -> TestServer {
         try await Self.open(
             backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey,
-            webhook: webhook, push: push, outbox: environment.outbox, streamHeartbeat: environment.streamHeartbeat)
+            webhook: webhook, push: push, outbox: environment.outbox, streamHeartbeat: environment.streamHeartbeat,
+            rateLimits: environment.rateLimits)
     }
 
     var configuration: SDKConfiguration {

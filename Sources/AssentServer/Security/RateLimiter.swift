@@ -1,0 +1,113 @@
+import AssentCrypto
+
+/// One limit: at most `limit` counted events per key in each window of `window` seconds.
+public struct RateLimitRule: Sendable, Equatable {
+    public var limit: Int
+    /// Seconds.
+    public var window: Int
+
+    public init(limit: Int, window: Int) {
+        self.limit = limit
+        self.window = window
+    }
+}
+
+/// The limits of every guessable endpoint, with safe defaults. Counters live in the database, so processes sharing
+/// a PostgreSQL database share them. A refused request gets 429 `ERR_RATE_LIMITED` with `Retry-After`.
+public struct RateLimits: Sendable, Equatable {
+    /// Activation attempts (`/pa/v3/activation/create`) from one client address.
+    public var activationPerAddress = RateLimitRule(limit: 20, window: 300)
+    /// Activation attempts naming codes that share their first two groups (`ABCDE-FGHIJ-…`): guesses at one code
+    /// whose start is known.
+    public var activationPerCodePrefix = RateLimitRule(limit: 5, window: 300)
+    /// Requests with a wrong operator API key from one client address; once over, every request from it waits.
+    public var operatorKeyFailuresPerAddress = RateLimitRule(limit: 10, window: 300)
+    /// Offline-code verifications of one operation, valid or not (beyond the operation's failure count).
+    public var offlineVerificationsPerOperation = RateLimitRule(limit: 10, window: 300)
+    /// Offline-code verifications for one activation.
+    public var offlineVerificationsPerActivation = RateLimitRule(limit: 30, window: 300)
+    /// Approval attempts of one operation that needs a proximity check.
+    public var proximityChecksPerOperation = RateLimitRule(limit: 10, window: 300)
+    /// Whether any limit applies (tests and benchmarks that measure other things turn them off).
+    public var enabled = true
+
+    public init() {}
+
+    /// The names `assent serve --rate-limit NAME=LIMIT/SECONDS` takes.
+    public static var names: [String: WritableKeyPath<RateLimits, RateLimitRule>] {
+        [
+            "activation-address": \.activationPerAddress,
+            "activation-code": \.activationPerCodePrefix,
+            "operator-key-failures": \.operatorKeyFailuresPerAddress,
+            "offline-operation": \.offlineVerificationsPerOperation,
+            "offline-activation": \.offlineVerificationsPerActivation,
+            "proximity-operation": \.proximityChecksPerOperation,
+        ]
+    }
+
+    /// Sets one rule from `NAME=LIMIT/SECONDS`, e.g. `activation-address=50/600`.
+    public mutating func set(_ text: String) throws {
+        let parts = text.split(separator: "=", maxSplits: 1)
+        let numbers = parts.count == 2 ? parts[1].split(separator: "/") : []
+        guard parts.count == 2, let path = Self.names[String(parts[0])], numbers.count == 2,
+            let limit = Int(numbers[0]), let window = Int(numbers[1]), limit > 0, window > 0
+        else {
+            throw AssentServerError.configuration(
+                "A rate limit is NAME=LIMIT/SECONDS with NAME one of "
+                    + "\(Self.names.keys.sorted().joined(separator: ", ")), e.g. activation-address=50/600.")
+        }
+        self[keyPath: path] = RateLimitRule(limit: limit, window: window)
+    }
+}
+
+/// The one rate limiter: a keyed counter per window, in the store. A key's window opens at its first counted event
+/// and lasts the rule's seconds; the first event after it ends opens the next.
+struct RateLimiter: Sendable {
+    let environment: ServerEnvironment
+
+    /// Counts one event for `key` under `rule`; throws 429 when it is over the limit (the event still counts, so
+    /// hammering does not help).
+    func hit(_ rule: RateLimitRule, _ scope: String, _ key: String) async throws {
+        guard environment.rateLimits.enabled else { return }
+        let now = environment.nowMillis
+        let (count, windowEnd) = try await environment.store.hitRateLimit(
+            key: "\(scope):\(key)", now: now, window: Int64(rule.window) * 1000)
+        if count > rule.limit { throw refusal(scope, windowEnd: windowEnd, now: now) }
+    }
+
+    /// Throws 429 when `key` has used up `rule` in the current window, without counting (for limits on failures:
+    /// ``recordFailure(_:_:_:)`` counts them).
+    func check(_ rule: RateLimitRule, _ scope: String, _ key: String) async throws {
+        guard environment.rateLimits.enabled else { return }
+        let now = environment.nowMillis
+        if let (count, windowEnd) = try await environment.store.rateLimit(key: "\(scope):\(key)", now: now),
+            count >= rule.limit
+        {
+            throw refusal(scope, windowEnd: windowEnd, now: now)
+        }
+    }
+
+    /// Counts one failure for `key` under `rule`.
+    func recordFailure(_ rule: RateLimitRule, _ scope: String, _ key: String) async {
+        guard environment.rateLimits.enabled else { return }
+        let now = environment.nowMillis
+        do {
+            _ = try await environment.store.hitRateLimit(
+                key: "\(scope):\(key)", now: now, window: Int64(rule.window) * 1000)
+        } catch {
+            environment.logger.error(
+                "rate-limit write failed", metadata: ["scope": "\(scope)", "error": "\(String(reflecting: error))"])
+        }
+    }
+
+    private func refusal(_ scope: String, windowEnd: Millis, now: Millis) -> AssentServerError {
+        environment.logger.notice("rate limited", metadata: ["scope": "\(scope)"])
+        return .rateLimited(retryAfter: Int(max(1, (windowEnd - now + 999) / 1000)))
+    }
+}
+
+extension ActivationCode {
+    /// The first two groups (`ABCDE-FGHIJ`): the part of a code a person may have seen, which guesses at the rest
+    /// share.
+    var prefix: String { String(value.prefix(11)) }
+}
