@@ -41,7 +41,9 @@ public final class SQLStore: AssentStore {
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode.
     ///
     /// One connection serves every request: SQLite has a single writer anyway, the connection is opened in
-    /// serialized mode, and every security update is a single conditional statement.
+    /// serialized mode, and every security update is a single conditional statement. `synchronous = FULL`: each
+    /// commit is in the WAL on disk (fsync) before the statement returns, so nothing acknowledged is lost to a
+    /// power failure — a counter that moved back would let a captured signature be replayed.
     public static func sqlite(path: String, secretBox: SecretBox, logger: Logger) async throws -> SQLStore {
         let connection = try await SQLiteConnection.open(
             storage: .file(path: path), threadPool: .singleton, logger: logger,
@@ -49,7 +51,7 @@ public final class SQLStore: AssentStore {
         ).get()
         let database = connection.sql()
         for pragma in [
-            "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON",
+            "PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL", "PRAGMA foreign_keys = ON",
             "PRAGMA busy_timeout = 5000",
         ] {
             try await database.raw(SQLQueryString(pragma)).run()
