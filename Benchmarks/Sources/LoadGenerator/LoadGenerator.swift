@@ -31,6 +31,30 @@ struct LoadGenerator: AsyncParsableCommand {
     @Option(help: "validate, list or authorize.") var scenario = "validate"
     @Option(help: "authorize: operations prepared per activation (the run stops early when they run out).")
     var operationsPerActivation = 40
+    @Option(
+        help: """
+            Crash test: write what the server acknowledged (approved operations, each activation's last accepted \
+            request) to this file, and end quietly when the server goes away mid-run.
+            """)
+    var record: String?
+    @Option(
+        help: """
+            Crash test, after the restart: check a --record file against the server — every acknowledged approval \
+            is APPROVED, and each activation's last accepted request, sent again, is refused as a replay (401).
+            """)
+    var verify: String?
+
+    /// What a crash-test run saw acknowledged.
+    struct Acknowledged: Codable {
+        struct Sent: Codable {
+            var path: String
+            var headers: [String: String]
+            var body: Data
+        }
+        var scenario: String
+        var approved: [String]
+        var lastAccepted: [Sent]
+    }
 
     /// One request of the scenario: path, headers, body.
     typealias Request = (path: String, headers: HTTPFields, body: Data)
@@ -41,6 +65,7 @@ struct LoadGenerator: AsyncParsableCommand {
         }
         let client = HTTPClient(base: base)
         let auth = ["Authorization": "Bearer \(apiKey)"]
+        if let verify { return try await check(URL(fileURLWithPath: verify), client: client, auth: auth) }
         let appResponse = try await client.send("GET", "/api/v1/application", headers: auth)
         guard appResponse.status == 200 else { throw TestFailure("application: \(appResponse.text)") }
         let info = try OperatorJSON.decoder().decode(ApplicationInfo.self, from: appResponse.body)
@@ -75,36 +100,80 @@ struct LoadGenerator: AsyncParsableCommand {
         let requests = try await prepare(devices: devices, client: client, auth: auth)
         let deadline = ContinuousClock.now + .milliseconds(Int(duration * 1000))
         let measuredStart = ContinuousClock.now
-        let results = try await withThrowingTaskGroup(of: (latencies: [Duration], errors: Int).self) { group in
+        let crashTest = record != nil
+        // Unbuffered: the crash script waits for this line.
+        FileHandle.standardOutput.write(Data("Load started.\n".utf8))
+        typealias WorkerResult = (
+            latencies: [Duration], errors: Int, approved: [String], lastAccepted: [Acknowledged.Sent],
+            serverGone: Bool
+        )
+        let results = try await withThrowingTaskGroup(of: WorkerResult.self) { group in
             for worker in 0..<concurrency {
                 let mine = Array(stride(from: worker, to: devices.count, by: concurrency))
                 guard !mine.isEmpty else { continue }
                 group.addTask {
-                    try await TestClient.withClient(host: host, port: port) { connection in
-                        var owned = mine.map { requests.devices[$0] }
-                        var queues = mine.map { requests.operations[$0] }
-                        var latencies: [Duration] = []
-                        var errors = 0
-                        var next = 0
-                        while ContinuousClock.now < deadline {
-                            guard
-                                let request = try requests.make(&owned[next], &queues[next])
-                            else { break }
-                            next = (next + 1) % owned.count
-                            let start = ContinuousClock.now
-                            let response = try await connection.post(
-                                request.path, headers: request.headers, body: ByteBuffer(bytes: request.body))
-                            latencies.append(ContinuousClock.now - start)
-                            if response.status != .ok { errors += 1 }
+                    do {
+                        return try await TestClient.withClient(host: host, port: port) { connection in
+                            var result: WorkerResult = ([], 0, [], [], false)
+                            var last: [Int: Acknowledged.Sent] = [:]
+                            var owned = mine.map { requests.devices[$0] }
+                            var queues = mine.map { requests.operations[$0] }
+                            var next = 0
+                            while ContinuousClock.now < deadline {
+                                let operationId = queues[next].first?.id
+                                guard let request = try requests.make(&owned[next], &queues[next]) else { break }
+                                let slot = next
+                                next = (next + 1) % owned.count
+                                let start = ContinuousClock.now
+                                let response: TestClient.Response
+                                do {
+                                    response = try await connection.post(
+                                        request.path, headers: request.headers, body: ByteBuffer(bytes: request.body))
+                                } catch  where crashTest {
+                                    // The server was killed: what it acknowledged so far is what the check needs.
+                                    result.serverGone = true
+                                    break
+                                }
+                                result.latencies.append(ContinuousClock.now - start)
+                                guard response.status == .ok else {
+                                    result.errors += 1
+                                    continue
+                                }
+                                if crashTest {
+                                    if let operationId { result.approved.append(operationId) }
+                                    last[slot] = Acknowledged.Sent(
+                                        path: request.path,
+                                        headers: Dictionary(
+                                            request.headers.map { ($0.name.rawName, $0.value) },
+                                            uniquingKeysWith: { $1 }),
+                                        body: request.body)
+                                }
+                            }
+                            result.lastAccepted = Array(last.values)
+                            return result
                         }
-                        return (latencies, errors)
+                    } catch  where crashTest {
+                        // Closing a connection to a killed server can fail too; this worker's records are lost.
+                        return ([], 0, [], [], true)
                     }
                 }
             }
-            return try await group.reduce(into: (latencies: [Duration](), errors: 0)) {
+            return try await group.reduce(into: WorkerResult([], 0, [], [], false)) {
                 $0.latencies += $1.latencies
                 $0.errors += $1.errors
+                $0.approved += $1.approved
+                $0.lastAccepted += $1.lastAccepted
+                $0.serverGone = $0.serverGone || $1.serverGone
             }
+        }
+        if let record {
+            let acknowledged = Acknowledged(
+                scenario: scenario, approved: results.approved, lastAccepted: results.lastAccepted)
+            try JSONEncoder().encode(acknowledged).write(to: URL(fileURLWithPath: record))
+            print(
+                "[\(label)] acknowledged: \(results.approved.count) approvals, \(results.lastAccepted.count) activations; "
+                    + (results.serverGone ? "the server went away mid-run." : "the server ran to the end."))
+            return
         }
         let elapsed = ContinuousClock.now - measuredStart
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -123,6 +192,32 @@ struct LoadGenerator: AsyncParsableCommand {
             p99 \(percentile(0.99)), errors \(results.errors) (activations \(devices.count), concurrency \(concurrency))
             """)
         if results.errors > 0 { throw ExitCode(1) }
+    }
+
+    /// The crash test's check after the restart (see `--verify`).
+    func check(_ file: URL, client: HTTPClient, auth: [String: String]) async throws {
+        let acknowledged = try JSONDecoder().decode(Acknowledged.self, from: Data(contentsOf: file))
+        let notApproved = try await inParallel(acknowledged.approved) { id -> String? in
+            let response = try await client.send("GET", "/api/v1/operations/\(id)", headers: auth)
+            guard response.status == 200,
+                let info = try? OperatorJSON.decoder().decode(OperationInfo.self, from: response.body),
+                info.status == .approved
+            else { return "\(id): \(response.status) \(response.text.prefix(200))" }
+            return nil
+        }.compactMap { $0 }
+        let accepted = try await inParallel(acknowledged.lastAccepted) { sent -> String? in
+            let response = try await client.send("POST", sent.path, headers: sent.headers, body: sent.body)
+            return response.status == 401 ? nil : "\(sent.path): \(response.status) \(response.text.prefix(200))"
+        }.compactMap { $0 }
+        print(
+            """
+            [\(label)] after the restart: \(acknowledged.approved.count - notApproved.count) of \
+            \(acknowledged.approved.count) acknowledged approvals APPROVED; \
+            \(acknowledged.lastAccepted.count - accepted.count) of \(acknowledged.lastAccepted.count) last accepted \
+            requests refused as replays (no counter went back)
+            """)
+        for problem in (notApproved + accepted).prefix(10) { print("  \(problem)") }
+        if !notApproved.isEmpty || !accepted.isEmpty { throw ExitCode(1) }
     }
 
     /// What the workers send: per activation a queue of operations (authorize) and the request builder.
