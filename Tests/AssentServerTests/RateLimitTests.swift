@@ -90,25 +90,16 @@ struct RateLimitTests {
         var limits = RateLimits()
         limits.operatorKeyFailuresPerAddress = RateLimitRule(limit: 4, window: 300)
         let first = try await TestServer.make(.postgres, rateLimits: limits)
-        let second = try await first.sibling()
-        defer {
-            Task {
-                await first.shutdown()
-                await second.shutdown()
+        try await first.liveWithSibling { firstClient, secondClient in
+            for client in [firstClient, secondClient, firstClient, secondClient] {
+                let response = try await client.send(
+                    "GET", "/api/v1/audit", headers: ["Authorization": "Bearer ak_wrong"])
+                #expect(response.status == 401)
             }
-        }
-        try await first.live { firstClient in
-            try await second.live { secondClient in
-                for client in [firstClient, secondClient, firstClient, secondClient] {
-                    let response = try await client.send(
-                        "GET", "/api/v1/audit", headers: ["Authorization": "Bearer ak_wrong"])
-                    #expect(response.status == 401)
-                }
-                for client in [firstClient, secondClient] {
-                    let response = try await client.send(
-                        "GET", "/api/v1/audit", headers: ["Authorization": "Bearer \(first.apiKey)"])
-                    Self.expectLimited(response, within: 300)
-                }
+            for client in [firstClient, secondClient] {
+                let response = try await client.send(
+                    "GET", "/api/v1/audit", headers: ["Authorization": "Bearer \(first.apiKey)"])
+                Self.expectLimited(response, within: 300)
             }
         }
     }

@@ -163,25 +163,16 @@ struct ServerSignatureTests {
     func concurrentReplayAcrossServers() async throws {
         guard Backend.all.contains(.postgres) else { return }
         let first = try await TestServer.make(.postgres)
-        let second = try await first.sibling()
-        defer {
-            Task {
-                await first.shutdown()
-                await second.shutdown()
+        try await first.liveWithSibling { firstClient, secondClient in
+            var device = try await first.activatedDevice(firstClient)
+            let body = Data(#"{"pay":3}"#.utf8)
+            for round in 0..<5 {
+                let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
+                let statuses = try await Self.sendConcurrently(
+                    count: 20, header: header, body: body, clients: [firstClient, secondClient])
+                #expect(statuses.filter { $0 == 200 }.count == 1, "round \(round)")
             }
-        }
-        try await first.live { firstClient in
-            try await second.live { secondClient in
-                var device = try await first.activatedDevice(firstClient)
-                let body = Data(#"{"pay":3}"#.utf8)
-                for round in 0..<5 {
-                    let header = try device.authorization(uriId: "/pa/signature/validate", body: body)
-                    let statuses = try await Self.sendConcurrently(
-                        count: 20, header: header, body: body, clients: [firstClient, secondClient])
-                    #expect(statuses.filter { $0 == 200 }.count == 1, "round \(round)")
-                }
-                #expect(try await device.status().failedAttempts == 0)
-            }
+            #expect(try await device.status().failedAttempts == 0)
         }
     }
 }

@@ -122,6 +122,21 @@ struct TestServer: Sendable {
 
     func shutdown() async { try? await store.shutdown() }
 
+    /// Runs this server and a second process on the same database (``sibling(webhook:push:)``) on their own
+    /// loopback ports for the duration of `body`, which gets a client of each; both stores are closed afterwards.
+    func liveWithSibling<T: Sendable>(_ body: @Sendable (HTTPClient, HTTPClient) async throws -> T) async throws -> T {
+        let second = try await sibling()
+        defer {
+            Task {
+                await shutdown()
+                await second.shutdown()
+            }
+        }
+        return try await live { firstClient in
+            try await second.live { secondClient in try await body(firstClient, secondClient) }
+        }
+    }
+
     /// Creates an activation through the operator API.
     func createActivation(_ client: HTTPClient, userId: String = "alice", commitMode: String = "auto") async throws
         -> CreateActivationResponse
