@@ -70,8 +70,7 @@ struct RateLimiter: Sendable {
     func hit(_ rule: RateLimitRule, _ scope: String, _ key: String) async throws {
         guard environment.rateLimits.enabled else { return }
         let now = environment.nowMillis
-        let (count, windowEnd) = try await environment.store.hitRateLimit(
-            key: "\(scope):\(key)", now: now, window: Int64(rule.window) * 1000)
+        let (count, windowEnd) = try await self.count(rule, scope, key, now: now)
         if count > rule.limit { throw refusal(scope, windowEnd: windowEnd, now: now) }
     }
 
@@ -90,14 +89,19 @@ struct RateLimiter: Sendable {
     /// Counts one failure for `key` under `rule`.
     func recordFailure(_ rule: RateLimitRule, _ scope: String, _ key: String) async {
         guard environment.rateLimits.enabled else { return }
-        let now = environment.nowMillis
         do {
-            _ = try await environment.store.hitRateLimit(
-                key: "\(scope):\(key)", now: now, window: Int64(rule.window) * 1000)
+            _ = try await count(rule, scope, key, now: environment.nowMillis)
         } catch {
             environment.logger.error(
                 "rate-limit write failed", metadata: ["scope": "\(scope)", "error": "\(String(reflecting: error))"])
         }
+    }
+
+    /// Counts one event in the key's open window (or opens one) and returns the count and the window's end.
+    private func count(_ rule: RateLimitRule, _ scope: String, _ key: String, now: Millis) async throws
+        -> (count: Int, windowEnd: Millis)
+    {
+        try await environment.store.hitRateLimit(key: "\(scope):\(key)", now: now, window: Int64(rule.window) * 1000)
     }
 
     private func refusal(_ scope: String, windowEnd: Millis, now: Millis) -> AssentServerError {
