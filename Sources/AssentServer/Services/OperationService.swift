@@ -61,7 +61,7 @@ public struct OperationService: Sendable {
             return request
         }
         guard let stored = try await environment.store.template(name: name) else {
-            throw AssentServerError.invalidRequest("No operation template is named \(name).")
+            throw AssentServerError.notFound("No operation template is named \(name).")
         }
         let body = try JSONDecoder().decode([String: JSONValue].self, from: Data(stored.body.utf8))
         let filled: [String: JSONValue]
