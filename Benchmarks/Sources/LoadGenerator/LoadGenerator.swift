@@ -211,7 +211,7 @@ struct LoadGenerator: AsyncParsableCommand {
         }.compactMap { $0 }
         print(
             """
-            [\(label)] after the restart: \(acknowledged.approved.count - notApproved.count) of \
+            [\(label)] after the kill: \(acknowledged.approved.count - notApproved.count) of \
             \(acknowledged.approved.count) acknowledged approvals APPROVED; \
             \(acknowledged.lastAccepted.count - accepted.count) of \(acknowledged.lastAccepted.count) last accepted \
             requests refused as replays (no counter went back)
