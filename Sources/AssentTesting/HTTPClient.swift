@@ -24,25 +24,26 @@ public struct HTTPClient: Sendable {
         public func header(_ name: String) -> String? { headerValues[name.lowercased()] }
 
         /// The `code` of a PowerAuth or operator error body.
-        public var errorCode: String? {
-            struct Envelope: Decodable {
-                struct Payload: Decodable { let code: String }
-                let responseObject: Payload?
-                let code: String?
-            }
-            let envelope = try? JSONDecoder().decode(Envelope.self, from: body)
-            return envelope?.responseObject?.code ?? envelope?.code
-        }
+        public var errorCode: String? { errorFields?.code }
 
         /// The `message` of a PowerAuth or operator error body.
-        public var errorMessage: String? {
-            struct Envelope: Decodable {
-                struct Payload: Decodable { let message: String? }
-                let responseObject: Payload?
+        public var errorMessage: String? { errorFields?.message }
+
+        /// `code` and `message` from `{"responseObject": {…}}` (PowerAuth) or the top level (operator API).
+        private var errorFields: (code: String?, message: String?)? {
+            struct Fields: Decodable {
+                let code: String?
                 let message: String?
             }
-            let envelope = try? JSONDecoder().decode(Envelope.self, from: body)
-            return envelope?.responseObject?.message ?? envelope?.message
+            struct Envelope: Decodable {
+                let responseObject: Fields?
+                let code: String?
+                let message: String?
+            }
+            guard let envelope = try? JSONDecoder().decode(Envelope.self, from: body) else { return nil }
+            return (
+                envelope.responseObject?.code ?? envelope.code, envelope.responseObject?.message ?? envelope.message
+            )
         }
     }
 
