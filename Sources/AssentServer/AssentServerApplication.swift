@@ -28,6 +28,7 @@ public enum AssentServerApplication {
         OperatorRoutes(environment: environment).register(on: router)
         PushRoutes(environment: environment).register(on: router)
         EventStreamRoutes(environment: environment).register(on: router)
+        OpenIDRoutes(environment: environment).register(on: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router
     }
@@ -43,9 +44,7 @@ public enum AssentServerApplication {
         var services: [any Service] = [Sweeper(environment: environment)]
         if environment.store.announcesDeviceEvents { services.append(EventFanOut(environment: environment)) }
         let senders = try outboxSenders(environment)
-        if !senders.isEmpty {
-            services.append(OutboxDispatcher(environment: environment, senders: senders, policy: environment.outbox))
-        }
+        services.append(OutboxDispatcher(environment: environment, senders: senders, policy: environment.outbox))
         return Application(
             router: router(environment: environment, registry: registry),
             configuration: .init(address: .hostname(host, port: port), serverName: "Assent"),
@@ -57,9 +56,9 @@ public enum AssentServerApplication {
 }
 
 extension AssentServerApplication {
-    /// The outbox channels this server delivers: the webhook and push, where configured.
+    /// The outbox channels this server delivers: CIBA callbacks, and the webhook and push where configured.
     static func outboxSenders(_ environment: ServerEnvironment) throws -> [any OutboxSender] {
-        var senders: [any OutboxSender] = []
+        var senders: [any OutboxSender] = [CIBASender(environment: environment)]
         if let webhook = environment.webhook {
             senders.append(WebhookSender(environment: environment, settings: webhook))
         }
@@ -97,6 +96,8 @@ struct Sweeper: Service {
                             before: now - 86_400_000, undeliverable: undeliverable)
                         try await environment.store.purgeDeviceEvents(before: now - 86_400_000)
                         try await environment.store.purgeRateLimits(before: now)
+                        try await environment.store.purgeOpenID(before: now - 86_400_000)
+                        try await SigningKeyService(environment: environment).purge()
                     }
                 } catch {
                     environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])

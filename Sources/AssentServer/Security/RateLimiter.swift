@@ -28,6 +28,9 @@ public struct RateLimits: Sendable, Equatable {
     public var offlineVerificationsPerActivation = RateLimitRule(limit: 30, window: 300)
     /// Approval attempts of one operation that needs a proximity check.
     public var proximityChecksPerOperation = RateLimitRule(limit: 10, window: 300)
+    /// Failed OpenID client authentications (token, backchannel, introspection endpoints) from one client address;
+    /// once over, every client authentication from it waits.
+    public var clientAuthenticationFailures = RateLimitRule(limit: 10, window: 300)
     /// Whether any limit applies (tests and benchmarks that measure other things turn them off).
     public var enabled = true
 
@@ -39,6 +42,7 @@ public struct RateLimits: Sendable, Equatable {
             "activation-address": \.activationPerAddress,
             "activation-code": \.activationPerCodePrefix,
             "operator-key-failures": \.operatorKeyFailuresPerAddress,
+            "client-auth-failures": \.clientAuthenticationFailures,
             "offline-operation": \.offlineVerificationsPerOperation,
             "offline-activation": \.offlineVerificationsPerActivation,
             "proximity-operation": \.proximityChecksPerOperation,

@@ -325,6 +325,7 @@ public struct OperationService: Sendable {
                 return Self.countFailure(&operation, problem: problem, activationId: device.activation.id, now: now)
             }
             operation.finish(.approved, reason: nil, activationId: device.activation.id, at: now)
+            operation.approvedWith = device.signatureType.rawValue
             return .approved
         }
         try Self.throwUnlessDone(outcome)
@@ -519,7 +520,7 @@ public struct OperationService: Sendable {
         let types: [SignatureType] =
             current.allowedSignatureType.allowsBiometry
             ? [.possessionKnowledge, .possessionBiometry] : [.possessionKnowledge]
-        let (updatedActivation, outcome, _) = try await powerAuth.recordSignature(
+        let (updatedActivation, outcome, matchedType) = try await powerAuth.recordSignature(
             activationId: activation.id, signature: code, types: types, application: application, data: data,
             format: .offline, now: environment.nowMillis)
         let valid: Bool
@@ -539,6 +540,7 @@ public struct OperationService: Sendable {
             }
             operation.userId = activation.userId
             operation.finish(.approved, reason: nil, activationId: activation.id, at: now)
+            operation.approvedWith = matchedType?.rawValue
             return .approved
         }
         if case .finished(let status) = result { throw AssentServerError.operationFinished(status) }

@@ -15,6 +15,8 @@ public struct ServerEnvironment: Sendable {
     public var push: PushSettings?
     /// The limits of guessable endpoints.
     public var rateLimits = RateLimits()
+    /// The OpenID provider (issuer, token lifetimes, CIBA limits).
+    public var openID = OpenIDSettings()
     /// How the outbox (webhooks, pushes) retries.
     public var outbox = OutboxPolicy()
     /// Wakes this process's outbox dispatcher after a write that added messages.

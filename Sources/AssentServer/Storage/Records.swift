@@ -145,6 +145,10 @@ public enum APIScope: String, Sendable, Codable, CaseIterable {
     case auditRead = "audit:read"
     /// Create, list and revoke API keys.
     case apiKeysWrite = "api-keys:write"
+    /// List OpenID clients.
+    case clientsRead = "clients:read"
+    /// Register and remove OpenID clients, rotate the provider's signing keys.
+    case clientsWrite = "clients:write"
     /// Everything.
     case all = "*"
 }
@@ -199,6 +203,8 @@ public struct OperationRecord: Sendable, Equatable {
     public var offlineTOTP: String?
     /// The activation that approved, rejected or failed it.
     public var activationId: String?
+    /// The signature type (factors) of the approval, e.g. `possession_knowledge`.
+    public var approvedWith: String? = nil
     public var template: String?
     public var createdAt: Millis
     public var expiresAt: Millis

@@ -487,7 +487,8 @@ public final class SQLStore: AssentStore {
             UPDATE operations SET user_id = \(bind: o.userId), status = \(bind: o.status.rawValue),
             status_reason = \(bind: o.statusReason), failed_attempts = \(bind: Int64(o.failedAttempts)),
             offline_nonce = \(bind: o.offlineNonce), offline_totp = \(bind: o.offlineTOTP),
-            activation_id = \(bind: o.activationId), updated_at = \(bind: o.updatedAt),
+            activation_id = \(bind: o.activationId), approved_with = \(bind: o.approvedWith),
+            updated_at = \(bind: o.updatedAt),
             finished_at = \(bind: o.finishedAt), version = \(bind: expectedVersion + 1)
             WHERE id = \(bind: o.id) AND version = \(bind: expectedVersion)
             RETURNING id
@@ -528,6 +529,7 @@ public final class SQLStore: AssentStore {
             offlineNonce: try row.decode(column: "offline_nonce", as: String?.self),
             offlineTOTP: try row.decode(column: "offline_totp", as: String?.self),
             activationId: try row.decode(column: "activation_id", as: String?.self),
+            approvedWith: try row.decode(column: "approved_with", as: String?.self),
             template: try row.decode(column: "template", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             expiresAt: try row.decode(column: "expires_at", as: Int64.self),

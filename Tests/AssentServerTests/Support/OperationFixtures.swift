@@ -89,17 +89,24 @@ extension OperationAttribute {
     }
 }
 
-/// A webhook receiver on a loopback port: records every delivery, answers 500 to the first `failFirst` ones.
+/// A webhook (or CIBA callback) receiver on a loopback port: records every delivery, answers 500 to the first
+/// `failFirst` ones.
 final class WebhookReceiver: Sendable {
     struct Delivery: Sendable {
         var body: Data
         var signature: String?
+        var authorization: String?
     }
 
     let deliveries = Mutex<[Delivery]>([])
     let failFirst: Int
+    /// The status of an accepted delivery.
+    let answer: HTTPResponse.Status
 
-    init(failFirst: Int = 0) { self.failFirst = failFirst }
+    init(failFirst: Int = 0, answer: HTTPResponse.Status = .ok) {
+        self.failFirst = failFirst
+        self.answer = answer
+    }
 
     /// Runs the receiver for the duration of `body`, passing its URL.
     func run<T: Sendable>(_ body: @Sendable (URL) async throws -> T) async throws -> T {
@@ -108,10 +115,12 @@ final class WebhookReceiver: Sendable {
             let data = Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
             let count = self.deliveries.withLock {
                 $0.append(
-                    Delivery(body: data, signature: request.headers[HTTPField.Name(WebhookSignature.headerName)!]))
+                    Delivery(
+                        body: data, signature: request.headers[HTTPField.Name(WebhookSignature.headerName)!],
+                        authorization: request.headers[.authorization]))
                 return $0.count
             }
-            return Response(status: count <= self.failFirst ? .internalServerError : .ok)
+            return Response(status: count <= self.failFirst ? .internalServerError : self.answer)
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(

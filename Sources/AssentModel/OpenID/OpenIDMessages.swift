@@ -1,0 +1,232 @@
+import Foundation
+
+/// How a CIBA client receives the result (CIBA Core §5).
+public enum CIBADeliveryMode: String, Codable, Sendable, CaseIterable {
+    /// The client polls the token endpoint.
+    case poll
+    /// The provider posts `{"auth_req_id"}` to the client's notification endpoint; the client then fetches the tokens.
+    case ping
+    /// The provider posts the tokens themselves to the client's notification endpoint.
+    case push
+}
+
+/// `POST /oauth2/bc-authorize` success (CIBA Core §7.3).
+public struct CIBAAcknowledgement: Codable, Sendable, Equatable {
+    public var authReqId: String
+    public var expiresIn: Int
+    /// Seconds between token requests (poll and ping clients only).
+    public var interval: Int?
+
+    enum CodingKeys: String, CodingKey {
+        case authReqId = "auth_req_id"
+        case expiresIn = "expires_in"
+        case interval
+    }
+
+    public init(authReqId: String, expiresIn: Int, interval: Int?) {
+        self.authReqId = authReqId
+        self.expiresIn = expiresIn
+        self.interval = interval
+    }
+}
+
+/// A token response (RFC 6749 §5.1, OpenID Connect Core §3.1.3.3); also the body of a CIBA push delivery, with
+/// `auth_req_id`.
+public struct OAuthTokenResponse: Codable, Sendable, Equatable {
+    public var accessToken: String
+    public var tokenType: String
+    public var expiresIn: Int
+    public var idToken: String
+    public var scope: String?
+    /// Only in a push delivery (CIBA Core §10.3.1).
+    public var authReqId: String?
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case idToken = "id_token"
+        case scope
+        case authReqId = "auth_req_id"
+    }
+
+    public init(
+        accessToken: String, tokenType: String = "Bearer", expiresIn: Int, idToken: String, scope: String?,
+        authReqId: String? = nil
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = tokenType
+        self.expiresIn = expiresIn
+        self.idToken = idToken
+        self.scope = scope
+        self.authReqId = authReqId
+    }
+}
+
+/// An OAuth error (RFC 6749 §5.2, CIBA Core §11 and §13); also the body of a CIBA push error delivery (§12), with
+/// `auth_req_id`.
+public struct OAuthErrorResponse: Codable, Sendable, Equatable, Error {
+    public var error: String
+    public var errorDescription: String?
+    /// Only in a push error delivery.
+    public var authReqId: String?
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description"
+        case authReqId = "auth_req_id"
+    }
+
+    public init(error: String, errorDescription: String?, authReqId: String? = nil) {
+        self.error = error
+        self.errorDescription = errorDescription
+        self.authReqId = authReqId
+    }
+}
+
+/// The body of a CIBA ping callback (§10.2).
+public struct CIBAPing: Codable, Sendable, Equatable {
+    public var authReqId: String
+    enum CodingKeys: String, CodingKey { case authReqId = "auth_req_id" }
+    public init(authReqId: String) { self.authReqId = authReqId }
+}
+
+/// The transaction claim of an Assent ID token: what the user approved.
+public struct ApprovedTransaction: Codable, Sendable, Equatable {
+    /// The operation that carried the request to the user's device.
+    public var operationId: String
+    /// The operation data string the device signed.
+    public var data: String
+    /// Base64URL SHA-256 of the texts and attributes the device showed (the operation's form data as JSON with
+    /// sorted keys).
+    public var contentHash: String
+    /// `APPROVED`.
+    public var status: String
+
+    public init(operationId: String, data: String, contentHash: String, status: String) {
+        self.operationId = operationId
+        self.data = data
+        self.contentHash = contentHash
+        self.status = status
+    }
+}
+
+/// `GET /oauth2/introspect` answer (RFC 7662 §2.2).
+public struct TokenIntrospection: Codable, Sendable, Equatable {
+    public var active: Bool
+    public var scope: String?
+    public var clientId: String?
+    public var sub: String?
+    public var exp: Int64?
+    public var iat: Int64?
+    public var tokenType: String?
+    public var iss: String?
+
+    enum CodingKeys: String, CodingKey {
+        case active, scope, sub, exp, iat, iss
+        case clientId = "client_id"
+        case tokenType = "token_type"
+    }
+
+    public init(
+        active: Bool, scope: String? = nil, clientId: String? = nil, sub: String? = nil, exp: Int64? = nil,
+        iat: Int64? = nil, tokenType: String? = nil, iss: String? = nil
+    ) {
+        self.active = active
+        self.scope = scope
+        self.clientId = clientId
+        self.sub = sub
+        self.exp = exp
+        self.iat = iat
+        self.tokenType = tokenType
+        self.iss = iss
+    }
+}
+
+/// `POST /api/v1/clients`: registers a relying party of the OpenID provider.
+public struct CreateClientRequest: Codable, Sendable, Equatable {
+    public var name: String
+    /// `poll` (default), `ping` or `push`.
+    public var deliveryMode: String?
+    /// Where ping and push callbacks go: HTTPS (HTTP only to a loopback address). Required for ping and push.
+    public var notificationEndpoint: String?
+    /// The scopes the client may ask for besides `openid` (default `profile`).
+    public var scopes: [String]?
+    /// `client_secret_basic` (default) or `client_secret_post`.
+    public var tokenEndpointAuthMethod: String?
+    /// `RS256` (default, as OpenID Connect Registration says) or `ES256`.
+    public var idTokenSignedResponseAlg: String?
+
+    public init(
+        name: String, deliveryMode: String? = nil, notificationEndpoint: String? = nil, scopes: [String]? = nil,
+        tokenEndpointAuthMethod: String? = nil, idTokenSignedResponseAlg: String? = nil
+    ) {
+        self.name = name
+        self.deliveryMode = deliveryMode
+        self.notificationEndpoint = notificationEndpoint
+        self.scopes = scopes
+        self.tokenEndpointAuthMethod = tokenEndpointAuthMethod
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
+    }
+}
+
+/// A registered client as listed (never its secret).
+public struct ClientInfo: Codable, Sendable, Equatable {
+    public var clientId: String
+    public var name: String
+    public var deliveryMode: String
+    public var notificationEndpoint: String?
+    public var scopes: [String]
+    public var tokenEndpointAuthMethod: String
+    public var idTokenSignedResponseAlg: String
+    public var createdAt: Date
+
+    public init(
+        clientId: String, name: String, deliveryMode: String, notificationEndpoint: String?, scopes: [String],
+        tokenEndpointAuthMethod: String, idTokenSignedResponseAlg: String, createdAt: Date
+    ) {
+        self.clientId = clientId
+        self.name = name
+        self.deliveryMode = deliveryMode
+        self.notificationEndpoint = notificationEndpoint
+        self.scopes = scopes
+        self.tokenEndpointAuthMethod = tokenEndpointAuthMethod
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
+        self.createdAt = createdAt
+    }
+}
+
+/// `POST /api/v1/clients` answer: the client and its secret, shown once.
+public struct CreateClientResponse: Codable, Sendable, Equatable {
+    public var client: ClientInfo
+    public var clientSecret: String
+
+    public init(client: ClientInfo, clientSecret: String) {
+        self.client = client
+        self.clientSecret = clientSecret
+    }
+}
+
+/// `GET /api/v1/clients`.
+public struct ClientList: Codable, Sendable, Equatable {
+    public var clients: [ClientInfo]
+    public init(clients: [ClientInfo]) { self.clients = clients }
+}
+
+/// `application/x-www-form-urlencoded` bodies (the WHATWG URL standard's serializer: space as `+`, everything but
+/// `*-._` and alphanumerics percent-encoded).
+public enum FormEncoding {
+    /// Encodes `fields` sorted by name.
+    public static func encode(_ fields: [String: String]) -> Data {
+        Data(
+            fields.sorted { $0.key < $1.key }.map { "\(escape($0.key))=\(escape($0.value))" }.joined(separator: "&")
+                .utf8)
+    }
+
+    static func escape(_ text: String) -> String {
+        let allowed = CharacterSet(
+            charactersIn: "*-._ abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "").replacingOccurrences(
+            of: " ", with: "+")
+    }
+}

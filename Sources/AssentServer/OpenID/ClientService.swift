@@ -1,0 +1,144 @@
+import AssentCrypto
+import AssentModel
+import Crypto
+import Foundation
+
+/// Relying parties of the OpenID provider: registered by the operator, authenticated by `client_secret_basic` or
+/// `client_secret_post`. A secret is 32 random bytes shown once; only its SHA-256 is stored.
+public struct ClientService: Sendable {
+    let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    static let authMethods = ["client_secret_basic", "client_secret_post"]
+    static let idTokenAlgorithms = ["RS256", "ES256"]
+    /// The scopes a client may be allowed besides `openid`.
+    static let knownScopes = ["profile"]
+
+    /// Registers a client for the default application; returns it with its secret.
+    public func create(_ request: CreateClientRequest, application: ApplicationRecord, actor: String) async throws
+        -> (OpenIDClientRecord, secret: String)
+    {
+        func invalid(_ message: String) -> AssentServerError { .invalidRequest(message) }
+        let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.unicodeScalars.count <= 100 else {
+            throw invalid("A client name has 1 to 100 characters.")
+        }
+        let mode = request.deliveryMode ?? CIBADeliveryMode.poll.rawValue
+        guard let deliveryMode = CIBADeliveryMode(rawValue: mode) else {
+            throw invalid("deliveryMode is poll, ping or push.")
+        }
+        var endpoint: String?
+        if deliveryMode != .poll {
+            guard let given = request.notificationEndpoint else {
+                throw invalid("A \(mode) client needs a notificationEndpoint.")
+            }
+            endpoint = try Self.validatedEndpoint(given)
+        } else if request.notificationEndpoint != nil {
+            throw invalid("A poll client has no notificationEndpoint.")
+        }
+        let method = request.tokenEndpointAuthMethod ?? "client_secret_basic"
+        guard Self.authMethods.contains(method) else {
+            throw invalid("tokenEndpointAuthMethod is client_secret_basic or client_secret_post.")
+        }
+        let algorithm = request.idTokenSignedResponseAlg ?? "RS256"
+        guard Self.idTokenAlgorithms.contains(algorithm) else {
+            throw invalid("idTokenSignedResponseAlg is RS256 or ES256.")
+        }
+        let scopes = Array(Set(request.scopes ?? ["profile"])).sorted()
+        for scope in scopes where !Self.knownScopes.contains(scope) {
+            throw invalid("Scope \(scope) is not offered; known scopes: \(Self.knownScopes.joined(separator: ", ")).")
+        }
+        let secret = Base64URL.encode(Bytes.random(count: 32))
+        let client = OpenIDClientRecord(
+            id: "cl_" + Base64URL.encode(Bytes.random(count: 12)), name: name, secretHash: Self.hash(secret),
+            authMethod: method, deliveryMode: deliveryMode.rawValue, notificationEndpoint: endpoint, scopes: scopes,
+            idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis)
+        try await environment.store.insertClient(client)
+        await environment.audit(
+            "client.created", actor: actor, "OpenID client \(client.id) (\(name)) registered for \(mode) delivery.")
+        return (client, secret)
+    }
+
+    /// Deletes a client; its outstanding requests can no longer be redeemed.
+    public func remove(id: String, actor: String) async throws {
+        guard try await environment.store.deleteClient(id: id) else {
+            throw AssentServerError.notFound("No OpenID client has id \(id).")
+        }
+        await environment.audit("client.removed", actor: actor, "OpenID client \(id) removed.")
+    }
+
+    /// A notification endpoint: an absolute HTTPS URL without a fragment, or HTTP to a loopback address.
+    static func validatedEndpoint(_ text: String) throws -> String {
+        guard text.utf8.count <= 2_048, let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
+            let host = url.host, !host.isEmpty, url.fragment == nil
+        else {
+            throw AssentServerError.invalidRequest("notificationEndpoint must be an absolute URL without a fragment.")
+        }
+        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())
+        guard scheme == "https" || (scheme == "http" && loopback) else {
+            throw AssentServerError.invalidRequest(
+                "notificationEndpoint must use https (http only to a loopback address, for development).")
+        }
+        return text
+    }
+
+    static func hash(_ secret: String) -> Data { Data(SHA256.hash(data: Data(secret.utf8))) }
+
+    /// Authenticates the client of a token or backchannel request by the method it registered: HTTP Basic with the
+    /// form-encoded id and secret, or `client_id` and `client_secret` in the body. Failures are counted per address.
+    func authenticate(form: [String: String], authorization: String?, address: String) async throws
+        -> OpenIDClientRecord
+    {
+        let limiter = RateLimiter(environment: environment)
+        let rule = environment.rateLimits.clientAuthenticationFailures
+        try await limiter.check(rule, "client-auth.address", address)
+        let presented: (id: String, secret: String, method: String)
+        if let authorization {
+            guard form["client_secret"] == nil, let basic = Self.basicCredentials(authorization) else {
+                await limiter.recordFailure(rule, "client-auth.address", address)
+                throw OAuthError.invalidClient("The Authorization header is not Basic client credentials.")
+            }
+            if let formId = form["client_id"], formId != basic.id {
+                throw OAuthError.invalidRequest("client_id differs from the Basic credentials.")
+            }
+            presented = (basic.id, basic.secret, "client_secret_basic")
+        } else if let id = form["client_id"], let secret = form["client_secret"] {
+            presented = (id, secret, "client_secret_post")
+        } else {
+            throw OAuthError.invalidClient("No client authentication: use HTTP Basic or client_id and client_secret.")
+        }
+        guard let client = try await environment.store.client(id: presented.id),
+            Bytes.constantTimeEqual(client.secretHash, Self.hash(presented.secret))
+        else {
+            await limiter.recordFailure(rule, "client-auth.address", address)
+            throw OAuthError.invalidClient()
+        }
+        guard client.authMethod == presented.method else {
+            throw OAuthError.invalidClient("This client authenticates with \(client.authMethod).")
+        }
+        return client
+    }
+
+    /// `Basic base64(urlencode(id):urlencode(secret))` (RFC 6749 §2.3.1).
+    static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
+        let parts = header.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Data(base64Encoded: String(parts[1])),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return nil }
+        let id = String(text[..<colon]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        let secret = String(text[text.index(after: colon)...]).replacingOccurrences(of: "+", with: " ")
+            .removingPercentEncoding
+        guard let id, let secret, !id.isEmpty else { return nil }
+        return (id, secret)
+    }
+
+    /// The operator API's view of a client.
+    static func info(_ client: OpenIDClientRecord) -> ClientInfo {
+        ClientInfo(
+            clientId: client.id, name: client.name, deliveryMode: client.deliveryMode,
+            notificationEndpoint: client.notificationEndpoint, scopes: client.scopes,
+            tokenEndpointAuthMethod: client.authMethod, idTokenSignedResponseAlg: client.idTokenAlgorithm,
+            createdAt: Date(millis: client.createdAt))
+    }
+}

@@ -1,0 +1,181 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The OpenID provider's endpoints: discovery, JWKS, the CIBA backchannel authentication endpoint, the token
+/// endpoint, userinfo and token introspection. They answer in OAuth's own JSON (`{"error","error_description"}`),
+/// never cached.
+struct OpenIDRoutes {
+    let environment: ServerEnvironment
+    let clients: ClientService
+    let ciba: CIBAService
+    let keys: SigningKeyService
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        clients = ClientService(environment: environment)
+        ciba = CIBAService(environment: environment)
+        keys = SigningKeyService(environment: environment)
+    }
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get(".well-known/openid-configuration") { _, _ in
+            try Self.json(discovery, cache: "public, max-age=300")
+        }
+        router.get("oauth2/jwks") { _, _ in
+            try Self.json(try await keys.jwks(), cache: "public, max-age=300")
+        }
+        router.post("oauth2/bc-authorize") { request, context in
+            await oauth(request, context) { form, client in
+                try Self.json(try await ciba.authenticationRequest(form, client: client))
+            }
+        }
+        router.post("oauth2/token") { request, context in
+            await oauth(request, context) { form, client in
+                try Self.json(try await ciba.tokenRequest(form, client: client))
+            }
+        }
+        router.post("oauth2/introspect") { request, context in
+            await oauth(request, context) { form, client in try Self.json(try await introspect(form, client: client)) }
+        }
+        router.get("oauth2/userinfo") { request, _ in await userinfo(request) }
+        router.post("oauth2/userinfo") { request, _ in await userinfo(request) }
+        router.get("oauth2/authorize") { _, _ in
+            OAuthError(
+                "unsupported_response_type",
+                "This provider serves backchannel authentication (CIBA) only; there is no browser flow."
+            ).response
+        }
+    }
+
+    /// The discovery document (OpenID Connect Discovery 1.0 §3, CIBA Core §4).
+    var discovery: [String: JSONValue] {
+        let base = environment.openID.base
+        func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
+        return [
+            "issuer": .string(environment.openID.issuer),
+            "authorization_endpoint": .string("\(base)/oauth2/authorize"),
+            "token_endpoint": .string("\(base)/oauth2/token"),
+            "userinfo_endpoint": .string("\(base)/oauth2/userinfo"),
+            "introspection_endpoint": .string("\(base)/oauth2/introspect"),
+            "jwks_uri": .string("\(base)/oauth2/jwks"),
+            "backchannel_authentication_endpoint": .string("\(base)/oauth2/bc-authorize"),
+            "backchannel_token_delivery_modes_supported": strings(["poll", "ping", "push"]),
+            "backchannel_user_code_parameter_supported": .bool(false),
+            "grant_types_supported": strings([CIBAService.grantType]),
+            "response_types_supported": .array([]),
+            "subject_types_supported": strings(["public"]),
+            "id_token_signing_alg_values_supported": strings(["RS256", "ES256"]),
+            "token_endpoint_auth_methods_supported": strings(ClientService.authMethods),
+            "introspection_endpoint_auth_methods_supported": strings(ClientService.authMethods),
+            "scopes_supported": strings(["openid"] + ClientService.knownScopes),
+            "claims_supported": strings([
+                "iss", "sub", "aud", "exp", "iat", "auth_time", "at_hash", "amr", "binding_message", "transaction",
+                CIBAService.authReqIdClaim,
+            ]),
+        ]
+    }
+
+    /// Reads the form, authenticates the client and runs `body`, turning every failure into an OAuth error.
+    private func oauth(
+        _ request: Request, _ context: AssentRequestContext,
+        _ body: ([String: String], OpenIDClientRecord) async throws -> Response
+    ) async -> Response {
+        do {
+            let form = try await Self.form(request)
+            let client = try await clients.authenticate(
+                form: form, authorization: request.headers[.authorization], address: context.clientAddress ?? "unknown")
+            return try await body(form, client)
+        } catch {
+            return Self.failure(error, context: context)
+        }
+    }
+
+    /// RFC 7662: the token's state for the client that owns it; any other client learns only `active: false`.
+    private func introspect(_ form: [String: String], client: OpenIDClientRecord) async throws -> TokenIntrospection {
+        guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token is missing.") }
+        guard token.utf8.count <= 512,
+            let record = try await environment.store.accessToken(hash: CIBAService.tokenHash(token)),
+            record.clientId == client.id, record.expiresAt > environment.nowMillis
+        else { return TokenIntrospection(active: false) }
+        return TokenIntrospection(
+            active: true, scope: record.scope, clientId: record.clientId, sub: record.userId,
+            exp: record.expiresAt / 1000, iat: record.createdAt / 1000, tokenType: "Bearer",
+            iss: environment.openID.issuer)
+    }
+
+    /// OpenID Connect Core §5.3 with a bearer access token (RFC 6750 §3 errors).
+    private func userinfo(_ request: Request) async -> Response {
+        let header = request.headers[.authorization] ?? ""
+        let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : ""
+        do {
+            guard !token.isEmpty, token.utf8.count <= 512,
+                let record = try await environment.store.accessToken(hash: CIBAService.tokenHash(token)),
+                record.expiresAt > environment.nowMillis
+            else {
+                var response = OAuthError(
+                    "invalid_token", "The access token is missing, unknown or expired.", status: .unauthorized
+                ).response
+                response.headers[.wwwAuthenticate] = #"Bearer error="invalid_token""#
+                return response
+            }
+            return try Self.json(["sub": record.userId])
+        } catch {
+            return OAuthError("server_error", "The request could not be processed.", status: .internalServerError)
+                .response
+        }
+    }
+
+    /// The `application/x-www-form-urlencoded` body; a repeated parameter is an error (RFC 6749 §3.1).
+    static func form(_ request: Request) async throws -> [String: String] {
+        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces)
+        guard type?.lowercased() == "application/x-www-form-urlencoded" else {
+            throw OAuthError.invalidRequest("The body must be application/x-www-form-urlencoded.")
+        }
+        let body = String(decoding: try await HTTPSupport.body(request), as: UTF8.self)
+        var form: [String: String] = [:]
+        for pair in body.split(separator: "&") where !pair.isEmpty {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.decode(parts[0]), let value = Self.decode(parts.count == 2 ? parts[1] : "") else {
+                throw OAuthError.invalidRequest("The form body is not valid percent-encoding.")
+            }
+            guard form[name] == nil else { throw OAuthError.invalidRequest("Parameter \(name) is repeated.") }
+            form[name] = value
+        }
+        return form
+    }
+
+    private static func decode(_ text: Substring) -> String? {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    static func json<T: Encodable>(_ value: T, cache: String = "no-store") throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: cache]
+        if cache == "no-store" { headers[OAuthError.pragma] = "no-cache" }
+        return Response(
+            status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    /// The OAuth answer of a failure: an ``OAuthError`` as is; a rate limit as 429 with `Retry-After`; the
+    /// operation service's request errors as `invalid_request`; anything else as `server_error` (logged).
+    static func failure(_ error: any Error, context: AssentRequestContext) -> Response {
+        switch error {
+        case let oauth as OAuthError:
+            return oauth.response
+        case let server as AssentServerError where server.status == 429:
+            var response = OAuthError("temporarily_unavailable", server.message, status: .tooManyRequests).response
+            response.headers[.retryAfter] = server.retryAfter.map(String.init)
+            return response
+        case let server as AssentServerError where server.status < 500:
+            return OAuthError.invalidRequest(server.message).response
+        default:
+            context.logger.error("OpenID request failed", metadata: ["error": "\(String(reflecting: error))"])
+            return OAuthError("server_error", "The request could not be processed.", status: .internalServerError)
+                .response
+        }
+    }
+}

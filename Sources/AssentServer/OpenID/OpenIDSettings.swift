@@ -1,0 +1,71 @@
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The OpenID provider's settings.
+public struct OpenIDSettings: Sendable {
+    /// The issuer URL (`iss` of every ID token; discovery is served under it). `assent serve` sets it from
+    /// `--issuer`, or `http://HOST:PORT` it listens on.
+    public var issuer: String = "http://127.0.0.1:8080"
+    /// Lifetime of access and ID tokens, seconds.
+    public var tokenLifetime = 600
+    /// How long a CIBA request waits for the user when the client asks for nothing else, seconds.
+    public var defaultExpiry = 300
+    /// The range a client's `requested_expiry` may choose from, seconds.
+    public var expiryRange = 30...3_600
+    /// The `interval` of poll and ping clients, seconds (a too-early poll adds ``slowDownPenalty``).
+    public var pollInterval = 5
+    /// Seconds added to a request's interval by each `slow_down`.
+    public var slowDownPenalty = 5
+    /// The longest `binding_message`, in characters.
+    public var bindingMessageLimit = 128
+    /// How long a retired signing key stays published after it stopped signing (at least the token lifetime).
+    public var retiredKeyLifetime = 86_400
+
+    public init() {}
+
+    /// The issuer without a trailing slash, for building endpoint URLs.
+    var base: String { issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer }
+}
+
+/// An OAuth error answer (RFC 6749 §5.2; CIBA Core §11, §13) with its HTTP status.
+struct OAuthError: Error, Sendable {
+    let code: String
+    let description: String
+    let status: HTTPResponse.Status
+
+    static let pragma = HTTPField.Name("Pragma")!
+
+    init(_ code: String, _ description: String, status: HTTPResponse.Status = .badRequest) {
+        self.code = code
+        self.description = description
+        self.status = status
+    }
+
+    static func invalidRequest(_ description: String) -> OAuthError { OAuthError("invalid_request", description) }
+    static func invalidClient(_ description: String = "Client authentication failed.") -> OAuthError {
+        OAuthError("invalid_client", description, status: .unauthorized)
+    }
+    static func invalidGrant(_ description: String) -> OAuthError { OAuthError("invalid_grant", description) }
+
+    /// The JSON answer, never cached; a 401 names the Basic scheme (RFC 6749 §5.2).
+    var response: Response {
+        let body = OAuthErrorResponse(error: code, errorDescription: Self.printable(description))
+        var headers: HTTPFields = [
+            .contentType: "application/json", .cacheControl: "no-store", OAuthError.pragma: "no-cache",
+        ]
+        if status == .unauthorized { headers[.wwwAuthenticate] = #"Basic realm="assent""# }
+        let data = (try? JSONEncoder().encode(body)) ?? Data()
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// `error_description` allows %x20-21 / %x23-5B / %x5D-7E only (no quote, no backslash, ASCII).
+    static func printable(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    (0x20...0x7E).contains(scalar.value) && scalar != "\"" && scalar != "\\" ? scalar : "'"
+                }))
+    }
+}

@@ -1,0 +1,125 @@
+import AssentCrypto
+import Foundation
+import SQLKit
+
+/// A signing key of the OpenID provider. The private key is sealed at rest.
+public struct SigningKeyRecord: Sendable {
+    public enum Material: Sendable {
+        case es256(ECPrivateKey)
+        case rs256(RSAPrivateKey)
+    }
+
+    /// The key id: the RFC 7638 thumbprint of the public key.
+    public var kid: String
+    public var material: Material
+    public var createdAt: Millis
+    /// When a newer key replaced it for signing; it stays published while tokens it signed are alive.
+    public var retiredAt: Millis?
+
+    public var algorithm: String {
+        switch material {
+        case .es256: "ES256"
+        case .rs256: "RS256"
+        }
+    }
+
+    /// The public half as a JWK.
+    public func jwk() throws -> JWK {
+        switch material {
+        case .es256(let key): JWK(es256: key.publicKey, kid: kid)
+        case .rs256(let key): try JWK(rs256: key.publicKey, kid: kid)
+        }
+    }
+
+    var signingKey: CompactJWS.Key {
+        switch material {
+        case .es256(let key): .es256(key)
+        case .rs256(let key): .rs256(key)
+        }
+    }
+}
+
+/// A relying party registered with the OpenID provider; only the SHA-256 of its secret is stored.
+public struct OpenIDClientRecord: Sendable, Equatable {
+    public var id: String
+    public var name: String
+    public var secretHash: Data
+    /// `client_secret_basic` or `client_secret_post`.
+    public var authMethod: String
+    public var deliveryMode: CIBADeliveryModeValue
+    public var notificationEndpoint: String?
+    /// Scopes besides `openid` it may request.
+    public var scopes: [String]
+    /// `RS256` or `ES256`.
+    public var idTokenAlgorithm: String
+    public var applicationId: String
+    public var createdAt: Millis
+}
+
+/// The delivery modes as stored (the model's ``CIBADeliveryMode`` raw values).
+public typealias CIBADeliveryModeValue = String
+
+/// A backchannel authentication request and the operation that carries it to the user's devices.
+public struct CIBARequestRecord: Sendable, Equatable {
+    public var id: String
+    /// The `auth_req_id` the client holds (sealed at rest; looked up by its SHA-256).
+    public var authReqId: String
+    public var clientId: String
+    public var userId: String
+    public var operationId: String
+    public var scope: String
+    public var acrValues: String?
+    public var bindingMessage: String?
+    /// The bearer token the client gave for its callbacks (sealed at rest).
+    public var notificationToken: String?
+    public var deliveryMode: CIBADeliveryModeValue
+    /// Seconds between token requests; `slow_down` raises it.
+    public var pollInterval: Int
+    public var lastPollAt: Millis?
+    public var expiresAt: Millis
+    public var createdAt: Millis
+    /// When the tokens were issued (token request or push delivery); a request is redeemed once.
+    public var redeemedAt: Millis?
+}
+
+/// An issued access token; only its SHA-256 is stored.
+public struct AccessTokenRecord: Sendable, Equatable {
+    public var tokenHash: Data
+    public var clientId: String
+    public var userId: String
+    public var scope: String
+    public var cibaRequestId: String?
+    public var createdAt: Millis
+    public var expiresAt: Millis
+}
+
+/// What the OpenID provider persists, in its own tables.
+public protocol OpenIDStore: Sendable {
+    func insertSigningKey(_ key: SigningKeyRecord) async throws
+    /// Every stored key, newest first.
+    func signingKeys() async throws -> [SigningKeyRecord]
+    /// Marks the keys of `algorithm` that are still signing as retired at `now`, except `keep`.
+    func retireSigningKeys(algorithm: String, except keep: String, at now: Millis) async throws
+    /// Deletes keys retired before `before`.
+    func deleteSigningKeys(retiredBefore before: Millis) async throws
+
+    func insertClient(_ client: OpenIDClientRecord) async throws
+    func client(id: String) async throws -> OpenIDClientRecord?
+    func clients() async throws -> [OpenIDClientRecord]
+    func deleteClient(id: String) async throws -> Bool
+
+    func insertCIBARequest(_ request: CIBARequestRecord) async throws
+    func cibaRequest(authReqId: String) async throws -> CIBARequestRecord?
+    func cibaRequest(id: String) async throws -> CIBARequestRecord?
+    /// Records a token request at `now` if the request's interval has passed since the previous one and returns
+    /// `true`; otherwise raises the interval by `penalty` seconds, records the poll and returns `false`.
+    func recordPoll(id: String, now: Millis, penalty: Int) async throws -> Bool
+    /// Marks the request redeemed at `now` unless it already was; returns whether this call did.
+    func redeemCIBARequest(id: String, at now: Millis) async throws -> Bool
+
+    func insertAccessToken(_ token: AccessTokenRecord) async throws
+    func accessToken(hash: Data) async throws -> AccessTokenRecord?
+
+    /// Deletes CIBA requests and access tokens that expired before `before`.
+    func purgeOpenID(before: Millis) async throws
+}

@@ -1,0 +1,210 @@
+import AssentCrypto
+import Crypto
+import Foundation
+import SQLKit
+
+extension SQLStore {
+    // MARK: Signing keys
+
+    public func insertSigningKey(_ key: SigningKeyRecord) async throws {
+        let material: Data =
+            switch key.material {
+            case .es256(let privateKey): privateKey.scalar
+            case .rs256(let privateKey): Data(privateKey.pemRepresentation.utf8)
+            }
+        let sealed = try box.seal(material, context: "openid.key:\(key.kid)")
+        try await database.raw(
+            """
+            INSERT INTO openid_keys (kid, alg, private_key, created_at, retired_at)
+            VALUES (\(bind: key.kid), \(bind: key.algorithm), \(bind: sealed), \(bind: key.createdAt), \
+            \(bind: key.retiredAt))
+            """
+        ).run()
+    }
+
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        try await database.raw("SELECT * FROM openid_keys ORDER BY created_at DESC, kid").all().map { row in
+            let kid = try row.decode(column: "kid", as: String.self)
+            let opened = try box.open(
+                try row.decode(column: "private_key", as: Data.self), context: "openid.key:\(kid)")
+            let material: SigningKeyRecord.Material
+            switch try row.decode(column: "alg", as: String.self) {
+            case "ES256": material = .es256(try ECPrivateKey(scalar: opened))
+            case "RS256":
+                material = .rs256(try RSAPrivateKey(pemRepresentation: String(decoding: opened, as: UTF8.self)))
+            case let other:
+                throw AssentServerError.internalError("Signing key \(kid) has an unknown algorithm \(other).")
+            }
+            return SigningKeyRecord(
+                kid: kid, material: material, createdAt: try row.decode(column: "created_at", as: Int64.self),
+                retiredAt: try row.decode(column: "retired_at", as: Int64?.self))
+        }
+    }
+
+    public func retireSigningKeys(algorithm: String, except keep: String, at now: Millis) async throws {
+        try await database.raw(
+            """
+            UPDATE openid_keys SET retired_at = \(bind: now) WHERE alg = \(bind: algorithm) \
+            AND kid <> \(bind: keep) AND retired_at IS NULL
+            """
+        ).run()
+    }
+
+    public func deleteSigningKeys(retiredBefore before: Millis) async throws {
+        try await database.raw("DELETE FROM openid_keys WHERE retired_at < \(bind: before)").run()
+    }
+
+    // MARK: Clients
+
+    public func insertClient(_ c: OpenIDClientRecord) async throws {
+        try await database.raw(
+            """
+            INSERT INTO openid_clients (id, name, secret_hash, auth_method, delivery_mode, notification_endpoint,
+            scopes, id_token_alg, application_id, created_at)
+            VALUES (\(bind: c.id), \(bind: c.name), \(bind: c.secretHash), \(bind: c.authMethod), \
+            \(bind: c.deliveryMode), \(bind: c.notificationEndpoint), \(bind: c.scopes.joined(separator: " ")), \
+            \(bind: c.idTokenAlgorithm), \(bind: c.applicationId), \(bind: c.createdAt))
+            """
+        ).run()
+    }
+
+    public func client(id: String) async throws -> OpenIDClientRecord? {
+        try await database.raw("SELECT * FROM openid_clients WHERE id = \(bind: id)").first().map(decodeClient)
+    }
+
+    public func clients() async throws -> [OpenIDClientRecord] {
+        try await database.raw("SELECT * FROM openid_clients ORDER BY created_at, id").all().map(decodeClient)
+    }
+
+    public func deleteClient(id: String) async throws -> Bool {
+        !(try await database.raw("DELETE FROM openid_clients WHERE id = \(bind: id) RETURNING id").all()).isEmpty
+    }
+
+    private func decodeClient(_ row: any SQLRow) throws -> OpenIDClientRecord {
+        OpenIDClientRecord(
+            id: try row.decode(column: "id", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            secretHash: try row.decode(column: "secret_hash", as: Data.self),
+            authMethod: try row.decode(column: "auth_method", as: String.self),
+            deliveryMode: try row.decode(column: "delivery_mode", as: String.self),
+            notificationEndpoint: try row.decode(column: "notification_endpoint", as: String?.self),
+            scopes: try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init),
+            idTokenAlgorithm: try row.decode(column: "id_token_alg", as: String.self),
+            applicationId: try row.decode(column: "application_id", as: String.self),
+            createdAt: try row.decode(column: "created_at", as: Int64.self))
+    }
+
+    // MARK: CIBA requests
+
+    static func requestHash(_ authReqId: String) -> Data { Data(SHA256.hash(data: Data(authReqId.utf8))) }
+
+    public func insertCIBARequest(_ r: CIBARequestRecord) async throws {
+        let sealedId = try box.seal(Data(r.authReqId.utf8), context: "ciba.auth_req_id:\(r.id)")
+        let sealedToken = try r.notificationToken.map {
+            try box.seal(Data($0.utf8), context: "ciba.notification_token:\(r.id)")
+        }
+        try await database.raw(
+            """
+            INSERT INTO ciba_requests (id, request_hash, auth_req_id, client_id, user_id, operation_id, scope,
+            acr_values, binding_message, notification_token, delivery_mode, poll_interval, last_poll_at, expires_at,
+            created_at, redeemed_at)
+            VALUES (\(bind: r.id), \(bind: Self.requestHash(r.authReqId)), \(bind: sealedId), \(bind: r.clientId), \
+            \(bind: r.userId), \(bind: r.operationId), \(bind: r.scope), \(bind: r.acrValues), \
+            \(bind: r.bindingMessage), \(bind: sealedToken), \(bind: r.deliveryMode), \(bind: Int64(r.pollInterval)), \
+            \(bind: r.lastPollAt), \(bind: r.expiresAt), \(bind: r.createdAt), \(bind: r.redeemedAt))
+            """
+        ).run()
+    }
+
+    public func cibaRequest(authReqId: String) async throws -> CIBARequestRecord? {
+        try await database.raw(
+            "SELECT * FROM ciba_requests WHERE request_hash = \(bind: Self.requestHash(authReqId))"
+        ).first().map(decodeCIBARequest)
+    }
+
+    public func cibaRequest(id: String) async throws -> CIBARequestRecord? {
+        try await database.raw("SELECT * FROM ciba_requests WHERE id = \(bind: id)").first().map(decodeCIBARequest)
+    }
+
+    public func recordPoll(id: String, now: Millis, penalty: Int) async throws -> Bool {
+        let onTime = try await database.raw(
+            """
+            UPDATE ciba_requests SET last_poll_at = \(bind: now) WHERE id = \(bind: id) \
+            AND (last_poll_at IS NULL OR last_poll_at + poll_interval * 1000 <= \(bind: now)) RETURNING id
+            """
+        ).all()
+        if !onTime.isEmpty { return true }
+        try await database.raw(
+            """
+            UPDATE ciba_requests SET poll_interval = poll_interval + \(bind: Int64(penalty)), \
+            last_poll_at = \(bind: now) WHERE id = \(bind: id)
+            """
+        ).run()
+        return false
+    }
+
+    public func redeemCIBARequest(id: String, at now: Millis) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE ciba_requests SET redeemed_at = \(bind: now) WHERE id = \(bind: id) AND redeemed_at IS NULL \
+            RETURNING id
+            """
+        ).all()).isEmpty
+    }
+
+    private func decodeCIBARequest(_ row: any SQLRow) throws -> CIBARequestRecord {
+        let id = try row.decode(column: "id", as: String.self)
+        let authReqId = try box.open(
+            try row.decode(column: "auth_req_id", as: Data.self), context: "ciba.auth_req_id:\(id)")
+        let token = try row.decode(column: "notification_token", as: Data?.self).map {
+            String(decoding: try box.open($0, context: "ciba.notification_token:\(id)"), as: UTF8.self)
+        }
+        return CIBARequestRecord(
+            id: id, authReqId: String(decoding: authReqId, as: UTF8.self),
+            clientId: try row.decode(column: "client_id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            operationId: try row.decode(column: "operation_id", as: String.self),
+            scope: try row.decode(column: "scope", as: String.self),
+            acrValues: try row.decode(column: "acr_values", as: String?.self),
+            bindingMessage: try row.decode(column: "binding_message", as: String?.self),
+            notificationToken: token,
+            deliveryMode: try row.decode(column: "delivery_mode", as: String.self),
+            pollInterval: Int(try row.decode(column: "poll_interval", as: Int64.self)),
+            lastPollAt: try row.decode(column: "last_poll_at", as: Int64?.self),
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self),
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            redeemedAt: try row.decode(column: "redeemed_at", as: Int64?.self))
+    }
+
+    // MARK: Access tokens
+
+    public func insertAccessToken(_ t: AccessTokenRecord) async throws {
+        try await database.raw(
+            """
+            INSERT INTO openid_access_tokens (token_hash, client_id, user_id, scope, ciba_request_id, created_at,
+            expires_at)
+            VALUES (\(bind: t.tokenHash), \(bind: t.clientId), \(bind: t.userId), \(bind: t.scope), \
+            \(bind: t.cibaRequestId), \(bind: t.createdAt), \(bind: t.expiresAt))
+            """
+        ).run()
+    }
+
+    public func accessToken(hash: Data) async throws -> AccessTokenRecord? {
+        guard
+            let row = try await database.raw("SELECT * FROM openid_access_tokens WHERE token_hash = \(bind: hash)")
+                .first()
+        else { return nil }
+        return AccessTokenRecord(
+            tokenHash: hash, clientId: try row.decode(column: "client_id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String.self),
+            scope: try row.decode(column: "scope", as: String.self),
+            cibaRequestId: try row.decode(column: "ciba_request_id", as: String?.self),
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self))
+    }
+
+    public func purgeOpenID(before: Millis) async throws {
+        try await database.raw("DELETE FROM ciba_requests WHERE expires_at < \(bind: before)").run()
+        try await database.raw("DELETE FROM openid_access_tokens WHERE expires_at < \(bind: before)").run()
+    }
+}

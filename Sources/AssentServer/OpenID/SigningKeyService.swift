@@ -1,0 +1,74 @@
+import AssentCrypto
+import Foundation
+
+/// The OpenID provider's signing keys: one ES256 and one RS256 key sign at a time; after a rotation the old keys
+/// stay in the JWKS for ``OpenIDSettings/retiredKeyLifetime`` (never less than the token lifetime), so tokens they
+/// signed still verify until they expire.
+public struct SigningKeyService: Sendable {
+    let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    static let algorithms = ["ES256", "RS256"]
+
+    /// Creates a signing key for each algorithm that has none.
+    public func ensureKeys() async throws {
+        let keys = try await environment.store.signingKeys()
+        for algorithm in Self.algorithms
+        where !keys.contains(where: { $0.algorithm == algorithm && $0.retiredAt == nil }) {
+            try await environment.store.insertSigningKey(try newKey(algorithm))
+        }
+    }
+
+    /// Creates new signing keys and retires the current ones; returns the new key ids.
+    public func rotate(actor: String) async throws -> [String] {
+        var created: [String] = []
+        for algorithm in Self.algorithms {
+            let key = try newKey(algorithm)
+            try await environment.store.insertSigningKey(key)
+            try await environment.store.retireSigningKeys(algorithm: algorithm, except: key.kid, at: key.createdAt)
+            created.append(key.kid)
+        }
+        await environment.audit(
+            "openid.keys_rotated", actor: actor, "Signing keys rotated; new key ids \(created.joined(separator: ", "))."
+        )
+        return created
+    }
+
+    /// The key that signs new tokens with `algorithm`.
+    func signer(_ algorithm: String) async throws -> SigningKeyRecord {
+        let keys = try await environment.store.signingKeys()
+        if let key = keys.first(where: { $0.algorithm == algorithm && $0.retiredAt == nil }) { return key }
+        try await ensureKeys()
+        guard let key = try await environment.store.signingKeys().first(where: { $0.algorithm == algorithm })
+        else { throw AssentServerError.internalError("No \(algorithm) signing key.") }
+        return key
+    }
+
+    /// The published keys: every signing key and the retired ones still within their grace period.
+    public func jwks() async throws -> JWKSet {
+        let cutoff = environment.nowMillis - Millis(publishedAfterRetirement) * 1000
+        return JWKSet(
+            keys: try await environment.store.signingKeys().filter { ($0.retiredAt ?? .max) >= cutoff }.map {
+                try $0.jwk()
+            })
+    }
+
+    /// Deletes keys whose grace period is over.
+    func purge() async throws {
+        try await environment.store.deleteSigningKeys(
+            retiredBefore: environment.nowMillis - Millis(publishedAfterRetirement) * 1000)
+    }
+
+    private var publishedAfterRetirement: Int {
+        max(environment.openID.retiredKeyLifetime, environment.openID.tokenLifetime)
+    }
+
+    private func newKey(_ algorithm: String) throws -> SigningKeyRecord {
+        let material: SigningKeyRecord.Material =
+            algorithm == "ES256" ? .es256(ECPrivateKey()) : .rs256(try RSAPrivateKey(bits: 2048))
+        var key = SigningKeyRecord(kid: "", material: material, createdAt: environment.nowMillis, retiredAt: nil)
+        key.kid = try key.jwk().thumbprint
+        return key
+    }
+}

@@ -1,0 +1,352 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import AssentTesting
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import JWTKit
+import NIOCore
+import Testing
+
+/// The claims a relying party reads from an Assent ID token, verified by jwt-kit (an implementation we did not
+/// write) with the keys of the provider's JWKS.
+struct VerifiedIDToken: JWTPayload {
+    var iss: IssuerClaim
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var atHash: String
+    var authReqId: String
+    var amr: [String]
+    var bindingMessage: String?
+    var transaction: ApprovedTransaction
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, exp, iat, amr, transaction
+        case atHash = "at_hash"
+        case authReqId = "urn:openid:params:jwt:claim:auth_req_id"
+        case bindingMessage = "binding_message"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {
+        try exp.verifyNotExpired()
+    }
+}
+
+/// A relying party of the test server: a registered client that speaks form-encoded OAuth.
+struct TestRelyingParty: Sendable {
+    let client: AssentTesting.HTTPClient
+    let clientId: String
+    let secret: String
+    var basic = true
+
+    static func register(
+        _ server: TestServer, _ client: AssentTesting.HTTPClient, mode: String = "poll", endpoint: String? = nil,
+        authMethod: String? = nil, algorithm: String? = nil
+    ) async throws -> TestRelyingParty {
+        let created = try await server.operatorCall(
+            client, "POST", "/api/v1/clients",
+            body: try OperatorJSON.encoder().encode(
+                CreateClientRequest(
+                    name: "Bank", deliveryMode: mode, notificationEndpoint: endpoint,
+                    tokenEndpointAuthMethod: authMethod,
+                    idTokenSignedResponseAlg: algorithm)),
+            as: CreateClientResponse.self)
+        return TestRelyingParty(
+            client: client, clientId: created.client.clientId, secret: created.clientSecret,
+            basic: authMethod != "client_secret_post")
+    }
+
+    /// An OAuth answer.
+    struct Answer: Sendable {
+        var status: Int
+        var body: Data
+        var headers: [String: String]
+        var text: String { String(decoding: body, as: UTF8.self) }
+        func header(_ name: String) -> String? { headers[name.lowercased()] }
+    }
+
+    /// Posts a form with the client's authentication. AsyncHTTPClient, not URLSession: Foundation's URLSession on
+    /// Linux never completes a request answered 401 with `WWW-Authenticate: Basic`.
+    func post(_ path: String, _ fields: [String: String], rawBody: Data? = nil) async throws -> Answer {
+        var fields = fields
+        var request = HTTPClientRequest(url: client.base.absoluteString + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        if basic {
+            request.headers.add(
+                name: "Authorization", value: "Basic " + Data("\(clientId):\(secret)".utf8).base64EncodedString())
+        } else {
+            fields["client_id"] = clientId
+            fields["client_secret"] = secret
+        }
+        request.body = .bytes(ByteBuffer(bytes: rawBody ?? FormEncoding.encode(fields)))
+        let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return Answer(
+            status: Int(response.status.code), body: Data(body.readableBytesView),
+            headers: Dictionary(
+                response.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a }))
+    }
+
+    func authorize(_ fields: [String: String]) async throws -> CIBAAcknowledgement {
+        let response = try await post("/oauth2/bc-authorize", fields)
+        guard response.status == 200 else { throw TestFailure("bc-authorize: \(response.status) \(response.text)") }
+        return try JSONDecoder().decode(CIBAAcknowledgement.self, from: response.body)
+    }
+
+    func token(_ authReqId: String) async throws -> Answer {
+        try await post("/oauth2/token", ["grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": authReqId])
+    }
+
+    /// The OAuth error of a response with `status`.
+    static func error(_ response: Answer) -> String? {
+        (try? JSONDecoder().decode(OAuthErrorResponse.self, from: response.body))?.error
+    }
+
+    /// Verifies an ID token twice — jwt-kit with the published JWKS, and AssentCrypto's JWS code — and checks the
+    /// claims a CIBA client must check.
+    func verify(_ idToken: String, accessToken: String, authReqId: String, issuer: String) async throws
+        -> VerifiedIDToken
+    {
+        let jwks = try await client.send("GET", "/oauth2/jwks")
+        let keys = try await JWTKeyCollection().add(jwksJSON: jwks.text)
+        let claims = try await keys.verify(idToken, as: VerifiedIDToken.self)
+        _ = try CompactJWS.verify(idToken, keys: try JSONDecoder().decode(JWKSet.self, from: jwks.body))
+        #expect(claims.iss.value == issuer)
+        #expect(claims.aud.value == [clientId])
+        #expect(claims.authReqId == authReqId)
+        let digest = Data(SHA256.hash(data: Data(accessToken.utf8))).prefix(16)
+        #expect(claims.atHash == Base64URL.encode(Data(digest)))
+        return claims
+    }
+}
+
+@Suite("OpenID CIBA")
+struct CIBATests {
+    static func operation(_ device: TestDevice, _ token: TokenCreateResponse) async throws -> MobileOperation {
+        let list = try await device.listOperations(token: token)
+        return try #require(list.first)
+    }
+
+    @Test("Discovery and JWKS: the required fields, RS256 listed, every published key usable", arguments: Backend.all)
+    func discovery(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let response = try await client.send("GET", "/.well-known/openid-configuration")
+            #expect(response.status == 200)
+            let document = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+            for field in [
+                "issuer", "authorization_endpoint", "token_endpoint", "jwks_uri", "response_types_supported",
+                "subject_types_supported", "id_token_signing_alg_values_supported",
+                "backchannel_authentication_endpoint",
+                "backchannel_token_delivery_modes_supported",
+            ] {
+                #expect(document[field] != nil, "\(field)")
+            }
+            #expect((document["id_token_signing_alg_values_supported"] as? [String])?.contains("RS256") == true)
+            #expect(document["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba"])
+            #expect(document["backchannel_token_delivery_modes_supported"] as? [String] == ["poll", "ping", "push"])
+            let jwks = try JSONDecoder().decode(JWKSet.self, from: try await client.send("GET", "/oauth2/jwks").body)
+            #expect(Set(jwks.keys.compactMap(\.alg)) == ["ES256", "RS256"])
+            for key in jwks.keys {
+                #expect(key.kid == key.thumbprint)
+                _ = try key.verificationKey()
+            }
+        }
+    }
+
+    @Test(
+        "Poll: pending, slow_down, the device approves, tokens verified by jwt-kit, single use", arguments: Backend.all)
+    func poll(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await server.activatedDevice(client, userId: "alice")
+            let token = try await device.createToken()
+            let rp = try await TestRelyingParty.register(server, client)
+            let ack = try await rp.authorize([
+                "scope": "openid profile", "login_hint": "alice", "binding_message": "W4SK",
+                "transaction": #"{"amount":"400.00","currency":"EUR","account":"DE89370400440532013000"}"#,
+            ])
+            #expect(ack.interval == 5)
+            #expect(ack.expiresIn == 300)
+            #expect(try Base64URL.decode(ack.authReqId).count * 8 >= 160)
+
+            let first = try await rp.token(ack.authReqId)
+            #expect(first.status == 400)
+            #expect(TestRelyingParty.error(first) == "authorization_pending")
+            #expect(first.header("Cache-Control") == "no-store")
+            let tooSoon = try await rp.token(ack.authReqId)
+            #expect(TestRelyingParty.error(tooSoon) == "slow_down")
+
+            let operation = try await Self.operation(device, token)
+            #expect(operation.data == "A1*A400.00EUR*QDE89370400440532013000*TW4SK")
+            #expect(operation.formData.title.contains("W4SK"))
+            #expect(operation.formData.attributes.contains { $0.value == "DE89370400440532013000" })
+            #expect(try await device.authorizeOperation(id: operation.id, data: operation.data).status == 200)
+
+            let granted = try await rp.token(ack.authReqId)
+            #expect(granted.status == 200, "\(granted.text)")
+            let tokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: granted.body)
+            #expect(tokens.tokenType == "Bearer")
+            let claims = try await rp.verify(
+                tokens.idToken, accessToken: tokens.accessToken, authReqId: ack.authReqId,
+                issuer: server.environment.openID.issuer)
+            #expect(claims.sub.value == "alice")
+            #expect(claims.amr == ["hwk", "pin", "mfa"])
+            #expect(claims.bindingMessage == "W4SK")
+            #expect(claims.transaction.data == operation.data)
+            #expect(claims.transaction.operationId == operation.id)
+            #expect(try CompactJWS.header(of: tokens.idToken).alg == "RS256")
+
+            let again = try await rp.token(ack.authReqId)
+            #expect(again.status == 400)
+            #expect(TestRelyingParty.error(again) == "invalid_grant")
+
+            let userinfo = try await client.send(
+                "GET", "/oauth2/userinfo", headers: ["Authorization": "Bearer \(tokens.accessToken)"])
+            #expect(userinfo.status == 200)
+            #expect(try JSONDecoder().decode([String: String].self, from: userinfo.body) == ["sub": "alice"])
+            let introspection = try JSONDecoder().decode(
+                TokenIntrospection.self,
+                from: try await rp.post("/oauth2/introspect", ["token": tokens.accessToken]).body)
+            #expect(introspection.active && introspection.sub == "alice" && introspection.clientId == rp.clientId)
+            let other = try await TestRelyingParty.register(server, client)
+            let foreign = try JSONDecoder().decode(
+                TokenIntrospection.self,
+                from: try await other.post("/oauth2/introspect", ["token": tokens.accessToken]).body)
+            #expect(!foreign.active)
+            let bad = try await client.send("GET", "/oauth2/userinfo", headers: ["Authorization": "Bearer at_nothing"])
+            #expect(bad.status == 401)
+            #expect(bad.header("WWW-Authenticate")?.contains("invalid_token") == true)
+        }
+    }
+
+    @Test(
+        "Rejection is access_denied, expiry is expired_token, an ES256 client with client_secret_post",
+        arguments: Backend.all)
+    func denialAndExpiry(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await server.activatedDevice(client, userId: "bob")
+            let token = try await device.createToken()
+            let rp = try await TestRelyingParty.register(
+                server, client, authMethod: "client_secret_post", algorithm: "ES256")
+            let rejected = try await rp.authorize(["scope": "openid", "login_hint": "bob"])
+            let operation = try await Self.operation(device, token)
+            #expect(try await device.rejectOperation(id: operation.id).status == 200)
+            let denied = try await rp.token(rejected.authReqId)
+            #expect(denied.status == 400)
+            #expect(TestRelyingParty.error(denied) == "access_denied")
+
+            let expiring = try await rp.authorize(["scope": "openid", "login_hint": "bob", "requested_expiry": "30"])
+            #expect(expiring.expiresIn == 30)
+            server.clock.advance(by: 31)
+            #expect(TestRelyingParty.error(try await rp.token(expiring.authReqId)) == "expired_token")
+
+            // ES256 ID tokens for this client.
+            let approved = try await rp.authorize(["scope": "openid", "login_hint": "bob"])
+            let pending = try await device.listOperations(token: token)
+            let second = try #require(pending.first)
+            #expect(
+                try await device.authorizeOperation(id: second.id, data: second.data, type: .possessionBiometry).status
+                    == 200)
+            let tokens = try JSONDecoder().decode(
+                OAuthTokenResponse.self, from: try await rp.token(approved.authReqId).body)
+            #expect(try CompactJWS.header(of: tokens.idToken).alg == "ES256")
+            let claims = try await rp.verify(
+                tokens.idToken, accessToken: tokens.accessToken, authReqId: approved.authReqId,
+                issuer: server.environment.openID.issuer)
+            #expect(claims.amr == ["hwk", "user", "mfa"])
+        }
+    }
+
+    @Test("Every error of the backchannel and token endpoints with its status", arguments: Backend.all)
+    func errors(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            _ = try await server.activatedDevice(client, userId: "carol")
+            let rp = try await TestRelyingParty.register(server, client)
+            let pingRP = try await TestRelyingParty.register(
+                server, client, mode: "ping", endpoint: "https://rp.example/cb")
+            let expiredHint =
+                Base64URL.encode(Data(#"{"alg":"none"}"#.utf8)) + "."
+                + Base64URL.encode(Data(#"{"sub":"carol","exp":1000}"#.utf8)) + "."
+            let validHint =
+                Base64URL.encode(Data(#"{"alg":"none"}"#.utf8)) + "."
+                + Base64URL.encode(Data(#"{"usercode":"carol"}"#.utf8)) + "."
+            let cases: [(TestRelyingParty, [String: String], Int, String)] = [
+                (rp, ["login_hint": "carol"], 400, "invalid_scope"),
+                (rp, ["scope": "openid email", "login_hint": "carol"], 400, "invalid_scope"),
+                (rp, ["scope": "openid"], 400, "invalid_request"),
+                (rp, ["scope": "openid", "login_hint": "carol", "id_token_hint": "x.y.z"], 400, "invalid_request"),
+                (rp, ["scope": "openid", "login_hint": "nobody"], 400, "unknown_user_id"),
+                (rp, ["scope": "openid", "id_token_hint": "x.y.z"], 400, "unknown_user_id"),
+                (rp, ["scope": "openid", "login_hint_token": expiredHint], 400, "expired_login_hint_token"),
+                (
+                    rp,
+                    ["scope": "openid", "login_hint": "carol", "binding_message": String(repeating: "x", count: 129)],
+                    400, "invalid_binding_message"
+                ),
+                (
+                    rp, ["scope": "openid", "login_hint": "carol", "binding_message": "a\nb"], 400,
+                    "invalid_binding_message"
+                ),
+                (rp, ["scope": "openid", "login_hint": "carol", "requested_expiry": "0"], 400, "invalid_request"),
+                (rp, ["scope": "openid", "login_hint": "carol", "user_code": "1234"], 400, "invalid_request"),
+                (rp, ["scope": "openid", "login_hint": "carol", "transaction": "[1]"], 400, "invalid_request"),
+                (pingRP, ["scope": "openid", "login_hint": "carol"], 400, "invalid_request"),
+                (
+                    pingRP, ["scope": "openid", "login_hint": "carol", "client_notification_token": "bad token"], 400,
+                    "invalid_request"
+                ),
+                (
+                    TestRelyingParty(client: client, clientId: rp.clientId, secret: "wrong"), ["scope": "openid"], 401,
+                    "invalid_client"
+                ),
+                (
+                    TestRelyingParty(client: client, clientId: rp.clientId, secret: rp.secret, basic: false),
+                    ["scope": "openid", "login_hint": "carol"], 401, "invalid_client"
+                ),
+            ]
+            for (party, fields, status, error) in cases {
+                let response = try await party.post("/oauth2/bc-authorize", fields)
+                #expect(response.status == status, "\(fields): \(response.text)")
+                #expect(TestRelyingParty.error(response) == error, "\(fields): \(response.text)")
+                if status == 401 { #expect(response.header("WWW-Authenticate")?.hasPrefix("Basic") == true) }
+            }
+            // The login hint token (HID's usercode claim) and a repeated parameter.
+            #expect(try await rp.authorize(["scope": "openid", "login_hint_token": validHint]).expiresIn == 300)
+            let repeated = try await rp.post(
+                "/oauth2/bc-authorize", [:], rawBody: Data("scope=openid&login_hint=carol&login_hint=carol".utf8))
+            #expect(TestRelyingParty.error(repeated) == "invalid_request")
+            // Token endpoint.
+            #expect(TestRelyingParty.error(try await rp.token("unknown")) == "invalid_grant")
+            let wrongGrant = try await rp.post("/oauth2/token", ["grant_type": "authorization_code", "code": "x"])
+            #expect(TestRelyingParty.error(wrongGrant) == "unsupported_grant_type")
+            #expect(
+                TestRelyingParty.error(
+                    try await rp.post("/oauth2/token", ["grant_type": "urn:openid:params:grant-type:ciba"]))
+                    == "invalid_request")
+            let theirs = try await rp.authorize(["scope": "openid", "login_hint": "carol"])
+            #expect(TestRelyingParty.error(try await pingRP.token(theirs.authReqId)) == "invalid_grant")
+            // Registration: callbacks go over HTTPS (HTTP only to a loopback address).
+            for body in [
+                #"{"name":"P","deliveryMode":"push","notificationEndpoint":"http://example.com/cb"}"#,
+                #"{"name":"P","deliveryMode":"ping"}"#, #"{"name":"P","deliveryMode":"fax"}"#,
+                #"{"name":"P","idTokenSignedResponseAlg":"HS256"}"#,
+            ] {
+                let refused = try await client.send(
+                    "POST", "/api/v1/clients", headers: ["Authorization": "Bearer \(server.apiKey)"],
+                    body: Data(body.utf8))
+                #expect(refused.status == 400, "\(body)")
+            }
+        }
+    }
+}
