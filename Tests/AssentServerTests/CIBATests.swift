@@ -349,4 +349,96 @@ struct CIBATests {
             }
         }
     }
+
+    @Test(
+        "Ping and push: callbacks carry the notification token; push delivers tokens or the error, retried",
+        arguments: Backend.all)
+    func pingAndPush(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let pings = WebhookReceiver(answer: .noContent)
+        let pushes = WebhookReceiver(failFirst: 1)
+        try await pings.run { pingURL in
+            try await pushes.run { pushURL in
+                try await server.live { client in
+                    var device = try await server.activatedDevice(client, userId: "dave")
+                    let token = try await device.createToken()
+                    let issuer = server.environment.openID.issuer
+
+                    let pingRP = try await TestRelyingParty.register(
+                        server, client, mode: "ping", endpoint: pingURL.absoluteString)
+                    let ack = try await pingRP.authorize([
+                        "scope": "openid", "login_hint": "dave", "client_notification_token": "ping-token-1",
+                    ])
+                    #expect(ack.interval == 5)
+                    var operation = try await Self.operation(device, token)
+                    #expect(try await device.authorizeOperation(id: operation.id, data: operation.data).status == 200)
+                    let ping = try await pings.wait(for: 1)
+                    #expect(ping[0].authorization == "Bearer ping-token-1")
+                    #expect(try JSONDecoder().decode(CIBAPing.self, from: ping[0].body).authReqId == ack.authReqId)
+                    let granted = try await pingRP.token(ack.authReqId)
+                    #expect(granted.status == 200)
+                    let pingTokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: granted.body)
+                    _ = try await pingRP.verify(
+                        pingTokens.idToken, accessToken: pingTokens.accessToken, authReqId: ack.authReqId,
+                        issuer: issuer)
+
+                    let pushRP = try await TestRelyingParty.register(
+                        server, client, mode: "push", endpoint: pushURL.absoluteString)
+                    let pushAck = try await pushRP.authorize([
+                        "scope": "openid", "login_hint": "dave", "client_notification_token": "push-token-2",
+                        "binding_message": "K7Q2",
+                    ])
+                    #expect(pushAck.interval == nil)
+                    #expect(TestRelyingParty.error(try await pushRP.token(pushAck.authReqId)) == "unauthorized_client")
+                    operation = try await Self.operation(device, token)
+                    #expect(try await device.authorizeOperation(id: operation.id, data: operation.data).status == 200)
+                    // The first delivery is answered 500 and retried; the retry carries fresh tokens.
+                    let delivered = try await pushes.wait(for: 2)
+                    #expect(delivered.allSatisfy { $0.authorization == "Bearer push-token-2" })
+                    let pushed = try JSONDecoder().decode(OAuthTokenResponse.self, from: delivered[1].body)
+                    #expect(pushed.authReqId == pushAck.authReqId)
+                    let claims = try await pushRP.verify(
+                        pushed.idToken, accessToken: pushed.accessToken, authReqId: pushAck.authReqId, issuer: issuer)
+                    #expect(claims.bindingMessage == "K7Q2")
+
+                    let rejectedAck = try await pushRP.authorize([
+                        "scope": "openid", "login_hint": "dave", "client_notification_token": "push-token-3",
+                    ])
+                    operation = try await Self.operation(device, token)
+                    #expect(try await device.rejectOperation(id: operation.id).status == 200)
+                    let all = try await pushes.wait(for: 3)
+                    let error = try JSONDecoder().decode(OAuthErrorResponse.self, from: all[2].body)
+                    #expect(error.error == "access_denied")
+                    #expect(error.authReqId == rejectedAck.authReqId)
+                    #expect(all[2].authorization == "Bearer push-token-3")
+                    try await Task.sleep(for: .milliseconds(300))
+                    #expect(pushes.deliveries.withLock { $0.count } == 3)
+                }
+            }
+        }
+    }
+
+    @Test("Secrets at rest: no client secret, auth_req_id, notification token or signing key in the SQLite file")
+    func secretsAtRest() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let (secret, authReqId) = try await server.live { client in
+            _ = try await server.activatedDevice(client, userId: "erin")
+            let rp = try await TestRelyingParty.register(
+                server, client, mode: "ping", endpoint: "https://rp.example/cb")
+            let ack = try await rp.authorize([
+                "scope": "openid", "login_hint": "erin", "client_notification_token": "notify-secret-4711",
+            ])
+            return (rp.secret, ack.authReqId)
+        }
+        var stored = Data()
+        for suffix in ["", "-wal"] {
+            stored.append((try? Data(contentsOf: URL(fileURLWithPath: server.location + suffix))) ?? Data())
+        }
+        #expect(!stored.isEmpty)
+        for needle in [secret, authReqId, "notify-secret-4711", "BEGIN PRIVATE KEY"] {
+            #expect(stored.range(of: Data(needle.utf8)) == nil, "\(needle) is stored in clear")
+        }
+    }
 }
