@@ -49,7 +49,11 @@ public enum AssentServerApplication {
             router: router(environment: environment, registry: registry),
             configuration: .init(address: .hostname(host, port: port), serverName: "Assent"),
             services: services,
-            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? port) },
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port ?? port
+                environment.openID.listening.set(host: host, port: bound)
+                await onServerRunning(bound)
+            },
             logger: environment.logger
         )
     }

@@ -44,10 +44,17 @@ struct ServeCommand: AsyncParsableCommand {
                 Names and defaults: activation-address=20/300 and activation-code=5/300 (wrong activation codes per \
                 client address and per code's first two groups), operator-key-failures=10/300 (wrong operator keys \
                 per address), offline-operation=10/300 and offline-activation=30/300 (offline-code verifications), \
-                proximity-operation=10/300 (approvals with a proximity check).
+                proximity-operation=10/300 (approvals with a proximity check), client-auth-failures=10/300 (failed \
+                OpenID client authentications per address).
                 """))
     var rateLimits: [String] = []
     @Flag(help: "Turn every rate limit off (load tests only: they guard against guessing).") var noRateLimits = false
+    @Option(
+        help: """
+            The OpenID provider's issuer: the public https URL relying parties reach this server at (default \
+            http://HOST:PORT it listens on). Env: ASSENT_ISSUER.
+            """)
+    var issuer: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     /// The webhook settings from `--webhook-url` / `ASSENT_WEBHOOK_URL` and `ASSENT_WEBHOOK_SECRET`.
@@ -61,6 +68,15 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("Set ASSENT_WEBHOOK_SECRET (at least 16 characters) to sign webhook deliveries.")
         }
         return WebhookSettings(url: url, secret: Data(secret.utf8))
+    }
+
+    /// `--issuer` / `ASSENT_ISSUER`: an absolute http(s) URL without query or fragment.
+    func issuerURL() throws -> String? {
+        guard let text = issuer ?? ProcessInfo.processInfo.environment["ASSENT_ISSUER"] else { return nil }
+        guard let url = URLComponents(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil,
+            url.query == nil, url.fragment == nil
+        else { throw ValidationError("The issuer must be an http(s) URL without query or fragment.") }
+        return text
     }
 
     func run() async throws {
@@ -104,10 +120,13 @@ struct ServeCommand: AsyncParsableCommand {
             var environment = ServerEnvironment(
                 store: store, policy: policy, logger: logger, webhook: webhook, push: pushSettings)
             environment.rateLimits = limits
+            environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment)
+            let openID = environment.openID
             let app = try AssentServerApplication.application(environment: environment, host: host, port: port) {
                 port in
                 say("Assent is listening on http://\(host):\(port)")
+                say("OpenID issuer: \(openID.issuer) (discovery at /.well-known/openid-configuration)")
             }
             say(
                 "Database: \(store.backend.rawValue)\(storage.databaseURL == nil ? " in \(storage.dataDirectory)" : "")"

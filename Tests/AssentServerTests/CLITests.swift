@@ -109,6 +109,32 @@ struct CLITests {
             try Self.run(
                 ["admin", "audit"], environment: ["ASSENT_URL": "http://127.0.0.1:1", "ASSENT_API_KEY": apiKey]
             ).status == 6)
+        // OpenID clients: register (secret once), list, show, remove; the issuer follows the listening address.
+        #expect(serveOutput.contains("OpenID issuer: \(serverURL)"))
+        let client = try Self.run(
+            [
+                "admin", "client", "create", "--name", "bank", "--mode", "ping", "--endpoint",
+                "https://bank.example/cb",
+                "--json",
+            ], environment: connection)
+        #expect(client.status == 0, "\(client.errors)")
+        let registered = try OperatorJSON.decoder().decode(CreateClientResponse.self, from: Data(client.output.utf8))
+        #expect(registered.client.deliveryMode == "ping" && registered.clientSecret.count >= 43)
+        let clients = try Self.run(["admin", "client", "list"], environment: connection)
+        #expect(
+            clients.output.contains(registered.client.clientId) && !clients.output.contains(registered.clientSecret))
+        let shownClient = try Self.run(
+            ["admin", "client", "show", registered.client.clientId], environment: connection)
+        #expect(shownClient.output.contains("https://bank.example/cb"))
+        let badMode = try Self.run(
+            ["admin", "client", "create", "--name", "x", "--mode", "ping"], environment: connection)
+        #expect(badMode.status == 1 && badMode.errors.contains("notificationEndpoint"), "\(badMode.errors)")
+        #expect(try Self.run(["admin", "client", "rotate-keys"], environment: connection).status == 0)
+        #expect(
+            try Self.run(["admin", "client", "remove", registered.client.clientId], environment: connection).status == 0
+        )
+        #expect(
+            try Self.run(["admin", "client", "show", registered.client.clientId], environment: connection).status == 3)
         let removed = try Self.run(
             ["admin", "activation", "remove", response.activationId, "--json"], environment: connection)
         #expect(removed.output.contains("REMOVED"))

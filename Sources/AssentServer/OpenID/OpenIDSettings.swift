@@ -2,12 +2,18 @@ import AssentModel
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Synchronization
 
 /// The OpenID provider's settings.
 public struct OpenIDSettings: Sendable {
-    /// The issuer URL (`iss` of every ID token; discovery is served under it). `assent serve` sets it from
-    /// `--issuer`, or `http://HOST:PORT` it listens on.
-    public var issuer: String = "http://127.0.0.1:8080"
+    /// The issuer URL set by the operator (`assent serve --issuer`): the public HTTPS URL clients reach.
+    public var configuredIssuer: String?
+    /// Where this process listens, once it does (shared by every copy of the settings).
+    let listening = ListeningAddress()
+
+    /// The issuer (`iss` of every ID token; discovery is served under it): the configured one, else
+    /// `http://HOST:PORT` this process listens on.
+    public var issuer: String { configuredIssuer ?? listening.url ?? "http://127.0.0.1:8080" }
     /// Lifetime of access and ID tokens, seconds.
     public var tokenLifetime = 600
     /// How long a CIBA request waits for the user when the client asks for nothing else, seconds.
@@ -27,6 +33,13 @@ public struct OpenIDSettings: Sendable {
 
     /// The issuer without a trailing slash, for building endpoint URLs.
     var base: String { issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer }
+}
+
+/// The URL a running server listens on, known only once it runs (port 0 picks one).
+final class ListeningAddress: Sendable {
+    private let value = Mutex<String?>(nil)
+    var url: String? { value.withLock { $0 } }
+    func set(host: String, port: Int) { value.withLock { $0 = "http://\(host):\(port)" } }
 }
 
 /// An OAuth error answer (RFC 6749 §5.2; CIBA Core §11, §13) with its HTTP status.

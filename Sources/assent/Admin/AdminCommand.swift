@@ -13,7 +13,7 @@ struct AdminCommand: AsyncParsableCommand {
             """,
         subcommands: [
             ApplicationCommand.self, ActivationCommand.self, OperationCommand.self, APIKeyCommand.self,
-            AuditCommand.self,
+            AuditCommand.self, ClientCommand.self,
         ]
     )
 }

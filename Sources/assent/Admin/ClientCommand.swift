@@ -1,0 +1,113 @@
+import ArgumentParser
+import AssentModel
+import Foundation
+
+/// `assent admin client …`: relying parties of the OpenID provider (CIBA).
+struct ClientCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "client", abstract: "Register, list, show and remove OpenID (CIBA) clients.",
+        subcommands: [Create.self, List.self, Show.self, Remove.self, RotateKeys.self])
+
+    static func rows(_ clients: [ClientInfo]) -> [[String]] {
+        [["CLIENT ID", "NAME", "MODE", "AUTH", "ALG", "ENDPOINT"]]
+            + clients.map {
+                [
+                    $0.clientId, $0.name, $0.deliveryMode, $0.tokenEndpointAuthMethod, $0.idTokenSignedResponseAlg,
+                    $0.notificationEndpoint ?? "-",
+                ]
+            }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a client; its secret is printed once.",
+            discussion: """
+                Example: assent admin client create --name bank --mode ping --endpoint https://bank.example/ciba
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "A name to recognise the client by.") var name: String
+        @Option(help: "Delivery mode: poll, ping or push.") var mode = "poll"
+        @Option(help: "The notification endpoint of a ping or push client (https; http only to loopback).")
+        var endpoint: String?
+        @Option(help: "Token endpoint authentication: client_secret_basic or client_secret_post.")
+        var auth = "client_secret_basic"
+        @Option(help: "ID token signature: RS256 or ES256.") var alg = "RS256"
+        @Option(help: "A scope besides openid (repeatable): profile. Default: profile.") var scope: [String] = []
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let created = try await connection.client().post(
+                    "api/v1/clients",
+                    body: CreateClientRequest(
+                        name: name, deliveryMode: mode, notificationEndpoint: endpoint,
+                        scopes: scope.isEmpty ? nil : scope, tokenEndpointAuthMethod: auth,
+                        idTokenSignedResponseAlg: alg),
+                    as: CreateClientResponse.self)
+                if connection.json {
+                    try printOutput(created, json: true) { [] }
+                } else {
+                    print("Client \(created.client.name): \(created.client.clientId)")
+                    print("Secret (shown once): \(created.clientSecret)")
+                }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List clients (never their secrets).", discussion: "Example: assent admin client list")
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let list = try await connection.client().get("api/v1/clients", as: ClientList.self)
+                try connection.output(list) { ClientCommand.rows(list.clients) }
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show one client.", discussion: "Example: assent admin client show <client id>")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The client id.") var id: String
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let client = try await connection.client().get("api/v1/clients/\(id)", as: ClientInfo.self)
+                try connection.output(client) { ClientCommand.rows([client]) }
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove a client; its outstanding requests can no longer be redeemed.",
+            discussion: "Example: assent admin client remove <client id>")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The client id.") var id: String
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                _ = try await connection.client().delete("api/v1/clients/\(id)", as: OperatorClient.Empty.self)
+                if !connection.json { print("Removed \(id).") } else { print(#"{"removed":"\#(id)"}"#) }
+            }
+        }
+    }
+
+    struct RotateKeys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-keys",
+            abstract: "Rotate the provider's ID-token signing keys (old keys stay published while their tokens live).",
+            discussion: "Example: assent admin client rotate-keys")
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let result = try await connection.client().post(
+                    "api/v1/openid/keys/rotate", body: Optional<String>.none, as: [String: [String]].self)
+                try connection.output(result) { [["NEW KEY ID"]] + (result["keyIds"] ?? []).map { [$0] } }
+            }
+        }
+    }
+}
