@@ -598,6 +598,7 @@ public actor AssentClient {
             case "OPERATION_ALREADY_FINISHED", "OPERATION_ALREADY_CANCELED", "OPERATION_ALREADY_FAILED":
                 .operationFinished
             case "OPERATION_FAILED": .operationFailed
+            case "PIN_EXPIRED": .pinExpired
             default: .server
             }
         return AssentError(code, payload.message, serverCode: payload.code, httpStatus: status)

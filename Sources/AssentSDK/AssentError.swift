@@ -44,6 +44,11 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
         public static let keystore = Code("KEYSTORE")
         /// The call was cancelled.
         public static let cancelled = Code("CANCELLED")
+        /// A transaction of unknown owner arrived while this app holds several activations for the server: retry
+        /// naming one of ``AssentError/candidateUserIds`` (seed 003's `HIDInexplicitContainer`).
+        public static let inexplicitContainer = Code("INEXPLICIT_CONTAINER")
+        /// The PIN is older than the server allows: change it (``AssentClient/changePIN(from:to:)``), then approve.
+        public static let pinExpired = Code("PIN_EXPIRED")
         /// The server's answer could not be understood.
         public static let invalidResponse = Code("INVALID_RESPONSE")
     }
@@ -60,6 +65,8 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
     public var remainingAttempts: Int?
     /// The error that caused this one.
     public var underlying: (any Error & Sendable)?
+    /// After ``Code/inexplicitContainer``: the users whose activations could take the transaction.
+    public var candidateUserIds: [String]? = nil
 
     /// Creates an error.
     public init(

@@ -107,6 +107,22 @@ extension AssentClient {
             knowledgeKey: knowledge, password: Data(newPIN.utf8), salt: newSalt)
         current.knowledgeSalt = newSalt
         try save(current)
+        try await confirmPINChange(pin: newPIN)
+    }
+
+    /// Tells the server the PIN changed, signed with the new PIN, which restarts the PIN's age under the server's
+    /// maximum PIN age. ``changePIN(from:to:)`` calls it; call it again if that call failed after the local change
+    /// (the error says so).
+    public func confirmPINChange(pin: String) async throws {
+        do {
+            _ = try await signedCall(
+                "/api/device/pin/changed", uriId: "/pin/changed", body: Data("{}".utf8), factor: .pin(pin))
+        } catch var error as AssentError {
+            error.message =
+                "The PIN was changed on this device, but the server could not be told (\(error.message)); "
+                + "call confirmPINChange(pin:) again."
+            throw error
+        }
     }
 
     /// The vault key, delivered encrypted under the transport key by a two-factor `/pa/v3/vault/unlock`.

@@ -192,14 +192,20 @@ public actor OperationsService {
 
     /// Approves `operation` with `factor` (the PIN or biometry for 2FA operations); attach `proximityCheck` when
     /// the operation needs one (a ``LocalOperation``'s own check is used otherwise). `timestampSent` is set now.
+    /// `mobileContext` (at most 4 KiB) is signed with the approval and reaches the relying party.
     /// The operation leaves the pending list (a ``OperationsEvent/changed(_:)`` with it in `removed`).
+    /// - Throws: ``AssentError/Code/pinExpired`` when the server's maximum PIN age has passed: change the PIN first.
     public func authorize(
-        _ operation: some AuthorizableOperation, factor: AuthenticationFactor, proximityCheck: ProximityCheck? = nil
+        _ operation: some AuthorizableOperation, factor: AuthenticationFactor, proximityCheck: ProximityCheck? = nil,
+        mobileContext: Data? = nil
     ) async throws {
         var check = proximityCheck ?? (operation as? LocalOperation)?.proximityCheck
         check?.timestampSent = Date()
         let body = try MobileTokenJSON.encoder().encode(
-            RequestEnvelope(OperationAuthorizeRequest(id: operation.id, data: operation.data, proximityCheck: check)))
+            RequestEnvelope(
+                OperationAuthorizeRequest(
+                    id: operation.id, data: operation.data, proximityCheck: check,
+                    mobileContext: mobileContext?.base64EncodedString())))
         _ = try await client.signedCall(
             Self.base + "/authorize", uriId: "/operation/authorize", body: body, factor: factor)
         forget(operationId: operation.id)

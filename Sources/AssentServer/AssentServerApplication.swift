@@ -29,6 +29,7 @@ public enum AssentServerApplication {
         PushRoutes(environment: environment).register(on: router)
         EventStreamRoutes(environment: environment).register(on: router)
         OpenIDRoutes(environment: environment).register(on: router)
+        PINAgeRoutes(environment: environment).register(on: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router
     }

@@ -31,6 +31,9 @@ public struct SecurityPolicy: Sendable, Equatable {
     /// Whether signatures with the biometry factor are accepted (default yes). When off, devices are told so and
     /// a biometry signature is refused with 401 before it is verified (it does not count as a failed attempt).
     public var biometryEnabled = true
+    /// The oldest a PIN may be, in seconds, before the device must change it to approve operations (seed 003's
+    /// password expiry); `nil`: PINs never expire. A PIN's age counts from the activation or its last reported change.
+    public var maximumPINAge: Int? = nil
 
     /// The protocol's defaults.
     public static let `default` = SecurityPolicy()
@@ -54,6 +57,9 @@ public struct SecurityPolicy: Sendable, Equatable {
         }
         guard pinMinimumLength >= 4, pinMaximumLength <= 64, pinMinimumLength <= pinMaximumLength else {
             throw AssentServerError.configuration("PIN lengths must satisfy 4 <= minimum <= maximum <= 64.")
+        }
+        if let maximumPINAge, maximumPINAge <= 0 {
+            throw AssentServerError.configuration("The maximum PIN age must be positive.")
         }
         guard activationCodeLifetime > 0, temporaryKeyLifetime > 0, timestampTolerance > 0, operationLifetime > 0 else {
             throw AssentServerError.configuration("Lifetimes and tolerances must be positive.")

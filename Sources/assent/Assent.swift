@@ -8,13 +8,14 @@ struct Assent: AsyncParsableCommand {
         commandName: "assent",
         abstract: "Assent: an open mobile-token platform (PowerAuth 3.3 server, operator tools and CLI token).",
         discussion: """
-            Start a server with `assent serve`, manage it with `assent admin …`, approve operations with `assent token …`.
+            Start a server with `assent serve`, manage it with `assent admin …`, approve operations with `assent token …`,
+            try the OpenID provider as a relying party with `assent rp ciba`.
 
             Exit codes: 0 success, 1 failure, 2 usage error, 3 not found, 4 not authorised, 5 conflict with the \
             current state, 6 server unreachable.
             """,
         version: "0.3.0",
-        subcommands: [ServeCommand.self, AdminCommand.self, TokenCommand.self]
+        subcommands: [ServeCommand.self, AdminCommand.self, TokenCommand.self, RPCommand.self]
     )
 
     static func main() async {

@@ -29,6 +29,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Longest PIN devices accept (at most 64).") var pinMaxLength = 16
     @Flag(help: "Allow any characters in PINs, not only digits.") var pinAlphanumeric = false
     @Flag(help: "Refuse signatures made with biometry, and tell devices not to offer it.") var disableBiometry = false
+    @Option(help: "Days a PIN may be used before the device must change it to approve operations (default: never).")
+    var maxPinAge: Int?
     @Option(
         help: """
             URL that receives every operation status change as a signed POST (X-Assent-Signature). The HMAC key \
@@ -97,6 +99,7 @@ struct ServeCommand: AsyncParsableCommand {
         policy.pinMaximumLength = pinMaxLength
         policy.pinAlphanumeric = pinAlphanumeric
         policy.biometryEnabled = !disableBiometry
+        policy.maximumPINAge = maxPinAge.map { $0 * 86_400 }
         var limits = RateLimits()
         limits.enabled = !noRateLimits
         for text in rateLimits {

@@ -1,5 +1,6 @@
 import AssentCrypto
 import AssentModel
+import AssentSDK
 import AssentServer
 import AssentTesting
 import AsyncHTTPClient
@@ -20,11 +21,12 @@ struct VerifiedIDToken: JWTPayload {
     var atHash: String
     var authReqId: String
     var amr: [String]
+    var acr: String?
     var bindingMessage: String?
     var transaction: ApprovedTransaction
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, exp, iat, amr, transaction
+        case iss, sub, aud, exp, iat, amr, acr, transaction
         case atHash = "at_hash"
         case authReqId = "urn:openid:params:jwt:claim:auth_req_id"
         case bindingMessage = "binding_message"
@@ -55,7 +57,7 @@ struct TestRelyingParty: Sendable {
                     idTokenSignedResponseAlg: algorithm)),
             as: CreateClientResponse.self)
         return TestRelyingParty(
-            client: client, clientId: created.client.clientId, secret: created.clientSecret,
+            client: client, clientId: created.client.clientId, secret: created.clientSecret ?? "",
             basic: authMethod != "client_secret_post")
     }
 
@@ -150,12 +152,26 @@ struct CIBATests {
             #expect((document["id_token_signing_alg_values_supported"] as? [String])?.contains("RS256") == true)
             #expect(document["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba"])
             #expect(document["backchannel_token_delivery_modes_supported"] as? [String] == ["poll", "ping", "push"])
+            #expect(
+                document["acr_values_supported"] as? [String] == [
+                    "urn:assent:acr:device", "urn:assent:acr:pin", "urn:assent:acr:pin-or-biometry",
+                ])
             let jwks = try JSONDecoder().decode(JWKSet.self, from: try await client.send("GET", "/oauth2/jwks").body)
             #expect(Set(jwks.keys.compactMap(\.alg)) == ["ES256", "RS256"])
             for key in jwks.keys {
                 #expect(key.kid == key.thumbprint)
                 _ = try key.verificationKey()
             }
+            // Rotation: new keys sign, the old ones stay published for a day, then disappear.
+            let rotated = try await server.operatorCall(
+                client, "POST", "/api/v1/openid/keys/rotate", as: [String: [String]].self)
+            let newKeys = Set(try #require(rotated["keyIds"]))
+            let both = try JSONDecoder().decode(JWKSet.self, from: try await client.send("GET", "/oauth2/jwks").body)
+            #expect(Set(both.keys.compactMap(\.kid)) == newKeys.union(jwks.keys.compactMap(\.kid)))
+            #expect(both.keys.count == 4)
+            server.clock.advance(by: 86_401)
+            let later = try JSONDecoder().decode(JWKSet.self, from: try await client.send("GET", "/oauth2/jwks").body)
+            #expect(Set(later.keys.compactMap(\.kid)) == newKeys)
         }
     }
 
@@ -336,6 +352,15 @@ struct CIBATests {
                     == "invalid_request")
             let theirs = try await rp.authorize(["scope": "openid", "login_hint": "carol"])
             #expect(TestRelyingParty.error(try await pingRP.token(theirs.authReqId)) == "invalid_grant")
+            // A user whose devices are all blocked: the provider refuses up front (403).
+            let carols = try await server.operatorCall(
+                client, "GET", "/api/v1/users/carol/activations", as: ActivationList.self)
+            for activation in carols.activations {
+                _ = try await server.operatorCall(
+                    client, "POST", "/api/v1/activations/\(activation.activationId)/block", as: ActivationInfo.self)
+            }
+            let blocked = try await rp.post("/oauth2/bc-authorize", ["scope": "openid", "login_hint": "carol"])
+            #expect(blocked.status == 403 && TestRelyingParty.error(blocked) == "access_denied")
             // Registration: callbacks go over HTTPS (HTTP only to a loopback address).
             for body in [
                 #"{"name":"P","deliveryMode":"push","notificationEndpoint":"http://example.com/cb"}"#,
@@ -361,8 +386,12 @@ struct CIBATests {
         try await pings.run { pingURL in
             try await pushes.run { pushURL in
                 try await server.live { client in
-                    var device = try await server.activatedDevice(client, userId: "dave")
-                    let token = try await device.createToken()
+                    // The user approves with the SDK.
+                    let directory = SDKFactorTests.directory()
+                    defer { try? FileManager.default.removeItem(at: directory) }
+                    let operations = OperationsService(
+                        client: try await SDKOperationsTests.activatedClient(
+                            server, client, directory: directory, userId: "dave"))
                     let issuer = server.environment.openID.issuer
 
                     let pingRP = try await TestRelyingParty.register(
@@ -371,8 +400,8 @@ struct CIBATests {
                         "scope": "openid", "login_hint": "dave", "client_notification_token": "ping-token-1",
                     ])
                     #expect(ack.interval == 5)
-                    var operation = try await Self.operation(device, token)
-                    #expect(try await device.authorizeOperation(id: operation.id, data: operation.data).status == 200)
+                    var operation = try #require(try await operations.pending().value.first)
+                    try await operations.authorize(operation, factor: .pin("1234"))
                     let ping = try await pings.wait(for: 1)
                     #expect(ping[0].authorization == "Bearer ping-token-1")
                     #expect(try JSONDecoder().decode(CIBAPing.self, from: ping[0].body).authReqId == ack.authReqId)
@@ -391,8 +420,8 @@ struct CIBATests {
                     ])
                     #expect(pushAck.interval == nil)
                     #expect(TestRelyingParty.error(try await pushRP.token(pushAck.authReqId)) == "unauthorized_client")
-                    operation = try await Self.operation(device, token)
-                    #expect(try await device.authorizeOperation(id: operation.id, data: operation.data).status == 200)
+                    operation = try #require(try await operations.pending().value.first)
+                    try await operations.authorize(operation, factor: .pin("1234"))
                     // The first delivery is answered 500 and retried; the retry carries fresh tokens.
                     let delivered = try await pushes.wait(for: 2)
                     #expect(delivered.allSatisfy { $0.authorization == "Bearer push-token-2" })
@@ -405,8 +434,8 @@ struct CIBATests {
                     let rejectedAck = try await pushRP.authorize([
                         "scope": "openid", "login_hint": "dave", "client_notification_token": "push-token-3",
                     ])
-                    operation = try await Self.operation(device, token)
-                    #expect(try await device.rejectOperation(id: operation.id).status == 200)
+                    operation = try #require(try await operations.pending().value.first)
+                    try await operations.reject(id: operation.id)
                     let all = try await pushes.wait(for: 3)
                     let error = try JSONDecoder().decode(OAuthErrorResponse.self, from: all[2].body)
                     #expect(error.error == "access_denied")
@@ -439,6 +468,68 @@ struct CIBATests {
         #expect(!stored.isEmpty)
         for needle in [secret, authReqId, "notify-secret-4711", "BEGIN PRIVATE KEY"] {
             #expect(stored.range(of: Data(needle.utf8)) == nil, "\(needle) is stored in clear")
+        }
+    }
+
+    @Test(
+        "private_key_jwt: a signed assertion authenticates once; replay, wrong audience, expiry or key refused",
+        arguments: Backend.all)
+    func privateKeyJWT(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            _ = try await server.activatedDevice(client, userId: "frank")
+            let key = ECPrivateKey()
+            let jwks = JWKSet(keys: [JWK(es256: key.publicKey)])
+            let created = try await server.operatorCall(
+                client, "POST", "/api/v1/clients",
+                body: try OperatorJSON.encoder().encode(
+                    CreateClientRequest(name: "Keyed", tokenEndpointAuthMethod: "private_key_jwt", jwks: jwks)),
+                as: CreateClientResponse.self)
+            #expect(created.clientSecret == nil)
+            let id = created.client.clientId
+            let issuer = server.environment.openID.issuer
+            func assertion(
+                audience: String? = nil, expiresIn: Double = 60, jti: String = UUID().uuidString,
+                signer: ECPrivateKey? = nil
+            ) throws -> String {
+                let exp = Int64(server.clock.now.timeIntervalSince1970 + expiresIn)
+                let claims =
+                    #"{"iss":"\#(id)","sub":"\#(id)","aud":"\#(audience ?? issuer)","exp":\#(exp),"jti":"\#(jti)"}"#
+                return try CompactJWS.sign(
+                    payload: Data(claims.utf8), with: .es256(signer ?? key), keyId: jwks.keys[0].kid)
+            }
+            let rp = TestRelyingParty(client: client, clientId: id, secret: "", basic: false)
+            func send(_ path: String, _ fields: [String: String]) async throws -> TestRelyingParty.Answer {
+                var fields = fields
+                fields["client_assertion_type"] = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+                return try await rp.post(path, [:], rawBody: FormEncoding.encode(fields))
+            }
+            let request = ["scope": "openid", "login_hint": "frank"]
+            let first = try assertion(jti: "once")
+            let accepted = try await send("/oauth2/bc-authorize", request.merging(["client_assertion": first]) { $1 })
+            #expect(accepted.status == 200, "\(accepted.text)")
+            let ack = try JSONDecoder().decode(CIBAAcknowledgement.self, from: accepted.body)
+            let replayed = try await send("/oauth2/bc-authorize", request.merging(["client_assertion": first]) { $1 })
+            #expect(replayed.status == 401 && TestRelyingParty.error(replayed) == "invalid_client")
+            for bad in [
+                try assertion(audience: "https://elsewhere.example"), try assertion(expiresIn: -10),
+                try assertion(expiresIn: 7_200), try assertion(signer: ECPrivateKey()),
+            ] {
+                let refused = try await send("/oauth2/bc-authorize", request.merging(["client_assertion": bad]) { $1 })
+                #expect(refused.status == 401 && TestRelyingParty.error(refused) == "invalid_client", "\(refused.text)")
+            }
+            let mixed = try await send(
+                "/oauth2/bc-authorize",
+                request.merging(["client_assertion": try assertion(), "client_secret": "x"]) { $1 })
+            #expect(TestRelyingParty.error(mixed) == "invalid_request")
+            let polled = try await send(
+                "/oauth2/token",
+                [
+                    "grant_type": "urn:openid:params:grant-type:ciba", "auth_req_id": ack.authReqId,
+                    "client_assertion": try assertion(audience: "\(issuer)/oauth2/token"),
+                ])
+            #expect(TestRelyingParty.error(polled) == "authorization_pending")
         }
     }
 }

@@ -25,6 +25,17 @@ struct CLITests {
         return Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
     }
 
+    /// Runs the command on a thread of its own while the caller goes on: waiting for a long-lived subprocess must
+    /// not hold one of the few threads Swift's concurrency pool has (two on a two-core machine), or two such waits in
+    /// parallel tests starve every other task until they end.
+    static func runInBackground(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Swift.Result { try Self.run(arguments, environment: environment) })
+            }
+        }
+    }
+
     /// The QR code drawn in a command's output (its half-block lines), read by zbarimg as a phone would read it
     /// from a dark terminal.
     static func scannedQR(_ output: String) throws -> String? {
@@ -119,10 +130,11 @@ struct CLITests {
             ], environment: connection)
         #expect(client.status == 0, "\(client.errors)")
         let registered = try OperatorJSON.decoder().decode(CreateClientResponse.self, from: Data(client.output.utf8))
-        #expect(registered.client.deliveryMode == "ping" && registered.clientSecret.count >= 43)
+        let clientSecret = try #require(registered.clientSecret)
+        #expect(registered.client.deliveryMode == "ping" && clientSecret.count >= 43)
         let clients = try Self.run(["admin", "client", "list"], environment: connection)
         #expect(
-            clients.output.contains(registered.client.clientId) && !clients.output.contains(registered.clientSecret))
+            clients.output.contains(registered.client.clientId) && !clients.output.contains(clientSecret))
         let shownClient = try Self.run(
             ["admin", "client", "show", registered.client.clientId], environment: connection)
         #expect(shownClient.output.contains("https://bank.example/cb"))
@@ -189,26 +201,17 @@ struct CLITests {
         #expect(server.terminationReason == .exit && server.terminationStatus == 0)
     }
 
-    @Test("The README quickstart: serve, create an activation, activate the CLI token, approve an operation")
-    func readmeQuickstart() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
-            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
-            return
-        }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-quickstart-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    /// Starts `assent serve` on a free port with its data under `work`; returns the process and the lines it
+    /// printed as `label: value` (and `url`), once it listens.
+    static func serve(_ work: URL) async throws -> (Process, [String: String]) {
         let log = work.appendingPathComponent("serve.out")
         #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
-
-        // Terminal 1: swift run assent serve (here on a free port).
         let server = Process()
         server.executableURL = Self.executable
         server.arguments = ["serve", "--port", "0", "--data-dir", work.appendingPathComponent("data").path]
         server.standardOutput = try FileHandle(forWritingTo: log)
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { if server.isRunning { server.terminate() } }
         var printed: [String: String] = [:]
         // The keys are printed before the server listens: wait for both.
         for _ in 0..<150 where printed["Operator API key (shown once, store it now)"] == nil || printed["url"] == nil {
@@ -221,6 +224,96 @@ struct CLITests {
                 }
             }
         }
+        return (server, printed)
+    }
+
+    @Test("assent rp ciba gets a verified ID token after assent token approve, in poll, ping and push modes")
+    func relyingPartyCIBA() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-rp-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let (server, printed) = try await Self.serve(work)
+        defer { if server.isRunning { server.terminate() } }
+        let url = try #require(printed["url"])
+        let environment = [
+            "ASSENT_URL": url, "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+        ]
+        let profile = ["--profile", work.appendingPathComponent("token").path]
+        let activation = try Self.run(
+            ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment)
+        let code = try OperatorJSON.decoder().decode(
+            CreateActivationResponse.self, from: Data(activation.output.utf8)
+        ).activationCode
+        let activated = try Self.run(
+            ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"]), code]
+                + ["--pin-stdin"] + profile, environment: environment, input: "2468\n")
+        #expect(activated.status == 0, "\(activated.errors)")
+
+        for (mode, answer) in [("poll", "approve"), ("ping", "approve"), ("push", "approve"), ("poll", "reject")] {
+            let port = try PostgresTestCluster.freePort()
+            var create = ["admin", "client", "create", "--name", mode, "--mode", mode, "--json"]
+            if mode != "poll" { create += ["--endpoint", "http://127.0.0.1:\(port)/ciba"] }
+            let registered = try OperatorJSON.decoder().decode(
+                CreateClientResponse.self, from: Data(try Self.run(create, environment: environment).output.utf8))
+            let binding = "M-\(mode)-\(answer)"
+            var arguments = [
+                "rp", "ciba", "--server", url, "--client", registered.client.clientId, "--mode", mode,
+                "--login-hint", "alice", "--binding-message", binding, "--json",
+            ]
+            if mode != "poll" { arguments += ["--listen", "127.0.0.1:\(port)"] }
+            let relyingParty = environment.merging(["ASSENT_CLIENT_SECRET": try #require(registered.clientSecret)]) {
+                $1
+            }
+            let running = Task { try await Self.runInBackground(arguments, environment: relyingParty) }
+            var operationId: String?
+            for _ in 0..<100 where operationId == nil {
+                try await Task.sleep(for: .milliseconds(200))
+                let listed = try Self.run(["token", "list", "--json"] + profile, environment: environment)
+                let operations =
+                    (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))
+                    ?? []
+                operationId = operations.first { $0.formData.title.contains(binding) }?.id
+            }
+            let id = try #require(operationId, "the request did not reach the token (\(mode))")
+            let done =
+                answer == "approve"
+                ? try Self.run(
+                    ["token", "approve", id, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+                : try Self.run(["token", "reject", id] + profile, environment: environment)
+            #expect(done.status == 0, "\(done.errors)")
+            let result = try await running.value
+            if answer == "reject" {
+                #expect(result.status == 4 && result.errors.contains("access_denied"), "\(result.errors)")
+                continue
+            }
+            #expect(result.status == 0, "\(mode): \(result.errors)")
+            let claims = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+            #expect(claims["sub"] as? String == "alice")
+            #expect(claims["binding_message"] as? String == binding)
+            #expect(claims["aud"] as? String == registered.client.clientId)
+            #expect(claims["iss"] as? String == url)
+        }
+        server.terminate()
+        server.waitUntilExit()
+    }
+
+    @Test("The README quickstart: serve, create an activation, activate the CLI token, approve an operation")
+    func readmeQuickstart() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-quickstart-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        // Terminal 1: swift run assent serve (here on a free port).
+        let (server, printed) = try await Self.serve(work)
+        defer { if server.isRunning { server.terminate() } }
         let url = try #require(printed["url"])
         let apiKey = try #require(printed["Operator API key (shown once, store it now)"])
         let config = try #require(printed["SDK configuration"])
@@ -321,9 +414,9 @@ struct CLITests {
         // minute only a stream event can bring a second one. Operations are created every 2 s until it has made
         // two fetches; the last one shows them.
         let watchEnded = Flag()
-        let watching = Task.detached {
+        let watching = Task {
             defer { watchEnded.set() }
-            return try Self.run(
+            return try await Self.runInBackground(
                 ["token", "watch", "--count", "2", "--json", "--interval", "60"] + profile, environment: environment)
         }
         var liveCreated: [String] = []

@@ -1,3 +1,4 @@
+import AssentCrypto
 import Foundation
 
 /// How a CIBA client receives the result (CIBA Core §5).
@@ -102,12 +103,15 @@ public struct ApprovedTransaction: Codable, Sendable, Equatable {
     public var contentHash: String
     /// `APPROVED`.
     public var status: String
+    /// The Base64 data the app signed together with the approval, if it sent any.
+    public var mobileContext: String?
 
-    public init(operationId: String, data: String, contentHash: String, status: String) {
+    public init(operationId: String, data: String, contentHash: String, status: String, mobileContext: String? = nil) {
         self.operationId = operationId
         self.data = data
         self.contentHash = contentHash
         self.status = status
+        self.mobileContext = mobileContext
     }
 }
 
@@ -152,15 +156,18 @@ public struct CreateClientRequest: Codable, Sendable, Equatable {
     public var notificationEndpoint: String?
     /// The scopes the client may ask for besides `openid` (default `profile`).
     public var scopes: [String]?
-    /// `client_secret_basic` (default) or `client_secret_post`.
+    /// `client_secret_basic` (default), `client_secret_post` or `private_key_jwt`.
     public var tokenEndpointAuthMethod: String?
     /// `RS256` (default, as OpenID Connect Registration says) or `ES256`.
     public var idTokenSignedResponseAlg: String?
+    /// The public keys (ES256 or RS256) a `private_key_jwt` client signs its assertions with.
+    public var jwks: JWKSet?
 
     public init(
         name: String, deliveryMode: String? = nil, notificationEndpoint: String? = nil, scopes: [String]? = nil,
-        tokenEndpointAuthMethod: String? = nil, idTokenSignedResponseAlg: String? = nil
+        tokenEndpointAuthMethod: String? = nil, idTokenSignedResponseAlg: String? = nil, jwks: JWKSet? = nil
     ) {
+        self.jwks = jwks
         self.name = name
         self.deliveryMode = deliveryMode
         self.notificationEndpoint = notificationEndpoint
@@ -196,12 +203,12 @@ public struct ClientInfo: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /api/v1/clients` answer: the client and its secret, shown once.
+/// `POST /api/v1/clients` answer: the client and its secret, shown once (none for a `private_key_jwt` client).
 public struct CreateClientResponse: Codable, Sendable, Equatable {
     public var client: ClientInfo
-    public var clientSecret: String
+    public var clientSecret: String?
 
-    public init(client: ClientInfo, clientSecret: String) {
+    public init(client: ClientInfo, clientSecret: String?) {
         self.client = client
         self.clientSecret = clientSecret
     }
@@ -223,7 +230,8 @@ public enum FormEncoding {
                 .utf8)
     }
 
-    static func escape(_ text: String) -> String {
+    /// One name or value, percent-encoded.
+    public static func escape(_ text: String) -> String {
         let allowed = CharacterSet(
             charactersIn: "*-._ abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "").replacingOccurrences(

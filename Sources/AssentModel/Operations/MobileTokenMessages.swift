@@ -31,10 +31,14 @@ public struct OperationAuthorizeRequest: Codable, Sendable, Equatable {
     /// Must equal the operation's data.
     public var data: String
     public var proximityCheck: ProximityCheck?
-    public init(id: String, data: String, proximityCheck: ProximityCheck? = nil) {
+    /// Optional Base64 data from the app (at most 4 KiB decoded), signed with the approval and handed to the
+    /// relying party (seed 003's mobile context).
+    public var mobileContext: String?
+    public init(id: String, data: String, proximityCheck: ProximityCheck? = nil, mobileContext: String? = nil) {
         self.id = id
         self.data = data
         self.proximityCheck = proximityCheck
+        self.mobileContext = mobileContext
     }
 }
 
@@ -61,6 +65,8 @@ public enum RejectReason {
     public static let unknown = "UNKNOWN"
     public static let incorrectData = "INCORRECT_DATA"
     public static let unexpectedOperation = "UNEXPECTED_OPERATION"
+    /// The user reports the operation as fraud (seed 003's `report` status): rejected, and the relying party is told.
+    public static let fraud = "FRAUD"
 }
 
 /// JSON conventions of the Mobile Token API: dates in requests are ISO 8601 (with or without fractions or a

@@ -71,7 +71,8 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 
     /// The Mobile Token API's code and status for a failure: `INVALID_REQUEST`, `INVALID_ACTIVATION`,
-    /// `INVALID_OPERATION`, `POWERAUTH_AUTH_FAIL` / `OPERATION_FAILED` (401), the `OPERATION_…` states (400),
+    /// `INVALID_OPERATION`, `POWERAUTH_AUTH_FAIL` / `OPERATION_FAILED` (401), the `OPERATION_…` states and
+    /// `PIN_EXPIRED` (400),
     /// and `ERROR_GENERIC` for the rest.
     static func mobileTokenError(_ failure: AssentServerError) -> (code: String, status: Int) {
         let code =
@@ -81,7 +82,7 @@ struct ErrorMiddleware: RouterMiddleware {
             case "OPERATION_NOT_FOUND": "INVALID_OPERATION"
             case let code
             where code == "POWERAUTH_AUTH_FAIL" || code == "PUSH_REGISTRATION_FAILED" || code == "ERR_RATE_LIMITED"
-                || code.hasPrefix("OPERATION_"):
+                || code == "PIN_EXPIRED" || code.hasPrefix("OPERATION_"):
                 code
             default: "ERROR_GENERIC"
             }

@@ -77,11 +77,15 @@ public struct CIBAService: Sendable {
             }
         }
         let transaction = try Self.transaction(form["transaction"])
+        let acr = Self.acr(form["acr_values"])
         let userId = try await resolveUser(hint: hints[0], value: form[hints[0]]!, client: client)
-        let active = try await environment.store.activations(userId: userId).contains {
-            $0.applicationId == client.applicationId && $0.state == .active
+        let devices = try await environment.store.activations(userId: userId).filter {
+            $0.applicationId == client.applicationId
         }
-        guard active else {
+        guard devices.contains(where: { $0.state == .active }) else {
+            if devices.contains(where: { $0.state == .blocked }) {
+                throw OAuthError("access_denied", "The user's devices are blocked.", status: .forbidden)
+            }
             throw OAuthError("unknown_user_id", "The hint does not identify a user with an active device.")
         }
         guard let application = try await environment.store.application(id: client.applicationId) else {
@@ -90,14 +94,14 @@ public struct CIBAService: Sendable {
         let operation = try await operations.create(
             try Self.operationRequest(
                 userId: userId, client: client, bindingMessage: bindingMessage, transaction: transaction,
-                expiry: expiry),
+                expiry: expiry, factors: Self.acrFactors[acr]!),
             application: application, actor: "client:\(client.id)")
         let now = environment.nowMillis
         let record = CIBARequestRecord(
             id: UUID().uuidString.lowercased(), authReqId: Base64URL.encode(Bytes.random(count: 24)),
             clientId: client.id, userId: userId, operationId: operation.id,
             scope: scopes.sorted().joined(separator: " "),
-            acrValues: form["acr_values"], bindingMessage: bindingMessage, notificationToken: notificationToken,
+            acrValues: acr, bindingMessage: bindingMessage, notificationToken: notificationToken,
             deliveryMode: client.deliveryMode, pollInterval: settings.pollInterval, lastPollAt: nil,
             expiresAt: operation.expiresAt, createdAt: now, redeemedAt: nil)
         try await environment.store.insertCIBARequest(record)
@@ -107,6 +111,20 @@ public struct CIBAService: Sendable {
         return CIBAAcknowledgement(
             authReqId: record.authReqId, expiresIn: Int((operation.expiresAt - operation.createdAt) / 1000),
             interval: client.deliveryMode == CIBADeliveryMode.push.rawValue ? nil : settings.pollInterval)
+    }
+
+    /// The authentication context classes a request may ask for (`acr_values`) and the factors each lets the device
+    /// approve with — seed 003's signing-key protection policies: password, biometry or password, none.
+    static let acrFactors: [String: AllowedSignatureType] = [
+        "urn:assent:acr:pin": AllowedSignatureType(type: "2FA", variants: ["possession_knowledge"]),
+        "urn:assent:acr:pin-or-biometry": .twoFactor,
+        "urn:assent:acr:device": .oneFactor,
+    ]
+    static let defaultACR = "urn:assent:acr:pin-or-biometry"
+
+    /// The first supported class of `acr_values` (space-separated, in order of preference), else the default.
+    static func acr(_ values: String?) -> String {
+        (values ?? "").split(separator: " ").map(String.init).first { acrFactors[$0] != nil } ?? defaultACR
     }
 
     /// RFC 6750 §2.1 `b64token`, at most 1024 characters.
@@ -180,7 +198,7 @@ public struct CIBAService: Sendable {
     /// the payment fields and the binding message in the signed data string.
     static func operationRequest(
         userId: String, client: OpenIDClientRecord, bindingMessage: String?, transaction: [(String, String)],
-        expiry: Int
+        expiry: Int, factors: AllowedSignatureType
     ) throws -> CreateOperationRequest {
         let fields = Dictionary(transaction, uniquingKeysWith: { first, _ in first })
         var data: [OperationData.Field] = []
@@ -219,7 +237,7 @@ public struct CIBAService: Sendable {
             userId: userId, name: template == 1 ? "ciba_payment" : "ciba_authentication",
             data: OperationData(template: template, fields: data).description,
             formData: ["en": FormData(title: title, message: message, attributes: attributes)],
-            expiresIn: expiry)
+            allowedSignatureType: factors, expiresIn: expiry)
     }
 
     // MARK: Token request (§10.1)
@@ -270,6 +288,8 @@ public struct CIBAService: Sendable {
         case .expired: OAuthError("expired_token", "The authentication request expired.")
         case .canceled: OAuthError("access_denied", "The request was canceled.")
         case .failed: OAuthError("access_denied", "The approval failed too many times.")
+        case .rejected where operation.statusReason == RejectReason.fraud:
+            OAuthError("access_denied", "The user reported the request as fraud.")
         default: OAuthError("access_denied", "The user rejected the request.")
         }
     }
@@ -292,10 +312,10 @@ public struct CIBAService: Sendable {
             iss: environment.openID.issuer, sub: request.userId, aud: client.id, iat: now / 1000,
             exp: now / 1000 + Int64(lifetime), authTime: (operation.finishedAt ?? now) / 1000,
             atHash: Self.leftHalfHash(accessToken), authReqId: request.authReqId,
-            amr: Self.amr(operation.approvedWith), bindingMessage: request.bindingMessage,
+            amr: Self.amr(operation.approvedWith), acr: request.acrValues, bindingMessage: request.bindingMessage,
             transaction: ApprovedTransaction(
                 operationId: operation.id, data: operation.data, contentHash: try Self.contentHash(operation.content),
-                status: operation.status.rawValue))
+                status: operation.status.rawValue, mobileContext: operation.mobileContext))
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let signer = try await keys.signer(client.idTokenAlgorithm)
@@ -344,11 +364,12 @@ struct IDTokenClaims: Codable {
     let atHash: String
     let authReqId: String
     let amr: [String]
+    let acr: String?
     let bindingMessage: String?
     let transaction: ApprovedTransaction
 
     enum CodingKeys: String, CodingKey {
-        case iss, sub, aud, iat, exp, amr, transaction
+        case iss, sub, aud, iat, exp, amr, acr, transaction
         case authTime = "auth_time"
         case atHash = "at_hash"
         case authReqId = "urn:openid:params:jwt:claim:auth_req_id"

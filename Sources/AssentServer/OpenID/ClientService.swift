@@ -10,14 +10,15 @@ public struct ClientService: Sendable {
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
-    static let authMethods = ["client_secret_basic", "client_secret_post"]
+    static let authMethods = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
+    static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
     static let idTokenAlgorithms = ["RS256", "ES256"]
     /// The scopes a client may be allowed besides `openid`.
     static let knownScopes = ["profile"]
 
     /// Registers a client for the default application; returns it with its secret.
     public func create(_ request: CreateClientRequest, application: ApplicationRecord, actor: String) async throws
-        -> (OpenIDClientRecord, secret: String)
+        -> (OpenIDClientRecord, secret: String?)
     {
         func invalid(_ message: String) -> AssentServerError { .invalidRequest(message) }
         let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -39,7 +40,14 @@ public struct ClientService: Sendable {
         }
         let method = request.tokenEndpointAuthMethod ?? "client_secret_basic"
         guard Self.authMethods.contains(method) else {
-            throw invalid("tokenEndpointAuthMethod is client_secret_basic or client_secret_post.")
+            throw invalid("tokenEndpointAuthMethod is client_secret_basic, client_secret_post or private_key_jwt.")
+        }
+        if method == "private_key_jwt" {
+            guard let keys = request.jwks?.keys, (1...10).contains(keys.count),
+                keys.allSatisfy({ (try? $0.verificationKey()) != nil })
+            else { throw invalid("A private_key_jwt client needs jwks: 1 to 10 public ES256 (P-256) or RS256 keys.") }
+        } else if request.jwks != nil {
+            throw invalid("jwks is only for private_key_jwt clients.")
         }
         let algorithm = request.idTokenSignedResponseAlg ?? "RS256"
         guard Self.idTokenAlgorithms.contains(algorithm) else {
@@ -49,15 +57,17 @@ public struct ClientService: Sendable {
         for scope in scopes where !Self.knownScopes.contains(scope) {
             throw invalid("Scope \(scope) is not offered; known scopes: \(Self.knownScopes.joined(separator: ", ")).")
         }
+        // A key client gets no usable secret: its stored hash is of random bytes nobody ever sees.
         let secret = Base64URL.encode(Bytes.random(count: 32))
         let client = OpenIDClientRecord(
             id: "cl_" + Base64URL.encode(Bytes.random(count: 12)), name: name, secretHash: Self.hash(secret),
             authMethod: method, deliveryMode: deliveryMode.rawValue, notificationEndpoint: endpoint, scopes: scopes,
-            idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis)
+            idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis,
+            jwks: method == "private_key_jwt" ? request.jwks : nil)
         try await environment.store.insertClient(client)
         await environment.audit(
             "client.created", actor: actor, "OpenID client \(client.id) (\(name)) registered for \(mode) delivery.")
-        return (client, secret)
+        return (client, method == "private_key_jwt" ? nil : secret)
     }
 
     /// Deletes a client; its outstanding requests can no longer be redeemed.
@@ -93,6 +103,20 @@ public struct ClientService: Sendable {
         let limiter = RateLimiter(environment: environment)
         let rule = environment.rateLimits.clientAuthenticationFailures
         try await limiter.check(rule, "client-auth.address", address)
+        if form["client_assertion"] != nil || form["client_assertion_type"] != nil {
+            guard authorization == nil, form["client_secret"] == nil else {
+                throw OAuthError.invalidRequest("Use one client authentication method, not several.")
+            }
+            guard form["client_assertion_type"] == Self.assertionType, let assertion = form["client_assertion"] else {
+                throw OAuthError.invalidRequest("client_assertion_type must be \(Self.assertionType).")
+            }
+            do {
+                return try await assertedClient(assertion, claimedId: form["client_id"])
+            } catch let error as OAuthError {
+                await limiter.recordFailure(rule, "client-auth.address", address)
+                throw error
+            }
+        }
         let presented: (id: String, secret: String, method: String)
         if let authorization {
             guard form["client_secret"] == nil, let basic = Self.basicCredentials(authorization) else {
@@ -117,6 +141,60 @@ public struct ClientService: Sendable {
         guard client.authMethod == presented.method else {
             throw OAuthError.invalidClient("This client authenticates with \(client.authMethod).")
         }
+        return client
+    }
+
+    /// The client of a `private_key_jwt` assertion (RFC 7523 §3, OpenID Connect Core §9): signed with one of the
+    /// client's registered keys; `iss` and `sub` its id; `aud` the issuer or one of its endpoints; `exp` within the
+    /// next hour; `jti` never seen before (remembered until `exp`).
+    func assertedClient(_ assertion: String, claimedId: String?) async throws -> OpenIDClientRecord {
+        struct Claims: Decodable {
+            let iss: String
+            let sub: String
+            let aud: Audience
+            let exp: Double
+            let jti: String
+        }
+        enum Audience: Decodable {
+            case one(String)
+            case many([String])
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let one = try? container.decode(String.self) {
+                    self = .one(one)
+                } else {
+                    self = .many(try container.decode([String].self))
+                }
+            }
+            var values: [String] {
+                switch self {
+                case .one(let value): [value]
+                case .many(let values): values
+                }
+            }
+        }
+        let refused = OAuthError.invalidClient("The client assertion is not valid.")
+        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, assertion.utf8.count <= 16_384, let payload = try? Base64URL.decode(String(parts[1])),
+            let unverified = try? JSONDecoder().decode(Claims.self, from: payload),
+            claimedId == nil || claimedId == unverified.iss,
+            let client = try await environment.store.client(id: unverified.iss), client.authMethod == "private_key_jwt",
+            let keys = client.jwks, let verified = try? CompactJWS.verify(assertion, keys: keys),
+            let claims = try? JSONDecoder().decode(Claims.self, from: verified)
+        else { throw refused }
+        let base = environment.openID.base
+        let audiences = [
+            environment.openID.issuer, base, "\(base)/oauth2/token", "\(base)/oauth2/bc-authorize",
+            "\(base)/oauth2/introspect",
+        ]
+        let now = Double(environment.nowMillis) / 1000
+        guard claims.iss == client.id, claims.sub == client.id, claims.aud.values.contains(where: audiences.contains),
+            claims.exp > now, claims.exp <= now + 3_600, (1...256).contains(claims.jti.count)
+        else { throw refused }
+        guard
+            try await environment.store.claimUnique(
+                kind: "client_assertion:\(client.id)", value: claims.jti, expiresAt: Millis(claims.exp * 1000) + 1)
+        else { throw OAuthError.invalidClient("The client assertion was used before.") }
         return client
     }
 

@@ -70,9 +70,12 @@ struct OpenIDRoutes {
             "id_token_signing_alg_values_supported": strings(["RS256", "ES256"]),
             "token_endpoint_auth_methods_supported": strings(ClientService.authMethods),
             "introspection_endpoint_auth_methods_supported": strings(ClientService.authMethods),
+            "token_endpoint_auth_signing_alg_values_supported": strings(["ES256", "RS256"]),
             "scopes_supported": strings(["openid"] + ClientService.knownScopes),
+            "acr_values_supported": strings(CIBAService.acrFactors.keys.sorted()),
             "claims_supported": strings([
-                "iss", "sub", "aud", "exp", "iat", "auth_time", "at_hash", "amr", "binding_message", "transaction",
+                "iss", "sub", "aud", "exp", "iat", "auth_time", "at_hash", "amr", "acr", "binding_message",
+                "transaction",
                 CIBAService.authReqIdClaim,
             ]),
         ]

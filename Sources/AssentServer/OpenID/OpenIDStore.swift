@@ -54,6 +54,8 @@ public struct OpenIDClientRecord: Sendable, Equatable {
     public var idTokenAlgorithm: String
     public var applicationId: String
     public var createdAt: Millis
+    /// The public keys of a `private_key_jwt` client.
+    public var jwks: JWKSet? = nil
 }
 
 /// The delivery modes as stored (the model's ``CIBADeliveryMode`` raw values).

@@ -60,10 +60,10 @@ extension SQLStore {
         try await database.raw(
             """
             INSERT INTO openid_clients (id, name, secret_hash, auth_method, delivery_mode, notification_endpoint,
-            scopes, id_token_alg, application_id, created_at)
+            scopes, id_token_alg, application_id, created_at, jwks)
             VALUES (\(bind: c.id), \(bind: c.name), \(bind: c.secretHash), \(bind: c.authMethod), \
             \(bind: c.deliveryMode), \(bind: c.notificationEndpoint), \(bind: c.scopes.joined(separator: " ")), \
-            \(bind: c.idTokenAlgorithm), \(bind: c.applicationId), \(bind: c.createdAt))
+            \(bind: c.idTokenAlgorithm), \(bind: c.applicationId), \(bind: c.createdAt), \(bind: try c.jwks.map(Self.jwksText)))
             """
         ).run()
     }
@@ -91,7 +91,14 @@ extension SQLStore {
             scopes: try row.decode(column: "scopes", as: String.self).split(separator: " ").map(String.init),
             idTokenAlgorithm: try row.decode(column: "id_token_alg", as: String.self),
             applicationId: try row.decode(column: "application_id", as: String.self),
-            createdAt: try row.decode(column: "created_at", as: Int64.self))
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            jwks: try row.decode(column: "jwks", as: String?.self).map {
+                try JSONDecoder().decode(JWKSet.self, from: Data($0.utf8))
+            })
+    }
+
+    private static func jwksText(_ keys: JWKSet) throws -> String {
+        String(decoding: try JSONEncoder().encode(keys), as: UTF8.self)
     }
 
     // MARK: CIBA requests

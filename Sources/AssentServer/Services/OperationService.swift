@@ -299,6 +299,16 @@ public struct OperationService: Sendable {
         _ request: OperationAuthorizeRequest, device: AuthenticatedDevice
     ) async throws -> OperationRecord {
         let tolerance = Millis(environment.policy.timestampTolerance) * 1000
+        if let context = request.mobileContext {
+            guard let decoded = Data(base64Encoded: context), decoded.count <= 4_096 else {
+                throw AssentServerError.invalidRequest("mobileContext is Base64 of at most 4096 bytes.")
+            }
+        }
+        if let maximumAge = environment.policy.maximumPINAge, device.signatureType != .possession,
+            environment.nowMillis - device.activation.pinSetAt > Millis(maximumAge) * 1000
+        {
+            throw AssentServerError.pinExpired()
+        }
         if request.proximityCheck != nil {
             try await RateLimiter(environment: environment).hit(
                 environment.rateLimits.proximityChecksPerOperation, "proximity.operation", request.id)
@@ -326,6 +336,7 @@ public struct OperationService: Sendable {
             }
             operation.finish(.approved, reason: nil, activationId: device.activation.id, at: now)
             operation.approvedWith = device.signatureType.rawValue
+            operation.mobileContext = request.mobileContext
             return .approved
         }
         try Self.throwUnlessDone(outcome)

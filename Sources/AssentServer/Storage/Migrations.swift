@@ -405,13 +405,19 @@ enum Migrations {
 
 extension Migrations {
     /// Version 7: the OpenID provider — its signing keys (sealed), registered clients (secrets hashed), CIBA
-    /// requests and access tokens (hashed) — and the factors that approved an operation. A CIBA request of a ping or
+    /// requests and access tokens (hashed) — and the factors that approved an operation and the app's mobile context. A CIBA request of a ping or
     /// push client gets its callback in the outbox from the statement that finishes its operation.
     static func openIDV7(_ dialect: Dialect) -> [String] {
         [
             dialect == .sqlite
                 ? "ALTER TABLE operations ADD COLUMN approved_with TEXT"
                 : "ALTER TABLE operations ADD COLUMN IF NOT EXISTS approved_with TEXT",
+            dialect == .sqlite
+                ? "ALTER TABLE activations ADD COLUMN pin_changed_at INTEGER"
+                : "ALTER TABLE activations ADD COLUMN IF NOT EXISTS pin_changed_at BIGINT",
+            dialect == .sqlite
+                ? "ALTER TABLE operations ADD COLUMN mobile_context TEXT"
+                : "ALTER TABLE operations ADD COLUMN IF NOT EXISTS mobile_context TEXT",
             """
             CREATE TABLE IF NOT EXISTS openid_keys (
                 kid TEXT PRIMARY KEY,
@@ -432,7 +438,8 @@ extension Migrations {
                 scopes TEXT NOT NULL,
                 id_token_alg TEXT NOT NULL,
                 application_id TEXT NOT NULL,
-                created_at \(dialect.bigint) NOT NULL
+                created_at \(dialect.bigint) NOT NULL,
+                jwks TEXT
             )
             """,
             """

@@ -76,6 +76,11 @@ public struct ActivationRecord: Sendable, Equatable {
     public var createdAt: Millis
     public var updatedAt: Millis
     public var lastUsedAt: Millis?
+    /// When the device last reported a PIN change (`nil`: the PIN set at activation).
+    public var pinChangedAt: Millis? = nil
+
+    /// Since when the current PIN is in use.
+    public var pinSetAt: Millis { pinChangedAt ?? createdAt }
 
     public var serverPublicKey: ECPublicKey { serverPrivateKey.publicKey }
 
@@ -205,6 +210,8 @@ public struct OperationRecord: Sendable, Equatable {
     public var activationId: String?
     /// The signature type (factors) of the approval, e.g. `possession_knowledge`.
     public var approvedWith: String? = nil
+    /// The app's mobile context, signed with the approval (Base64).
+    public var mobileContext: String? = nil
     public var template: String?
     public var createdAt: Millis
     public var expiresAt: Millis

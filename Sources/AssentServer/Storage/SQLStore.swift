@@ -239,7 +239,8 @@ public final class SQLStore: AssentStore {
             counter_data = \(bind: a.counterData.data), counter = \(bind: a.counter),
             used_counters = \(bind: Self.joined(a.usedCounters)),
             failed_attempts = \(bind: Int64(a.failedAttempts)), blocked_reason = \(bind: a.blockedReason),
-            version = \(bind: expectedVersion + 1), updated_at = \(bind: a.updatedAt), last_used_at = \(bind: a.lastUsedAt)
+            version = \(bind: expectedVersion + 1), updated_at = \(bind: a.updatedAt), last_used_at = \(bind: a.lastUsedAt),
+            pin_changed_at = \(bind: a.pinChangedAt)
             WHERE id = \(bind: a.id) AND version = \(bind: expectedVersion)
             RETURNING id
             """
@@ -309,7 +310,8 @@ public final class SQLStore: AssentStore {
             version: try row.decode(column: "version", as: Int64.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             updatedAt: try row.decode(column: "updated_at", as: Int64.self),
-            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self)
+            lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self),
+            pinChangedAt: try row.decode(column: "pin_changed_at", as: Int64?.self)
         )
     }
 
@@ -488,6 +490,7 @@ public final class SQLStore: AssentStore {
             status_reason = \(bind: o.statusReason), failed_attempts = \(bind: Int64(o.failedAttempts)),
             offline_nonce = \(bind: o.offlineNonce), offline_totp = \(bind: o.offlineTOTP),
             activation_id = \(bind: o.activationId), approved_with = \(bind: o.approvedWith),
+            mobile_context = \(bind: o.mobileContext),
             updated_at = \(bind: o.updatedAt),
             finished_at = \(bind: o.finishedAt), version = \(bind: expectedVersion + 1)
             WHERE id = \(bind: o.id) AND version = \(bind: expectedVersion)
@@ -530,6 +533,7 @@ public final class SQLStore: AssentStore {
             offlineTOTP: try row.decode(column: "offline_totp", as: String?.self),
             activationId: try row.decode(column: "activation_id", as: String?.self),
             approvedWith: try row.decode(column: "approved_with", as: String?.self),
+            mobileContext: try row.decode(column: "mobile_context", as: String?.self),
             template: try row.decode(column: "template", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             expiresAt: try row.decode(column: "expires_at", as: Int64.self),

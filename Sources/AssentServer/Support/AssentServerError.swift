@@ -110,6 +110,13 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
             message: "The approval failed too many times; the operation is now FAILED.")
     }
 
+    /// The PIN is older than the server's maximum PIN age: the device must change it before approving.
+    public static func pinExpired() -> Self {
+        .init(
+            code: "PIN_EXPIRED", status: 403,
+            message: "The PIN is older than this server allows: change the PIN, then approve again.")
+    }
+
     /// A rate limit refused the request.
     public static func rateLimited(retryAfter: Int) -> Self {
         .init(

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AssentCrypto
 import AssentModel
 import Foundation
 
@@ -29,25 +30,33 @@ struct ClientCommand: AsyncParsableCommand {
         @Option(help: "Delivery mode: poll, ping or push.") var mode = "poll"
         @Option(help: "The notification endpoint of a ping or push client (https; http only to loopback).")
         var endpoint: String?
-        @Option(help: "Token endpoint authentication: client_secret_basic or client_secret_post.")
+        @Option(help: "Token endpoint authentication: client_secret_basic, client_secret_post or private_key_jwt.")
         var auth = "client_secret_basic"
+        @Option(help: "A JWK Set file with the public keys of a private_key_jwt client.") var jwksFile: String?
         @Option(help: "ID token signature: RS256 or ES256.") var alg = "RS256"
         @Option(help: "A scope besides openid (repeatable): profile. Default: profile.") var scope: [String] = []
 
         func run() async throws {
+            var jwks: JWKSet?
+            if let jwksFile {
+                guard let data = FileManager.default.contents(atPath: jwksFile),
+                    let keys = try? JSONDecoder().decode(JWKSet.self, from: data)
+                else { throw ValidationError("\(jwksFile) is not a readable JWK Set ({\"keys\": [...]}).") }
+                jwks = keys
+            }
             try await CLIFailure.reporting {
                 let created = try await connection.client().post(
                     "api/v1/clients",
                     body: CreateClientRequest(
                         name: name, deliveryMode: mode, notificationEndpoint: endpoint,
                         scopes: scope.isEmpty ? nil : scope, tokenEndpointAuthMethod: auth,
-                        idTokenSignedResponseAlg: alg),
+                        idTokenSignedResponseAlg: alg, jwks: jwks),
                     as: CreateClientResponse.self)
                 if connection.json {
                     try printOutput(created, json: true) { [] }
                 } else {
                     print("Client \(created.client.name): \(created.client.clientId)")
-                    print("Secret (shown once): \(created.clientSecret)")
+                    if let secret = created.clientSecret { print("Secret (shown once): \(secret)") }
                 }
             }
         }
