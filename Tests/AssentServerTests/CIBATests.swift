@@ -532,4 +532,49 @@ struct CIBATests {
             #expect(TestRelyingParty.error(polled) == "authorization_pending")
         }
     }
+
+    @Test("A callback answered with a redirect is not followed and not retried", arguments: Backend.all)
+    func redirectNotFollowed(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let target = WebhookReceiver()
+        try await target.run { targetURL in
+            let redirecting = WebhookReceiver(redirect: targetURL.absoluteString)
+            try await redirecting.run { redirectingURL in
+                try await server.live { client in
+                    var device = try await server.activatedDevice(client, userId: "gina")
+                    let token = try await device.createToken()
+                    let rp = try await TestRelyingParty.register(
+                        server, client, mode: "ping", endpoint: redirectingURL.absoluteString)
+                    _ = try await rp.authorize([
+                        "scope": "openid", "login_hint": "gina", "client_notification_token": "t-1",
+                    ])
+                    let operation = try await Self.operation(device, token)
+                    #expect(try await device.rejectOperation(id: operation.id).status == 200)
+                    _ = try await redirecting.wait(for: 1)
+                    let deadline = ContinuousClock.now + .seconds(10)
+                    var items: [OutboxItem] = []
+                    while ContinuousClock.now < deadline {
+                        items = try await Self.cibaItems(server, operationId: operation.id)
+                        if items.first?.state == "abandoned" { break }
+                        try await Task.sleep(for: .milliseconds(100))
+                    }
+                    #expect(items.map(\.state) == ["abandoned"])
+                    #expect(items.first?.lastError?.contains("redirect") == true)
+                    #expect(redirecting.deliveries.withLock { $0.count } == 1)
+                    #expect(target.deliveries.withLock { $0.isEmpty })
+                }
+            }
+        }
+    }
+
+    /// The CIBA outbox messages of the request behind an operation.
+    static func cibaItems(_ server: TestServer, operationId: String) async throws -> [OutboxItem] {
+        var result: [OutboxItem] = []
+        // The message's subject is the request id.
+        for request in try await server.store.cibaRequests(operationId: operationId) {
+            result += try await server.store.outboxItems(subject: request.id).filter { $0.channel == .ciba }
+        }
+        return result
+    }
 }

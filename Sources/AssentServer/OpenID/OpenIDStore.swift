@@ -113,6 +113,8 @@ public protocol OpenIDStore: Sendable {
     func insertCIBARequest(_ request: CIBARequestRecord) async throws
     func cibaRequest(authReqId: String) async throws -> CIBARequestRecord?
     func cibaRequest(id: String) async throws -> CIBARequestRecord?
+    /// The requests an operation carries (one, for operations a request created).
+    func cibaRequests(operationId: String) async throws -> [CIBARequestRecord]
     /// Records a token request at `now` if the request's interval has passed since the previous one and returns
     /// `true`; otherwise raises the interval by `penalty` seconds, records the poll and returns `false`.
     func recordPoll(id: String, now: Millis, penalty: Int) async throws -> Bool

@@ -133,6 +133,12 @@ extension SQLStore {
         try await database.raw("SELECT * FROM ciba_requests WHERE id = \(bind: id)").first().map(decodeCIBARequest)
     }
 
+    public func cibaRequests(operationId: String) async throws -> [CIBARequestRecord] {
+        try await database.raw(
+            "SELECT * FROM ciba_requests WHERE operation_id = \(bind: operationId) ORDER BY created_at"
+        ).all().map(decodeCIBARequest)
+    }
+
     public func recordPoll(id: String, now: Millis, penalty: Int) async throws -> Bool {
         let onTime = try await database.raw(
             """

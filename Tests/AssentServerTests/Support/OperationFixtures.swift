@@ -102,10 +102,13 @@ final class WebhookReceiver: Sendable {
     let failFirst: Int
     /// The status of an accepted delivery.
     let answer: HTTPResponse.Status
+    /// Where an accepted delivery is redirected (302 with `Location`), if anywhere.
+    let redirect: String?
 
-    init(failFirst: Int = 0, answer: HTTPResponse.Status = .ok) {
+    init(failFirst: Int = 0, answer: HTTPResponse.Status = .ok, redirect: String? = nil) {
         self.failFirst = failFirst
         self.answer = answer
+        self.redirect = redirect
     }
 
     /// Runs the receiver for the duration of `body`, passing its URL.
@@ -120,7 +123,9 @@ final class WebhookReceiver: Sendable {
                         authorization: request.headers[.authorization]))
                 return $0.count
             }
-            return Response(status: count <= self.failFirst ? .internalServerError : self.answer)
+            if count <= self.failFirst { return Response(status: .internalServerError) }
+            if let redirect = self.redirect { return Response(status: .found, headers: [.location: redirect]) }
+            return Response(status: self.answer)
         }
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(

@@ -1,0 +1,4 @@
+/// The `mobile-json` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.mobileJSON
+}

@@ -1,0 +1,4 @@
+/// The `operation-data` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.operationData
+}

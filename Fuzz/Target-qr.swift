@@ -1,0 +1,4 @@
+/// The `qr` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.qr
+}
