@@ -56,7 +56,6 @@ public enum ServerBootstrap {
     /// Makes sure there is an application and at least one operator API key.
     public static func prepare(_ environment: ServerEnvironment) async throws -> Prepared {
         let (application, created) = try await ApplicationService(environment: environment).ensureDefault()
-        try await SigningKeyService(environment: environment).ensureKeys()
         var bootstrapKey: String?
         if try await environment.store.apiKeys().isEmpty {
             bootstrapKey = try await APIKeyService(environment: environment).create(

@@ -125,6 +125,8 @@ struct ServeCommand: AsyncParsableCommand {
             environment.rateLimits = limits
             environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment)
+            // The OpenID signing keys, so that the first token request does not wait for an RSA key.
+            try await SigningKeyService(environment: environment).ensureKeys()
             let openID = environment.openID
             let app = try AssentServerApplication.application(environment: environment, host: host, port: port) {
                 port in

@@ -454,6 +454,7 @@ struct CIBATests {
         defer { Task { await server.shutdown() } }
         let (secret, authReqId) = try await server.live { client in
             _ = try await server.activatedDevice(client, userId: "erin")
+            #expect(try await client.send("GET", "/oauth2/jwks").status == 200)  // creates the signing keys
             let rp = try await TestRelyingParty.register(
                 server, client, mode: "ping", endpoint: "https://rp.example/cb")
             let ack = try await rp.authorize([

@@ -18,22 +18,22 @@ struct CLITests {
         var errors: String
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Result {
-        let outcome = try Spawn.run(
-            [executable.path] + arguments,
-            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, input: input)
-        return Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
-    }
-
-    /// Runs the command on a thread of its own while the caller goes on: waiting for a long-lived subprocess must
-    /// not hold one of the few threads Swift's concurrency pool has (two on a two-core machine), or two such waits in
-    /// parallel tests starve every other task until they end.
-    static func runInBackground(_ arguments: [String], environment: [String: String] = [:]) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
+    /// Runs `assent` with `arguments` and waits for it on a thread of its own: waiting for a subprocess must not hold
+    /// one of the few threads Swift's concurrency pool has (two on a two-core machine), or parallel tests waiting on
+    /// subprocesses starve every other test — TLS handshakes of the push contract tests timed out that way.
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) async throws
+        -> Result
+    {
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let outcome = try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
-                continuation.resume(with: Swift.Result { try Self.run(arguments, environment: environment) })
+                continuation.resume(
+                    with: Swift.Result {
+                        try Spawn.run([executable.path] + arguments, environment: merged, input: input)
+                    })
             }
         }
+        return Result(status: outcome.status, output: outcome.output, errors: outcome.errors)
     }
 
     /// The QR code drawn in a command's output (its half-block lines), read by zbarimg as a phone would read it
@@ -54,7 +54,7 @@ struct CLITests {
         let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("assent-cli-\(UUID())")
         defer { try? FileManager.default.removeItem(at: dataDirectory) }
 
-        let created = try Self.run([
+        let created = try await Self.run([
             "admin", "api-key", "create", "--name", "ci", "--data-dir", dataDirectory.path, "--json",
         ])
         #expect(created.status == 0, "\(created.errors)")
@@ -84,7 +84,7 @@ struct CLITests {
         #expect(!serveOutput.contains("Operator API key"), "a key existed, so none is printed")
         let connection = ["ASSENT_URL": serverURL, "ASSENT_API_KEY": apiKey]
 
-        let activation = try Self.run(
+        let activation = try await Self.run(
             ["admin", "activation", "create", "--user", "bob", "--json"], environment: connection)
         #expect(activation.status == 0, "\(activation.errors)")
         let response = try OperatorJSON.decoder().decode(
@@ -93,36 +93,38 @@ struct CLITests {
 
         // Printed into a file, no QR code unless asked; with --qr, the drawn code scans as the activation QR text.
         #expect(!activation.output.contains("▀"))
-        let drawn = try Self.run(["admin", "activation", "create", "--user", "carol", "--qr"], environment: connection)
+        let drawn = try await Self.run(
+            ["admin", "activation", "create", "--user", "carol", "--qr"], environment: connection)
         #expect(drawn.status == 0, "\(drawn.errors)")
         let qrText = try #require(
             drawn.output.split(separator: "\n").first { $0.hasPrefix("activationQRCode") }?.split(separator: " ").last)
         #expect(try Self.scannedQR(drawn.output) == String(qrText))
 
-        let shown = try Self.run(["admin", "activation", "show", response.activationId], environment: connection)
+        let shown = try await Self.run(["admin", "activation", "show", response.activationId], environment: connection)
         #expect(shown.status == 0)
         #expect(shown.output.contains("CREATED") && shown.output.contains("FIELD"))
-        let listed = try Self.run(["admin", "activation", "list", "--user", "bob"], environment: connection)
+        let listed = try await Self.run(["admin", "activation", "list", "--user", "bob"], environment: connection)
         #expect(listed.output.contains(response.activationId))
 
-        #expect(try Self.run(["admin", "activation", "show", "missing"], environment: connection).status == 3)
-        let usage = try Self.run(["admin", "activation", "show"], environment: connection)
+        #expect(try await Self.run(["admin", "activation", "show", "missing"], environment: connection).status == 3)
+        let usage = try await Self.run(["admin", "activation", "show"], environment: connection)
         #expect(usage.status == 2 && usage.errors.contains("Usage: assent admin activation show"))
-        let conflict = try Self.run(["admin", "activation", "commit", response.activationId], environment: connection)
+        let conflict = try await Self.run(
+            ["admin", "activation", "commit", response.activationId], environment: connection)
         #expect(conflict.status == 5)
         #expect(conflict.errors.contains("ACTIVATION_INVALID_STATE"))
         #expect(
-            try Self.run(
+            try await Self.run(
                 ["admin", "activation", "show", response.activationId],
                 environment: ["ASSENT_URL": serverURL, "ASSENT_API_KEY": "ak_wrong"]
             ).status == 4)
         #expect(
-            try Self.run(
+            try await Self.run(
                 ["admin", "audit"], environment: ["ASSENT_URL": "http://127.0.0.1:1", "ASSENT_API_KEY": apiKey]
             ).status == 6)
         // OpenID clients: register (secret once), list, show, remove; the issuer follows the listening address.
         #expect(serveOutput.contains("OpenID issuer: \(serverURL)"))
-        let client = try Self.run(
+        let client = try await Self.run(
             [
                 "admin", "client", "create", "--name", "bank", "--mode", "ping", "--endpoint",
                 "https://bank.example/cb",
@@ -132,29 +134,31 @@ struct CLITests {
         let registered = try OperatorJSON.decoder().decode(CreateClientResponse.self, from: Data(client.output.utf8))
         let clientSecret = try #require(registered.clientSecret)
         #expect(registered.client.deliveryMode == "ping" && clientSecret.count >= 43)
-        let clients = try Self.run(["admin", "client", "list"], environment: connection)
+        let clients = try await Self.run(["admin", "client", "list"], environment: connection)
         #expect(
             clients.output.contains(registered.client.clientId) && !clients.output.contains(clientSecret))
-        let shownClient = try Self.run(
+        let shownClient = try await Self.run(
             ["admin", "client", "show", registered.client.clientId], environment: connection)
         #expect(shownClient.output.contains("https://bank.example/cb"))
-        let badMode = try Self.run(
+        let badMode = try await Self.run(
             ["admin", "client", "create", "--name", "x", "--mode", "ping"], environment: connection)
         #expect(badMode.status == 1 && badMode.errors.contains("notificationEndpoint"), "\(badMode.errors)")
-        #expect(try Self.run(["admin", "client", "rotate-keys"], environment: connection).status == 0)
+        #expect(try await Self.run(["admin", "client", "rotate-keys"], environment: connection).status == 0)
         #expect(
-            try Self.run(["admin", "client", "remove", registered.client.clientId], environment: connection).status == 0
+            try await Self.run(["admin", "client", "remove", registered.client.clientId], environment: connection)
+                .status == 0
         )
         #expect(
-            try Self.run(["admin", "client", "show", registered.client.clientId], environment: connection).status == 3)
-        let removed = try Self.run(
+            try await Self.run(["admin", "client", "show", registered.client.clientId], environment: connection).status
+                == 3)
+        let removed = try await Self.run(
             ["admin", "activation", "remove", response.activationId, "--json"], environment: connection)
         #expect(removed.output.contains("REMOVED"))
-        let audit = try Self.run(["admin", "audit", "--user", "bob"], environment: connection)
+        let audit = try await Self.run(["admin", "audit", "--user", "bob"], environment: connection)
         #expect(audit.output.contains("activation.removed") && audit.output.contains("operator:ci"))
 
         // Operations: create, show, list, offline QR and a wrong typed code, cancel, templates.
-        let operation = try Self.run(
+        let operation = try await Self.run(
             [
                 "admin", "operation", "create", "--user", "bob", "--data", "A1*A100CZK*ICZ2730300000001165254011",
                 "--title", "Confirm payment", "--message", "Pay 100 CZK?", "--json",
@@ -162,36 +166,37 @@ struct CLITests {
         #expect(operation.status == 0, "\(operation.errors)")
         let info = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(operation.output.utf8))
         #expect(info.status == .pending && info.formData["en"]?.title == "Confirm payment")
-        let pending = try Self.run(
+        let pending = try await Self.run(
             ["admin", "operation", "list", "--user", "bob", "--status", "PENDING"], environment: connection)
         #expect(pending.output.contains(info.id))
-        let qr = try Self.run(["admin", "operation", "offline-qr", info.id], environment: connection)
+        let qr = try await Self.run(["admin", "operation", "offline-qr", info.id], environment: connection)
         #expect(qr.status == 0 && qr.output.hasPrefix(info.id + "\nConfirm payment\nPay 100 CZK?\n"))
-        let drawnQR = try Self.run(["admin", "operation", "offline-qr", info.id, "--qr"], environment: connection)
+        let drawnQR = try await Self.run(
+            ["admin", "operation", "offline-qr", info.id, "--qr"], environment: connection)
         let offlineText = try #require(drawnQR.output.components(separatedBy: "\n\n").first)
         #expect(offlineText.hasPrefix(info.id + "\n") && !qr.output.contains("█"))
         #expect(try Self.scannedQR(drawnQR.output) == offlineText)
-        let typed = try Self.run(
+        let typed = try await Self.run(
             [
                 "admin", "operation", "offline-verify", info.id, "--activation", response.activationId, "--code",
                 "12345678-12345678",
             ], environment: connection)
         // The activation was removed above, so its codes count for nothing.
         #expect(typed.status == 5 && typed.errors.contains("ACTIVATION_INVALID_STATE"))
-        #expect(try Self.run(["admin", "operation", "proximity", info.id], environment: connection).status == 1)
-        let canceled = try Self.run(
+        #expect(try await Self.run(["admin", "operation", "proximity", info.id], environment: connection).status == 1)
+        let canceled = try await Self.run(
             ["admin", "operation", "cancel", info.id, "--reason", "WRONG_AMOUNT"], environment: connection)
         #expect(
             canceled.status == 0 && canceled.output.contains("CANCELED") && canceled.output.contains("WRONG_AMOUNT"))
-        #expect(try Self.run(["admin", "operation", "cancel", info.id], environment: connection).status == 5)
+        #expect(try await Self.run(["admin", "operation", "cancel", info.id], environment: connection).status == 5)
         let templateFile = dataDirectory.appendingPathComponent("login.json")
         try Data(
             #"{"name":"login","data":"A2*T{site}","formData":{"en":{"title":"Log in to {site}?","message":""}}}"#.utf8
         ).write(to: templateFile)
-        let saved = try Self.run(
+        let saved = try await Self.run(
             ["admin", "operation", "template", "put", "login", "--file", templateFile.path], environment: connection)
         #expect(saved.status == 0, "\(saved.errors)")
-        let fromTemplate = try Self.run(
+        let fromTemplate = try await Self.run(
             ["admin", "operation", "create", "--user", "bob", "--template", "login", "--param", "site=example.com"],
             environment: connection)
         #expect(fromTemplate.status == 0 && fromTemplate.output.contains("A2*Texample.com"), "\(fromTemplate.errors)")
@@ -243,12 +248,12 @@ struct CLITests {
             "ASSENT_URL": url, "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
         ]
         let profile = ["--profile", work.appendingPathComponent("token").path]
-        let activation = try Self.run(
+        let activation = try await Self.run(
             ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment)
         let code = try OperatorJSON.decoder().decode(
             CreateActivationResponse.self, from: Data(activation.output.utf8)
         ).activationCode
-        let activated = try Self.run(
+        let activated = try await Self.run(
             ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"]), code]
                 + ["--pin-stdin"] + profile, environment: environment, input: "2468\n")
         #expect(activated.status == 0, "\(activated.errors)")
@@ -258,7 +263,7 @@ struct CLITests {
             var create = ["admin", "client", "create", "--name", mode, "--mode", mode, "--json"]
             if mode != "poll" { create += ["--endpoint", "http://127.0.0.1:\(port)/ciba"] }
             let registered = try OperatorJSON.decoder().decode(
-                CreateClientResponse.self, from: Data(try Self.run(create, environment: environment).output.utf8))
+                CreateClientResponse.self, from: Data(try await Self.run(create, environment: environment).output.utf8))
             let binding = "M-\(mode)-\(answer)"
             var arguments = [
                 "rp", "ciba", "--server", url, "--client", registered.client.clientId, "--mode", mode,
@@ -268,11 +273,11 @@ struct CLITests {
             let relyingParty = environment.merging(["ASSENT_CLIENT_SECRET": try #require(registered.clientSecret)]) {
                 $1
             }
-            let running = Task { try await Self.runInBackground(arguments, environment: relyingParty) }
+            let running = Task { try await Self.run(arguments, environment: relyingParty) }
             var operationId: String?
             for _ in 0..<100 where operationId == nil {
                 try await Task.sleep(for: .milliseconds(200))
-                let listed = try Self.run(["token", "list", "--json"] + profile, environment: environment)
+                let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
                 let operations =
                     (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))
                     ?? []
@@ -281,9 +286,9 @@ struct CLITests {
             let id = try #require(operationId, "the request did not reach the token (\(mode))")
             let done =
                 answer == "approve"
-                ? try Self.run(
+                ? try await Self.run(
                     ["token", "approve", id, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
-                : try Self.run(["token", "reject", id] + profile, environment: environment)
+                : try await Self.run(["token", "reject", id] + profile, environment: environment)
             #expect(done.status == 0, "\(done.errors)")
             let result = try await running.value
             if answer == "reject" {
@@ -321,19 +326,20 @@ struct CLITests {
         let environment = ["ASSENT_URL": url, "ASSENT_API_KEY": apiKey]
         let profile = ["--profile", work.appendingPathComponent("token").path]
 
-        let activation = try Self.run(["admin", "activation", "create", "--user", "alice"], environment: environment)
+        let activation = try await Self.run(
+            ["admin", "activation", "create", "--user", "alice"], environment: environment)
         #expect(activation.status == 0, "\(activation.errors)")
         let code = try #require(
             activation.output.split(separator: "\n").first { $0.hasPrefix("activationCode") }?
                 .split(separator: " ").last.map(String.init))
 
-        let activated = try Self.run(
+        let activated = try await Self.run(
             ["token", "activate", "--server", url, "--config", config, code, "--pin-stdin"] + profile,
             environment: environment, input: "2468\n")
         #expect(activated.status == 0, "\(activated.errors)")
         #expect(activated.errors.contains("Fingerprint: "))
 
-        let created = try Self.run(
+        let created = try await Self.run(
             [
                 "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK*ICZ2730300000001165254011",
                 "--title", "Confirm payment", "--message", "Pay 100 CZK to Nela?",
@@ -344,67 +350,70 @@ struct CLITests {
                 .map(String.init))
 
         // Shared options may come before the subcommand, as in git or kubectl.
-        let listed = try Self.run(["token"] + profile + ["list"], environment: environment)
+        let listed = try await Self.run(["token"] + profile + ["list"], environment: environment)
         #expect(listed.status == 0 && listed.output.contains(operationId) && listed.output.contains("Confirm payment"))
 
-        let wrong = try Self.run(
+        let wrong = try await Self.run(
             ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "1111\n")
         #expect(wrong.status == 4 && wrong.errors == "error: WRONG_PIN: The PIN is wrong. 4 attempts left.\n")
-        let approved = try Self.run(
+        let approved = try await Self.run(
             ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
         #expect(approved.status == 0, "\(approved.errors)")
-        let shown = try Self.run(["admin", "operation", "show", operationId], environment: environment)
+        let shown = try await Self.run(["admin", "operation", "show", operationId], environment: environment)
         #expect(shown.output.contains("APPROVED"))
-        let shownJSON = try Self.run(["admin", "--json", "operation", "show", operationId], environment: environment)
+        let shownJSON = try await Self.run(
+            ["admin", "--json", "operation", "show", operationId], environment: environment)
         #expect(
             try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(shownJSON.output.utf8)).status == .approved
         )
 
         // Reject, offline QR approval and status, as the README's next steps show.
-        let second = try Self.run(
+        let second = try await Self.run(
             ["admin", "operation", "create", "--user", "alice", "--data", "A2", "--title", "Log in?", "--json"],
             environment: environment)
         let login = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(second.output.utf8))
-        let rejected = try Self.run(
+        let rejected = try await Self.run(
             ["token", "reject", login.id, "--reason", "UNEXPECTED_OPERATION"] + profile, environment: environment)
         #expect(rejected.status == 0, "\(rejected.errors)")
         #expect(
-            try Self.run(["admin", "operation", "show", login.id], environment: environment).output.contains("REJECTED")
+            try await Self.run(["admin", "operation", "show", login.id], environment: environment).output.contains(
+                "REJECTED")
         )
 
-        let third = try Self.run(
+        let third = try await Self.run(
             [
                 "admin", "operation", "create", "--user", "alice", "--data", "A1*A5EUR", "--title", "Pay 5 EUR",
                 "--json",
             ],
             environment: environment)
         let offline = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(third.output.utf8))
-        let qr = try Self.run(["admin", "operation", "offline-qr", offline.id], environment: environment)
+        let qr = try await Self.run(["admin", "operation", "offline-qr", offline.id], environment: environment)
         let qrFile = work.appendingPathComponent("qr.txt")
         try Data(qr.output.utf8).write(to: qrFile)
-        let typed = try Self.run(
+        let typed = try await Self.run(
             ["token", "qr-approve", qrFile.path, "--pin-stdin", "--json"] + profile, environment: environment,
             input: "2468\n")
         #expect(typed.status == 0, "\(typed.errors)")
         struct Code: Decodable { let code: String }
         let approvalCode = try JSONDecoder().decode(Code.self, from: Data(typed.output.utf8)).code
         let activationId = try #require(
-            try Self.run(["admin", "activation", "list", "--user", "alice"], environment: environment).output
+            try await Self.run(["admin", "activation", "list", "--user", "alice"], environment: environment).output
                 .split(separator: "\n").dropFirst().first?.split(separator: " ").first.map(String.init))
-        let verified = try Self.run(
+        let verified = try await Self.run(
             ["admin", "operation", "offline-verify", offline.id, "--activation", activationId, "--code", approvalCode],
             environment: environment)
         #expect(verified.status == 0 && verified.output.contains("APPROVED"), "\(verified.output) \(verified.errors)")
 
-        let status = try Self.run(["token", "status"] + profile, environment: environment)
+        let status = try await Self.run(["token", "status"] + profile, environment: environment)
         #expect(status.status == 0 && status.output.contains("ACTIVE"))
 
         // watch: one fetch as a JSON line, the pending operation in it as added.
-        let fourth = try Self.run(
+        let fourth = try await Self.run(
             ["admin", "operation", "create", "--user", "alice", "--data", "A3", "--title", "Sign in?", "--json"],
             environment: environment)
         let signIn = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(fourth.output.utf8))
-        let watched = try Self.run(["token", "watch", "--count", "1", "--json"] + profile, environment: environment)
+        let watched = try await Self.run(
+            ["token", "watch", "--count", "1", "--json"] + profile, environment: environment)
         #expect(watched.status == 0, "\(watched.errors)")
         struct Fetch: Decodable { let operations: [MobileOperation], added: [String], removed: [String] }
         let fetch = try MobileTokenJSON.decoder().decode(Fetch.self, from: Data(watched.output.utf8))
@@ -416,7 +425,7 @@ struct CLITests {
         let watchEnded = Flag()
         let watching = Task {
             defer { watchEnded.set() }
-            return try await Self.runInBackground(
+            return try await Self.run(
                 ["token", "watch", "--count", "2", "--json", "--interval", "60"] + profile, environment: environment)
         }
         var liveCreated: [String] = []
@@ -424,7 +433,7 @@ struct CLITests {
         while liveCreated.count < 15 {
             try await Task.sleep(for: .seconds(2))
             if watchEnded.isSet { break }
-            let made = try Self.run(
+            let made = try await Self.run(
                 ["admin", "operation", "create", "--user", "alice", "--data", "A3", "--title", "Live?", "--json"],
                 environment: environment)
             liveCreated.append(try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(made.output.utf8)).id)
@@ -440,20 +449,20 @@ struct CLITests {
         #expect(ContinuousClock.now - started < .seconds(45))
 
         // change-pin: old PIN then new PIN on standard input; afterwards only the new one works.
-        let changed = try Self.run(
+        let changed = try await Self.run(
             ["token", "change-pin", "--pin-stdin"] + profile, environment: environment, input: "2468\n1357\n")
         #expect(changed.status == 0, "\(changed.errors)")
-        let oldPIN = try Self.run(
+        let oldPIN = try await Self.run(
             ["token", "approve", signIn.id, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
         #expect(oldPIN.status == 4 && oldPIN.errors.contains("WRONG_PIN"))
-        let newPIN = try Self.run(
+        let newPIN = try await Self.run(
             ["token", "approve", signIn.id, "--pin-stdin"] + profile, environment: environment, input: "1357\n")
         #expect(newPIN.status == 0, "\(newPIN.errors)")
 
-        let removed = try Self.run(
+        let removed = try await Self.run(
             ["token", "remove", "--pin-stdin"] + profile, environment: environment, input: "1357\n")
         #expect(removed.status == 0, "\(removed.errors)")
-        #expect(try Self.run(["token", "list"] + profile, environment: environment).status == 3)
+        #expect(try await Self.run(["token", "list"] + profile, environment: environment).status == 3)
 
         server.terminate()
         server.waitUntilExit()

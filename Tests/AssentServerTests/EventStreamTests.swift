@@ -188,10 +188,11 @@ struct EventStreamTests {
             for _ in 0..<3 {
                 let started = ContinuousClock.now
                 let created = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
-                // Polling would take a minute here: only the stream can bring it this fast.
+                // Polling would take a minute here: only the stream can bring it in well under that (the bound is
+                // generous because a loaded two-core machine running every suite at once can take seconds).
                 let arrived = await iterator.next()
                 #expect(arrived == created.id)
-                #expect(ContinuousClock.now - started < .seconds(5))
+                #expect(ContinuousClock.now - started < .seconds(30))
             }
             await operations.stopLiveUpdates()
             #expect(await !operations.isLive)

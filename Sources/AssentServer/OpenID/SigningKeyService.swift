@@ -45,13 +45,17 @@ public struct SigningKeyService: Sendable {
         return key
     }
 
-    /// The published keys: every signing key and the retired ones still within their grace period.
+    /// The published keys: every signing key and the retired ones still within their grace period. Keys are
+    /// created here when there are none yet (`assent serve` creates them at start; a server built otherwise, as in
+    /// the tests, on first use).
     public func jwks() async throws -> JWKSet {
+        var keys = try await environment.store.signingKeys()
+        if Set(keys.filter { $0.retiredAt == nil }.map(\.algorithm)).count < Self.algorithms.count {
+            try await ensureKeys()
+            keys = try await environment.store.signingKeys()
+        }
         let cutoff = environment.nowMillis - Millis(publishedAfterRetirement) * 1000
-        return JWKSet(
-            keys: try await environment.store.signingKeys().filter { ($0.retiredAt ?? .max) >= cutoff }.map {
-                try $0.jwk()
-            })
+        return JWKSet(keys: try keys.filter { ($0.retiredAt ?? .max) >= cutoff }.map { try $0.jwk() })
     }
 
     /// Deletes keys whose grace period is over.

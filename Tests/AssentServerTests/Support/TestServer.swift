@@ -184,12 +184,14 @@ struct TestServer: Sendable {
 }
 
 extension OutboxPolicy {
-    /// Retries within a test's patience: 100 ms back-off doubling to 1 s, a 50 ms poll.
+    /// Retries within a test's patience: 100 ms back-off doubling to 1 s, a 250 ms poll. Every live test server
+    /// runs a dispatcher (CIBA callbacks can be due at any time) and new messages of its own process wake it at once,
+    /// so the poll only paces retries; at 50 ms, dozens of parallel test servers polling slowed the whole run.
     static var fast: OutboxPolicy {
         var policy = OutboxPolicy()
         policy.initialBackoff = .milliseconds(100)
         policy.maximumBackoff = .seconds(1)
-        policy.pollInterval = .milliseconds(50)
+        policy.pollInterval = .milliseconds(250)
         policy.leaseDuration = .seconds(10)
         return policy
     }
