@@ -60,6 +60,7 @@ let package = Package(
             dependencies: [
                 "AssentCrypto",
                 "AssentModel",
+                "AssentQR",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

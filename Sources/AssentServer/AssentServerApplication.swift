@@ -30,6 +30,7 @@ public enum AssentServerApplication {
         EventStreamRoutes(environment: environment).register(on: router)
         OpenIDRoutes(environment: environment).register(on: router)
         PINAgeRoutes(environment: environment).register(on: router)
+        TFARoutes(environment: environment).register(on: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router
     }
@@ -102,6 +103,7 @@ struct Sweeper: Service {
                         try await environment.store.purgeDeviceEvents(before: now - 86_400_000)
                         try await environment.store.purgeRateLimits(before: now)
                         try await environment.store.purgeOpenID(before: now - 86_400_000)
+                        try await environment.store.purgeTFA(before: now)
                         try await SigningKeyService(environment: environment).purge()
                     }
                 } catch {

@@ -106,6 +106,7 @@ struct OperatorRoutes {
         }
         registerOperations(on: api)
         registerClients(on: api)
+        registerTFA(on: api)
         api.get("audit") { request, context in
             try require(.auditRead, context)
             let query = request.uri.queryParameters

@@ -31,6 +31,12 @@ public struct RateLimits: Sendable, Equatable {
     /// Failed OpenID client authentications (token, backchannel, introspection endpoints) from one client address;
     /// once over, every client authentication from it waits.
     public var clientAuthenticationFailures = RateLimitRule(limit: 10, window: 300)
+    /// Failed password logins of one account; once over, its logins wait (the password is not even checked).
+    public var loginFailuresPerUser = RateLimitRule(limit: 10, window: 900)
+    /// Failed password logins from one client address.
+    public var loginFailuresPerAddress = RateLimitRule(limit: 50, window: 900)
+    /// Wrong second-factor codes of one account across all its flows (each assertion also has its own tries).
+    public var tfaFailuresPerUser = RateLimitRule(limit: 10, window: 900)
     /// Whether any limit applies (tests and benchmarks that measure other things turn them off).
     public var enabled = true
 
@@ -46,6 +52,9 @@ public struct RateLimits: Sendable, Equatable {
             "offline-operation": \.offlineVerificationsPerOperation,
             "offline-activation": \.offlineVerificationsPerActivation,
             "proximity-operation": \.proximityChecksPerOperation,
+            "login-user": \.loginFailuresPerUser,
+            "login-address": \.loginFailuresPerAddress,
+            "tfa-user": \.tfaFailuresPerUser,
         ]
     }
 

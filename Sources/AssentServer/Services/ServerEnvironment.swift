@@ -17,6 +17,8 @@ public struct ServerEnvironment: Sendable {
     public var rateLimits = RateLimits()
     /// The OpenID provider (issuer, token lifetimes, CIBA limits).
     public var openID = OpenIDSettings()
+    /// Two-factor login (lifetimes, tries, password hashing).
+    public var tfa = TFASettings()
     /// How the outbox (webhooks, pushes) retries.
     public var outbox = OutboxPolicy()
     /// Wakes this process's outbox dispatcher after a write that added messages.

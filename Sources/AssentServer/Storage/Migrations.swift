@@ -50,6 +50,7 @@ enum Migrations {
         Migration(version: 5, sqlite: usedCountersV5(.sqlite), postgres: usedCountersV5(.postgres)),
         Migration(version: 6, sqlite: rateLimitsV6(.sqlite), postgres: rateLimitsV6(.postgres)),
         Migration(version: 7, sqlite: openIDV7(.sqlite), postgres: openIDV7(.postgres)),
+        Migration(version: 8, sqlite: tfaV8(.sqlite), postgres: tfaV8(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -487,5 +488,86 @@ extension Migrations {
                                 FROM ciba_requests c WHERE c.operation_id = NEW.id AND c.delivery_mode <> 'poll'
                     """
                 ])
+    }
+}
+
+extension Migrations {
+    /// Version 8: two-factor login — accounts (password hashes), their factors (TOTP secrets sealed), the flows a
+    /// second factor interrupts, each provider's challenge in a flow (assertions and proofs hashed), the policy per
+    /// application, and remembered devices.
+    static func tfaV8(_ dialect: Dialect) -> [String] {
+        [
+            """
+            CREATE TABLE IF NOT EXISTS tfa_accounts (
+                application_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                password_hash TEXT,
+                created_at \(dialect.bigint) NOT NULL,
+                PRIMARY KEY (application_id, user_id)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tfa_factors (
+                id TEXT PRIMARY KEY,
+                application_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                state TEXT NOT NULL,
+                destination TEXT,
+                secret \(dialect.blob),
+                last_step \(dialect.bigint),
+                created_at \(dialect.bigint) NOT NULL,
+                last_verified_at \(dialect.bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS tfa_factors_user ON tfa_factors(application_id, user_id)",
+            """
+            CREATE TABLE IF NOT EXISTS tfa_flows (
+                id TEXT PRIMARY KEY,
+                application_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                first_factor TEXT,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL,
+                finished_at \(dialect.bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS tfa_flows_expires ON tfa_flows(expires_at)",
+            """
+            CREATE TABLE IF NOT EXISTS tfa_challenges (
+                assertion_hash \(dialect.blob) PRIMARY KEY,
+                flow_id TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                mode TEXT NOT NULL,
+                factor_id TEXT,
+                attempts_left \(dialect.bigint) NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL,
+                passed_at \(dialect.bigint),
+                proof_hash \(dialect.blob)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS tfa_challenges_flow ON tfa_challenges(flow_id)",
+            """
+            CREATE TABLE IF NOT EXISTS tfa_policies (
+                application_id TEXT PRIMARY KEY,
+                required \(dialect.bigint) NOT NULL,
+                providers TEXT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS tfa_devices (
+                id TEXT PRIMARY KEY,
+                application_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL,
+                last_used_at \(dialect.bigint),
+                revoked_at \(dialect.bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS tfa_devices_user ON tfa_devices(application_id, user_id)",
+        ]
     }
 }

@@ -154,6 +154,10 @@ public enum APIScope: String, Sendable, Codable, CaseIterable {
     case clientsRead = "clients:read"
     /// Register and remove OpenID clients, rotate the provider's signing keys.
     case clientsWrite = "clients:write"
+    /// Read login accounts, their factors, remembered devices and the second-factor policy.
+    case tfaRead = "tfa:read"
+    /// Create and remove login accounts, start second factors, revoke remembered devices, set the policy.
+    case tfaWrite = "tfa:write"
     /// Everything.
     case all = "*"
 }

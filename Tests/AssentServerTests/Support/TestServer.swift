@@ -81,6 +81,8 @@ struct TestServer: Sendable {
         environment.outbox = outbox
         environment.streamHeartbeat = streamHeartbeat
         environment.rateLimits = rateLimits
+        // Debug builds run BoringSSL's scrypt unoptimised: tests hash with a small cost (the stored string carries it).
+        environment.tfa.passwordHasher = PasswordHasher(logN: 10, r: 8, p: 1)
         let prepared = try await ServerBootstrap.prepare(environment)
         guard let key = prepared.bootstrapAPIKey ?? apiKey else { throw TestFailure("no bootstrap key") }
         return TestServer(

@@ -1,0 +1,313 @@
+import Foundation
+
+/// A second factor a website login can ask for (seed 004's `TFAProvider`; the seed's names are in
+/// ``gigyaName``).
+public enum TFAProvider: String, Codable, Sendable, CaseIterable {
+    case email
+    case phone
+    case totp
+    case push
+
+    /// The seed's wire name (`gigyaEmail`, `gigyaPhone`, `gigyaTotp`, `gigyaPush`).
+    public var gigyaName: String {
+        switch self {
+        case .email: "gigyaEmail"
+        case .phone: "gigyaPhone"
+        case .totp: "gigyaTotp"
+        case .push: "gigyaPush"
+        }
+    }
+}
+
+/// Whether a second-factor flow registers a new factor or verifies a registered one (seed 004's `TFAMode`).
+public enum TFAMode: String, Codable, Sendable {
+    case register
+    case verify
+}
+
+/// One provider in an interruption or a providers list.
+public struct TFAProviderInfo: Codable, Sendable, Equatable {
+    public var name: TFAProvider
+
+    public init(name: TFAProvider) { self.name = name }
+}
+
+/// The interruption codes of seed 004.
+public enum TFAErrorCode {
+    /// The account has second factors: verify one (`pendingTwoFactorVerification`).
+    public static let pendingVerification = 403101
+    /// The account must register a second factor (`pendingTwoFactorRegistration`).
+    public static let pendingRegistration = 403102
+    /// A wrong verification code (the seed's "invalid parameter value", mapped to `.invalidCode`).
+    public static let invalidCode = 400006
+}
+
+/// `POST /api/tfa/login`: a first factor (password) and, if the browser or app was remembered, its device token.
+public struct TFALoginRequest: Codable, Sendable {
+    /// The application's id or key; the default application when absent.
+    public var application: String?
+    public var userId: String
+    public var password: String
+    public var deviceToken: String?
+
+    public init(application: String? = nil, userId: String, password: String, deviceToken: String? = nil) {
+        self.application = application
+        self.userId = userId
+        self.password = password
+        self.deviceToken = deviceToken
+    }
+}
+
+/// A finished login: a signed login token for the relying party and, after `rememberDevice`, the device token
+/// that skips the second factor next time.
+public struct TFALoginSuccess: Codable, Sendable, Equatable {
+    /// Always `OK`.
+    public var status: String
+    public var userId: String
+    /// A JWS (ES256, keys at `/oauth2/jwks`): iss, sub, aud (the application id), iat, exp, amr, `tfa` (the
+    /// provider that passed, absent when none was needed).
+    public var loginToken: String
+    public var deviceToken: String?
+    public var deviceTokenExpiresAt: Date?
+
+    public init(
+        userId: String, loginToken: String, deviceToken: String? = nil, deviceTokenExpiresAt: Date? = nil
+    ) {
+        status = "OK"
+        self.userId = userId
+        self.loginToken = loginToken
+        self.deviceToken = deviceToken
+        self.deviceTokenExpiresAt = deviceTokenExpiresAt
+    }
+}
+
+/// The answer of a login that a second factor interrupts (HTTP 403 from `/api/tfa/login`; 200 from the operator
+/// API's `POST /api/v1/tfa/logins`).
+public struct TFAInterruption: Codable, Sendable, Equatable {
+    /// `PENDING_TFA_VERIFICATION` or `PENDING_TFA_REGISTRATION`.
+    public var code: String
+    /// 403101 or 403102.
+    public var errorCode: Int
+    public var message: String
+    /// Signed, single use, short-lived: every later call of the flow names it.
+    public var regToken: String
+    public var regTokenExpiresAt: Date
+    /// The providers the account has (verification).
+    public var activeProviders: [TFAProviderInfo]
+    /// The providers it may register (registration).
+    public var inactiveProviders: [TFAProviderInfo]
+
+    public init(
+        code: String, errorCode: Int, message: String, regToken: String, regTokenExpiresAt: Date,
+        activeProviders: [TFAProviderInfo], inactiveProviders: [TFAProviderInfo]
+    ) {
+        self.code = code
+        self.errorCode = errorCode
+        self.message = message
+        self.regToken = regToken
+        self.regTokenExpiresAt = regTokenExpiresAt
+        self.activeProviders = activeProviders
+        self.inactiveProviders = inactiveProviders
+    }
+}
+
+/// `POST /api/tfa/providers`.
+public struct TFAProvidersRequest: Codable, Sendable {
+    public var regToken: String
+    public init(regToken: String) { self.regToken = regToken }
+}
+
+/// The account's registered providers and those it may still register (`accounts.tfa.getProviders`).
+public struct TFAProvidersResponse: Codable, Sendable, Equatable {
+    public var activeProviders: [TFAProviderInfo]
+    public var inactiveProviders: [TFAProviderInfo]
+
+    public init(activeProviders: [TFAProviderInfo], inactiveProviders: [TFAProviderInfo]) {
+        self.activeProviders = activeProviders
+        self.inactiveProviders = inactiveProviders
+    }
+}
+
+/// `POST /api/tfa/init`: starts one provider's part of the flow (`accounts.tfa.initTFA`).
+public struct TFAInitRequest: Codable, Sendable {
+    public var regToken: String
+    public var provider: TFAProvider
+    public var mode: TFAMode
+
+    public init(regToken: String, provider: TFAProvider, mode: TFAMode) {
+        self.regToken = regToken
+        self.provider = provider
+        self.mode = mode
+    }
+}
+
+/// The per-flow assertion the provider's calls carry (the seed's `gigyaAssertion`).
+public struct TFAInitResponse: Codable, Sendable, Equatable {
+    public var assertion: String
+    public var expiresAt: Date
+
+    public init(assertion: String, expiresAt: Date) {
+        self.assertion = assertion
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /api/tfa/totp/register`.
+public struct TOTPRegisterRequest: Codable, Sendable {
+    public var assertion: String
+    public init(assertion: String) { self.assertion = assertion }
+}
+
+/// A new TOTP secret to scan: the `otpauth://` URI and its QR code as a PNG data URL; `sctToken` names it in the
+/// verification that activates it.
+public struct TOTPRegisterResponse: Codable, Sendable, Equatable {
+    public var qrCode: String
+    public var uri: String
+    public var sctToken: String
+
+    public init(qrCode: String, uri: String, sctToken: String) {
+        self.qrCode = qrCode
+        self.uri = uri
+        self.sctToken = sctToken
+    }
+}
+
+/// `POST /api/tfa/totp/verify`: `sctToken` only right after registration.
+public struct TOTPVerifyRequest: Codable, Sendable {
+    public var assertion: String
+    public var code: String
+    public var sctToken: String?
+
+    public init(assertion: String, code: String, sctToken: String? = nil) {
+        self.assertion = assertion
+        self.code = code
+        self.sctToken = sctToken
+    }
+}
+
+/// Proof that the provider's factor passed (the seed's `providerAssertion`), for ``TFAFinalizeRequest``.
+public struct TFAProofResponse: Codable, Sendable, Equatable {
+    public var providerAssertion: String
+    public init(providerAssertion: String) { self.providerAssertion = providerAssertion }
+}
+
+/// `POST /api/tfa/finalize` (`accounts.tfa.finalizeTFA` + `accounts.finalizeRegistration`): ends the flow with the
+/// login's success. `rememberDevice` asks for a device token (the seed's `tempDevice = false`).
+public struct TFAFinalizeRequest: Codable, Sendable {
+    public var regToken: String
+    public var assertion: String
+    public var providerAssertion: String
+    public var rememberDevice: Bool?
+
+    public init(regToken: String, assertion: String, providerAssertion: String, rememberDevice: Bool = false) {
+        self.regToken = regToken
+        self.assertion = assertion
+        self.providerAssertion = providerAssertion
+        self.rememberDevice = rememberDevice
+    }
+}
+
+// MARK: Operator API
+
+/// `POST /api/v1/tfa/accounts`: a login account (password optional: a relying party that checks the first factor
+/// itself starts flows with `POST /api/v1/tfa/logins`).
+public struct CreateTFAAccountRequest: Codable, Sendable {
+    public var userId: String
+    public var password: String?
+
+    public init(userId: String, password: String? = nil) {
+        self.userId = userId
+        self.password = password
+    }
+}
+
+/// A registered second factor as the operator sees it (no secrets).
+public struct TFAFactorInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var provider: TFAProvider
+    /// The address or number with most of it hidden; absent for TOTP and push.
+    public var obfuscated: String?
+    public var createdAt: Date
+    public var lastVerification: Date?
+
+    public init(id: String, provider: TFAProvider, obfuscated: String?, createdAt: Date, lastVerification: Date?) {
+        self.id = id
+        self.provider = provider
+        self.obfuscated = obfuscated
+        self.createdAt = createdAt
+        self.lastVerification = lastVerification
+    }
+}
+
+/// A login account of the default application.
+public struct TFAAccountInfo: Codable, Sendable, Equatable {
+    public var userId: String
+    public var hasPassword: Bool
+    public var factors: [TFAFactorInfo]
+    public var createdAt: Date
+
+    public init(userId: String, hasPassword: Bool, factors: [TFAFactorInfo], createdAt: Date) {
+        self.userId = userId
+        self.hasPassword = hasPassword
+        self.factors = factors
+        self.createdAt = createdAt
+    }
+}
+
+/// `POST /api/v1/tfa/logins`: the relying party checked the first factor; Assent decides on the second.
+public struct StartTFALoginRequest: Codable, Sendable {
+    public var userId: String
+    public var deviceToken: String?
+
+    public init(userId: String, deviceToken: String? = nil) {
+        self.userId = userId
+        self.deviceToken = deviceToken
+    }
+}
+
+/// The answer of `POST /api/v1/tfa/logins`: the login's success (no second factor needed) or its interruption.
+public struct StartTFALoginResponse: Codable, Sendable, Equatable {
+    public var success: TFALoginSuccess?
+    public var interruption: TFAInterruption?
+
+    public init(success: TFALoginSuccess? = nil, interruption: TFAInterruption? = nil) {
+        self.success = success
+        self.interruption = interruption
+    }
+}
+
+/// The application's second-factor policy: whether every login needs one, and which providers it allows.
+public struct TFAPolicy: Codable, Sendable, Equatable {
+    public var required: Bool
+    public var providers: [TFAProvider]
+
+    public init(required: Bool, providers: [TFAProvider]) {
+        self.required = required
+        self.providers = providers
+    }
+}
+
+/// A remembered browser or app.
+public struct RememberedDeviceInfo: Codable, Sendable, Equatable {
+    public var id: String
+    public var userId: String
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var lastUsedAt: Date?
+    public var revokedAt: Date?
+
+    public init(id: String, userId: String, createdAt: Date, expiresAt: Date, lastUsedAt: Date?, revokedAt: Date?) {
+        self.id = id
+        self.userId = userId
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.lastUsedAt = lastUsedAt
+        self.revokedAt = revokedAt
+    }
+}
+
+/// The user's remembered devices, newest first.
+public struct RememberedDeviceList: Codable, Sendable, Equatable {
+    public var devices: [RememberedDeviceInfo]
+    public init(devices: [RememberedDeviceInfo]) { self.devices = devices }
+}

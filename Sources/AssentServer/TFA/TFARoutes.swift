@@ -1,0 +1,76 @@
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The two-factor login API under `/api/tfa` (seed 004's wire sequence): login, providers, init, the providers'
+/// calls, finalize. Bodies are JSON; answers are never cached. Interruptions answer 403 with the
+/// ``TFAInterruption``; flow errors answer `{"code","errorCode"?,"message","attemptsLeft"?}`.
+struct TFARoutes {
+    let environment: ServerEnvironment
+    let flows: TFAService
+    let totp: TOTPFactor
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        flows = TFAService(environment: environment)
+        totp = TOTPFactor(environment: environment)
+    }
+
+    func register(on router: Router<AssentRequestContext>) {
+        let api = router.group("api/tfa")
+        api.post("login") { request, context in
+            try await answer {
+                let body = try await HTTPSupport.decode(TFALoginRequest.self, from: request)
+                switch try await flows.login(body, address: context.clientAddress) {
+                case .success(let success): return try Self.json(success)
+                case .interruption(let interruption): return try Self.json(interruption, status: .forbidden)
+                }
+            }
+        }
+        api.post("providers") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await flows.providers(try await HTTPSupport.decode(TFAProvidersRequest.self, from: request)))
+            }
+        }
+        api.post("init") { request, _ in
+            try await answer {
+                try Self.json(try await flows.start(try await HTTPSupport.decode(TFAInitRequest.self, from: request)))
+            }
+        }
+        api.post("totp/register") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await totp.register(try await HTTPSupport.decode(TOTPRegisterRequest.self, from: request)))
+            }
+        }
+        api.post("totp/verify") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await totp.verify(try await HTTPSupport.decode(TOTPVerifyRequest.self, from: request)))
+            }
+        }
+        api.post("finalize") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await flows.finalize(try await HTTPSupport.decode(TFAFinalizeRequest.self, from: request)))
+            }
+        }
+    }
+
+    /// Runs a handler, turning a ``TFAError`` into its answer (other failures go to the error middleware).
+    private func answer(_ body: () async throws -> Response) async throws -> Response {
+        do {
+            return try await body()
+        } catch let error as TFAError {
+            return error.response
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        var response = try HTTPSupport.json(value, status: status, encoder: OperatorJSON.encoder())
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+}

@@ -1,0 +1,317 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// Two-factor login (seed 004): a first factor (a password here, or the relying party's own check) that a second
+/// factor interrupts, the flow that resolves it, and the success the relying party receives.
+///
+/// A flow is a row (`tfa_flows`) named by a signed `regToken`; each provider's part is a challenge named by a
+/// random assertion (only hashes are stored); a passed challenge yields a proof (`providerAssertion`) that
+/// finalizes the flow exactly once.
+struct TFAService: Sendable {
+    let environment: ServerEnvironment
+    let tokens: TFATokens
+    let limiter: RateLimiter
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        tokens = TFATokens(environment: environment)
+        limiter = RateLimiter(environment: environment)
+    }
+
+    /// The outcome of a first factor.
+    enum Outcome: Sendable {
+        case success(TFALoginSuccess)
+        case interruption(TFAInterruption)
+    }
+
+    // MARK: First factor
+
+    /// A password login from `address`: the success when no second factor is due, else the interruption.
+    func login(_ request: TFALoginRequest, address: String?) async throws -> Outcome {
+        let application = try await application(request.application)
+        let userKey = "\(application.id):\(request.userId)"
+        let rules = environment.rateLimits
+        try await limiter.check(rules.loginFailuresPerUser, "login.user", userKey)
+        if let address { try await limiter.check(rules.loginFailuresPerAddress, "login.address", address) }
+        let hasher = environment.tfa.passwordHasher
+        let account = try await environment.store.tfaAccount(applicationId: application.id, userId: request.userId)
+        let valid: Bool
+        if let stored = account?.passwordHash {
+            valid = try await hasher.verify(request.password, against: stored)
+        } else {
+            try await hasher.verifyNothing(request.password)
+            valid = false
+        }
+        guard valid else {
+            await limiter.recordFailure(rules.loginFailuresPerUser, "login.user", userKey)
+            if let address { await limiter.recordFailure(rules.loginFailuresPerAddress, "login.address", address) }
+            await environment.audit(
+                "tfa.login_failed", userId: request.userId, actor: "user", "Wrong user id or password.")
+            throw TFAError.invalidLogin()
+        }
+        return try await secondFactor(
+            application: application, userId: request.userId, firstFactor: "pwd", deviceToken: request.deviceToken)
+    }
+
+    /// Decides on the second factor after a passed first factor (`firstFactor` is its RFC 8176 method, `nil` when
+    /// the relying party checked it): a valid remembered device or an account without factors under a policy that
+    /// does not require one succeeds; otherwise a new flow interrupts.
+    func secondFactor(
+        application: ApplicationRecord, userId: String, firstFactor: String?, deviceToken: String?
+    ) async throws -> Outcome {
+        guard (1...256).contains(userId.count) else {
+            throw AssentServerError.invalidRequest("userId is 1 to 256 characters.")
+        }
+        let first = firstFactor.map { [$0] } ?? []
+        if let deviceToken,
+            let device = try await rememberedDevice(deviceToken, application: application, userId: userId)
+        {
+            try await environment.store.touchRememberedDevice(id: device.id, at: environment.nowMillis)
+            return .success(try await success(application, userId, amr: first, provider: "remembered-device"))
+        }
+        let policy = try await policy(application.id)
+        let active = try await activeProviders(application.id, userId, policy: policy)
+        if active.isEmpty && !policy.required {
+            return .success(try await success(application, userId, amr: first, provider: nil))
+        }
+        let now = environment.nowMillis
+        let flow = TFAFlowRecord(
+            id: TFATokens.id(), applicationId: application.id, userId: userId,
+            kind: active.isEmpty ? .registration : .verification, firstFactor: firstFactor, createdAt: now,
+            expiresAt: now + Millis(environment.tfa.flowLifetime) * 1000)
+        try await environment.store.insertTFAFlow(flow)
+        let (regToken, expiresAt) = try await tokens.sign(
+            .registration, id: flow.id, userId: userId, applicationId: application.id,
+            lifetime: environment.tfa.flowLifetime)
+        let inactive = policy.providers.filter { !active.contains($0) }
+        let verification = flow.kind == .verification
+        return .interruption(
+            TFAInterruption(
+                code: verification ? "PENDING_TFA_VERIFICATION" : "PENDING_TFA_REGISTRATION",
+                errorCode: verification ? TFAErrorCode.pendingVerification : TFAErrorCode.pendingRegistration,
+                message: verification
+                    ? "Verify a second factor: one of the account's providers."
+                    : "Register a second factor: the account has none and this application requires one.",
+                regToken: regToken, regTokenExpiresAt: Date(millis: expiresAt),
+                activeProviders: active.map(TFAProviderInfo.init), inactiveProviders: inactive.map(TFAProviderInfo.init)
+            ))
+    }
+
+    // MARK: The flow
+
+    /// The account's providers and those it may register (`accounts.tfa.getProviders`).
+    func providers(_ request: TFAProvidersRequest) async throws -> TFAProvidersResponse {
+        let flow = try await openFlow(request.regToken)
+        let policy = try await policy(flow.applicationId)
+        let active = try await activeProviders(flow.applicationId, flow.userId, policy: policy)
+        return TFAProvidersResponse(
+            activeProviders: active.map(TFAProviderInfo.init),
+            inactiveProviders: policy.providers.filter { !active.contains($0) }.map(TFAProviderInfo.init))
+    }
+
+    /// Starts one provider's part (`accounts.tfa.initTFA`). A verification flow verifies one of the account's
+    /// providers; only a registration flow (an account without factors) registers one, so a stolen password
+    /// never suffices to add a factor.
+    func start(_ request: TFAInitRequest) async throws -> TFAInitResponse {
+        let flow = try await openFlow(request.regToken)
+        let policy = try await policy(flow.applicationId)
+        guard policy.providers.contains(request.provider),
+            TFASettings.implementedProviders.contains(request.provider)
+        else {
+            throw TFAError(
+                status: .badRequest, code: "PROVIDER_NOT_ALLOWED",
+                message: "This application does not offer \(request.provider.rawValue) as a second factor.")
+        }
+        var factorId: String?
+        switch (flow.kind, request.mode) {
+        case (.registration, .register):
+            break
+        case (.verification, .verify):
+            let factors = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
+            guard let factor = factors.last(where: { $0.state == .active && $0.provider == request.provider }) else {
+                throw TFAError(
+                    status: .badRequest, code: "PROVIDER_NOT_REGISTERED",
+                    message: "The account has no \(request.provider.rawValue) factor to verify.")
+            }
+            factorId = factor.id
+        case (.verification, .register):
+            throw TFAError(
+                status: .badRequest, code: "REGISTRATION_NOT_ALLOWED",
+                message: "The account already has a second factor: verify it before registering another.")
+        case (.registration, .verify):
+            throw TFAError(
+                status: .badRequest, code: "PROVIDER_NOT_REGISTERED",
+                message: "The account has no second factor yet: register one (mode register).")
+        }
+        let now = environment.nowMillis
+        let assertion = TFATokens.bearer()
+        let expiresAt = min(flow.expiresAt, now + Millis(environment.tfa.challengeLifetime) * 1000)
+        try await environment.store.insertTFAChallenge(
+            TFAChallengeRecord(
+                assertionHash: assertion.hash, flowId: flow.id, provider: request.provider, mode: request.mode,
+                factorId: factorId, attemptsLeft: environment.tfa.attemptsPerChallenge, createdAt: now,
+                expiresAt: expiresAt))
+        return TFAInitResponse(assertion: assertion.value, expiresAt: Date(millis: expiresAt))
+    }
+
+    /// Ends the flow (`accounts.tfa.finalizeTFA`): the proof must belong to a passed challenge of this flow, and
+    /// the flow finishes exactly once; `rememberDevice` adds a device token.
+    func finalize(_ request: TFAFinalizeRequest) async throws -> TFALoginSuccess {
+        let flow = try await openFlow(request.regToken)
+        guard
+            let challenge = try await environment.store.tfaChallenge(assertionHash: TFATokens.hash(request.assertion)),
+            challenge.flowId == flow.id, challenge.passedAt != nil, let proof = challenge.proofHash,
+            Bytes.constantTimeEqual(proof, TFATokens.hash(request.providerAssertion))
+        else {
+            throw TFAError(
+                status: .badRequest, code: "INVALID_PROVIDER_ASSERTION",
+                message: "The providerAssertion does not prove a second factor of this login.")
+        }
+        guard try await environment.store.finishTFAFlow(id: flow.id, at: environment.nowMillis) else {
+            throw TFAError.invalidRegToken()
+        }
+        let application = try await applicationRecord(id: flow.applicationId)
+        let amr = (flow.firstFactor.map { [$0] } ?? []) + [Self.method(challenge.provider), "mfa"]
+        await environment.audit(
+            "tfa.login", userId: flow.userId, actor: "user",
+            "Second factor \(challenge.provider.rawValue) (\(challenge.mode.rawValue)) passed.")
+        return try await success(
+            application, flow.userId, amr: amr, provider: challenge.provider.rawValue,
+            remember: request.rememberDevice ?? false)
+    }
+
+    /// The challenge an assertion names, if it belongs to an open flow and `provider`.
+    func challenge(_ assertion: String, provider: TFAProvider) async throws -> (TFAChallengeRecord, TFAFlowRecord) {
+        guard assertion.utf8.count <= 128,
+            let challenge = try await environment.store.tfaChallenge(assertionHash: TFATokens.hash(assertion)),
+            challenge.provider == provider,
+            let flow = try await environment.store.tfaFlow(id: challenge.flowId)
+        else {
+            throw TFAError(
+                status: .badRequest, code: "INVALID_ASSERTION",
+                message: "The assertion is unknown or belongs to another provider: call /api/tfa/init first.")
+        }
+        let now = environment.nowMillis
+        guard flow.finishedAt == nil, flow.expiresAt > now, challenge.expiresAt > now, challenge.passedAt == nil else {
+            throw TFAError.challengeSpent()
+        }
+        return (challenge, flow)
+    }
+
+    /// Takes one try of the challenge (before the code is compared) and checks the account's failure limit.
+    func takeAttempt(_ challenge: TFAChallengeRecord, flow: TFAFlowRecord) async throws -> Int {
+        try await limiter.check(
+            environment.rateLimits.tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
+        guard
+            let left = try await environment.store.takeTFAChallengeAttempt(
+                assertionHash: challenge.assertionHash, at: environment.nowMillis)
+        else { throw TFAError.challengeSpent() }
+        return left
+    }
+
+    /// Counts a wrong code against the account.
+    func recordFailure(_ flow: TFAFlowRecord) async {
+        await limiter.recordFailure(
+            environment.rateLimits.tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
+    }
+
+    /// Marks the challenge passed and returns the proof.
+    func pass(_ challenge: TFAChallengeRecord) async throws -> TFAProofResponse {
+        let proof = TFATokens.bearer()
+        guard
+            try await environment.store.passTFAChallenge(
+                assertionHash: challenge.assertionHash, proofHash: proof.hash, at: environment.nowMillis)
+        else { throw TFAError.challengeSpent() }
+        return TFAProofResponse(providerAssertion: proof.value)
+    }
+
+    // MARK: Support
+
+    /// The flow a `regToken` names, if the token verifies and the flow is open.
+    func openFlow(_ regToken: String) async throws -> TFAFlowRecord {
+        guard let claims = try await tokens.verify(regToken, use: .registration),
+            let flow = try await environment.store.tfaFlow(id: claims.jti),
+            flow.userId == claims.sub, flow.applicationId == claims.aud, flow.finishedAt == nil,
+            flow.expiresAt > environment.nowMillis
+        else { throw TFAError.invalidRegToken() }
+        return flow
+    }
+
+    /// The policy of the application: the operator's, else every implemented provider, required.
+    func policy(_ applicationId: String) async throws -> TFAPolicy {
+        try await environment.store.tfaPolicy(applicationId: applicationId)
+            ?? TFAPolicy(required: true, providers: TFASettings.implementedProviders)
+    }
+
+    /// The providers of the account's active factors that the policy allows, in the policy's order.
+    func activeProviders(_ applicationId: String, _ userId: String, policy: TFAPolicy) async throws -> [TFAProvider] {
+        let factors = try await environment.store.tfaFactors(applicationId: applicationId, userId: userId)
+        let active = Set(factors.filter { $0.state == .active }.map(\.provider))
+        return policy.providers.filter { active.contains($0) }
+    }
+
+    /// The remembered device a token names, if it is valid for this user and application and not revoked.
+    func rememberedDevice(_ token: String, application: ApplicationRecord, userId: String) async throws
+        -> RememberedDeviceRecord?
+    {
+        guard let claims = try await tokens.verify(token, use: .device), claims.aud == application.id,
+            claims.sub == userId, let device = try await environment.store.rememberedDevice(id: claims.jti),
+            device.revokedAt == nil, device.expiresAt > environment.nowMillis, device.userId == userId,
+            device.applicationId == application.id
+        else { return nil }
+        return device
+    }
+
+    /// The login's success: a login token and, when asked, a new remembered device.
+    func success(
+        _ application: ApplicationRecord, _ userId: String, amr: [String], provider: String?, remember: Bool = false
+    ) async throws -> TFALoginSuccess {
+        let settings = environment.tfa
+        let (loginToken, _) = try await tokens.sign(
+            .login, id: TFATokens.id(), userId: userId, applicationId: application.id,
+            lifetime: settings.loginTokenLifetime, amr: amr, provider: provider)
+        var result = TFALoginSuccess(userId: userId, loginToken: loginToken)
+        if remember {
+            let now = environment.nowMillis
+            let device = RememberedDeviceRecord(
+                id: TFATokens.id(), applicationId: application.id, userId: userId, createdAt: now,
+                expiresAt: now + Millis(settings.rememberedDeviceLifetime) * 1000)
+            try await environment.store.insertRememberedDevice(device)
+            let (token, expiresAt) = try await tokens.sign(
+                .device, id: device.id, userId: userId, applicationId: application.id,
+                lifetime: settings.rememberedDeviceLifetime)
+            result.deviceToken = token
+            result.deviceTokenExpiresAt = Date(millis: expiresAt)
+            await environment.audit(
+                "tfa.device_remembered", userId: userId, actor: "user", "Device \(device.id) remembered.")
+        }
+        return result
+    }
+
+    /// The application a login names by id or key; the default one when it names none.
+    func application(_ name: String?) async throws -> ApplicationRecord {
+        let applications = ApplicationService(environment: environment)
+        guard let name else { return try await applications.defaultApplication() }
+        if let byId = try await environment.store.application(id: name) { return byId }
+        if let byKey = try await environment.store.application(key: name) { return byKey }
+        throw AssentServerError.invalidRequest("No application has the id or key \(name.prefix(64)).")
+    }
+
+    func applicationRecord(id: String) async throws -> ApplicationRecord {
+        guard let application = try await environment.store.application(id: id) else {
+            throw AssentServerError.internalError("The flow's application \(id) is gone.")
+        }
+        return application
+    }
+
+    /// RFC 8176's method for a provider: one-time codes are `otp`, SMS `sms`, push a confirmation on a
+    /// hardware-bound key (`hwk`).
+    static func method(_ provider: TFAProvider) -> String {
+        switch provider {
+        case .totp, .email: "otp"
+        case .phone: "sms"
+        case .push: "hwk"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Two-factor login's settings, with the defaults a bank would pick.
+public struct TFASettings: Sendable {
+    /// How long a `regToken` (the flow a second factor interrupted) lives, seconds.
+    public var flowLifetime = 600
+    /// How long a provider's assertion and the code it sends stay valid, seconds (codes: 5 minutes).
+    public var challengeLifetime = 300
+    /// Tries per code (or per TOTP assertion); a wrong code says how many are left.
+    public var attemptsPerChallenge = 5
+    /// How long a remembered device skips the second factor, seconds (30 days).
+    public var rememberedDeviceLifetime = 30 * 86_400
+    /// How long a login token is valid for the relying party to read, seconds.
+    public var loginTokenLifetime = 300
+    /// The issuer shown in authenticator apps; the application's name when absent.
+    public var totpIssuer: String?
+    /// The password hash parameters for new hashes.
+    public var passwordHasher = PasswordHasher.default
+    /// The providers a new application allows (until the operator sets its policy); only those implemented.
+    public static let implementedProviders: [TFAProvider] = [.totp]
+
+    public init() {}
+}
+
+/// A two-factor login failure: the seed's numeric `errorCode` where it has one, a stable `code`, a sentence, and
+/// fields the client needs (tries left).
+struct TFAError: Error, Sendable {
+    var status: HTTPResponse.Status
+    var code: String
+    var errorCode: Int?
+    var message: String
+    var attemptsLeft: Int?
+
+    /// A wrong code (400006), with the tries left for this assertion.
+    static func invalidCode(attemptsLeft: Int) -> TFAError {
+        TFAError(
+            status: .badRequest, code: "INVALID_CODE", errorCode: TFAErrorCode.invalidCode,
+            message: attemptsLeft > 0
+                ? "The code is wrong: \(attemptsLeft) \(attemptsLeft == 1 ? "try" : "tries") left."
+                : "The code is wrong and no tries are left: start the second factor again.",
+            attemptsLeft: attemptsLeft)
+    }
+
+    /// A TOTP code of a time step already used.
+    static func codeUsed() -> TFAError {
+        TFAError(
+            status: .badRequest, code: "CODE_ALREADY_USED", errorCode: TFAErrorCode.invalidCode,
+            message: "This code was already used: wait for the authenticator's next code.")
+    }
+
+    /// The assertion has no tries left, expired, or already passed.
+    static func challengeSpent() -> TFAError {
+        TFAError(
+            status: .badRequest, code: "ASSERTION_SPENT",
+            message: "This verification has expired, passed, or used all its tries: start the second factor again.")
+    }
+
+    /// The `regToken` is unknown, forged, expired or already finalized.
+    static func invalidRegToken() -> TFAError {
+        TFAError(
+            status: .unauthorized, code: "INVALID_REG_TOKEN",
+            message: "The regToken is invalid, expired or already used: sign in again.")
+    }
+
+    /// Unknown user or wrong password (never which).
+    static func invalidLogin() -> TFAError {
+        TFAError(status: .unauthorized, code: "INVALID_LOGIN", message: "The user id or the password is wrong.")
+    }
+
+    var response: Response {
+        var body: [String: JSONValue] = ["code": .string(code), "message": .string(message)]
+        if let errorCode { body["errorCode"] = .number(Decimal(errorCode)) }
+        if let attemptsLeft { body["attemptsLeft"] = .number(Decimal(attemptsLeft)) }
+        let data = (try? JSONEncoder().encode(body)) ?? Data()
+        return Response(
+            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
