@@ -71,6 +71,12 @@ extension AssentServerApplication {
         if let push = environment.push, !push.isEmpty {
             senders.append(try PushSender(environment: environment, settings: push))
         }
+        if let mail = environment.tfa.mail {
+            senders.append(EmailCodeSender(environment: environment, client: SMTPClient(settings: mail)))
+        }
+        if let gateway = environment.tfa.phoneGateway {
+            senders.append(PhoneCodeSender(environment: environment, settings: gateway))
+        }
         return senders
     }
 }
@@ -98,6 +104,8 @@ struct Sweeper: Service {
                         var undeliverable: [OutboxChannel] = []
                         if environment.webhook == nil { undeliverable.append(.webhook) }
                         if environment.push?.isEmpty ?? true { undeliverable.append(.push) }
+                        if environment.tfa.mail == nil { undeliverable.append(.email) }
+                        if environment.tfa.phoneGateway == nil { undeliverable.append(.phone) }
                         try await environment.store.purgeOutbox(
                             before: now - 86_400_000, undeliverable: undeliverable)
                         try await environment.store.purgeDeviceEvents(before: now - 86_400_000)

@@ -38,6 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var webhookURL: String?
     @OptionGroup(title: "Push notifications") var push: PushOptions
+    @OptionGroup(title: "Two-factor login") var tfa: TFAOptions
     @Option(
         name: .customLong("rate-limit"),
         help: ArgumentHelp(
@@ -47,7 +48,9 @@ struct ServeCommand: AsyncParsableCommand {
                 client address and per code's first two groups), operator-key-failures=10/300 (wrong operator keys \
                 per address), offline-operation=10/300 and offline-activation=30/300 (offline-code verifications), \
                 proximity-operation=10/300 (approvals with a proximity check), client-auth-failures=10/300 (failed \
-                OpenID client authentications per address).
+                OpenID client authentications per address), login-user=10/900 and login-address=50/900 (wrong \
+                passwords per account and per address), tfa-user=10/900 (wrong second-factor codes per account), \
+                code-destination=5/3600 and code-user=10/3600 (codes sent per address or number and per account).
                 """))
     var rateLimits: [String] = []
     @Flag(help: "Turn every rate limit off (load tests only: they guard against guessing).") var noRateLimits = false
@@ -116,6 +119,8 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as AssentServerError {
             throw ValidationError(error.message)
         }
+        var tfaSettings = TFASettings()
+        try tfa.apply(to: &tfaSettings)
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
             try policy.validate()
@@ -123,6 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
             var environment = ServerEnvironment(
                 store: store, policy: policy, logger: logger, webhook: webhook, push: pushSettings)
             environment.rateLimits = limits
+            environment.tfa = tfaSettings
             environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment)
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.
@@ -145,6 +151,10 @@ struct ServeCommand: AsyncParsableCommand {
                 ].compactMap { $0 }
                 say("Push: new and finished operations are notified through \(services.joined(separator: ", "))")
             }
+            say(
+                "Two-factor login: /api/tfa with "
+                    + tfaSettings.offeredProviders.map(\.rawValue).joined(separator: ", ")
+                    + (tfaSettings.mail.map { " (mail relay \($0.host):\($0.port))" } ?? ""))
             say("SDK configuration: \(try ApplicationService.sdkConfiguration(of: prepared.application))")
             if let key = prepared.bootstrapAPIKey {
                 say("Operator API key (shown once, store it now): \(key)")

@@ -214,10 +214,13 @@ public struct TFAFinalizeRequest: Codable, Sendable {
 public struct CreateTFAAccountRequest: Codable, Sendable {
     public var userId: String
     public var password: String?
+    /// Addresses the operator vouches for: e-mail second factors from the start.
+    public var emails: [String]?
 
-    public init(userId: String, password: String? = nil) {
+    public init(userId: String, password: String? = nil, emails: [String]? = nil) {
         self.userId = userId
         self.password = password
+        self.emails = emails
     }
 }
 
@@ -310,4 +313,151 @@ public struct RememberedDeviceInfo: Codable, Sendable, Equatable {
 public struct RememberedDeviceList: Codable, Sendable, Equatable {
     public var devices: [RememberedDeviceInfo]
     public init(devices: [RememberedDeviceInfo]) { self.devices = devices }
+}
+
+// MARK: Codes by e-mail, SMS and voice
+
+/// How a code reaches a phone (seed 004's `TFAPhoneMethod`).
+public enum TFAPhoneMethod: String, Codable, Sendable {
+    case sms
+    case voice
+}
+
+/// A registered address, hidden but recognisable (`TFAEmail`).
+public struct TFAEmail: Codable, Sendable, Equatable {
+    public var id: String
+    public var obfuscated: String
+    public var lastVerification: Date?
+
+    public init(id: String, obfuscated: String, lastVerification: Date?) {
+        self.id = id
+        self.obfuscated = obfuscated
+        self.lastVerification = lastVerification
+    }
+}
+
+/// `POST /api/tfa/email/emails` and `/api/tfa/phone/phones` take the assertion alone.
+public struct TFAAssertionRequest: Codable, Sendable {
+    public var assertion: String
+    public init(assertion: String) { self.assertion = assertion }
+}
+
+/// The account's addresses (`accounts.tfa.email.getEmails`).
+public struct TFAEmailsResponse: Codable, Sendable, Equatable {
+    public var emails: [TFAEmail]
+    public init(emails: [TFAEmail]) { self.emails = emails }
+}
+
+/// `POST /api/tfa/email/send`: a code to one of the account's addresses.
+public struct TFAEmailSendRequest: Codable, Sendable {
+    public var assertion: String
+    public var emailId: String
+    /// The message language (`en` when absent or unknown).
+    public var lang: String?
+
+    public init(assertion: String, emailId: String, lang: String? = nil) {
+        self.assertion = assertion
+        self.emailId = emailId
+        self.lang = lang
+    }
+}
+
+/// A registered number, hidden but recognisable (`TFARegisteredPhone`).
+public struct TFARegisteredPhone: Codable, Sendable, Equatable {
+    public var id: String
+    public var obfuscated: String
+    public var lastMethod: TFAPhoneMethod?
+    public var lastVerification: Date?
+
+    public init(id: String, obfuscated: String, lastMethod: TFAPhoneMethod?, lastVerification: Date?) {
+        self.id = id
+        self.obfuscated = obfuscated
+        self.lastMethod = lastMethod
+        self.lastVerification = lastVerification
+    }
+}
+
+/// The account's numbers (`accounts.tfa.phone.getRegisteredPhoneNumbers`).
+public struct TFAPhonesResponse: Codable, Sendable, Equatable {
+    public var phones: [TFARegisteredPhone]
+    public init(phones: [TFARegisteredPhone]) { self.phones = phones }
+}
+
+/// `POST /api/tfa/phone/send`: registration names a new number (`phone`, E.164), verification a registered one
+/// (`phoneId`).
+public struct TFAPhoneSendRequest: Codable, Sendable {
+    public var assertion: String
+    public var phone: String?
+    public var phoneId: String?
+    public var method: TFAPhoneMethod
+    public var lang: String?
+
+    public init(
+        assertion: String, phone: String? = nil, phoneId: String? = nil, method: TFAPhoneMethod = .sms,
+        lang: String? = nil
+    ) {
+        self.assertion = assertion
+        self.phone = phone
+        self.phoneId = phoneId
+        self.method = method
+        self.lang = lang
+    }
+}
+
+/// A code is on its way; `phvToken` names it in the verification.
+public struct TFACodeSent: Codable, Sendable, Equatable {
+    public var phvToken: String
+    public var expiresAt: Date
+
+    public init(phvToken: String, expiresAt: Date) {
+        self.phvToken = phvToken
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /api/tfa/email/verify` and `/api/tfa/phone/verify` (`completeVerification`).
+public struct TFACodeVerifyRequest: Codable, Sendable {
+    public var assertion: String
+    public var phvToken: String
+    public var code: String
+
+    public init(assertion: String, phvToken: String, code: String) {
+        self.assertion = assertion
+        self.phvToken = phvToken
+        self.code = code
+    }
+}
+
+/// `POST /api/v1/tfa/accounts/{userId}/emails`: an address the operator vouches for.
+public struct AddTFAEmailRequest: Codable, Sendable {
+    public var email: String
+    public init(email: String) { self.email = email }
+}
+
+/// What the SMS/voice gateway receives (signed with `X-Assent-Signature`, like webhooks): one message to one
+/// number. `id` is stable across retries, so a gateway can drop a redelivery.
+public struct PhoneMessage: Codable, Sendable, Equatable {
+    public var id: String
+    /// `sms` or `voice`.
+    public var channel: TFAPhoneMethod
+    /// E.164, e.g. `+420777123456`.
+    public var to: String
+    /// The whole text to send or read out.
+    public var text: String
+    /// The code alone (a voice gateway may spell it digit by digit).
+    public var code: String
+    public var lang: String
+    public var expiresAt: Date
+
+    public init(
+        id: String, channel: TFAPhoneMethod, to: String, text: String, code: String, lang: String, expiresAt: Date
+    ) {
+        self.id = id
+        self.channel = channel
+        self.to = to
+        self.text = text
+        self.code = code
+        self.lang = lang
+        self.expiresAt = expiresAt
+    }
 }

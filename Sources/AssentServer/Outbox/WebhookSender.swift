@@ -97,22 +97,42 @@ struct WebhookSender: OutboxSender {
             }
         }
         guard let body = try? OperatorJSON.encoder().encode(payload) else { return .failed("Cannot encode the event.") }
+        switch await SignedPost.send(
+            body, to: settings, userAgent: "Assent-Webhook", timestamp: environment.nowMillis / 1000)
+        {
+        case .success(let status):
+            return (200..<300).contains(status) ? .delivered : .retry("HTTP \(status)")
+        case .failure(let error):
+            return .retry(error.reason)
+        }
+    }
+}
+
+/// Posts a JSON body signed with `X-Assent-Signature` (webhooks, the SMS/voice gateway) and reports the HTTP status;
+/// each sender decides what the status means.
+enum SignedPost {
+    struct Failure: Error {
+        var reason: String
+    }
+
+    static func send(_ body: Data, to settings: WebhookSettings, userAgent: String, timestamp: Int64) async
+        -> Result<UInt, Failure>
+    {
         var request = HTTPClientRequest(url: settings.url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "Assent-Webhook")
+        request.headers.add(name: "User-Agent", value: userAgent)
         request.headers.add(
             name: WebhookSignature.headerName,
-            value: WebhookSignature.header(
-                body: body, secret: settings.secret, timestamp: environment.nowMillis / 1000))
+            value: WebhookSignature.header(body: body, secret: settings.secret, timestamp: timestamp))
         request.body = .bytes(ByteBuffer(bytes: body))
         do {
             let response = try await HTTPClient.shared.execute(
                 request, timeout: .seconds(settings.timeout.components.seconds))
             _ = try? await response.body.collect(upTo: 64 * 1024)
-            return (200..<300).contains(response.status.code) ? .delivered : .retry("HTTP \(response.status.code)")
+            return .success(response.status.code)
         } catch {
-            return .retry("\(type(of: error))")
+            return .failure(Failure(reason: "\(type(of: error))"))
         }
     }
 }

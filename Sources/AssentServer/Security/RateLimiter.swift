@@ -37,6 +37,10 @@ public struct RateLimits: Sendable, Equatable {
     public var loginFailuresPerAddress = RateLimitRule(limit: 50, window: 900)
     /// Wrong second-factor codes of one account across all its flows (each assertion also has its own tries).
     public var tfaFailuresPerUser = RateLimitRule(limit: 10, window: 900)
+    /// Codes sent to one address or number (e-mail, SMS, voice), whoever asks.
+    public var codesPerDestination = RateLimitRule(limit: 5, window: 3_600)
+    /// Codes sent for one account.
+    public var codesPerUser = RateLimitRule(limit: 10, window: 3_600)
     /// Whether any limit applies (tests and benchmarks that measure other things turn them off).
     public var enabled = true
 
@@ -55,6 +59,8 @@ public struct RateLimits: Sendable, Equatable {
             "login-user": \.loginFailuresPerUser,
             "login-address": \.loginFailuresPerAddress,
             "tfa-user": \.tfaFailuresPerUser,
+            "code-destination": \.codesPerDestination,
+            "code-user": \.codesPerUser,
         ]
     }
 

@@ -516,6 +516,7 @@ extension Migrations {
                 destination TEXT,
                 secret \(dialect.blob),
                 last_step \(dialect.bigint),
+                last_method TEXT,
                 created_at \(dialect.bigint) NOT NULL,
                 last_verified_at \(dialect.bigint)
             )
@@ -568,6 +569,31 @@ extension Migrations {
             )
             """,
             "CREATE INDEX IF NOT EXISTS tfa_devices_user ON tfa_devices(application_id, user_id)",
+            """
+            CREATE TABLE IF NOT EXISTS tfa_codes (
+                id TEXT PRIMARY KEY,
+                token_hash \(dialect.blob) NOT NULL UNIQUE,
+                assertion_hash \(dialect.blob) NOT NULL,
+                factor_id TEXT NOT NULL,
+                channel TEXT NOT NULL,
+                code \(dialect.blob) NOT NULL,
+                lang TEXT NOT NULL,
+                attempts_left \(dialect.bigint) NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS tfa_codes_expires ON tfa_codes(expires_at)",
         ]
+            // A code and its message are one statement: the outbox names the code, whose text stays sealed.
+            + dialect.trigger(
+                "tfa_codes_outbox", "AFTER INSERT ON tfa_codes", when: "1 = 1",
+                body: [
+                    """
+                    INSERT INTO outbox (channel, event, subject, target, payload, at, next_attempt_at)
+                                VALUES (CASE WHEN NEW.channel = 'email' THEN 'email' ELSE 'phone' END,
+                                'tfa.code.' || NEW.channel, NEW.id, NEW.channel, NULL, NEW.created_at, NEW.created_at)
+                    """
+                ])
     }
 }

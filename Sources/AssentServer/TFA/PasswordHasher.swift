@@ -2,6 +2,7 @@ import AssentCrypto
 import Crypto
 import CryptoExtras
 import Foundation
+import NIOCore
 import NIOPosix
 
 /// Password hashes for login accounts: scrypt (RFC 7914) from swift-crypto's CryptoExtras.
@@ -11,7 +12,7 @@ import NIOPosix
 /// other dependency is needed (Argon2id is not on the package mirror). The defaults N = 2^15, r = 8, p = 3 are one of
 /// OWASP's equivalent scrypt settings (Password Storage Cheat Sheet). The parameters travel in the stored string
 /// (`scrypt$ln=15,r=8,p=3$salt$hash`), so they can be raised later without breaking existing hashes. Hashing runs on
-/// NIO's blocking thread pool, never on the concurrency pool.
+/// threads of its own, never on the concurrency pool or the event loops.
 public struct PasswordHasher: Sendable, Equatable {
     /// log2 of N, the CPU/memory cost.
     public var logN: Int
@@ -63,12 +64,20 @@ public struct PasswordHasher: Sendable, Equatable {
         _ = try await Self.derive(password, salt: Data(count: 16), logN: logN, r: r, p: p)
     }
 
+    /// Hashing's own threads: NIO's shared pool also resolves host names, which must not wait behind a queue of
+    /// hashes.
+    private static let pool: NIOThreadPool = {
+        let pool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
+        pool.start()
+        return pool
+    }()
+
     private static func derive(_ password: String, salt: Data, logN: Int, r: Int, p: Int) async throws -> Data {
         let bytes = Data(password.utf8)
         guard bytes.count <= maxLength else {
             throw AssentServerError.invalidRequest("A password is at most \(maxLength) bytes.")
         }
-        return try await NIOThreadPool.singleton.runIfActive {
+        return try await pool.runIfActive {
             let key = try KDF.Scrypt.deriveKey(
                 from: bytes, salt: salt, outputByteCount: 32, rounds: 1 << logN, blockSize: r, parallelism: p)
             return key.withUnsafeBytes { Data($0) }

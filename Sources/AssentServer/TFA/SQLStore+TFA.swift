@@ -119,6 +119,7 @@ extension SQLStore {
                 try box.open($0, context: "tfa.factor:\(id)")
             },
             lastStep: try row.decode(column: "last_step", as: Int64?.self),
+            lastMethod: try row.decode(column: "last_method", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             lastVerifiedAt: try row.decode(column: "last_verified_at", as: Int64?.self))
     }
@@ -217,6 +218,66 @@ extension SQLStore {
         ).all()).isEmpty
     }
 
+    // MARK: Codes
+
+    public func insertTFACode(_ c: TFACodeRecord) async throws {
+        let sealed = try box.seal(Data(c.code.utf8), context: "tfa.code:\(c.id)")
+        try await database.raw(
+            """
+            INSERT INTO tfa_codes (id, token_hash, assertion_hash, factor_id, channel, code, lang, attempts_left,
+            created_at, expires_at)
+            VALUES (\(bind: c.id), \(bind: c.tokenHash), \(bind: c.assertionHash), \(bind: c.factorId), \
+            \(bind: c.channel), \(bind: sealed), \(bind: c.lang), \(bind: Int64(c.attemptsLeft)), \(bind: c.createdAt), \
+            \(bind: c.expiresAt))
+            """
+        ).run()
+    }
+
+    public func tfaCode(id: String) async throws -> TFACodeRecord? {
+        try await database.raw("SELECT * FROM tfa_codes WHERE id = \(bind: id)").first().map(decodeCode)
+    }
+
+    public func tfaCode(tokenHash: Data) async throws -> TFACodeRecord? {
+        try await database.raw("SELECT * FROM tfa_codes WHERE token_hash = \(bind: tokenHash)").first().map(decodeCode)
+    }
+
+    public func takeTFACodeAttempt(tokenHash: Data, at now: Millis) async throws -> Int? {
+        try await database.raw(
+            """
+            UPDATE tfa_codes SET attempts_left = attempts_left - 1
+            WHERE token_hash = \(bind: tokenHash) AND attempts_left > 0 AND expires_at > \(bind: now) \
+            RETURNING attempts_left
+            """
+        ).first().map { Int(try $0.decode(column: "attempts_left", as: Int64.self)) }
+    }
+
+    public func setTFAFactorMethod(id: String, method: String) async throws {
+        try await database.raw("UPDATE tfa_factors SET last_method = \(bind: method) WHERE id = \(bind: id)").run()
+    }
+
+    public func deleteTFAFactor(id: String, applicationId: String, userId: String) async throws -> Bool {
+        !(try await database.raw(
+            """
+            DELETE FROM tfa_factors WHERE id = \(bind: id) AND application_id = \(bind: applicationId) \
+            AND user_id = \(bind: userId) RETURNING id
+            """
+        ).all()).isEmpty
+    }
+
+    private func decodeCode(_ row: any SQLRow) throws -> TFACodeRecord {
+        let id = try row.decode(column: "id", as: String.self)
+        let code = try box.open(try row.decode(column: "code", as: Data.self), context: "tfa.code:\(id)")
+        return TFACodeRecord(
+            id: id, tokenHash: try row.decode(column: "token_hash", as: Data.self),
+            assertionHash: try row.decode(column: "assertion_hash", as: Data.self),
+            factorId: try row.decode(column: "factor_id", as: String.self),
+            channel: try row.decode(column: "channel", as: String.self), code: String(decoding: code, as: UTF8.self),
+            lang: try row.decode(column: "lang", as: String.self),
+            attemptsLeft: Int(try row.decode(column: "attempts_left", as: Int64.self)),
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self))
+    }
+
     // MARK: Policies
 
     public func tfaPolicy(applicationId: String) async throws -> TFAPolicy? {
@@ -298,6 +359,7 @@ extension SQLStore {
             """
         ).run()
         try await database.raw("DELETE FROM tfa_flows WHERE expires_at < \(bind: before)").run()
+        try await database.raw("DELETE FROM tfa_codes WHERE expires_at < \(bind: before)").run()
         try await database.raw(
             "DELETE FROM tfa_factors WHERE state = 'pending' AND created_at < \(bind: before - 86_400_000)"
         ).run()

@@ -19,6 +19,10 @@ extension OperatorRoutes {
                 throw AssentServerError.invalidRequest(
                     "A password is 8 to \(PasswordHasher.maxLength) bytes of UTF-8.")
             }
+            let emails = body.emails ?? []
+            guard emails.count <= 10, emails.allSatisfy(SMTPClient.isAddress) else {
+                throw AssentServerError.invalidRequest("emails are at most 10 plain addresses (name@example.com).")
+            }
             let now = environment.nowMillis
             var hash: String?
             if let password = body.password { hash = try await environment.tfa.passwordHasher.hash(password) }
@@ -28,6 +32,7 @@ extension OperatorRoutes {
                 throw AssentServerError(
                     code: "ACCOUNT_EXISTS", status: 409, message: "An account with user id \(body.userId) exists.")
             }
+            for email in emails { try await addEmail(email, to: account) }
             await environment.audit(
                 "tfa.account_created", userId: body.userId, actor: actor(context), "Login account created.")
             return try json(try await accountInfo(account), status: .created)
@@ -44,6 +49,30 @@ extension OperatorRoutes {
             await environment.audit(
                 "tfa.account_removed", userId: account.userId, actor: actor(context),
                 "Login account removed with its factors and remembered devices.")
+            return Response(status: .noContent)
+        }
+        api.post("tfa/accounts/:userId/emails") { request, context in
+            try require(.tfaWrite, context)
+            let body = try await HTTPSupport.decode(AddTFAEmailRequest.self, from: request)
+            guard SMTPClient.isAddress(body.email) else {
+                throw AssentServerError.invalidRequest("email is a plain address (name@example.com).")
+            }
+            let account = try await account(context)
+            let factor = try await addEmail(body.email, to: account)
+            await environment.audit(
+                "tfa.email_added", userId: account.userId, actor: actor(context), "E-mail factor \(factor.id) added.")
+            return try json(Self.info(factor), status: .created)
+        }
+        api.delete("tfa/accounts/:userId/factors/:id") { _, context in
+            try require(.tfaWrite, context)
+            let account = try await account(context)
+            let id = try context.parameters.require("id")
+            guard
+                try await environment.store.deleteTFAFactor(
+                    id: id, applicationId: account.applicationId, userId: account.userId)
+            else { throw AssentServerError.notFound("The account has no factor with id \(id).") }
+            await environment.audit(
+                "tfa.factor_removed", userId: account.userId, actor: actor(context), "Factor \(id) removed.")
             return Response(status: .noContent)
         }
         api.get("tfa/accounts/:userId/devices") { _, context in
@@ -73,11 +102,11 @@ extension OperatorRoutes {
         api.put("tfa/policy") { request, context in
             try require(.tfaWrite, context)
             let policy = try await HTTPSupport.decode(TFAPolicy.self, from: request)
-            let missing = policy.providers.filter { !TFASettings.implementedProviders.contains($0) }
+            let missing = policy.providers.filter { !environment.tfa.offeredProviders.contains($0) }
             guard missing.isEmpty else {
                 throw AssentServerError.invalidRequest(
                     "This server does not offer \(missing.map(\.rawValue).joined(separator: ", ")) yet; it offers "
-                        + TFASettings.implementedProviders.map(\.rawValue).joined(separator: ", ") + ".")
+                        + environment.tfa.offeredProviders.map(\.rawValue).joined(separator: ", ") + ".")
             }
             guard !policy.required || !policy.providers.isEmpty else {
                 throw AssentServerError.invalidRequest("A policy that requires a second factor allows at least one.")
@@ -111,17 +140,34 @@ extension OperatorRoutes {
         return account
     }
 
+    @discardableResult
+    private func addEmail(_ email: String, to account: TFAAccountRecord) async throws -> TFAFactorRecord {
+        let factor = TFAFactorRecord(
+            id: TFATokens.id(), applicationId: account.applicationId, userId: account.userId, provider: .email,
+            state: .active, destination: email, createdAt: environment.nowMillis)
+        try await environment.store.insertTFAFactor(factor)
+        return factor
+    }
+
     private func accountInfo(_ account: TFAAccountRecord) async throws -> TFAAccountInfo {
         let factors = try await environment.store.tfaFactors(
             applicationId: account.applicationId, userId: account.userId)
         return TFAAccountInfo(
             userId: account.userId, hasPassword: account.passwordHash != nil,
-            factors: factors.filter { $0.state == .active }.map {
-                TFAFactorInfo(
-                    id: $0.id, provider: $0.provider, obfuscated: nil,
-                    createdAt: Date(millis: $0.createdAt), lastVerification: $0.lastVerifiedAt.map(Date.init(millis:)))
-            },
+            factors: factors.filter { $0.state == .active }.map(Self.info),
             createdAt: Date(millis: account.createdAt))
+    }
+
+    static func info(_ factor: TFAFactorRecord) -> TFAFactorInfo {
+        let obfuscated: String? =
+            switch factor.provider {
+            case .email: factor.destination.map(CodeFactor.obfuscateEmail)
+            case .phone: factor.destination.map(CodeFactor.obfuscatePhone)
+            default: nil
+            }
+        return TFAFactorInfo(
+            id: factor.id, provider: factor.provider, obfuscated: obfuscated, createdAt: Date(millis: factor.createdAt),
+            lastVerification: factor.lastVerifiedAt.map(Date.init(millis:)))
     }
 
     static func info(_ device: RememberedDeviceRecord) -> RememberedDeviceInfo {

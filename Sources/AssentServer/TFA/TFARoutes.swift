@@ -10,11 +10,13 @@ struct TFARoutes {
     let environment: ServerEnvironment
     let flows: TFAService
     let totp: TOTPFactor
+    let codes: CodeFactor
 
     init(environment: ServerEnvironment) {
         self.environment = environment
         flows = TFAService(environment: environment)
         totp = TOTPFactor(environment: environment)
+        codes = CodeFactor(environment: environment)
     }
 
     func register(on router: Router<AssentRequestContext>) {
@@ -49,6 +51,42 @@ struct TFARoutes {
             try await answer {
                 try Self.json(
                     try await totp.verify(try await HTTPSupport.decode(TOTPVerifyRequest.self, from: request)))
+            }
+        }
+        api.post("email/emails") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await codes.emails(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
+            }
+        }
+        api.post("email/send") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await codes.sendEmail(try await HTTPSupport.decode(TFAEmailSendRequest.self, from: request)))
+            }
+        }
+        api.post("email/verify") { request, _ in
+            try await answer {
+                let body = try await HTTPSupport.decode(TFACodeVerifyRequest.self, from: request)
+                return try Self.json(try await codes.verify(body, provider: .email))
+            }
+        }
+        api.post("phone/phones") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await codes.phones(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
+            }
+        }
+        api.post("phone/send") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await codes.sendPhone(try await HTTPSupport.decode(TFAPhoneSendRequest.self, from: request)))
+            }
+        }
+        api.post("phone/verify") { request, _ in
+            try await answer {
+                let body = try await HTTPSupport.decode(TFACodeVerifyRequest.self, from: request)
+                return try Self.json(try await codes.verify(body, provider: .phone))
             }
         }
         api.post("finalize") { request, _ in

@@ -84,7 +84,7 @@ struct TFAService: Sendable {
         let (regToken, expiresAt) = try await tokens.sign(
             .registration, id: flow.id, userId: userId, applicationId: application.id,
             lifetime: environment.tfa.flowLifetime)
-        let inactive = policy.providers.filter { !active.contains($0) }
+        let inactive = Self.registrable(policy, active: active)
         let verification = flow.kind == .verification
         return .interruption(
             TFAInterruption(
@@ -107,7 +107,7 @@ struct TFAService: Sendable {
         let active = try await activeProviders(flow.applicationId, flow.userId, policy: policy)
         return TFAProvidersResponse(
             activeProviders: active.map(TFAProviderInfo.init),
-            inactiveProviders: policy.providers.filter { !active.contains($0) }.map(TFAProviderInfo.init))
+            inactiveProviders: Self.registrable(policy, active: active).map(TFAProviderInfo.init))
     }
 
     /// Starts one provider's part (`accounts.tfa.initTFA`). A verification flow verifies one of the account's
@@ -117,7 +117,7 @@ struct TFAService: Sendable {
         let flow = try await openFlow(request.regToken)
         let policy = try await policy(flow.applicationId)
         guard policy.providers.contains(request.provider),
-            TFASettings.implementedProviders.contains(request.provider)
+            environment.tfa.offeredProviders.contains(request.provider)
         else {
             throw TFAError(
                 status: .badRequest, code: "PROVIDER_NOT_ALLOWED",
@@ -126,7 +126,11 @@ struct TFAService: Sendable {
         var factorId: String?
         switch (flow.kind, request.mode) {
         case (.registration, .register):
-            break
+            guard request.provider != .email else {
+                throw TFAError(
+                    status: .badRequest, code: "REGISTRATION_NOT_ALLOWED",
+                    message: "E-mail addresses are registered by the operator, not in a login.")
+            }
         case (.verification, .verify):
             let factors = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
             guard let factor = factors.last(where: { $0.state == .active && $0.provider == request.provider }) else {
@@ -201,13 +205,18 @@ struct TFAService: Sendable {
 
     /// Takes one try of the challenge (before the code is compared) and checks the account's failure limit.
     func takeAttempt(_ challenge: TFAChallengeRecord, flow: TFAFlowRecord) async throws -> Int {
-        try await limiter.check(
-            environment.rateLimits.tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
+        try await checkFailureLimit(flow)
         guard
             let left = try await environment.store.takeTFAChallengeAttempt(
                 assertionHash: challenge.assertionHash, at: environment.nowMillis)
         else { throw TFAError.challengeSpent() }
         return left
+    }
+
+    /// Refuses (429) when the account has used up its wrong codes for the window.
+    func checkFailureLimit(_ flow: TFAFlowRecord) async throws {
+        try await limiter.check(
+            environment.rateLimits.tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
     }
 
     /// Counts a wrong code against the account.
@@ -241,7 +250,13 @@ struct TFAService: Sendable {
     /// The policy of the application: the operator's, else every implemented provider, required.
     func policy(_ applicationId: String) async throws -> TFAPolicy {
         try await environment.store.tfaPolicy(applicationId: applicationId)
-            ?? TFAPolicy(required: true, providers: TFASettings.implementedProviders)
+            ?? TFAPolicy(required: true, providers: environment.tfa.offeredProviders)
+    }
+
+    /// The providers a user may register: the policy's, less those the account has and e-mail (addresses come from
+    /// the operator).
+    static func registrable(_ policy: TFAPolicy, active: [TFAProvider]) -> [TFAProvider] {
+        policy.providers.filter { !active.contains($0) && $0 != .email }
     }
 
     /// The providers of the account's active factors that the policy allows, in the policy's order.

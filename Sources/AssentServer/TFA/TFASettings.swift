@@ -19,8 +19,18 @@ public struct TFASettings: Sendable {
     public var totpIssuer: String?
     /// The password hash parameters for new hashes.
     public var passwordHasher = PasswordHasher.default
-    /// The providers a new application allows (until the operator sets its policy); only those implemented.
-    public static let implementedProviders: [TFAProvider] = [.totp]
+    /// How long after a code another may be sent for the same assertion, seconds.
+    public var resendCooldown = 30
+    /// The mail relay e-mail codes go through; without it, e-mail is not offered.
+    public var mail: SMTPSettings?
+    /// The SMS/voice gateway phone codes go to; without it, phone is not offered.
+    public var phoneGateway: WebhookSettings?
+
+    /// The providers this server can offer: TOTP always, e-mail and phone when their delivery is configured. A new
+    /// application allows all of them until the operator sets its policy.
+    public var offeredProviders: [TFAProvider] {
+        [.totp] + (mail == nil ? [] : [.email]) + (phoneGateway == nil ? [] : [.phone])
+    }
 
     public init() {}
 }

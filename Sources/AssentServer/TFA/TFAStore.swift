@@ -30,6 +30,8 @@ public struct TFAFactorRecord: Sendable, Equatable {
     public var secret: Data?
     /// The newest TOTP time step accepted (a code of it or an older step is a replay).
     public var lastStep: Int64?
+    /// How the last code went to a phone (`sms` or `voice`).
+    public var lastMethod: String?
     public var createdAt: Millis
     public var lastVerifiedAt: Millis?
 }
@@ -80,6 +82,24 @@ public struct RememberedDeviceRecord: Sendable, Equatable {
     public var revokedAt: Millis?
 }
 
+/// A verification code sent by e-mail, SMS or voice (the seed's `phvToken` names it; only its SHA-256 is stored).
+/// The code is sealed at rest; the outbox message that delivers it names the row, never the code.
+public struct TFACodeRecord: Sendable, Equatable {
+    public var id: String
+    public var tokenHash: Data
+    /// The challenge (assertion) it belongs to.
+    public var assertionHash: Data
+    /// The e-mail or phone factor it goes to.
+    public var factorId: String
+    /// `email`, `sms` or `voice`.
+    public var channel: String
+    public var code: String
+    public var lang: String
+    public var attemptsLeft: Int
+    public var createdAt: Millis
+    public var expiresAt: Millis
+}
+
 /// What two-factor login persists, in its own tables.
 public protocol TFAStore: Sendable {
     /// Inserts the account; `false` when the application already has one with this user id.
@@ -113,6 +133,17 @@ public protocol TFAStore: Sendable {
     func setTFAChallengeFactor(assertionHash: Data, factorId: String) async throws
     /// Marks the challenge passed with the proof's hash unless it already passed; returns whether this call did.
     func passTFAChallenge(assertionHash: Data, proofHash: Data, at now: Millis) async throws -> Bool
+
+    /// Stores a code; the same statement queues its delivery in the outbox (channel `email` or `phone`).
+    func insertTFACode(_ code: TFACodeRecord) async throws
+    func tfaCode(id: String) async throws -> TFACodeRecord?
+    func tfaCode(tokenHash: Data) async throws -> TFACodeRecord?
+    /// Takes one try of an unexpired code before it is compared; the tries left after it, or `nil` when none was.
+    func takeTFACodeAttempt(tokenHash: Data, at now: Millis) async throws -> Int?
+    /// Records how the factor's latest code went out.
+    func setTFAFactorMethod(id: String, method: String) async throws
+    /// Deletes a factor of the account; returns whether it existed.
+    func deleteTFAFactor(id: String, applicationId: String, userId: String) async throws -> Bool
 
     func tfaPolicy(applicationId: String) async throws -> TFAPolicy?
     func putTFAPolicy(applicationId: String, _ policy: TFAPolicy) async throws

@@ -48,7 +48,7 @@ struct TestServer: Sendable {
     static func make(
         _ backend: Backend, policy: SecurityPolicy = .default, webhook: WebhookSettings? = nil,
         push: PushSettings? = nil, outbox: OutboxPolicy = .fast, streamHeartbeat: Duration = .milliseconds(300),
-        rateLimits: RateLimits = RateLimits()
+        rateLimits: RateLimits = RateLimits(), tfa: TFASettings = TFASettings()
     ) async throws -> TestServer {
         let location =
             switch backend {
@@ -58,13 +58,14 @@ struct TestServer: Sendable {
             }
         return try await open(
             backend, location: location, keyEncryptionKey: Bytes.random(count: 32), policy: policy, webhook: webhook,
-            push: push, outbox: outbox, streamHeartbeat: streamHeartbeat, rateLimits: rateLimits)
+            push: push, outbox: outbox, streamHeartbeat: streamHeartbeat, rateLimits: rateLimits, tfa: tfa)
     }
 
     private static func open(
         _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil,
         webhook: WebhookSettings? = nil, push: PushSettings? = nil, outbox: OutboxPolicy = .fast,
-        streamHeartbeat: Duration = .milliseconds(300), rateLimits: RateLimits = RateLimits()
+        streamHeartbeat: Duration = .milliseconds(300), rateLimits: RateLimits = RateLimits(),
+        tfa: TFASettings = TFASettings()
     ) async throws -> TestServer {
         var logger = Logger(label: "assent.test")
         logger.logLevel = .critical
@@ -81,6 +82,7 @@ struct TestServer: Sendable {
         environment.outbox = outbox
         environment.streamHeartbeat = streamHeartbeat
         environment.rateLimits = rateLimits
+        environment.tfa = tfa
         // Debug builds run BoringSSL's scrypt unoptimised: tests hash with a small cost (the stored string carries it).
         environment.tfa.passwordHasher = PasswordHasher(logN: 10, r: 8, p: 1)
         let prepared = try await ServerBootstrap.prepare(environment)
@@ -95,7 +97,7 @@ struct TestServer: Sendable {
         try await Self.open(
             backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey,
             webhook: webhook, push: push, outbox: environment.outbox, streamHeartbeat: environment.streamHeartbeat,
-            rateLimits: environment.rateLimits)
+            rateLimits: environment.rateLimits, tfa: environment.tfa)
     }
 
     var configuration: SDKConfiguration {

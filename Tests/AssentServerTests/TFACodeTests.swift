@@ -1,0 +1,244 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import AssentTesting
+import Foundation
+import Testing
+
+@Suite("SMTP client against aiosmtpd")
+struct SMTPClientTests {
+    @Test("STARTTLS and implicit TLS with AUTH: the message arrives, headers and UTF-8 body intact")
+    func delivers() async throws {
+        for mode in [SMTPTestServer.Mode.starttls, .tls] {
+            let server = try await SMTPTestServer(mode: mode)
+            let client = SMTPClient(settings: server.settings())
+            try await client.send(
+                to: "alice@bank.example", subject: "Přihlašovací kód", body: "Kód je 123456.\n.\nKonec\n")
+            let mail = try #require(try await server.wait(for: 1).first)
+            #expect(mail.from == "login@bank.example")
+            #expect(mail.to == ["alice@bank.example"])
+            #expect(mail.subject == "Přihlašovací kód")
+            #expect(mail.contentType == "text/plain")
+            #expect(mail.body.replacingOccurrences(of: "\r\n", with: "\n") == "Kód je 123456.\n.\nKonec\n")
+        }
+    }
+
+    @Test(
+        "Refusals: wrong password (535, permanent), credentials never in plain text, STARTTLS missing, untrusted certificate"
+    )
+    func refusals() async throws {
+        let starttls = try await SMTPTestServer(mode: .starttls)
+        let wrong = SMTPClient(settings: starttls.settings(password: "wrong"))
+        await #expect {
+            try await wrong.send(to: "alice@bank.example", subject: "s", body: "b")
+        } throws: { ($0 as? SMTPError)?.permanent == true }
+
+        var untrusted = starttls.settings()
+        untrusted.trustRootsPEM = nil
+        await #expect(throws: (any Error).self) {
+            try await SMTPClient(settings: untrusted).send(to: "alice@bank.example", subject: "s", body: "b")
+        }
+        #expect(try starttls.mailbox().isEmpty)
+
+        let plain = try await SMTPTestServer(mode: .plain)
+        await #expect {
+            try await SMTPClient(settings: plain.settings()).send(to: "alice@bank.example", subject: "s", body: "b")
+        } throws: { ($0 as? SMTPError)?.message.contains("only sent over TLS") == true }
+        var wantsTLS = plain.settings(username: nil, password: nil)
+        wantsTLS.security = .startTLS
+        await #expect {
+            try await SMTPClient(settings: wantsTLS).send(to: "alice@bank.example", subject: "s", body: "b")
+        } throws: { ($0 as? SMTPError)?.permanent == true }
+        #expect(try plain.mailbox().isEmpty)
+        // A relay on this machine without TLS or credentials is allowed.
+        try await SMTPClient(settings: plain.settings(username: nil, password: nil))
+            .send(to: "alice@bank.example", subject: "local", body: "b")
+        #expect(try await plain.wait(for: 1).first?.subject == "local")
+        // Header injection is impossible: the recipient must be a plain address.
+        await #expect(throws: SMTPError.self) {
+            try await SMTPClient(settings: plain.settings(username: nil, password: nil))
+                .send(to: "alice@bank.example>\r\nBcc: <eve@evil.example", subject: "s", body: "b")
+        }
+    }
+}
+
+@Suite("Two-factor login by e-mail and phone codes")
+struct TFACodeTests {
+    @Test(
+        "E-mail: operator's addresses, code read from the SMTP server's mailbox, cool-down, tries, limits",
+        arguments: Backend.all)
+    func email(_ backend: Backend) async throws {
+        let smtp = try await SMTPTestServer(mode: .starttls)
+        var tfa = TFASettings()
+        tfa.mail = smtp.settings()
+        var limits = RateLimits()
+        limits.codesPerDestination = RateLimitRule(limit: 3, window: 3_600)
+        let server = try await TestServer.make(backend, rateLimits: limits, tfa: tfa)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let flow = TFAClient(server: server, client: client)
+            _ = try await server.operatorCall(
+                client, "POST", "/api/v1/tfa/accounts",
+                body: try OperatorJSON.encoder().encode(
+                    CreateTFAAccountRequest(
+                        userId: "alice", password: "correct horse battery",
+                        emails: ["alice.smith@bank.example", "al@home.example"])),
+                as: TFAAccountInfo.self)
+            let account = try await server.operatorCall(
+                client, "GET", "/api/v1/tfa/accounts/alice", as: TFAAccountInfo.self)
+            #expect(account.factors.map(\.obfuscated) == ["a***h@b***k.example", "**@h***e.example"])
+
+            let interruption = try await flow.interruption("alice")
+            #expect(interruption.errorCode == 403101)
+            #expect(interruption.activeProviders == [TFAProviderInfo(name: .email)])
+            #expect(interruption.inactiveProviders == [TFAProviderInfo(name: .totp)])
+            let assertion = try await flow.start(interruption.regToken, .verify, provider: .email)
+            let emails = try await flow.post("/api/tfa/email/emails", TFAAssertionRequest(assertion: assertion))
+                .decode(TFAEmailsResponse.self)
+            #expect(emails.emails.map(\.obfuscated) == ["a***h@b***k.example", "**@h***e.example"])
+            let sent = try await flow.post(
+                "/api/tfa/email/send", TFAEmailSendRequest(assertion: assertion, emailId: emails.emails[0].id)
+            )
+            .decode(TFACodeSent.self)
+            let mail = try #require(try await smtp.wait(for: 1).first)
+            #expect(mail.to == ["alice.smith@bank.example"])
+            #expect(mail.subject == "Your sign-in code for \(server.application.name)")
+            let code = try #require(Self.code(in: mail.body))
+            // A second code for the same assertion waits for the cool-down.
+            let again = try await client.send(
+                "POST", "/api/tfa/email/send", headers: ["Content-Type": "application/json"],
+                body: try OperatorJSON.encoder().encode(
+                    TFAEmailSendRequest(assertion: assertion, emailId: emails.emails[0].id)))
+            #expect(again.status == 429)
+            #expect(again.header("Retry-After") != nil)
+
+            let bad = try await flow.post(
+                "/api/tfa/email/verify",
+                TFACodeVerifyRequest(assertion: assertion, phvToken: sent.phvToken, code: TFATests.other(than: code)))
+            #expect(bad.errorCode == 400006)
+            #expect(bad.fields["attemptsLeft"] as? Int == 4)
+            let otherToken = try await flow.post(
+                "/api/tfa/email/verify", TFACodeVerifyRequest(assertion: assertion, phvToken: "forged", code: code))
+            #expect(otherToken.code == "INVALID_PHV_TOKEN")
+            let proof = try await flow.post(
+                "/api/tfa/email/verify", TFACodeVerifyRequest(assertion: assertion, phvToken: sent.phvToken, code: code)
+            ).decode(TFAProofResponse.self)
+            let success = try await flow.post(
+                "/api/tfa/finalize",
+                TFAFinalizeRequest(
+                    regToken: interruption.regToken, assertion: assertion, providerAssertion: proof.providerAssertion)
+            ).decode(TFALoginSuccess.self)
+            let claims = try await flow.verifyLoginToken(success.loginToken)
+            #expect(claims.amr == ["pwd", "otp", "mfa"])
+            #expect(claims.tfa == "email")
+
+            // E-mail cannot be registered in a login, and the destination's limit (3 here) holds across assertions.
+            for _ in 0..<2 {
+                let next = try await flow.interruption("alice")
+                let nextAssertion = try await flow.start(next.regToken, .verify, provider: .email)
+                let nextSend = try await flow.post(
+                    "/api/tfa/email/send", TFAEmailSendRequest(assertion: nextAssertion, emailId: emails.emails[0].id))
+                #expect(nextSend.status == 200)
+            }
+            let limited = try await flow.interruption("alice")
+            let limitedAssertion = try await flow.start(limited.regToken, .verify, provider: .email)
+            let refused = try await client.send(
+                "POST", "/api/tfa/email/send", headers: ["Content-Type": "application/json"],
+                body: try OperatorJSON.encoder().encode(
+                    TFAEmailSendRequest(assertion: limitedAssertion, emailId: emails.emails[0].id)))
+            #expect(refused.status == 429)
+            // The other address still gets its code.
+            let other = try await flow.post(
+                "/api/tfa/email/send", TFAEmailSendRequest(assertion: limitedAssertion, emailId: emails.emails[1].id))
+            #expect(other.status == 200)
+            #expect(try await smtp.wait(for: 4).last?.to == ["al@home.example"])
+        }
+    }
+
+    @Test(
+        "Phone: register a number by SMS, verify it by voice, from the signed gateway messages", arguments: Backend.all)
+    func phone(_ backend: Backend) async throws {
+        let gateway = WebhookReceiver()
+        try await gateway.run { url in
+            let secret = Data("gateway-secret-0123456789".utf8)
+            var tfa = TFASettings()
+            tfa.phoneGateway = WebhookSettings(url: url, secret: secret)
+            let server = try await TestServer.make(backend, tfa: tfa)
+            defer { Task { await server.shutdown() } }
+            try await server.live { client in
+                let flow = TFAClient(server: server, client: client)
+                try await flow.createAccount("bob")
+                let first = try await flow.interruption("bob")
+                #expect(first.errorCode == 403102)
+                #expect(first.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .phone)])
+                let assertion = try await flow.start(first.regToken, .register, provider: .phone)
+                let invalid = try await flow.post(
+                    "/api/tfa/phone/send", TFAPhoneSendRequest(assertion: assertion, phone: "777 123 456"))
+                #expect(invalid.status == 400)
+                let sent = try await flow.post(
+                    "/api/tfa/phone/send",
+                    TFAPhoneSendRequest(assertion: assertion, phone: "+420777123456", method: .sms, lang: "cs-CZ")
+                ).decode(TFACodeSent.self)
+                let delivery = try #require(try await gateway.wait(for: 1).first)
+                let signature = try #require(delivery.signature)
+                #expect(
+                    WebhookSignature.isValid(
+                        signature, body: delivery.body, secret: secret,
+                        now: Int64(server.clock.now.timeIntervalSince1970)))
+                let message = try OperatorJSON.decoder().decode(PhoneMessage.self, from: delivery.body)
+                #expect(message.to == "+420777123456")
+                #expect(message.channel == .sms)
+                #expect(message.lang == "cs")
+                #expect(message.text.contains(message.code))
+                let proof = try await flow.post(
+                    "/api/tfa/phone/verify",
+                    TFACodeVerifyRequest(assertion: assertion, phvToken: sent.phvToken, code: message.code)
+                ).decode(TFAProofResponse.self)
+                let success = try await flow.post(
+                    "/api/tfa/finalize",
+                    TFAFinalizeRequest(
+                        regToken: first.regToken, assertion: assertion, providerAssertion: proof.providerAssertion)
+                ).decode(TFALoginSuccess.self)
+                #expect(try await flow.verifyLoginToken(success.loginToken).amr == ["pwd", "sms", "mfa"])
+
+                // Registered: the next login verifies it, by voice this time.
+                let second = try await flow.interruption("bob")
+                #expect(second.activeProviders == [TFAProviderInfo(name: .phone)])
+                let verifying = try await flow.start(second.regToken, .verify, provider: .phone)
+                let phones = try await flow.post("/api/tfa/phone/phones", TFAAssertionRequest(assertion: verifying))
+                    .decode(TFAPhonesResponse.self)
+                #expect(phones.phones.count == 1)
+                #expect(phones.phones.first?.obfuscated == "+********3456")
+                #expect(phones.phones.first?.lastMethod == .sms)
+                let voice = try await flow.post(
+                    "/api/tfa/phone/send",
+                    TFAPhoneSendRequest(assertion: verifying, phoneId: phones.phones[0].id, method: .voice)
+                ).decode(TFACodeSent.self)
+                let spoken = try OperatorJSON.decoder().decode(
+                    PhoneMessage.self, from: try #require(try await gateway.wait(for: 2).last).body)
+                #expect(spoken.channel == .voice)
+                #expect(spoken.lang == "en")
+                let voiceProof = try await flow.post(
+                    "/api/tfa/phone/verify",
+                    TFACodeVerifyRequest(assertion: verifying, phvToken: voice.phvToken, code: spoken.code)
+                ).decode(TFAProofResponse.self)
+                _ = try await flow.post(
+                    "/api/tfa/finalize",
+                    TFAFinalizeRequest(
+                        regToken: second.regToken, assertion: verifying, providerAssertion: voiceProof.providerAssertion
+                    )
+                ).decode(TFALoginSuccess.self)
+                // A code is single use with its assertion.
+                let replay = try await flow.post(
+                    "/api/tfa/phone/verify",
+                    TFACodeVerifyRequest(assertion: verifying, phvToken: voice.phvToken, code: spoken.code))
+                #expect(replay.code == "ASSERTION_SPENT")
+            }
+        }
+    }
+
+    /// The six-digit code in a message text.
+    static func code(in text: String) -> String? {
+        text.split(whereSeparator: { !$0.isNumber }).first { $0.count == 6 }.map(String.init)
+    }
+}
