@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with swiftc (a SwiftPM executable cannot link libFuzzer's main) and runs each for
-# FUZZ_SECONDS (default 60) on its corpus. Usage: Fuzz/run.sh [operation-data|mobile-json|qr ...]
+# FUZZ_SECONDS (default 60) on its corpus. Usage: Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form ...]
 # Seeds and regression inputs live in Fuzz/corpus/<target>/ (checked in; `swift test` replays them through the same
 # checks); inputs libFuzzer finds go to .build/fuzz/corpus-<target>/; a crash or broken property is saved to
 # Fuzz/crashers/<target>/ — move it into Fuzz/corpus/<target>/ once fixed, so it is replayed for ever.
@@ -14,9 +14,10 @@ declare -A sources=(
   [operation-data]="$model/OperationData.swift Sources/AssentTesting/FuzzChecks+OperationData.swift"
   [mobile-json]="$model/MobileOperation.swift $model/MobileTokenMessages.swift $model/OperationTemplate.swift $model/OperationData.swift Sources/AssentTesting/FuzzChecks+JSON.swift"
   [qr]="$(ls Sources/AssentQR/*.swift | tr '\n' ' ') Sources/AssentTesting/FuzzChecks+QR.swift"
+  [oauth-form]="Sources/AssentModel/OpenID/FormEncoding.swift Sources/AssentTesting/FuzzChecks+Form.swift"
 )
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr)
+[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form)
 for name in "${targets[@]}"; do
   [ -n "${sources[$name]:-}" ] || { echo "unknown target $name" >&2; exit 2; }
   echo "== $name: building"

@@ -232,6 +232,43 @@ struct CLITests {
         return (server, printed)
     }
 
+    @Test("assent admin tfa: accounts with a password from standard input, e-mail factors, policy, devices, removal")
+    func adminTFA() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-tfa-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let (server, printed) = try await Self.serve(work)
+        defer { if server.isRunning { server.terminate() } }
+        #expect(printed["Two-factor login"] == "/api/tfa with totp, push")
+        let environment = [
+            "ASSENT_URL": try #require(printed["url"]),
+            "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+        ]
+        let created = try await Self.run(
+            ["admin", "tfa", "create-account", "--user", "alice", "--password-stdin", "--email", "alice@bank.example"],
+            environment: environment, input: "correct horse battery\n")
+        #expect(created.status == 0, "\(created.errors)")
+        #expect(created.output.contains("a***e@b***k.example") && created.output.contains("yes"))
+        let short = try await Self.run(
+            ["admin", "tfa", "create-account", "--user", "bob", "--password-stdin"], environment: environment,
+            input: "short\n")
+        #expect(short.status != 0 && short.errors.contains("8 to 1024"))
+        let policy = try await Self.run(["admin", "tfa", "policy"], environment: environment)
+        #expect(policy.output.contains("yes") && policy.output.contains("totp, push"), "\(policy.output)")
+        let changed = try await Self.run(
+            ["admin", "tfa", "policy", "--required", "false", "--provider", "totp", "--json"], environment: environment)
+        let decoded = try JSONDecoder().decode(TFAPolicy.self, from: Data(changed.output.utf8))
+        #expect(decoded == TFAPolicy(required: false, providers: [.totp]))
+        let devices = try await Self.run(["admin", "tfa", "devices", "alice"], environment: environment)
+        #expect(devices.status == 0 && devices.output.contains("DEVICE ID"))
+        #expect(try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
+        #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)
+    }
+
     @Test("assent rp ciba gets a verified ID token after assent token approve, in poll, ping and push modes")
     func relyingPartyCIBA() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {

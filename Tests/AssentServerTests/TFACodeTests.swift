@@ -1,5 +1,6 @@
 import AssentCrypto
 import AssentModel
+import AssentSDK
 import AssentServer
 import AssentTesting
 import Foundation
@@ -91,7 +92,7 @@ struct TFACodeTests {
             let interruption = try await flow.interruption("alice")
             #expect(interruption.errorCode == 403101)
             #expect(interruption.activeProviders == [TFAProviderInfo(name: .email)])
-            #expect(interruption.inactiveProviders == [TFAProviderInfo(name: .totp)])
+            #expect(interruption.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .push)])
             let assertion = try await flow.start(interruption.regToken, .verify, provider: .email)
             let emails = try await flow.post("/api/tfa/email/emails", TFAAssertionRequest(assertion: assertion))
                 .decode(TFAEmailsResponse.self)
@@ -170,7 +171,10 @@ struct TFACodeTests {
                 try await flow.createAccount("bob")
                 let first = try await flow.interruption("bob")
                 #expect(first.errorCode == 403102)
-                #expect(first.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .phone)])
+                #expect(
+                    first.inactiveProviders == [
+                        TFAProviderInfo(name: .totp), TFAProviderInfo(name: .phone), TFAProviderInfo(name: .push),
+                    ])
                 let assertion = try await flow.start(first.regToken, .register, provider: .phone)
                 let invalid = try await flow.post(
                     "/api/tfa/phone/send", TFAPhoneSendRequest(assertion: assertion, phone: "777 123 456"))
@@ -240,5 +244,100 @@ struct TFACodeTests {
     /// The six-digit code in a message text.
     static func code(in text: String) -> String? {
         text.split(whereSeparator: { !$0.isNumber }).first { $0.count == 6 }.map(String.init)
+    }
+}
+
+@Suite("Two-factor login by push approval on an Assent device")
+struct TFAPushTests {
+    @Test(
+        "Opt in by approving on the SDK, then every sign-in is approved or rejected there; only opted-in devices count",
+        arguments: Backend.all)
+    func push(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let root = SDKFactorTests.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await server.live { http in
+            let flow = TFAClient(server: server, client: http)
+            try await flow.createAccount("alice")
+            let phone = try await SDKOperationsTests.activatedClient(
+                server, http, directory: root.appendingPathComponent("phone"))
+            let tablet = try await SDKOperationsTests.activatedClient(
+                server, http, directory: root.appendingPathComponent("tablet"))
+            let phoneId = try #require(await phone.registrationId)
+            let operations = OperationsService(client: phone)
+            let tabletOperations = OperationsService(client: tablet)
+
+            // Opt in the phone: it shows the opt-in request and approves it with the PIN.
+            let first = try await flow.interruption("alice")
+            #expect(first.inactiveProviders.contains(TFAProviderInfo(name: .push)))
+            let optIn = try await flow.start(first.regToken, .register, provider: .push)
+            let stranger = try await flow.post(
+                "/api/tfa/push/optin", TFAPushOptInRequest(assertion: optIn, activationId: "not-a-device"))
+            #expect(stranger.code == "UNKNOWN_DESTINATION")
+            let asked = try await flow.post(
+                "/api/tfa/push/optin", TFAPushOptInRequest(assertion: optIn, activationId: phoneId)
+            ).decode(TFAPushSent.self)
+            #expect(
+                try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: optIn))
+                    .decode(TFAPushStatus.self).status == "PENDING")
+            let request = try #require(try await operations.pending().value.first { $0.id == asked.operationId })
+            #expect(request.formData.title == "Approve sign-ins with this phone?")
+            try await operations.authorize(request, factor: .pin("1234"))
+            let optedIn = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: optIn))
+                .decode(TFAPushStatus.self)
+            #expect(optedIn.status == "APPROVED")
+            let success = try await flow.post(
+                "/api/tfa/finalize",
+                TFAFinalizeRequest(
+                    regToken: first.regToken, assertion: optIn,
+                    providerAssertion: try #require(optedIn.providerAssertion))
+            ).decode(TFALoginSuccess.self)
+            #expect(try await flow.verifyLoginToken(success.loginToken).amr == ["pwd", "hwk", "mfa"])
+
+            // A sign-in: both devices see the request; the tablet is not opted in, so its approval does not count.
+            let second = try await flow.interruption("alice")
+            #expect(second.activeProviders == [TFAProviderInfo(name: .push)])
+            let verifying = try await flow.start(second.regToken, .verify, provider: .push)
+            let sent = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: verifying))
+                .decode(TFAPushSent.self)
+            let again = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: verifying))
+                .decode(TFAPushSent.self)
+            #expect(again.operationId == sent.operationId)
+            let onTablet = try #require(try await tabletOperations.pending().value.first { $0.id == sent.operationId })
+            try await tabletOperations.authorize(onTablet, factor: .pin("1234"))
+            let notOptedIn = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: verifying))
+            #expect(notOptedIn.code == "PUSH_DEVICE_NOT_OPTED_IN")
+            // The first answer won: the phone no longer lists it.
+            #expect(try await operations.pending().value.contains { $0.id == sent.operationId } == false)
+
+            // Rejected on the phone: the website hears so.
+            let third = try await flow.interruption("alice")
+            let rejecting = try await flow.start(third.regToken, .verify, provider: .push)
+            let rejected = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: rejecting))
+                .decode(TFAPushSent.self)
+            try await operations.reject(id: rejected.operationId, reason: RejectReason.fraud)
+            let refusal = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: rejecting))
+            #expect(refusal.code == "PUSH_REJECTED")
+            #expect(refusal.status == 403)
+
+            // Approved on the phone: signed in.
+            let fourth = try await flow.interruption("alice")
+            let approving = try await flow.start(fourth.regToken, .verify, provider: .push)
+            let approval = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: approving))
+                .decode(TFAPushSent.self)
+            let shown = try #require(try await operations.pending().value.first { $0.id == approval.operationId })
+            #expect(shown.formData.title == "Sign in to \(server.application.name)?")
+            try await operations.authorize(shown, factor: .pin("1234"))
+            let approved = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: approving))
+                .decode(TFAPushStatus.self)
+            let signedIn = try await flow.post(
+                "/api/tfa/finalize",
+                TFAFinalizeRequest(
+                    regToken: fourth.regToken, assertion: approving,
+                    providerAssertion: try #require(approved.providerAssertion))
+            ).decode(TFALoginSuccess.self)
+            #expect(try await flow.verifyLoginToken(signedIn.loginToken).tfa == "push")
+        }
     }
 }

@@ -134,10 +134,10 @@ struct TFATests {
             #expect(first.errorCode == 403102)
             #expect(first.code == "PENDING_TFA_REGISTRATION")
             #expect(first.activeProviders.isEmpty)
-            #expect(first.inactiveProviders == [TFAProviderInfo(name: .totp)])
+            #expect(first.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .push)])
             let providers = try await tfa.post("/api/tfa/providers", TFAProvidersRequest(regToken: first.regToken))
                 .decode(TFAProvidersResponse.self)
-            #expect(providers.inactiveProviders == [TFAProviderInfo(name: .totp)])
+            #expect(providers.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .push)])
             let verifyFirst = try await tfa.post(
                 "/api/tfa/init", TFAInitRequest(regToken: first.regToken, provider: .totp, mode: .verify))
             #expect(verifyFirst.code == "PROVIDER_NOT_REGISTERED")
@@ -304,7 +304,7 @@ struct TFATests {
             let tfa = TFAClient(server: server, client: client)
             let key = ["Authorization": "Bearer \(server.apiKey)", "Content-Type": "application/json"]
             let policy = try await server.operatorCall(client, "GET", "/api/v1/tfa/policy", as: TFAPolicy.self)
-            #expect(policy == TFAPolicy(required: true, providers: [.totp]))
+            #expect(policy == TFAPolicy(required: true, providers: [.totp, .push]))
             let unoffered = try await client.send(
                 "PUT", "/api/v1/tfa/policy", headers: key,
                 body: try OperatorJSON.encoder().encode(TFAPolicy(required: true, providers: [.email])))

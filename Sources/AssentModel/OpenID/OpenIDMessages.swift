@@ -219,22 +219,3 @@ public struct ClientList: Codable, Sendable, Equatable {
     public var clients: [ClientInfo]
     public init(clients: [ClientInfo]) { self.clients = clients }
 }
-
-/// `application/x-www-form-urlencoded` bodies (the WHATWG URL standard's serializer: space as `+`, everything but
-/// `*-._` and alphanumerics percent-encoded).
-public enum FormEncoding {
-    /// Encodes `fields` sorted by name.
-    public static func encode(_ fields: [String: String]) -> Data {
-        Data(
-            fields.sorted { $0.key < $1.key }.map { "\(escape($0.key))=\(escape($0.value))" }.joined(separator: "&")
-                .utf8)
-    }
-
-    /// One name or value, percent-encoded.
-    public static func escape(_ text: String) -> String {
-        let allowed = CharacterSet(
-            charactersIn: "*-._ abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        return (text.addingPercentEncoding(withAllowedCharacters: allowed) ?? "").replacingOccurrences(
-            of: " ", with: "+")
-    }
-}

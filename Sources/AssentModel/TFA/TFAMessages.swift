@@ -461,3 +461,38 @@ public struct PhoneMessage: Codable, Sendable, Equatable {
         self.expiresAt = expiresAt
     }
 }
+
+// MARK: Push
+
+/// `POST /api/tfa/push/optin`: the activated Assent device that will approve sign-ins (registration).
+public struct TFAPushOptInRequest: Codable, Sendable {
+    public var assertion: String
+    public var activationId: String
+
+    public init(assertion: String, activationId: String) {
+        self.assertion = assertion
+        self.activationId = activationId
+    }
+}
+
+/// The operation the user's devices now show (opt-in confirmation or sign-in approval).
+public struct TFAPushSent: Codable, Sendable, Equatable {
+    public var operationId: String
+    public var expiresAt: Date
+
+    public init(operationId: String, expiresAt: Date) {
+        self.operationId = operationId
+        self.expiresAt = expiresAt
+    }
+}
+
+/// `POST /api/tfa/push/verify`: `PENDING` while the devices have not answered, `APPROVED` with the proof.
+public struct TFAPushStatus: Codable, Sendable, Equatable {
+    public var status: String
+    public var providerAssertion: String?
+
+    public init(status: String, providerAssertion: String? = nil) {
+        self.status = status
+        self.providerAssertion = providerAssertion
+    }
+}

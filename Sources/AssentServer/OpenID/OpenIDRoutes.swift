@@ -137,21 +137,16 @@ struct OpenIDRoutes {
         guard type?.lowercased() == "application/x-www-form-urlencoded" else {
             throw OAuthError.invalidRequest("The body must be application/x-www-form-urlencoded.")
         }
-        let body = String(decoding: try await HTTPSupport.body(request), as: UTF8.self)
-        var form: [String: String] = [:]
-        for pair in body.split(separator: "&") where !pair.isEmpty {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = Self.decode(parts[0]), let value = Self.decode(parts.count == 2 ? parts[1] : "") else {
-                throw OAuthError.invalidRequest("The form body is not valid percent-encoding.")
+        do {
+            return try FormEncoding.decode(try await HTTPSupport.body(request))
+        } catch let error as FormEncoding.DecodingError {
+            switch error {
+            case .invalidEncoding:
+                throw OAuthError.invalidRequest("The form body is not valid percent-encoded UTF-8.")
+            case .repeated(let name):
+                throw OAuthError.invalidRequest("Parameter \(name) is repeated.")
             }
-            guard form[name] == nil else { throw OAuthError.invalidRequest("Parameter \(name) is repeated.") }
-            form[name] = value
         }
-        return form
-    }
-
-    private static func decode(_ text: Substring) -> String? {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 
     static func json<T: Encodable>(_ value: T, cache: String = "no-store") throws -> Response {

@@ -546,7 +546,8 @@ extension Migrations {
                 created_at \(dialect.bigint) NOT NULL,
                 expires_at \(dialect.bigint) NOT NULL,
                 passed_at \(dialect.bigint),
-                proof_hash \(dialect.blob)
+                proof_hash \(dialect.blob),
+                operation_id TEXT
             )
             """,
             "CREATE INDEX IF NOT EXISTS tfa_challenges_flow ON tfa_challenges(flow_id)",

@@ -187,7 +187,8 @@ extension SQLStore {
                     createdAt: try row.decode(column: "created_at", as: Int64.self),
                     expiresAt: try row.decode(column: "expires_at", as: Int64.self),
                     passedAt: try row.decode(column: "passed_at", as: Int64?.self),
-                    proofHash: try row.decode(column: "proof_hash", as: Data?.self))
+                    proofHash: try row.decode(column: "proof_hash", as: Data?.self),
+                    operationId: try row.decode(column: "operation_id", as: String?.self))
             }
     }
 
@@ -205,6 +206,14 @@ extension SQLStore {
         try await database.raw(
             """
             UPDATE tfa_challenges SET factor_id = \(bind: factorId) WHERE assertion_hash = \(bind: assertionHash)
+            """
+        ).run()
+    }
+
+    public func setTFAChallengeOperation(assertionHash: Data, operationId: String) async throws {
+        try await database.raw(
+            """
+            UPDATE tfa_challenges SET operation_id = \(bind: operationId) WHERE assertion_hash = \(bind: assertionHash)
             """
         ).run()
     }

@@ -11,12 +11,14 @@ struct TFARoutes {
     let flows: TFAService
     let totp: TOTPFactor
     let codes: CodeFactor
+    let push: PushFactor
 
     init(environment: ServerEnvironment) {
         self.environment = environment
         flows = TFAService(environment: environment)
         totp = TOTPFactor(environment: environment)
         codes = CodeFactor(environment: environment)
+        push = PushFactor(environment: environment)
     }
 
     func register(on router: Router<AssentRequestContext>) {
@@ -87,6 +89,24 @@ struct TFARoutes {
             try await answer {
                 let body = try await HTTPSupport.decode(TFACodeVerifyRequest.self, from: request)
                 return try Self.json(try await codes.verify(body, provider: .phone))
+            }
+        }
+        api.post("push/optin") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await push.optIn(try await HTTPSupport.decode(TFAPushOptInRequest.self, from: request)))
+            }
+        }
+        api.post("push/send") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await push.send(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
+            }
+        }
+        api.post("push/verify") { request, _ in
+            try await answer {
+                try Self.json(
+                    try await push.verify(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
             }
         }
         api.post("finalize") { request, _ in

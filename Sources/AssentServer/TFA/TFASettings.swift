@@ -26,10 +26,10 @@ public struct TFASettings: Sendable {
     /// The SMS/voice gateway phone codes go to; without it, phone is not offered.
     public var phoneGateway: WebhookSettings?
 
-    /// The providers this server can offer: TOTP always, e-mail and phone when their delivery is configured. A new
-    /// application allows all of them until the operator sets its policy.
+    /// The providers this server can offer: TOTP and push (an activated Assent device) always, e-mail and phone when
+    /// their delivery is configured. A new application allows all of them until the operator sets its policy.
     public var offeredProviders: [TFAProvider] {
-        [.totp] + (mail == nil ? [] : [.email]) + (phoneGateway == nil ? [] : [.phone])
+        [.totp] + (mail == nil ? [] : [.email]) + (phoneGateway == nil ? [] : [.phone]) + [.push]
     }
 
     public init() {}

@@ -69,6 +69,8 @@ public struct TFAChallengeRecord: Sendable, Equatable {
     public var expiresAt: Millis
     public var passedAt: Millis?
     public var proofHash: Data?
+    /// The operation a push challenge waits on.
+    public var operationId: String?
 }
 
 /// A remembered browser or app: the device token's `jti`.
@@ -131,6 +133,8 @@ public protocol TFAStore: Sendable {
     func takeTFAChallengeAttempt(assertionHash: Data, at now: Millis) async throws -> Int?
     /// Names the factor a challenge works on (a TOTP secret it registered).
     func setTFAChallengeFactor(assertionHash: Data, factorId: String) async throws
+    /// Names the operation a push challenge waits on.
+    func setTFAChallengeOperation(assertionHash: Data, operationId: String) async throws
     /// Marks the challenge passed with the proof's hash unless it already passed; returns whether this call did.
     func passTFAChallenge(assertionHash: Data, proofHash: Data, at now: Millis) async throws -> Bool
 

@@ -1,0 +1,4 @@
+/// The `oauth-form` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.oauthForm
+}

@@ -1,0 +1,136 @@
+import AssentModel
+import Foundation
+
+/// The push provider: an activated Assent device approves sign-ins. Opt-in (registration) asks the device to approve
+/// an opt-in operation; verification creates a sign-in operation that reaches every device of the user (pushed
+/// where registered, in the live stream and the pending list otherwise). The first answer wins — an operation has
+/// one final status — and the others are withdrawn by the finished-operation push. Only an approval signed by an
+/// opted-in device counts.
+struct PushFactor: Sendable {
+    let flows: TFAService
+    let operations: OperationService
+    var environment: ServerEnvironment { flows.environment }
+
+    init(environment: ServerEnvironment) {
+        flows = TFAService(environment: environment)
+        operations = OperationService(environment: environment)
+    }
+
+    /// `accounts.tfa.push.optin`: names the device and asks it to approve.
+    func optIn(_ request: TFAPushOptInRequest) async throws -> TFAPushSent {
+        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
+        guard challenge.mode == .register else {
+            throw TFAError(
+                status: .badRequest, code: "INVALID_ASSERTION",
+                message: "This assertion verifies the account's push factor; opting in needs mode register.")
+        }
+        guard let activation = try await environment.store.activation(id: request.activationId),
+            activation.state == .active, activation.userId == flow.userId,
+            activation.applicationId == flow.applicationId
+        else {
+            throw TFAError(
+                status: .badRequest, code: "UNKNOWN_DESTINATION",
+                message: "No active device of this user has this activationId.")
+        }
+        let factor = TFAFactorRecord(
+            id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .push,
+            state: .pending, destination: activation.id, createdAt: environment.nowMillis)
+        try await environment.store.insertTFAFactor(factor)
+        try await environment.store.setTFAChallengeFactor(assertionHash: challenge.assertionHash, factorId: factor.id)
+        let application = try await flows.applicationRecord(id: flow.applicationId)
+        return try await ask(
+            challenge, flow, name: "tfa_push_optin",
+            title: "Approve sign-ins with this phone?",
+            message: "Approve to use this phone to confirm sign-ins to \(application.name).",
+            text: "Opt in \(application.name)")
+    }
+
+    /// `accounts.tfa.push.sendVerification`: asks the user's devices to approve this sign-in. Asking again while
+    /// the first request is pending answers the same operation.
+    func send(_ request: TFAAssertionRequest) async throws -> TFAPushSent {
+        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
+        guard challenge.mode == .verify else {
+            throw TFAError(
+                status: .badRequest, code: "INVALID_ASSERTION",
+                message: "This assertion registers a device; call /api/tfa/push/optin.")
+        }
+        if let id = challenge.operationId, let pending = try await environment.store.operation(id: id),
+            pending.status == .pending
+        {
+            return TFAPushSent(operationId: pending.id, expiresAt: Date(millis: pending.expiresAt))
+        }
+        let application = try await flows.applicationRecord(id: flow.applicationId)
+        return try await ask(
+            challenge, flow, name: "tfa_push_login", title: "Sign in to \(application.name)?",
+            message: "Approve only if you are signing in to \(application.name) right now.",
+            text: "Sign in \(application.name)")
+    }
+
+    /// `accounts.tfa.push.verify` / `isVerified`: the state of the challenge's operation; once approved by an
+    /// opted-in device, the proof.
+    func verify(_ request: TFAAssertionRequest) async throws -> TFAPushStatus {
+        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
+        guard let id = challenge.operationId else {
+            throw TFAError(
+                status: .badRequest, code: "PUSH_NOT_SENT",
+                message: "No approval was requested yet: call /api/tfa/push/send (or optin) first.")
+        }
+        let operation = try await operations.get(id: id)
+        switch operation.status {
+        case .pending:
+            return TFAPushStatus(status: "PENDING")
+        case .approved:
+            let devices: [String]
+            if challenge.mode == .register {
+                guard let factorId = challenge.factorId,
+                    let factor = try await environment.store.tfaFactor(id: factorId)
+                else { throw TFAError.challengeSpent() }
+                devices = [factor.destination].compactMap { $0 }
+            } else {
+                devices = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
+                    .filter { $0.provider == .push && $0.state == .active }.compactMap(\.destination)
+            }
+            guard let approver = operation.activationId, devices.contains(approver) else {
+                throw TFAError(
+                    status: .forbidden, code: "PUSH_DEVICE_NOT_OPTED_IN",
+                    message: "The approval came from a device that is not opted in to sign-in approvals.")
+            }
+            if challenge.mode == .register, let factorId = challenge.factorId {
+                guard
+                    try await environment.store.activateTFAFactor(
+                        id: factorId, replacing: nil, at: environment.nowMillis)
+                else { throw TFAError.challengeSpent() }
+            }
+            let proof = try await flows.pass(challenge)
+            return TFAPushStatus(status: "APPROVED", providerAssertion: proof.providerAssertion)
+        case .rejected:
+            throw TFAError(
+                status: .forbidden, code: "PUSH_REJECTED",
+                message: operation.statusReason == RejectReason.fraud
+                    ? "The user reported this sign-in as fraud." : "The user rejected the sign-in on the phone.")
+        default:
+            throw TFAError(
+                status: .forbidden, code: "PUSH_NOT_APPROVED",
+                message: "The approval request ended without an answer (\(operation.status.rawValue)): ask again.")
+        }
+    }
+
+    /// Creates the operation and remembers it on the challenge.
+    private func ask(
+        _ challenge: TFAChallengeRecord, _ flow: TFAFlowRecord, name: String, title: String, message: String,
+        text: String
+    ) async throws -> TFAPushSent {
+        let application = try await flows.applicationRecord(id: flow.applicationId)
+        let lifetime = max(30, Int((challenge.expiresAt - environment.nowMillis) / 1000))
+        let operation = try await operations.create(
+            CreateOperationRequest(
+                userId: flow.userId, name: name,
+                data: OperationData(template: 0, fields: [.text(String(text.prefix(100)))]).description,
+                formData: ["en": FormData(title: title, message: message, attributes: [])],
+                expiresIn: lifetime),
+            application: application, actor: "tfa")
+        try await environment.store.setTFAChallengeOperation(
+            assertionHash: challenge.assertionHash, operationId: operation.id)
+        return TFAPushSent(operationId: operation.id, expiresAt: Date(millis: operation.expiresAt))
+    }
+}
