@@ -265,6 +265,56 @@ struct CLITests {
         #expect(decoded == TFAPolicy(required: false, providers: [.totp]))
         let devices = try await Self.run(["admin", "tfa", "devices", "alice"], environment: environment)
         #expect(devices.status == 0 && devices.output.contains("DEVICE ID"))
+
+        // A website sign-in approved with `assent token approve`: the token opts in, then approves the sign-in.
+        let url = try #require(printed["url"])
+        let profile = ["--profile", work.appendingPathComponent("token").path]
+        let activation = try OperatorJSON.decoder().decode(
+            CreateActivationResponse.self,
+            from: Data(
+                try await Self.run(
+                    ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment
+                )
+                .output.utf8))
+        let activated = try await Self.run(
+            ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"])]
+                + [activation.activationCode, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+        #expect(activated.status == 0, "\(activated.errors)")
+        _ = try await Self.run(
+            ["admin", "tfa", "policy", "--required", "true", "--provider", "push"], environment: environment)
+        let web = TFAClient.Web(base: try #require(URL(string: url)))
+        for mode in [TFAMode.register, .verify] {
+            let login = try await web.post(
+                "/api/tfa/login", TFALoginRequest(userId: "alice", password: "correct horse battery"))
+            let interruption = try OperatorJSON.decoder().decode(TFAInterruption.self, from: login)
+            let started = try OperatorJSON.decoder().decode(
+                TFAInitResponse.self,
+                from: try await web.post(
+                    "/api/tfa/init", TFAInitRequest(regToken: interruption.regToken, provider: .push, mode: mode)))
+            let sentBody =
+                mode == .register
+                ? try await web.post(
+                    "/api/tfa/push/optin",
+                    TFAPushOptInRequest(assertion: started.assertion, activationId: activation.activationId))
+                : try await web.post("/api/tfa/push/send", TFAAssertionRequest(assertion: started.assertion))
+            let sent = try OperatorJSON.decoder().decode(TFAPushSent.self, from: sentBody)
+            let approved = try await Self.run(
+                ["token", "approve", sent.operationId, "--pin-stdin"] + profile, environment: environment,
+                input: "2468\n")
+            #expect(approved.status == 0, "\(approved.errors)")
+            let status = try OperatorJSON.decoder().decode(
+                TFAPushStatus.self,
+                from: try await web.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: started.assertion)))
+            #expect(status.status == "APPROVED")
+            let success = try OperatorJSON.decoder().decode(
+                TFALoginSuccess.self,
+                from: try await web.post(
+                    "/api/tfa/finalize",
+                    TFAFinalizeRequest(
+                        regToken: interruption.regToken, assertion: started.assertion,
+                        providerAssertion: try #require(status.providerAssertion))))
+            #expect(success.userId == "alice")
+        }
         #expect(try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
         #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)
     }

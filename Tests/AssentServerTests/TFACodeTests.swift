@@ -153,6 +153,16 @@ struct TFACodeTests {
                 "/api/tfa/email/send", TFAEmailSendRequest(assertion: limitedAssertion, emailId: emails.emails[1].id))
             #expect(other.status == 200)
             #expect(try await smtp.wait(for: 4).last?.to == ["al@home.example"])
+            let lastMail = try #require(try smtp.mailbox().last)
+            let lateCode = try #require(Self.code(in: lastMail.body))
+            let lateToken = try other.decode(TFACodeSent.self).phvToken
+
+            // Five minutes later the assertion and its code are spent.
+            server.clock.advance(by: 301)
+            let late = try await flow.post(
+                "/api/tfa/email/verify",
+                TFACodeVerifyRequest(assertion: limitedAssertion, phvToken: lateToken, code: lateCode))
+            #expect(late.code == "ASSERTION_SPENT")
         }
     }
 

@@ -21,6 +21,18 @@ struct VerifiedLoginToken: JWTPayload {
 
 /// A website's or app's calls to `/api/tfa` (seed 004's wire sequence) and the operator's to `/api/v1/tfa`.
 struct TFAClient: Sendable {
+    /// A website back end's plain JSON calls to a server it knows only by URL; any status, the body returned.
+    struct Web: Sendable {
+        let base: URL
+
+        func post(_ path: String, _ body: some Encodable) async throws -> Data {
+            let response = try await HTTPClient(base: base).send(
+                "POST", path, headers: ["Content-Type": "application/json"],
+                body: try OperatorJSON.encoder().encode(body))
+            return response.body
+        }
+    }
+
     let server: TestServer
     let client: HTTPClient
 
@@ -145,6 +157,9 @@ struct TFATests {
             let assertion = try await tfa.start(first.regToken, .register)
             let registered = try await tfa.post("/api/tfa/totp/register", TOTPRegisterRequest(assertion: assertion))
                 .decode(TOTPRegisterResponse.self)
+            let repeated = try await tfa.post("/api/tfa/totp/register", TOTPRegisterRequest(assertion: assertion))
+                .decode(TOTPRegisterResponse.self)
+            #expect(repeated.uri == registered.uri && repeated.sctToken == registered.sctToken)
             // The QR image read back by zbarimg is the URI; the URI follows the key-URI rules.
             #expect(registered.qrCode.hasPrefix("data:image/png;base64,"))
             let png = try #require(

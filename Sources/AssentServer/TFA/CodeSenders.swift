@@ -8,30 +8,40 @@ extension OutboxChannel {
     public static let phone = OutboxChannel(rawValue: "phone")
 }
 
-/// What both code senders read for one outbox message: the code and where it goes, unless it expired meanwhile (a
-/// code that arrives dead is worse than none: the message is dropped).
-private func pendingCode(_ item: OutboxItem, _ environment: ServerEnvironment) async
-    -> Result<(TFACodeRecord, String, String), DeliveryOutcomeFailure>
-{
-    do {
-        guard let code = try await environment.store.tfaCode(id: item.subject) else {
-            return .failure(.init(outcome: .failed("The code no longer exists (expired and purged).")))
-        }
-        guard code.expiresAt > environment.nowMillis else {
-            return .failure(.init(outcome: .failed("The code expired before it could be delivered.")))
-        }
-        guard let factor = try await environment.store.tfaFactor(id: code.factorId),
-            let destination = factor.destination
-        else { return .failure(.init(outcome: .failed("The factor the code was for is gone."))) }
-        let application = try await environment.store.application(id: factor.applicationId)
-        return .success((code, destination, environment.tfa.totpIssuer ?? application?.name ?? "Assent"))
-    } catch {
-        return .failure(.init(outcome: .retry("The code could not be read: \(type(of: error))")))
-    }
-}
+/// What both code senders read for one outbox message: the code, where it goes, the application's name and the
+/// minutes it is valid. A code that expired meanwhile is dropped (one that arrives dead is worse than none).
+private struct PendingCode {
+    var code: TFACodeRecord
+    var destination: String
+    var application: String
+    var minutes: Int
 
-private struct DeliveryOutcomeFailure: Error {
-    var outcome: DeliveryOutcome
+    /// The code of `item`, or the outcome that ends its delivery.
+    static func read(_ item: OutboxItem, _ environment: ServerEnvironment) async -> Result<PendingCode, Stop> {
+        do {
+            guard let code = try await environment.store.tfaCode(id: item.subject) else {
+                return .failure(Stop(outcome: .failed("The code no longer exists (expired and purged).")))
+            }
+            guard code.expiresAt > environment.nowMillis else {
+                return .failure(Stop(outcome: .failed("The code expired before it could be delivered.")))
+            }
+            guard let factor = try await environment.store.tfaFactor(id: code.factorId),
+                let destination = factor.destination
+            else { return .failure(Stop(outcome: .failed("The factor the code was for is gone."))) }
+            let application = try await environment.store.application(id: factor.applicationId)
+            return .success(
+                PendingCode(
+                    code: code, destination: destination,
+                    application: environment.tfa.totpIssuer ?? application?.name ?? "Assent",
+                    minutes: max(1, Int((code.expiresAt - code.createdAt) / 60_000))))
+        } catch {
+            return .failure(Stop(outcome: .retry("The code could not be read: \(type(of: error))")))
+        }
+    }
+
+    struct Stop: Error {
+        var outcome: DeliveryOutcome
+    }
 }
 
 /// Delivers e-mail codes through the configured SMTP relay. A 5xx reply or a configuration fault abandons the
@@ -43,19 +53,17 @@ struct EmailCodeSender: OutboxSender {
     var channel: OutboxChannel { .email }
 
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
-        let code: TFACodeRecord
-        let address: String
-        let application: String
-        switch await pendingCode(item, environment) {
-        case .success(let found): (code, address, application) = found
-        case .failure(let failure): return failure.outcome
+        let pending: PendingCode
+        switch await PendingCode.read(item, environment) {
+        case .success(let found): pending = found
+        case .failure(let stop): return stop.outcome
         }
-        let minutes = max(1, Int((code.expiresAt - code.createdAt) / 60_000))
+        let code = pending.code
         do {
             try await client.send(
-                to: address, subject: CodeMessages.subject(code.lang, application: application),
-                body: CodeMessages.text(code.lang, code: code.code, application: application, minutes: minutes)
-                    + "\n",
+                to: pending.destination, subject: CodeMessages.subject(code.lang, application: pending.application),
+                body: CodeMessages.text(
+                    code.lang, code: code.code, application: pending.application, minutes: pending.minutes) + "\n",
                 date: environment.now())
             return .delivered
         } catch let error as SMTPError {
@@ -75,17 +83,16 @@ struct PhoneCodeSender: OutboxSender {
     var channel: OutboxChannel { .phone }
 
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
-        let code: TFACodeRecord
-        let number: String
-        let application: String
-        switch await pendingCode(item, environment) {
-        case .success(let found): (code, number, application) = found
-        case .failure(let failure): return failure.outcome
+        let pending: PendingCode
+        switch await PendingCode.read(item, environment) {
+        case .success(let found): pending = found
+        case .failure(let stop): return stop.outcome
         }
-        let minutes = max(1, Int((code.expiresAt - code.createdAt) / 60_000))
+        let code = pending.code
         let message = PhoneMessage(
-            id: code.id, channel: TFAPhoneMethod(rawValue: code.channel) ?? .sms, to: number,
-            text: CodeMessages.text(code.lang, code: code.code, application: application, minutes: minutes),
+            id: code.id, channel: TFAPhoneMethod(rawValue: code.channel) ?? .sms, to: pending.destination,
+            text: CodeMessages.text(
+                code.lang, code: code.code, application: pending.application, minutes: pending.minutes),
             code: code.code, lang: code.lang, expiresAt: Date(millis: code.expiresAt))
         guard let body = try? OperatorJSON.encoder().encode(message) else { return .failed("Cannot encode it.") }
         switch await SignedPost.send(

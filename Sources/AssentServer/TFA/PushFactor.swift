@@ -16,13 +16,17 @@ struct PushFactor: Sendable {
         operations = OperationService(environment: environment)
     }
 
-    /// `accounts.tfa.push.optin`: names the device and asks it to approve.
+    /// `accounts.tfa.push.optin`: names the device and asks it to approve (asking again while that request is
+    /// pending answers the same operation).
     func optIn(_ request: TFAPushOptInRequest) async throws -> TFAPushSent {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
         guard challenge.mode == .register else {
             throw TFAError(
                 status: .badRequest, code: "INVALID_ASSERTION",
                 message: "This assertion verifies the account's push factor; opting in needs mode register.")
+        }
+        if let pending = try await pendingOperation(challenge) {
+            return TFAPushSent(operationId: pending.id, expiresAt: Date(millis: pending.expiresAt))
         }
         guard let activation = try await environment.store.activation(id: request.activationId),
             activation.state == .active, activation.userId == flow.userId,
@@ -54,9 +58,7 @@ struct PushFactor: Sendable {
                 status: .badRequest, code: "INVALID_ASSERTION",
                 message: "This assertion registers a device; call /api/tfa/push/optin.")
         }
-        if let id = challenge.operationId, let pending = try await environment.store.operation(id: id),
-            pending.status == .pending
-        {
+        if let pending = try await pendingOperation(challenge) {
             return TFAPushSent(operationId: pending.id, expiresAt: Date(millis: pending.expiresAt))
         }
         let application = try await flows.applicationRecord(id: flow.applicationId)
@@ -113,6 +115,14 @@ struct PushFactor: Sendable {
                 status: .forbidden, code: "PUSH_NOT_APPROVED",
                 message: "The approval request ended without an answer (\(operation.status.rawValue)): ask again.")
         }
+    }
+
+    /// The challenge's operation while the devices have not answered it: asking again answers the same one.
+    private func pendingOperation(_ challenge: TFAChallengeRecord) async throws -> OperationRecord? {
+        guard let id = challenge.operationId, let operation = try await environment.store.operation(id: id),
+            operation.status == .pending
+        else { return nil }
+        return operation
     }
 
     /// Creates the operation and remembers it on the challenge.

@@ -21,11 +21,20 @@ struct TOTPFactor: Sendable {
                 message: "This assertion verifies a registered TOTP factor; registering needs mode register.")
         }
         let application = try await flows.applicationRecord(id: flow.applicationId)
-        let factor = TFAFactorRecord(
-            id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .totp,
-            state: .pending, secret: Bytes.random(count: 20), createdAt: environment.nowMillis)
-        try await environment.store.insertTFAFactor(factor)
-        try await environment.store.setTFAChallengeFactor(assertionHash: challenge.assertionHash, factorId: factor.id)
+        let factor: TFAFactorRecord
+        if let id = challenge.factorId, let issued = try await environment.store.tfaFactor(id: id),
+            issued.state == .pending
+        {
+            // Asking again shows the secret this assertion already issued: one pending secret per assertion.
+            factor = issued
+        } else {
+            factor = TFAFactorRecord(
+                id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .totp,
+                state: .pending, secret: Bytes.random(count: 20), createdAt: environment.nowMillis)
+            try await environment.store.insertTFAFactor(factor)
+            try await environment.store.setTFAChallengeFactor(
+                assertionHash: challenge.assertionHash, factorId: factor.id)
+        }
         let uri = OTPKeyURI(
             issuer: Self.labelPart(environment.tfa.totpIssuer ?? application.name),
             account: Self.labelPart(flow.userId), secret: factor.secret ?? Data()
