@@ -82,8 +82,9 @@ extension AssentServerApplication {
 }
 
 /// Every few seconds expires overdue operations; once a minute deletes expired temporary keys, replay-guard
-/// entries and rate-limit windows, and outbox messages finished (or never deliverable, without a sender for their channel) more than a
-/// day ago.
+/// entries and rate-limit windows, expired two-factor flows, codes and remembered devices, and outbox messages
+/// finished (or never deliverable, without a sender for their channel), CIBA requests and retired signing keys more
+/// than a day old.
 struct Sweeper: Service {
     let environment: ServerEnvironment
     var interval: Duration = .seconds(5)

@@ -10,7 +10,7 @@ public enum Oathtool {
     }
 
     /// The code an authenticator shows at `date` for the key URI (SHA1, the URI's digits and period).
-    public static func code(uri: String, at date: Date) throws -> String {
+    public static func code(uri: String, at date: Date) async throws -> String {
         guard let oathtool = Spawn.program("oathtool") else { throw Missing() }
         let items = URLComponents(string: uri)?.queryItems ?? []
         func item(_ name: String) -> String? { items.first { $0.name == name }?.value }
@@ -19,7 +19,7 @@ public enum Oathtool {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        let outcome = try Spawn.run([
+        let outcome = try await Spawn.runOnThread([
             oathtool, "--totp", "--base32", "--digits=\(item("digits") ?? "6")",
             "--time-step-size=\(item("period") ?? "30")s", "--now=\(formatter.string(from: date)) UTC", secret,
         ])

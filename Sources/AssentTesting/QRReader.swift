@@ -21,6 +21,14 @@ public enum QRReader {
         return outcome.output.hasSuffix("\n") ? String(outcome.output.dropLast()) : outcome.output
     }
 
+    /// ``decode(png:)`` with zbarimg waited for on a thread of its own (for async tests: see
+    /// ``Spawn/runOnThread(_:environment:input:)``).
+    public static func scan(png: Data) async throws -> String? {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try decode(png: png) }) }
+        }
+    }
+
     /// Draws text made of the half blocks `▀ ▄ █` and spaces as a terminal shows it — each character `scale`
     /// pixels wide and two modules of `scale` pixels high — as a PNG: black ink on white paper, or with
     /// `lightOnDark` light ink on a dark terminal.

@@ -29,6 +29,25 @@ public enum Spawn {
         return paths.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
+    /// ``run(_:environment:input:)`` on a thread of its own: waiting for a subprocess must not hold one of the few
+    /// threads of Swift's concurrency pool (two on a two-core machine), or parallel tests starve each other.
+    public static func runOnThread(_ argv: [String], environment: [String: String]? = nil, input: String? = nil)
+        async throws -> Outcome
+    {
+        try await runOnThread(argv, environment: environment, bytes: input.map { Data($0.utf8) })
+    }
+
+    /// ``run(_:environment:bytes:)`` on a thread of its own.
+    public static func runOnThread(_ argv: [String], environment: [String: String]? = nil, bytes input: Data?)
+        async throws -> Outcome
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try run(argv, environment: environment, bytes: input) })
+            }
+        }
+    }
+
     /// Runs `argv` (its first element an absolute path) with `input` as text on standard input.
     public static func run(_ argv: [String], environment: [String: String]? = nil, input: String? = nil) throws
         -> Outcome

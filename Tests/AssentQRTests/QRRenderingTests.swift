@@ -8,7 +8,8 @@ import Testing
 /// Python's zlib checks every PNG chunk's CRC and inflates the image data.
 @Suite("QR code: PNG, SVG and terminal images, read back by zbarimg")
 struct QRRenderingTests {
-    static func decode(_ png: Data) throws -> String? { try QRReader.decode(png: png) }
+    /// zbarimg's reading, waited for off the concurrency pool (many cases run in parallel).
+    static func decode(_ png: Data) async throws -> String? { try await QRReader.scan(png: png) }
 
     /// Printable ASCII from a seeded generator, so a failure can be repeated.
     struct SeededGenerator: RandomNumberGenerator {
@@ -44,31 +45,31 @@ struct QRRenderingTests {
         } + QRErrorCorrection.allCases.map { Case(length: QRCode.capacity(version: 40, $0), level: $0) }
 
     @Test("zbarimg reads back the PNG of random payloads of many sizes at every level", arguments: cases)
-    func roundTrip(testCase: Case) throws {
+    func roundTrip(testCase: Case) async throws {
         let text = Self.payload(length: testCase.length, seed: UInt64(testCase.length * 4 + testCase.level.rawValue))
         let code = try QRCode(text: text, errorCorrection: testCase.level, boostErrorCorrection: false)
         let scale = code.version > 20 ? 3 : 4
-        #expect(try Self.decode(code.png(scale: scale)) == text, "version \(code.version), mask \(code.mask)")
+        #expect(try await Self.decode(code.png(scale: scale)) == text, "version \(code.version), mask \(code.mask)")
     }
 
     @Test("Every forced mask reads back")
-    func masks() throws {
+    func masks() async throws {
         let text = "otpauth://totp/Assent:alice%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=Assent"
         for mask in 0..<8 {
             let code = try QRCode(text: text, mask: mask)
             #expect(code.mask == mask)
-            #expect(try Self.decode(code.png()) == text, "mask \(mask)")
+            #expect(try await Self.decode(code.png()) == text, "mask \(mask)")
         }
     }
 
     @Test("A UTF-8 payload reads back")
-    func utf8() throws {
+    func utf8() async throws {
         let text = "Zahlung an Müller & Söhne: 120,00 € – Zürich"
-        #expect(try Self.decode(QRCode(text: text).png()) == text)
+        #expect(try await Self.decode(QRCode(text: text).png()) == text)
     }
 
     @Test("Each PNG chunk's CRC and the zlib stream check out with Python's zlib; the pixels are the modules")
-    func pngStructure() throws {
+    func pngStructure() async throws {
         let python = try #require(Spawn.program("python3"), "python3 is not installed")
         let code = try QRCode(text: "https://assent.example/approve/0f3c", errorCorrection: .high)
         let scale = 5
@@ -99,7 +100,7 @@ struct QRRenderingTests {
                 rows.append(''.join('.' if line[1 + x // 8] >> (7 - x % 8) & 1 else '#' for x in range(width)))
             print('\\n'.join(rows))
             """
-        let outcome = try Spawn.run([python, "-c", script], bytes: png)
+        let outcome = try await Spawn.runOnThread([python, "-c", script], bytes: png)
         #expect(outcome.status == 0, "\(outcome.errors)")
         let rows = outcome.output.split(separator: "\n")
         let side = (code.size + 8) * scale
@@ -114,7 +115,7 @@ struct QRRenderingTests {
     }
 
     @Test("Terminal half blocks: two modules a character; drawn as a terminal shows them, zbarimg reads them")
-    func terminal() throws {
+    func terminal() async throws {
         let text = "https://assent.example/activate?code=VVVVV-VVVVV-VVVVV-VTFVA"
         let code = try QRCode(text: text)
         let plain = code.terminalText(quietZone: 4, invert: false)
@@ -123,7 +124,7 @@ struct QRRenderingTests {
         #expect(lines.allSatisfy { $0.count == code.size + 8 })
         #expect(Set(plain).isSubset(of: Set(" ▀▄█\n")))
         // Ink on a white page: dark modules are ink.
-        #expect(try Self.decode(QRReader.terminalPNG(plain)) == text)
+        #expect(try await Self.decode(QRReader.terminalPNG(plain)) == text)
         // The default inks light modules, for light text on a dark terminal: the ink is the page's background.
         let inverted = code.terminalText(quietZone: 4)
         let swapped = String(

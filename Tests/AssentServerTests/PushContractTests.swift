@@ -24,8 +24,9 @@ struct PushContractTests {
     static func transport(_ mock: PushServiceMock) throws -> PushTransport {
         var settings = PushSettings()
         settings.additionalTrustRootsPEM = mock.certificates.caPEM
-        // Generous: the first request's TLS handshakes share two cores with the whole parallel test run.
-        settings.timeout = .seconds(30)
+        // Generous: the first request's TLS handshakes share two cores with the whole parallel test run, and a
+        // loaded machine makes them wait long for a thread.
+        settings.timeout = .seconds(120)
         return try PushTransport(settings: settings)
     }
 

@@ -23,8 +23,8 @@ struct SDKTFATests {
             #expect(providers == [.totp, .push])
             #expect(try await factory.providers().inactiveProviders.map(\.name) == [.totp, .push])
             let registration = try await factory.getResolver(for: RegisterTotpResolver.self).registerTotp()
-            #expect(try QRReader.decode(png: registration.qrImage) == registration.uri)
-            let code = try Oathtool.code(uri: registration.uri, at: server.clock.now)
+            #expect(try await QRReader.scan(png: registration.qrImage) == registration.uri)
+            let code = try await Oathtool.code(uri: registration.uri, at: server.clock.now)
             #expect(
                 try await registration.resolver.verifyTOTPCode(TFATests.other(than: code))
                     == .invalidCode(attemptsLeft: 4))
@@ -46,7 +46,7 @@ struct SDKTFATests {
             else { throw TestFailure("expected a verification interruption") }
             #expect(active == [.totp])
             server.clock.advance(by: 30)
-            let next = try Oathtool.code(uri: registration.uri, at: server.clock.now)
+            let next = try await Oathtool.code(uri: registration.uri, at: server.clock.now)
             guard case .resolved = try await verification.getResolver(for: VerifyTotpResolver.self).verifyTOTPCode(next)
             else { throw TestFailure("the next code did not resolve the login") }
             #expect(await other.deviceToken == nil)

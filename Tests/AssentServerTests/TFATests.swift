@@ -100,7 +100,7 @@ struct TFAClient: Sendable {
         let assertion = try await start(interruption.regToken, .register)
         let registered = try await post("/api/tfa/totp/register", TOTPRegisterRequest(assertion: assertion))
             .decode(TOTPRegisterResponse.self)
-        let code = try Oathtool.code(uri: registered.uri, at: server.clock.now)
+        let code = try await Oathtool.code(uri: registered.uri, at: server.clock.now)
         let proof = try await verify(assertion, code, sctToken: registered.sctToken).decode(TFAProofResponse.self)
         let success = try await post(
             "/api/tfa/finalize",
@@ -164,7 +164,7 @@ struct TFATests {
             #expect(registered.qrCode.hasPrefix("data:image/png;base64,"))
             let png = try #require(
                 Data(base64Encoded: String(registered.qrCode.dropFirst("data:image/png;base64,".count))))
-            #expect(try QRReader.decode(png: png) == registered.uri)
+            #expect(try await QRReader.scan(png: png) == registered.uri)
             let components = try #require(URLComponents(string: registered.uri))
             #expect(components.scheme == "otpauth" && components.host == "totp")
             #expect(components.path == "/\(server.application.name):alice")
@@ -175,7 +175,7 @@ struct TFATests {
             #expect(items["secret"]?.count == 32 && items["secret"]?.contains("=") == false)
 
             // A wrong code says how many tries are left; the authenticator's code passes.
-            let code = try Oathtool.code(uri: registered.uri, at: server.clock.now)
+            let code = try await Oathtool.code(uri: registered.uri, at: server.clock.now)
             let bad = try await tfa.verify(assertion, Self.other(than: code), sctToken: registered.sctToken)
             #expect(bad.status == 400)
             #expect(bad.errorCode == 400006)
@@ -219,7 +219,7 @@ struct TFATests {
             #expect(used.code == "CODE_ALREADY_USED")
             #expect(used.errorCode == 400006)
             server.clock.advance(by: 30)
-            let next = try Oathtool.code(uri: registered.uri, at: server.clock.now)
+            let next = try await Oathtool.code(uri: registered.uri, at: server.clock.now)
             let nextProof = try await tfa.verify(verifying, next).decode(TFAProofResponse.self)
             let plain = try await tfa.post(
                 "/api/tfa/finalize",
@@ -273,7 +273,7 @@ struct TFATests {
             // Twenty parallel wrong guesses at one assertion: exactly five are compared.
             let flow = try await tfa.interruption("bob")
             let assertion = try await tfa.start(flow.regToken, .verify)
-            let code = try Oathtool.code(uri: uri, at: server.clock.now)
+            let code = try await Oathtool.code(uri: uri, at: server.clock.now)
             let wrong = Self.other(than: code)
             let codes = try await withThrowingTaskGroup(of: String?.self) { group in
                 for _ in 0..<20 { group.addTask { try await tfa.verify(assertion, wrong).code } }

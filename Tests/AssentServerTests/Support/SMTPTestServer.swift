@@ -30,7 +30,7 @@ final class SMTPTestServer: Sendable {
     /// Starts a server in `mode`; throws when python3-aiosmtpd is missing.
     init(mode: Mode) async throws {
         let python = "/usr/bin/python3"
-        guard (try? Spawn.run([python, "-c", "import aiosmtpd"]))?.status == 0 else {
+        guard (try? await Spawn.runOnThread([python, "-c", "import aiosmtpd"]))?.status == 0 else {
             throw TestFailure("python3-aiosmtpd is not installed: apt-get install python3-aiosmtpd (.ci/run does).")
         }
         let certificates = try TestCertificates.make()
