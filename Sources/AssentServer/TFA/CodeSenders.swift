@@ -8,9 +8,25 @@ extension OutboxChannel {
     public static let phone = OutboxChannel(rawValue: "phone")
 }
 
+/// A sender of verification codes: it delivers one ``PendingCode``; reading the code (and dropping one that expired
+/// meanwhile) is shared.
+protocol CodeSender: OutboxSender {
+    var environment: ServerEnvironment { get }
+    func deliver(_ pending: PendingCode) async -> DeliveryOutcome
+}
+
+extension CodeSender {
+    func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
+        switch await PendingCode.read(item, environment) {
+        case .success(let pending): await deliver(pending)
+        case .failure(let stop): stop.outcome
+        }
+    }
+}
+
 /// What both code senders read for one outbox message: the code, where it goes, the application's name and the
 /// minutes it is valid. A code that expired meanwhile is dropped (one that arrives dead is worse than none).
-private struct PendingCode {
+struct PendingCode {
     var code: TFACodeRecord
     var destination: String
     var application: String
@@ -46,18 +62,13 @@ private struct PendingCode {
 
 /// Delivers e-mail codes through the configured SMTP relay. A 5xx reply or a configuration fault abandons the
 /// message; a 4xx reply or a network failure is retried while the code is alive.
-struct EmailCodeSender: OutboxSender {
+struct EmailCodeSender: CodeSender {
     let environment: ServerEnvironment
     let client: SMTPClient
 
     var channel: OutboxChannel { .email }
 
-    func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
-        let pending: PendingCode
-        switch await PendingCode.read(item, environment) {
-        case .success(let found): pending = found
-        case .failure(let stop): return stop.outcome
-        }
+    func deliver(_ pending: PendingCode) async -> DeliveryOutcome {
         let code = pending.code
         do {
             try await client.send(
@@ -76,18 +87,13 @@ struct EmailCodeSender: OutboxSender {
 
 /// Delivers SMS and voice codes to the phone gateway as a signed ``PhoneMessage``. 2xx delivers; 408, 429, 5xx and
 /// network failures are retried; any other answer abandons the message.
-struct PhoneCodeSender: OutboxSender {
+struct PhoneCodeSender: CodeSender {
     let environment: ServerEnvironment
     let settings: WebhookSettings
 
     var channel: OutboxChannel { .phone }
 
-    func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
-        let pending: PendingCode
-        switch await PendingCode.read(item, environment) {
-        case .success(let found): pending = found
-        case .failure(let stop): return stop.outcome
-        }
+    func deliver(_ pending: PendingCode) async -> DeliveryOutcome {
         let code = pending.code
         let message = PhoneMessage(
             id: code.id, channel: TFAPhoneMethod(rawValue: code.channel) ?? .sms, to: pending.destination,
