@@ -65,9 +65,10 @@ public struct PasswordHasher: Sendable, Equatable {
     }
 
     /// Hashing's own threads: NIO's shared pool also resolves host names, which must not wait behind a queue of
-    /// hashes.
+    /// hashes. Twice the cores: logins share the CPU by time slices rather than queueing behind a few long hashes
+    /// (at most 32 MiB each, so the pool bounds the memory too).
     private static let pool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
+        let pool = NIOThreadPool(numberOfThreads: max(4, 2 * System.coreCount))
         pool.start()
         return pool
     }()
