@@ -31,6 +31,8 @@ public enum AssentServerApplication {
         OpenIDRoutes(environment: environment).register(on: router)
         PINAgeRoutes(environment: environment).register(on: router)
         TFARoutes(environment: environment).register(on: router)
+        WebPages.shared.register(on: router)
+        LoginPages(environment: environment).register(on: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router
     }
@@ -82,7 +84,7 @@ extension AssentServerApplication {
 }
 
 /// Every few seconds expires overdue operations; once a minute deletes expired temporary keys, replay-guard
-/// entries and rate-limit windows, expired two-factor flows, codes and remembered devices, and outbox messages
+/// entries and rate-limit windows, expired two-factor flows, codes, remembered devices and web sessions, and outbox messages
 /// finished (or never deliverable, without a sender for their channel), CIBA requests and retired signing keys more
 /// than a day old.
 struct Sweeper: Service {
@@ -113,6 +115,7 @@ struct Sweeper: Service {
                         try await environment.store.purgeRateLimits(before: now)
                         try await environment.store.purgeOpenID(before: now - 86_400_000)
                         try await environment.store.purgeTFA(before: now)
+                        try await environment.store.purgeWebSessions(before: now)
                         try await SigningKeyService(environment: environment).purge()
                     }
                 } catch {

@@ -51,6 +51,7 @@ enum Migrations {
         Migration(version: 6, sqlite: rateLimitsV6(.sqlite), postgres: rateLimitsV6(.postgres)),
         Migration(version: 7, sqlite: openIDV7(.sqlite), postgres: openIDV7(.postgres)),
         Migration(version: 8, sqlite: tfaV8(.sqlite), postgres: tfaV8(.postgres)),
+        Migration(version: 9, sqlite: webV9(.sqlite), postgres: webV9(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -596,5 +597,25 @@ extension Migrations {
                                 'tfa.code.' || NEW.channel, NEW.id, NEW.channel, NULL, NEW.created_at, NEW.created_at)
                     """
                 ])
+    }
+}
+
+extension Migrations {
+    /// Version 9: the sessions of the web pages a person sees (the hosted login). The cookie is a random bearer
+    /// value of which only the hash is stored; the state is sealed.
+    static func webV9(_ dialect: Dialect) -> [String] {
+        [
+            """
+            CREATE TABLE IF NOT EXISTS web_sessions (
+                id_hash \(dialect.blob) PRIMARY KEY,
+                kind TEXT NOT NULL,
+                csrf_token TEXT NOT NULL,
+                state \(dialect.blob) NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS web_sessions_expires ON web_sessions(expires_at)",
+        ]
     }
 }

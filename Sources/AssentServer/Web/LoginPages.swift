@@ -1,0 +1,561 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Where a person is in the hosted login, kept sealed in the login session.
+struct LoginState: Codable, Sendable {
+    enum Step: String, Codable, Sendable {
+        case signIn, chooseFactor, chooseDestination, enterCode, waitForPush, signedIn
+
+        /// The page that shows this step.
+        var path: String {
+            switch self {
+            case .signIn: "/login"
+            case .chooseFactor: "/login/factor"
+            case .chooseDestination: "/login/destination"
+            case .enterCode: "/login/code"
+            case .waitForPush: "/login/push"
+            case .signedIn: "/login/done"
+            }
+        }
+    }
+
+    /// The application's id.
+    var application: String
+    var step = Step.signIn
+    var userId: String?
+    var regToken: String?
+    /// Whether the account registers its first factor (403102) rather than verifying one (403101).
+    var registration = false
+    /// The providers offered: the account's own when verifying, the registrable ones when registering.
+    var providers: [TFAProvider] = []
+    var provider: TFAProvider?
+    var assertion: String?
+    var phvToken: String?
+    var sctToken: String?
+    /// A TOTP registration's QR code (PNG data URL) and secret (Base32, for typing in).
+    var qrCode: String?
+    var secret: String?
+    /// Where the code went, obfuscated.
+    var destination: String?
+    var operationId: String?
+    /// After sign-in: the authentication methods (RFC 8176) of the login token.
+    var methods: [String] = []
+    /// A sentence for the next page (shown once).
+    var message: String?
+
+    init(application: String) { self.application = application }
+
+    /// Forgets the chosen provider's part.
+    mutating func clearFactor() {
+        (provider, assertion, phvToken, sctToken, qrCode, secret, destination, operationId) =
+            (nil, nil, nil, nil, nil, nil, nil, nil)
+    }
+}
+
+/// The hosted login under `/login`: sign in with a password, choose a second factor, enter the code (e-mail, text
+/// message or call, authenticator app — with its QR code when registering) or approve on the phone, then the
+/// signed-in page. Server-rendered HTML that works without JavaScript; only the wait for a push approval uses a
+/// small script (an event stream), with a Continue button when scripts are off.
+///
+/// Every step goes through the same services as `/api/tfa`, so the rate limits, tries, lifetimes and audit
+/// entries are the same. Forms are POSTed with the session's CSRF token and answered with a 303 to the next step's
+/// page (post/redirect/get); the session lives in a `__Host-` cookie (see ``WebSessions``).
+struct LoginPages: Sendable {
+    let environment: ServerEnvironment
+    let flows: TFAService
+    let totp: TOTPFactor
+    let codes: CodeFactor
+    let push: PushFactor
+    let sessions: WebSessions<LoginState>
+    let pages = WebPages.shared
+    typealias Session = WebSessions<LoginState>.Session
+
+    /// The remembered-device cookie (set when a person ticks "remember this browser").
+    static let deviceCookie = "__Host-assent-device"
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        flows = TFAService(environment: environment)
+        totp = TOTPFactor(environment: environment)
+        codes = CodeFactor(environment: environment)
+        push = PushFactor(environment: environment)
+        sessions = WebSessions(
+            environment: environment, cookieName: "__Host-assent-login", kind: "login", lifetime: 900)
+    }
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get("login") { request, _ in try await signInPage(request) }
+        router.post("login") { request, context in
+            try await submit(request, expecting: [.signIn]) { session, form in
+                try await signIn(&session, form, request: request, address: context.clientAddress)
+            }
+        }
+        router.get("login/factor") { request, _ in try await show(request, .chooseFactor) }
+        router.post("login/factor") { request, _ in
+            try await submit(request, expecting: [.chooseFactor, .chooseDestination, .enterCode, .waitForPush]) {
+                session, form in
+                try await choose(&session, form)
+                return []
+            }
+        }
+        router.get("login/destination") { request, _ in try await show(request, .chooseDestination) }
+        router.post("login/destination") { request, _ in
+            try await submit(request, expecting: [.chooseDestination]) { session, form in
+                try await send(&session, form)
+                return []
+            }
+        }
+        router.get("login/code") { request, _ in try await show(request, .enterCode) }
+        router.post("login/code") { request, _ in
+            try await submit(request, expecting: [.enterCode]) { session, form in
+                try await verifyCode(&session, form)
+            }
+        }
+        router.get("login/push") { request, _ in try await show(request, .waitForPush) }
+        router.post("login/push") { request, _ in
+            try await submit(request, expecting: [.waitForPush]) { session, form in
+                try await verifyPush(&session, form)
+            }
+        }
+        router.get("login/push/events") { request, _ in try await pushEvents(request) }
+        router.get("login/done") { request, _ in try await show(request, .signedIn) }
+        router.post("login/logout") { request, _ in
+            guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
+                WebSessions<LoginState>.validToken(form, session)
+            else { return WebPages.redirect("/login") }
+            let cookie = try await sessions.end(session)
+            return WebPages.redirect(
+                "/login?application=\(FormEncoding.escape(session.state.application))", cookies: [cookie])
+        }
+    }
+
+    // MARK: Pages
+
+    /// `GET /login[?application=ID]`: a fresh sign-in form (or the signed-in page for a signed-in session).
+    private func signInPage(_ request: Request) async throws -> Response {
+        let name = request.uri.queryParameters["application"].map(String.init)
+        let application: ApplicationRecord
+        do {
+            application = try await flows.application(name)
+        } catch let error as AssentServerError where error.status == 400 {
+            return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
+        }
+        var cookies: [String] = []
+        var session: Session
+        if var existing = try await sessions.load(request) {
+            if existing.state.step == .signedIn && existing.state.application == application.id {
+                return WebPages.redirect(LoginState.Step.signedIn.path)
+            }
+            let (message, userId) = (existing.state.message, existing.state.userId)
+            existing.state = LoginState(application: application.id)
+            existing.state.message = message
+            existing.state.userId = userId
+            session = existing
+        } else {
+            let created = try await sessions.create(LoginState(application: application.id))
+            session = created.0
+            cookies.append(created.cookie)
+        }
+        if request.uri.queryParameters["expired"] != nil, session.state.message == nil {
+            session.state.message = "The page expired: sign in again."
+        }
+        var response = try await render(&session, application: application)
+        for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
+        return response
+    }
+
+    /// `GET` of a step's page: the page when the session is at that step, else a redirect to where it is.
+    private func show(_ request: Request, _ step: LoginState.Step) async throws -> Response {
+        guard var session = try await sessions.load(request) else { return WebPages.redirect("/login?expired=1") }
+        if step == .chooseFactor, [.chooseDestination, .enterCode, .waitForPush].contains(session.state.step) {
+            // "Use another method": back to the choice; the abandoned part expires on its own.
+            session.state.clearFactor()
+            session.state.step = .chooseFactor
+        }
+        guard session.state.step == step else { return WebPages.redirect(session.state.step.path) }
+        let application = try await flows.applicationRecord(id: session.state.application)
+        return try await render(&session, application: application)
+    }
+
+    /// Renders the session's step, showing (and forgetting) its message.
+    private func render(_ session: inout Session, application: ApplicationRecord) async throws -> Response {
+        var context: [String: Any] = [
+            "application": application.name, "applicationId": application.id, "csrf": session.csrfToken,
+            "userId": session.state.userId ?? "", "rememberDays": environment.tfa.rememberedDeviceLifetime / 86_400,
+        ]
+        if let message = session.state.message {
+            context["message"] = message
+            session.state.message = nil
+        }
+        _ = try await sessions.save(&session)
+        let state = session.state
+        switch state.step {
+        case .signIn:
+            context["title"] = "Sign in"
+            return pages.page("login-signin", context)
+        case .chooseFactor:
+            context["title"] = state.registration ? "Set up a second factor" : "Confirm it is you"
+            context["registration"] = state.registration
+            context["providers"] = state.providers.map { ["value": $0.rawValue, "label": Self.label($0, state)] }
+            return pages.page("login-factor", context)
+        case .chooseDestination:
+            context["title"] = Self.label(state.provider ?? .email, state)
+            try await destinationContext(state, into: &context)
+            return pages.page("login-destination", context)
+        case .enterCode:
+            context["title"] = state.provider == .totp ? "Enter the authenticator's code" : "Enter the code"
+            context["destination"] = state.destination
+            context["totp"] = state.provider == .totp
+            context["totpRegistration"] = state.qrCode != nil
+            context["qrCode"] = state.qrCode
+            context["secret"] = state.secret.map(Self.grouped)
+            return pages.page("login-code", context)
+        case .waitForPush:
+            context["title"] = "Approve on your phone"
+            context["registration"] = state.registration
+            return pages.page("login-push", context)
+        case .signedIn:
+            context["title"] = "Signed in"
+            context["methods"] = state.methods.joined(separator: ", ")
+            return pages.page("login-done", context)
+        }
+    }
+
+    /// The choices of the destination page: the account's addresses or numbers, a new number, or its devices.
+    private func destinationContext(_ state: LoginState, into context: inout [String: Any]) async throws {
+        guard let assertion = state.assertion else { return }
+        switch (state.provider, state.registration) {
+        case (.email, _):
+            let emails = try await codes.emails(TFAAssertionRequest(assertion: assertion)).emails
+            context["action"] = "Send the code"
+            context["hasEmails"] = !emails.isEmpty
+            context["emails"] = emails.enumerated().map {
+                ["id": $1.id, "label": $1.obfuscated, "checked": $0 == 0] as [String: Any]
+            }
+        case (.phone, false):
+            let phones = try await codes.phones(TFAAssertionRequest(assertion: assertion)).phones
+            context["action"] = "Send the code"
+            context["hasPhones"] = !phones.isEmpty
+            context["phones"] = phones.enumerated().map {
+                ["id": $1.id, "label": $1.obfuscated, "checked": $0 == 0] as [String: Any]
+            }
+            context["phone"] = true
+        case (.phone, true):
+            context["action"] = "Send the code"
+            context["newPhone"] = true
+            context["phone"] = true
+        case (.push, _):
+            let devices = try await environment.store.activations(userId: state.userId ?? "").filter {
+                $0.state == .active && $0.applicationId == state.application
+            }
+            context["devices"] = devices.enumerated().map {
+                [
+                    "id": $1.id, "checked": $0 == 0,
+                    "label": $1.activationName ?? $1.platform ?? "Device \($1.id.prefix(8))",
+                ] as [String: Any]
+            }
+            context["noDevices"] = devices.isEmpty
+            context["hasDevices"] = !devices.isEmpty
+            context["action"] = "Ask this phone"
+        default:
+            break
+        }
+    }
+
+    // MARK: Steps
+
+    /// `POST /login`: the password; then the signed-in page, or the choice of a second factor.
+    private func signIn(_ session: inout Session, _ form: [String: String], request: Request, address: String?)
+        async throws -> [String]
+    {
+        let userId = (form["userId"] ?? "").trimmingCharacters(in: .whitespaces)
+        session.state.userId = userId
+        guard !userId.isEmpty, let password = form["password"], !password.isEmpty else {
+            session.state.message = "Enter your user name and your password."
+            return []
+        }
+        let outcome = try await flows.login(
+            TFALoginRequest(
+                application: session.state.application, userId: userId, password: password,
+                deviceToken: request.cookies[Self.deviceCookie]?.value),
+            address: address)
+        switch outcome {
+        case .success(let success):
+            signedIn(&session.state, success)
+        case .interruption(let interruption):
+            session.state.regToken = interruption.regToken
+            session.state.registration = interruption.errorCode == TFAErrorCode.pendingRegistration
+            session.state.providers =
+                (session.state.registration
+                ? interruption.inactiveProviders : interruption.activeProviders).map(\.name)
+            session.state.step = .chooseFactor
+            if session.state.providers.isEmpty {
+                session.state.message =
+                    "This account has no second factor this application accepts: ask the service's support."
+            }
+        }
+        return []
+    }
+
+    /// `POST /login/factor`: starts the chosen provider's part.
+    private func choose(_ session: inout Session, _ form: [String: String]) async throws {
+        guard let regToken = session.state.regToken,
+            let provider = form["provider"].flatMap(TFAProvider.init(rawValue:)),
+            session.state.providers.contains(provider)
+        else {
+            session.state.message = "Choose one of the methods shown."
+            return
+        }
+        let registration = session.state.registration
+        let started = try await flows.start(
+            TFAInitRequest(regToken: regToken, provider: provider, mode: registration ? .register : .verify))
+        session.state.clearFactor()
+        session.state.provider = provider
+        session.state.assertion = started.assertion
+        switch (provider, registration) {
+        case (.totp, false):
+            session.state.step = .enterCode
+        case (.totp, true):
+            let issued = try await totp.register(TOTPRegisterRequest(assertion: started.assertion))
+            session.state.qrCode = issued.qrCode
+            session.state.sctToken = issued.sctToken
+            session.state.secret = URLComponents(string: issued.uri)?.queryItems?.first { $0.name == "secret" }?.value
+            session.state.step = .enterCode
+        case (.push, false):
+            session.state.operationId = try await push.send(TFAAssertionRequest(assertion: started.assertion))
+                .operationId
+            session.state.step = .waitForPush
+        default:
+            session.state.step = .chooseDestination
+        }
+    }
+
+    /// `POST /login/destination`: sends the code to the chosen address or number, or asks the chosen device.
+    private func send(_ session: inout Session, _ form: [String: String]) async throws {
+        guard let assertion = session.state.assertion else { return }
+        switch session.state.provider {
+        case .email:
+            let emails = try await codes.emails(TFAAssertionRequest(assertion: assertion)).emails
+            guard let email = emails.first(where: { $0.id == form["emailId"] }) else {
+                session.state.message = "Choose one of the addresses shown."
+                return
+            }
+            session.state.phvToken = try await codes.sendEmail(
+                TFAEmailSendRequest(assertion: assertion, emailId: email.id, lang: "en")
+            ).phvToken
+            session.state.destination = email.obfuscated
+            session.state.step = .enterCode
+        case .phone:
+            let method = form["method"].flatMap(TFAPhoneMethod.init(rawValue:)) ?? .sms
+            var request = TFAPhoneSendRequest(assertion: assertion, method: method, lang: "en")
+            if session.state.registration {
+                let number = (form["phone"] ?? "").filter { !" -()".contains($0) }
+                guard CodeFactor.isE164(number) else {
+                    session.state.message =
+                        "Enter the number in international form: + and the country code, e.g. +420 601 234 567."
+                    return
+                }
+                request.phone = number
+                session.state.destination = CodeFactor.obfuscatePhone(number)
+            } else {
+                let phones = try await codes.phones(TFAAssertionRequest(assertion: assertion)).phones
+                guard let phone = phones.first(where: { $0.id == form["phoneId"] }) else {
+                    session.state.message = "Choose one of the numbers shown."
+                    return
+                }
+                request.phoneId = phone.id
+                session.state.destination = phone.obfuscated
+            }
+            session.state.phvToken = try await codes.sendPhone(request).phvToken
+            session.state.step = .enterCode
+        case .push:
+            guard let activationId = form["activationId"], !activationId.isEmpty else {
+                session.state.message = "Choose the phone that will approve your sign-ins."
+                return
+            }
+            session.state.operationId = try await push.optIn(
+                TFAPushOptInRequest(assertion: assertion, activationId: activationId)
+            ).operationId
+            session.state.step = .waitForPush
+        case .totp, nil:
+            session.state.step = .chooseFactor
+        }
+    }
+
+    /// `POST /login/code`: checks the code; right → signed in.
+    private func verifyCode(_ session: inout Session, _ form: [String: String]) async throws -> [String] {
+        guard let assertion = session.state.assertion, let provider = session.state.provider else { return [] }
+        let code = (form["code"] ?? "").filter { !$0.isWhitespace }
+        guard !code.isEmpty else {
+            session.state.message = "Enter the code."
+            return []
+        }
+        let proof: String
+        switch provider {
+        case .totp:
+            proof = try await totp.verify(
+                TOTPVerifyRequest(assertion: assertion, code: code, sctToken: session.state.sctToken)
+            ).providerAssertion
+        case .email, .phone:
+            guard let phvToken = session.state.phvToken else { return [] }
+            proof = try await codes.verify(
+                TFACodeVerifyRequest(assertion: assertion, phvToken: phvToken, code: code), provider: provider
+            ).providerAssertion
+        case .push:
+            return []
+        }
+        return try await finish(&session, proof: proof, remember: form["remember"] != nil)
+    }
+
+    /// `POST /login/push`: the approval's state; approved → signed in.
+    private func verifyPush(_ session: inout Session, _ form: [String: String]) async throws -> [String] {
+        guard let assertion = session.state.assertion else { return [] }
+        let status = try await push.verify(TFAAssertionRequest(assertion: assertion))
+        guard let proof = status.providerAssertion else {
+            session.state.message = "Not approved yet: approve the request on your phone, then continue."
+            return []
+        }
+        return try await finish(&session, proof: proof, remember: form["remember"] != nil)
+    }
+
+    /// Finalizes the flow with a passed factor's proof; the device cookie when the browser is to be remembered.
+    private func finish(_ session: inout Session, proof: String, remember: Bool) async throws -> [String] {
+        guard let regToken = session.state.regToken, let assertion = session.state.assertion else { return [] }
+        let success = try await flows.finalize(
+            TFAFinalizeRequest(
+                regToken: regToken, assertion: assertion, providerAssertion: proof, rememberDevice: remember))
+        signedIn(&session.state, success)
+        guard let token = success.deviceToken, let expiresAt = success.deviceTokenExpiresAt else { return [] }
+        let maxAge = max(0, Int(expiresAt.timeIntervalSince(environment.now())))
+        return [WebSessions<LoginState>.cookie(Self.deviceCookie, token, maxAge: maxAge)]
+    }
+
+    private func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {
+        let userId = success.userId
+        let application = state.application
+        state = LoginState(application: application)
+        state.userId = userId
+        state.step = .signedIn
+        state.methods = Self.methods(of: success.loginToken)
+    }
+
+    /// `GET /login/push/events`: an event stream that sends `done` once the approval request is answered or
+    /// ends (the page then posts its Continue form); woken by the one event stream, re-checked every 15 s.
+    private func pushEvents(_ request: Request) async throws -> Response {
+        guard let session = try await sessions.load(request), session.state.step == .waitForPush,
+            let operationId = session.state.operationId, let userId = session.state.userId
+        else {
+            return Response(status: .notFound, headers: WebPages.securityHeaders)
+        }
+        let subscription = environment.events.subscribe(userId: userId)
+        let operations = push.operations
+        let deadline = ContinuousClock.now + .seconds(environment.tfa.flowLifetime)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/event-stream", .cacheControl: "no-store",
+                HTTPField.Name("X-Accel-Buffering")!: "no",
+            ],
+            body: ResponseBody { writer in
+                defer { subscription.cancel() }
+                try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+                while ContinuousClock.now < deadline, !Task.isCancelled {
+                    if try await operations.get(id: operationId).status != .pending { break }
+                    await subscription.next(upTo: .seconds(15))
+                    try await writer.write(ByteBuffer(string: ": waiting\n\n"))
+                }
+                try await writer.write(ByteBuffer(string: "event: done\ndata: answered\n\n"))
+                try await writer.finish(nil)
+            })
+    }
+
+    // MARK: Forms
+
+    /// A form POST at one of `steps`: checks the session and its CSRF token, runs `body`, stores the state and
+    /// answers 303 to the page of the step the session is at then. Failures a person can act on become the next
+    /// page's message.
+    private func submit(
+        _ request: Request, expecting steps: Set<LoginState.Step>,
+        _ body: (inout Session, [String: String]) async throws -> [String]
+    ) async throws -> Response {
+        guard let form = try await WebForm.read(request) else {
+            return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
+        }
+        guard var session = try await sessions.load(request) else { return WebPages.redirect("/login?expired=1") }
+        guard WebSessions<LoginState>.validToken(form, session) else {
+            return pages.error(
+                .forbidden, "This form is stale or did not come from this site: open the sign-in page again.")
+        }
+        var cookies: [String] = []
+        if steps.contains(session.state.step) {
+            do {
+                cookies = try await body(&session, form)
+            } catch let error as TFAError {
+                Self.absorb(error, into: &session.state)
+            } catch let error as AssentServerError where error.status < 500 {
+                session.state.message =
+                    error.status == 429
+                    ? "Too many attempts: try again in \(error.retryAfter ?? 60) seconds." : error.message
+            }
+        }
+        guard try await sessions.save(&session) else { return WebPages.redirect("/login?expired=1") }
+        return WebPages.redirect(session.state.step.path, cookies: cookies)
+    }
+
+    /// Turns a flow error into the message of the step the person continues at.
+    static func absorb(_ error: TFAError, into state: inout LoginState) {
+        switch error.code {
+        case "INVALID_REG_TOKEN":
+            let application = state.application
+            state = LoginState(application: application)
+            state.message = "Your sign-in expired: sign in again."
+        case "ASSERTION_SPENT", "INVALID_ASSERTION", "PUSH_NOT_SENT", "TOTP_NOT_REGISTERED":
+            state.clearFactor()
+            state.step = .chooseFactor
+            state.message = "That verification expired or used all its tries: choose a method again."
+        case "PUSH_REJECTED", "PUSH_NOT_APPROVED", "PUSH_DEVICE_NOT_OPTED_IN":
+            state.clearFactor()
+            state.step = .chooseFactor
+            state.message = error.message
+        default:
+            state.message = error.message
+            if error.attemptsLeft == 0 {
+                state.clearFactor()
+                state.step = .chooseFactor
+            }
+        }
+    }
+
+    // MARK: Wording
+
+    static func label(_ provider: TFAProvider, _ state: LoginState) -> String {
+        switch provider {
+        case .totp: state.registration ? "Set up an authenticator app" : "Code from your authenticator app"
+        case .email: "Code by e-mail"
+        case .phone: state.registration ? "Set up your phone number" : "Code by text message or call"
+        case .push: state.registration ? "Approve sign-ins on your phone" : "Approve on your phone"
+        }
+    }
+
+    /// A Base32 secret in groups of four, easier to type.
+    static func grouped(_ secret: String) -> String {
+        stride(from: 0, to: secret.count, by: 4).map {
+            let start = secret.index(secret.startIndex, offsetBy: $0)
+            return String(
+                secret[start..<(secret.index(start, offsetBy: 4, limitedBy: secret.endIndex) ?? secret.endIndex)])
+        }.joined(separator: " ")
+    }
+
+    /// The `amr` of a login token this server just signed.
+    static func methods(of loginToken: String) -> [String] {
+        let parts = loginToken.split(separator: ".")
+        guard parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
+            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+        else { return [] }
+        return claims["amr"] as? [String] ?? []
+    }
+}

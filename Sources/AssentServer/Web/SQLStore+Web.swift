@@ -1,0 +1,54 @@
+import AssentCrypto
+import Foundation
+import SQLKit
+
+extension SQLStore {
+    public func insertWebSession(_ s: WebSessionRecord) async throws {
+        let sealed = try box.seal(s.state, context: Self.webStateContext(s.idHash))
+        try await database.raw(
+            """
+            INSERT INTO web_sessions (id_hash, kind, csrf_token, state, created_at, expires_at)
+            VALUES (\(bind: s.idHash), \(bind: s.kind), \(bind: s.csrfToken), \(bind: sealed), \(bind: s.createdAt), \
+            \(bind: s.expiresAt))
+            """
+        ).run()
+    }
+
+    public func webSession(idHash: Data, at now: Millis) async throws -> WebSessionRecord? {
+        guard
+            let row = try await database.raw(
+                "SELECT * FROM web_sessions WHERE id_hash = \(bind: idHash) AND expires_at > \(bind: now)"
+            ).first()
+        else { return nil }
+        return WebSessionRecord(
+            idHash: try row.decode(column: "id_hash", as: Data.self),
+            kind: try row.decode(column: "kind", as: String.self),
+            csrfToken: try row.decode(column: "csrf_token", as: String.self),
+            state: try box.open(try row.decode(column: "state", as: Data.self), context: Self.webStateContext(idHash)),
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self))
+    }
+
+    public func updateWebSession(idHash: Data, state: Data, expiresAt: Millis) async throws -> Bool {
+        let sealed = try box.seal(state, context: Self.webStateContext(idHash))
+        return
+            !(try await database.raw(
+                """
+                UPDATE web_sessions SET state = \(bind: sealed), expires_at = \(bind: expiresAt) \
+                WHERE id_hash = \(bind: idHash) RETURNING kind
+                """
+            ).all()).isEmpty
+    }
+
+    public func deleteWebSession(idHash: Data) async throws {
+        try await database.raw("DELETE FROM web_sessions WHERE id_hash = \(bind: idHash)").run()
+    }
+
+    public func purgeWebSessions(before: Millis) async throws {
+        try await database.raw("DELETE FROM web_sessions WHERE expires_at < \(bind: before)").run()
+    }
+
+    private static func webStateContext(_ idHash: Data) -> String {
+        "web_sessions.state:\(idHash.base64EncodedString())"
+    }
+}

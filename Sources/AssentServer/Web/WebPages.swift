@@ -1,0 +1,96 @@
+import AssentCrypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import NIOCore
+
+/// The server-rendered pages a person sees: Mustache templates shipped as resources (`Resources/web`), HTML-escaped
+/// by default, answered with headers that keep them out of caches and frames and allow only this server's own
+/// style sheet and script (no inline code), plus the static assets they use.
+struct WebPages: Sendable {
+    let library: MustacheLibrary
+
+    /// The templates and assets, read once per process.
+    static let shared = WebPages()
+
+    /// The assets served under `/web/assets/`, with their content types.
+    static let assets: [String: String] = [
+        "assent.css": "text/css; charset=utf-8",
+        "login-wait.js": "text/javascript; charset=utf-8",
+    ]
+
+    private init() {
+        var library = MustacheLibrary()
+        for name in [
+            "layout", "login-signin", "login-factor", "login-destination", "login-code", "login-push",
+            "login-done", "error",
+        ] {
+            let text = String(decoding: Self.resource("\(name).mustache"), as: UTF8.self)
+            do {
+                try library.register(text, named: name)
+            } catch {
+                preconditionFailure("The bundled template \(name) does not parse: \(error)")
+            }
+        }
+        self.library = library
+    }
+
+    /// A bundled file of `Resources/web`.
+    static func resource(_ name: String) -> Data {
+        guard let directory = Bundle.module.url(forResource: "web", withExtension: nil),
+            let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
+        else { preconditionFailure("The bundled web resource \(name) is missing: the build is broken.") }
+        return data
+    }
+
+    /// The headers of every page: never cached, never framed, no inline script or style, no referrer.
+    static let securityHeaders: HTTPFields = [
+        .cacheControl: "no-store",
+        .contentSecurityPolicy:
+            "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; "
+            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+        HTTPField.Name("Referrer-Policy")!: "no-referrer",
+    ]
+
+    /// `template` rendered with `context` as a complete page.
+    func page(_ template: String, _ context: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        guard let html = library.render(context, withTemplate: template) else {
+            preconditionFailure("The template \(template) is not bundled.")
+        }
+        var headers = Self.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// A page that says what went wrong and where to go on.
+    func error(_ status: HTTPResponse.Status, _ message: String, next: String = "/login") -> Response {
+        page(
+            "error", ["title": "Something went wrong", "application": "Assent", "detail": message, "next": next],
+            status: status)
+    }
+
+    /// A 303 to `location` (after a form: the browser loads the next page with GET).
+    static func redirect(_ location: String, cookies: [String] = []) -> Response {
+        var headers = securityHeaders
+        headers[.location] = location
+        for cookie in cookies { headers.append(HTTPField(name: .setCookie, value: cookie)) }
+        return Response(status: .seeOther, headers: headers)
+    }
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get("web/assets/{name}") { _, context in
+            let name = try context.parameters.require("name")
+            guard let type = Self.assets[name] else { throw AssentServerError.notFound("No such asset.") }
+            return Response(
+                status: .ok,
+                headers: [
+                    .contentType: type, .cacheControl: "public, max-age=3600",
+                    HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+                ],
+                body: .init(byteBuffer: ByteBuffer(bytes: Self.resource(name))))
+        }
+    }
+}

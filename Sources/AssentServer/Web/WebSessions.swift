@@ -1,0 +1,94 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The sessions of the web pages: a random value in a `__Host-` cookie (Secure, HttpOnly, SameSite=Strict, path
+/// `/`, no domain), of which the database keeps only the SHA-256; the page flow's state sealed in the row; and a
+/// per-session token every form carries back (CSRF protection on top of SameSite).
+struct WebSessions<State: Codable & Sendable>: Sendable {
+    let environment: ServerEnvironment
+    /// The cookie's name (with the `__Host-` prefix browsers enforce).
+    let cookieName: String
+    /// The `kind` column of this session type's rows.
+    let kind: String
+    /// How long a session lives after its latest change.
+    let lifetime: Int
+
+    /// One session: its state and the token its forms carry.
+    struct Session: Sendable {
+        var idHash: Data
+        var csrfToken: String
+        var state: State
+        var expiresAt: Millis
+    }
+
+    /// The request's session of this kind, if its cookie names one that has not expired.
+    func load(_ request: Request) async throws -> Session? {
+        guard let value = request.cookies[cookieName]?.value, (20...100).contains(value.utf8.count) else {
+            return nil
+        }
+        let idHash = TFATokens.hash(value)
+        guard let record = try await environment.store.webSession(idHash: idHash, at: environment.nowMillis),
+            record.kind == kind
+        else { return nil }
+        guard let state = try? JSONDecoder().decode(State.self, from: record.state) else { return nil }
+        return Session(idHash: idHash, csrfToken: record.csrfToken, state: state, expiresAt: record.expiresAt)
+    }
+
+    /// A new session holding `state`, and the `Set-Cookie` value that hands it to the browser.
+    func create(_ state: State) async throws -> (Session, cookie: String) {
+        let value = Base64URL.encode(Bytes.random(count: 32))
+        let idHash = TFATokens.hash(value)
+        let now = environment.nowMillis
+        let session = Session(
+            idHash: idHash, csrfToken: Base64URL.encode(Bytes.random(count: 24)), state: state,
+            expiresAt: now + Millis(lifetime) * 1000)
+        try await environment.store.insertWebSession(
+            WebSessionRecord(
+                idHash: idHash, kind: kind, csrfToken: session.csrfToken, state: try JSONEncoder().encode(state),
+                createdAt: now, expiresAt: session.expiresAt))
+        return (session, Self.cookie(cookieName, value, maxAge: lifetime))
+    }
+
+    /// Stores the session's state and extends its life; `false` when it ended meanwhile.
+    func save(_ session: inout Session) async throws -> Bool {
+        session.expiresAt = environment.nowMillis + Millis(lifetime) * 1000
+        return try await environment.store.updateWebSession(
+            idHash: session.idHash, state: try JSONEncoder().encode(session.state), expiresAt: session.expiresAt)
+    }
+
+    /// Ends the session; the returned `Set-Cookie` value removes the cookie.
+    func end(_ session: Session) async throws -> String {
+        try await environment.store.deleteWebSession(idHash: session.idHash)
+        return Self.cookie(cookieName, "", maxAge: 0)
+    }
+
+    /// Whether a form's `csrf` field is the session's token (compared in constant time).
+    static func validToken(_ form: [String: String], _ session: Session) -> Bool {
+        guard let sent = form["csrf"] else { return false }
+        return Bytes.constantTimeEqual(Data(sent.utf8), Data(session.csrfToken.utf8))
+    }
+
+    /// A `Set-Cookie` value that only this origin's pages see: never sent to scripts, to other sites' requests or
+    /// over plain HTTP (browsers treat loopback addresses as secure, so local use works without TLS).
+    static func cookie(_ name: String, _ value: String, maxAge: Int) -> String {
+        "\(name)=\(value); Path=/; Max-Age=\(maxAge); Secure; HttpOnly; SameSite=Strict"
+    }
+}
+
+/// Reading an HTML form's body.
+enum WebForm {
+    /// The largest form a page accepts (16 KiB).
+    static let maxSize = 16 << 10
+
+    /// The fields of an `application/x-www-form-urlencoded` body, or `nil` when the body is not one.
+    static func read(_ request: Request) async throws -> [String: String]? {
+        guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else {
+            return nil
+        }
+        let body = Data(try await request.body.collect(upTo: maxSize).readableBytesView)
+        return try? FormEncoding.decode(body)
+    }
+}

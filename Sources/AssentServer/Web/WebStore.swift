@@ -1,0 +1,36 @@
+import AssentCrypto
+import Foundation
+
+/// A web page session: found by the hash of its cookie; its state is sealed at rest.
+public struct WebSessionRecord: Sendable, Equatable {
+    public var idHash: Data
+    /// What the session is for (`login`).
+    public var kind: String
+    /// The value every form of the session carries back (CSRF protection).
+    public var csrfToken: String
+    /// The page flow's state as JSON (sealed by the store).
+    public var state: Data
+    public var createdAt: Millis
+    public var expiresAt: Millis
+
+    public init(idHash: Data, kind: String, csrfToken: String, state: Data, createdAt: Millis, expiresAt: Millis) {
+        self.idHash = idHash
+        self.kind = kind
+        self.csrfToken = csrfToken
+        self.state = state
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// The storage of the web pages' sessions.
+public protocol WebStore: Sendable {
+    func insertWebSession(_ session: WebSessionRecord) async throws
+    /// The session if it exists and has not expired at `now`.
+    func webSession(idHash: Data, at now: Millis) async throws -> WebSessionRecord?
+    /// Replaces the session's state and expiry; returns whether the session still existed.
+    func updateWebSession(idHash: Data, state: Data, expiresAt: Millis) async throws -> Bool
+    func deleteWebSession(idHash: Data) async throws
+    /// Deletes sessions that expired before `before`.
+    func purgeWebSessions(before: Millis) async throws
+}

@@ -1,0 +1,214 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// A real browser we did not write: headless Chromium driven over W3C WebDriver by Debian's `chromedriver`
+/// (packages `chromium` and `chromium-driver`; `.ci/run` installs them). Each step can be kept as a screenshot.
+public final class Browser: Sendable {
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String {
+            "chromium or chromedriver is not installed: apt-get install chromium chromium-driver (.ci/run does)."
+        }
+    }
+
+    /// Where screenshots go.
+    public let artefacts: URL
+    private let driver: URL
+    private let session: String
+    private let process: Process
+    private let log: URL
+
+    /// The W3C key of an element reference.
+    private static let elementKey = "element-6066-11e4-a52e-4f735466cecf"
+
+    /// Starts chromedriver on a free loopback port and opens a headless Chromium window; screenshots go to
+    /// `artefacts` (created if missing).
+    public init(artefacts: URL) async throws {
+        guard let chromedriver = Spawn.program("chromedriver"), let chromium = Spawn.program("chromium") else {
+            throw Missing()
+        }
+        self.artefacts = artefacts
+        try FileManager.default.createDirectory(at: artefacts, withIntermediateDirectories: true)
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("chromedriver-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        self.log = log
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: chromedriver)
+        process.arguments = ["--port=0"]
+        process.standardOutput = try FileHandle(forWritingTo: log)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        var port: Int?
+        for _ in 0..<600 where port == nil {
+            try await Task.sleep(for: .milliseconds(50))
+            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "started successfully on port ") {
+                port = Int(text[range.upperBound...].prefix { $0.isNumber })
+            }
+        }
+        guard let port else {
+            process.terminate()
+            throw TestFailure("chromedriver did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+        driver = URL(string: "http://127.0.0.1:\(port)")!
+        let capabilities: [String: Any] = [
+            "capabilities": [
+                "alwaysMatch": [
+                    "goog:chromeOptions": [
+                        "binary": chromium,
+                        "args": [
+                            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=900,1000",
+                            "--disable-gpu", "--no-first-run", "--disable-extensions",
+                        ],
+                    ]
+                ]
+            ]
+        ]
+        do {
+            let created = try await Self.call(driver, "POST", "/session", capabilities)
+            guard let id = (created as? [String: Any])?["sessionId"] as? String else {
+                throw TestFailure("chromedriver answered no session: \(String(describing: created))")
+            }
+            session = id
+        } catch {
+            process.terminate()
+            throw error
+        }
+    }
+
+    deinit {
+        process.terminate()
+        try? FileManager.default.removeItem(at: log)
+    }
+
+    /// Closes the window and Chromium.
+    public func quit() async {
+        _ = try? await command("DELETE", "")
+        process.terminate()
+    }
+
+    /// Loads `url` and waits for the page.
+    public func open(_ url: String) async throws { _ = try await command("POST", "/url", ["url": url]) }
+
+    /// The current page's address.
+    public func url() async throws -> String { try await command("GET", "/url") as? String ?? "" }
+
+    /// The first element matching the CSS selector, waiting up to `seconds` for it to appear.
+    @discardableResult
+    public func element(_ css: String, seconds: Double = 30) async throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            do {
+                let found = try await command("POST", "/element", ["using": "css selector", "value": css])
+                if let id = (found as? [String: Any])?[Self.elementKey] as? String { return id }
+            } catch let error as WebDriverError where error.error == "no such element" {
+                if Date() > deadline {
+                    throw TestFailure("No element matches \(css) on \(try await url()): \(try await pageText())")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    /// Whether an element matches the CSS selector now.
+    public func exists(_ css: String) async throws -> Bool {
+        do {
+            _ = try await command("POST", "/element", ["using": "css selector", "value": css])
+            return true
+        } catch let error as WebDriverError where error.error == "no such element" {
+            return false
+        }
+    }
+
+    /// Types `text` into the element (after clearing it).
+    public func type(_ css: String, _ text: String) async throws {
+        try await withElement(css) { id in
+            _ = try await command("POST", "/element/\(id)/clear")
+            _ = try await command("POST", "/element/\(id)/value", ["text": text])
+        }
+    }
+
+    /// Clicks the element (a button's click submits its form and waits for the next page).
+    public func click(_ css: String) async throws {
+        try await withElement(css) { _ = try await command("POST", "/element/\($0)/click") }
+    }
+
+    /// The element's rendered text.
+    public func text(_ css: String) async throws -> String {
+        try await withElement(css) { try await command("GET", "/element/\($0)/text") as? String ?? "" }
+    }
+
+    /// An attribute of the element.
+    public func attribute(_ css: String, _ name: String) async throws -> String? {
+        try await withElement(css) { try await command("GET", "/element/\($0)/attribute/\(name)") as? String }
+    }
+
+    /// Runs `body` with the element matching `css`, looking it up again while a page that replaced the one it was
+    /// found on is loading (a stale reference).
+    private func withElement<T>(_ css: String, _ body: (String) async throws -> T) async throws -> T {
+        for attempt in 1... {
+            do {
+                return try await body(try await element(css))
+            } catch let error as WebDriverError where error.error == "stale element reference" && attempt < 50 {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        preconditionFailure("unreachable")
+    }
+
+    /// The whole page's rendered text.
+    public func pageText() async throws -> String { try await text("body") }
+
+    /// The cookies the browser holds for the current page, by name.
+    public func cookies() async throws -> [String: [String: Any]] {
+        let list = try await command("GET", "/cookie") as? [[String: Any]] ?? []
+        var byName: [String: [String: Any]] = [:]
+        for cookie in list { if let name = cookie["name"] as? String { byName[name] = cookie } }
+        return byName
+    }
+
+    /// A PNG of the window, also kept as `<artefacts>/<name>.png`.
+    @discardableResult
+    public func screenshot(_ name: String) async throws -> Data {
+        guard let text = try await command("GET", "/screenshot") as? String, let png = Data(base64Encoded: text)
+        else { throw TestFailure("chromedriver returned no screenshot") }
+        try png.write(to: artefacts.appendingPathComponent("\(name).png"))
+        return png
+    }
+
+    /// A WebDriver error answer.
+    public struct WebDriverError: Error, CustomStringConvertible {
+        public var error: String
+        public var message: String
+        public var description: String { "WebDriver \(error): \(message.prefix(300))" }
+    }
+
+    private func command(_ method: String, _ path: String, _ body: [String: Any] = [:]) async throws -> Any? {
+        try await Self.call(driver, method, "/session/\(session)\(path)", body)
+    }
+
+    /// One WebDriver call (with AsyncHTTPClient: chromedriver writes headers without a space after the colon,
+    /// which URLSession on Linux refuses). Starting Chromium and loading pages take long on a loaded machine.
+    private static func call(_ driver: URL, _ method: String, _ path: String, _ body: [String: Any]) async throws
+        -> Any?
+    {
+        var request = HTTPClientRequest(url: driver.absoluteString + path)
+        request.method = .RAW(value: method)
+        if method == "POST" {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+        }
+        let response = try await AsyncHTTPClient.HTTPClient.shared.execute(request, timeout: .seconds(180))
+        let data = Data(try await response.body.collect(upTo: 64 << 20).readableBytesView)
+        let answer = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        let value = answer?["value"]
+        if response.status.code != 200 {
+            let fields = value as? [String: Any]
+            throw WebDriverError(
+                error: fields?["error"] as? String ?? "unknown error",
+                message: fields?["message"] as? String ?? String(decoding: data, as: UTF8.self))
+        }
+        return value is NSNull ? nil : value
+    }
+}

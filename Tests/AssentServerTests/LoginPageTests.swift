@@ -1,0 +1,284 @@
+import AssentModel
+import AssentSDK
+import AssentServer
+import AssentTesting
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// The hosted login pages as a person uses them: in headless Chromium over real HTTP, one screenshot per step kept
+/// in `.build/test-artefacts/login/` (the CI log names the folder).
+@Suite("Hosted login pages in a real browser", .serialized)
+struct LoginPageBrowserTests {
+    static func artefacts(_ test: String) -> URL {
+        URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            .appendingPathComponent(".build/test-artefacts/login/\(test)")
+    }
+
+    @Test("TOTP set up from the QR code on screen; a remembered browser skips the code until the operator revokes it")
+    func totp() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            let browser = try await Browser(artefacts: Self.artefacts("totp"))
+            defer { Task { await browser.quit() } }
+            try await TFAClient(server: server, client: http).createAccount("alice")
+            let base = http.base.absoluteString
+
+            try await browser.open("\(base)/login")
+            #expect(try await browser.text("h1") == "Sign in")
+            try await browser.type("#userId", "alice")
+            try await browser.type("#password", "wrong password")
+            try await browser.screenshot("01-sign-in")
+            try await browser.click("#submit")
+            #expect(try await browser.text(".message") == "The user id or the password is wrong.")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+
+            // No factor yet: the page offers what the application accepts (TOTP and push here).
+            #expect(try await browser.text("h1") == "Set up a second factor")
+            #expect(try await browser.exists("#provider-push"))
+            try await browser.screenshot("02-choose-factor")
+            try await browser.click("#provider-totp")
+
+            // The QR code read from the screenshot, as a phone's camera would: zbarimg, then oathtool's code.
+            try await browser.element("#qr")
+            let shot = try await browser.screenshot("03-totp-qr")
+            let uri = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+            #expect(uri.hasPrefix("otpauth://totp/"))
+            let secret = try await browser.text("#secret").replacingOccurrences(of: " ", with: "")
+            #expect(uri.contains("secret=\(secret)"))
+
+            let code = try await Oathtool.code(uri: uri, at: server.environment.now())
+            try await browser.type("#code", code == "000000" ? "111111" : "000000")
+            try await browser.click("#verify")
+            #expect(try await browser.text(".message") == "The code is wrong: 4 tries left.")
+            try await browser.screenshot("04-wrong-code")
+            try await browser.type("#code", code)
+            try await browser.click("#remember")
+            try await browser.click("#verify")
+            #expect(try await browser.text("#signed-in").contains("as alice"))
+            #expect(try await browser.text("#methods") == "pwd, otp, mfa")
+            try await browser.screenshot("05-signed-in")
+
+            let cookies = try await browser.cookies()
+            let session = try #require(cookies["__Host-assent-login"])
+            #expect(session["secure"] as? Bool == true && session["httpOnly"] as? Bool == true)
+            #expect(session["sameSite"] as? String == "Strict" && session["path"] as? String == "/")
+            let device = try #require(cookies["__Host-assent-device"])
+            #expect(device["secure"] as? Bool == true && device["httpOnly"] as? Bool == true)
+
+            // Signed out and in again: the remembered browser skips the second factor.
+            try await browser.click("#logout")
+            #expect(try await browser.text("h1") == "Sign in")
+            try await browser.type("#userId", "alice")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+            #expect(try await browser.text("#methods") == "pwd")
+            try await browser.screenshot("06-remembered")
+
+            // The operator revokes the browser: the next sign-in asks for the authenticator's code again.
+            let devices = try await server.operatorCall(
+                http, "GET", "/api/v1/tfa/accounts/alice/devices", as: RememberedDeviceList.self)
+            #expect(devices.devices.count == 1)
+            for remembered in devices.devices {
+                let revoked = try await http.send(
+                    "DELETE", "/api/v1/tfa/devices/\(remembered.id)",
+                    headers: ["Authorization": "Bearer \(server.apiKey)"])
+                #expect(revoked.status == 204)
+            }
+            try await browser.click("#logout")
+            try await browser.type("#userId", "alice")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+            #expect(try await browser.text("h1") == "Confirm it is you")
+            try await browser.click("#provider-totp")
+            server.clock.advance(by: 30)
+            try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
+            try await browser.click("#verify")
+            #expect(try await browser.text("#methods") == "pwd, otp, mfa")
+            try await browser.screenshot("07-verified")
+        }
+    }
+
+    @Test("Push: opt in a phone from the page; sign-ins wait until the phone approves (no click) or rejects")
+    func push() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let root = SDKFactorTests.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await server.live { http in
+            let browser = try await Browser(artefacts: Self.artefacts("push"))
+            defer { Task { await browser.quit() } }
+            try await TFAClient(server: server, client: http).createAccount("alice")
+            let phone = try await SDKOperationsTests.activatedClient(
+                server, http, directory: root.appendingPathComponent("phone"))
+            let operations = OperationsService(client: phone)
+
+            func signIn() async throws {
+                try await browser.open("\(http.base.absoluteString)/login")
+                try await browser.type("#userId", "alice")
+                try await browser.type("#password", "correct horse battery")
+                try await browser.click("#submit")
+            }
+            /// The phone's one pending request, once it has arrived.
+            func pendingRequest() async throws -> MobileOperation {
+                for _ in 0..<100 {
+                    if let request = try await operations.pending().value.first { return request }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                throw TestFailure("The phone never received the request.")
+            }
+
+            try await signIn()
+            try await browser.click("#provider-push")
+            #expect(try await browser.text("h1") == "Approve sign-ins on your phone")
+            try await browser.screenshot("01-choose-phone")
+            try await browser.click("#send")
+            #expect(try await browser.text("h1") == "Approve on your phone")
+            try await browser.screenshot("02-wait-opt-in")
+            let optIn = try await pendingRequest()
+            #expect(optIn.formData.title == "Approve sign-ins with this phone?")
+            try await operations.authorize(optIn, factor: .pin("1234"))
+            // The page's event stream hears the answer and continues without a click.
+            try await browser.element("#signed-in", seconds: 60)
+            #expect(try await browser.text("#methods") == "pwd, hwk, mfa")
+            try await browser.screenshot("03-opted-in")
+
+            try await browser.click("#logout")
+            try await signIn()
+            #expect(try await browser.text("h1") == "Confirm it is you")
+            try await browser.click("#provider-push")
+            try await browser.element("#status")
+            try await browser.screenshot("04-wait-sign-in")
+            let login = try await pendingRequest()
+            #expect(login.formData.title == "Sign in to \(server.application.name)?")
+            try await operations.authorize(login, factor: .pin("1234"))
+            try await browser.element("#signed-in", seconds: 60)
+            #expect(try await browser.text("#methods") == "pwd, hwk, mfa")
+            try await browser.screenshot("05-signed-in")
+
+            try await browser.click("#logout")
+            try await signIn()
+            try await browser.click("#provider-push")
+            try await browser.element("#status")
+            try await operations.reject(id: try await pendingRequest().id, reason: RejectReason.unexpectedOperation)
+            try await browser.element(".message", seconds: 60)
+            #expect(try await browser.text(".message") == "The user rejected the sign-in on the phone.")
+            #expect(try await browser.text("h1") == "Confirm it is you")
+            try await browser.screenshot("06-rejected")
+        }
+    }
+}
+
+/// The pages' protections, request by request (no redirects followed), on both databases.
+@Suite("Hosted login pages: sessions, CSRF, headers, rate limits")
+struct LoginPageProtectionTests {
+    struct Page {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: String
+        var location: String? { headers[.location] }
+    }
+
+    @Test(
+        "Forms need the session's cookie and CSRF token; __Host- cookies; strict headers; wrong passwords counted",
+        arguments: Backend.all)
+    func protections(_ backend: Backend) async throws {
+        var limits = RateLimits()
+        limits.loginFailuresPerUser = RateLimitRule(limit: 2, window: 900)
+        let server = try await TestServer.make(backend, rateLimits: limits)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            func call(_ method: HTTPRequest.Method, _ uri: String, cookie: String? = nil, form: [String: String]? = nil)
+                async throws -> Page
+            {
+                var headers: HTTPFields = [:]
+                if let cookie { headers[.cookie] = cookie }
+                var body: ByteBuffer?
+                if let form {
+                    headers[.contentType] = "application/x-www-form-urlencoded"
+                    body = ByteBuffer(bytes: FormEncoding.encode(form))
+                }
+                return try await client.execute(uri: uri, method: method, headers: headers, body: body) {
+                    Page(status: $0.status, headers: $0.headers, body: String(buffer: $0.body))
+                }
+            }
+            let created = try await client.execute(
+                uri: "/api/v1/tfa/accounts", method: .post,
+                headers: [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"],
+                body: ByteBuffer(
+                    bytes: try OperatorJSON.encoder().encode(
+                        CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")))
+            ) { $0.status }
+            #expect(created == .created || created == .ok)
+
+            let first = try await call(.get, "/login")
+            #expect(first.status == .ok)
+            #expect(first.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
+            #expect(first.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
+            #expect(first.headers[.cacheControl] == "no-store")
+            let setCookie = try #require(first.headers[.setCookie])
+            #expect(setCookie.hasPrefix("__Host-assent-login="))
+            #expect(setCookie.hasSuffix("; Path=/; Max-Age=900; Secure; HttpOnly; SameSite=Strict"))
+            let cookie = String(setCookie.prefix { $0 != ";" })
+            let csrf = try #require(Self.field("csrf", in: first.body))
+
+            // No cookie: back to a fresh page. A cookie but no or another token: refused.
+            let noSession = try await call(.post, "/login", form: ["csrf": csrf, "userId": "alice", "password": "x"])
+            #expect(noSession.status == .seeOther && noSession.location == "/login?expired=1")
+            for token in [nil, "forged-\(csrf)"] {
+                var form = ["userId": "alice", "password": "correct horse battery"]
+                form["csrf"] = token
+                let refused = try await call(.post, "/login", cookie: cookie, form: form)
+                #expect(refused.status == .forbidden)
+                #expect(refused.body.contains("This form is stale or did not come from this site"))
+            }
+            let json = try await client.execute(
+                uri: "/login", method: .post, headers: [.cookie: cookie, .contentType: "application/json"],
+                body: ByteBuffer(string: "{}")
+            ) { $0.status }
+            #expect(json == .unsupportedMediaType)
+
+            // Wrong passwords: the message, then the per-account limit.
+            for attempt in 1...3 {
+                let wrong = try await call(
+                    .post, "/login", cookie: cookie, form: ["csrf": csrf, "userId": "alice", "password": "nope"])
+                #expect(wrong.status == .seeOther && wrong.location == "/login")
+                let page = try await call(.get, "/login", cookie: cookie)
+                #expect(
+                    page.body.contains(
+                        attempt <= 2 ? "The user id or the password is wrong." : "Too many attempts: try again in"))
+                #expect(page.body.contains("value=\"alice\""), "the user name stays filled in")
+            }
+
+            // Steps cannot be skipped: a page of a later step sends the person back to where the session is.
+            let skipped = try await call(.get, "/login/code", cookie: cookie)
+            #expect(skipped.status == .seeOther && skipped.location == "/login")
+            let unknown = try await call(.get, "/login?application=no-such-app")
+            #expect(unknown.status == .notFound)
+            #expect(try await call(.get, "/web/assets/assent.css").status == .ok)
+            #expect(try await call(.get, "/web/assets/passwd").status == .notFound)
+
+            // Signing out ends the session server-side: the old cookie no longer works.
+            let other = try await call(.get, "/login")
+            let otherCookie = String(try #require(other.headers[.setCookie]).prefix { $0 != ";" })
+            let otherToken = try #require(Self.field("csrf", in: other.body))
+            let out = try await call(.post, "/login/logout", cookie: otherCookie, form: ["csrf": otherToken])
+            #expect(out.headers[.setCookie]?.contains("Max-Age=0") == true)
+            let afterLogout = try await call(
+                .post, "/login", cookie: otherCookie, form: ["csrf": otherToken, "userId": "a", "password": "b"])
+            #expect(afterLogout.location == "/login?expired=1")
+        }
+    }
+
+    /// The value of the hidden input `name` in a page.
+    static func field(_ name: String, in html: String) -> String? {
+        guard let start = html.range(of: "name=\"\(name)\" value=\"") else { return nil }
+        return String(html[start.upperBound...].prefix { $0 != "\"" })
+    }
+}
