@@ -174,6 +174,84 @@ struct LoginPageBrowserTests {
     }
 }
 
+extension LoginPageBrowserTests {
+    @Test("Codes: an e-mail code read from the SMTP server's mailbox; a phone set up by SMS, then verified by a call")
+    func codes() async throws {
+        let smtp = try await SMTPTestServer(mode: .starttls)
+        let gateway = WebhookReceiver()
+        try await gateway.run { url in
+            var tfa = TFASettings()
+            tfa.mail = smtp.settings()
+            tfa.phoneGateway = WebhookSettings(url: url, secret: Data("gateway-secret-0123456789".utf8))
+            let server = try await TestServer.make(.sqlite, tfa: tfa)
+            defer { Task { await server.shutdown() } }
+            try await server.live { http in
+                let browser = try await Browser(artefacts: Self.artefacts("codes"))
+                defer { Task { await browser.quit() } }
+                _ = try await server.operatorCall(
+                    http, "POST", "/api/v1/tfa/accounts",
+                    body: try OperatorJSON.encoder().encode(
+                        CreateTFAAccountRequest(
+                            userId: "alice", password: "correct horse battery",
+                            emails: ["alice.smith@bank.example", "al@home.example"])),
+                    as: TFAAccountInfo.self)
+                try await TFAClient(server: server, client: http).createAccount("bob")
+                func signIn(_ user: String) async throws {
+                    try await browser.open("\(http.base.absoluteString)/login")
+                    try await browser.type("#userId", user)
+                    try await browser.type("#password", "correct horse battery")
+                    try await browser.click("#submit")
+                }
+
+                // E-mail: the operator's addresses, obfuscated; the code from the mailbox.
+                try await signIn("alice")
+                #expect(try await browser.text("h1") == "Confirm it is you")
+                try await browser.click("#provider-email")
+                #expect(try await browser.pageText().contains("a***h@b***k.example"))
+                try await browser.screenshot("01-choose-address")
+                try await browser.click("#send")
+                #expect(try await browser.text("main").contains("We sent a code to a***h@b***k.example."))
+                let mail = try #require(try await smtp.wait(for: 1).first)
+                #expect(mail.to == ["alice.smith@bank.example"])
+                try await browser.screenshot("02-email-code")
+                try await browser.type("#code", try #require(TFACodeTests.code(in: mail.body)))
+                try await browser.click("#verify")
+                #expect(try await browser.text("#methods") == "pwd, otp, mfa")
+                try await browser.click("#logout")
+
+                // Phone: a number set up by text message, then a sign-in confirmed by a voice call.
+                try await signIn("bob")
+                try await browser.click("#provider-phone")
+                try await browser.type("#phone", "777 123 456")
+                try await browser.click("#send")
+                #expect(try await browser.text(".message").hasPrefix("Enter the number in international form"))
+                try await browser.type("#phone", "+420 777 123 456")
+                try await browser.screenshot("03-phone-number")
+                try await browser.click("#send")
+                let sms = try OperatorJSON.decoder().decode(
+                    PhoneMessage.self, from: try #require(try await gateway.wait(for: 1).first).body)
+                #expect(sms.to == "+420777123456" && sms.channel == .sms)
+                try await browser.type("#code", sms.code)
+                try await browser.click("#verify")
+                #expect(try await browser.text("#methods") == "pwd, sms, mfa")
+                try await browser.click("#logout")
+                try await signIn("bob")
+                try await browser.click("#provider-phone")
+                try await browser.click("input[value=voice]")
+                try await browser.screenshot("04-choose-number")
+                try await browser.click("#send")
+                let call = try OperatorJSON.decoder().decode(
+                    PhoneMessage.self, from: try #require(try await gateway.wait(for: 2).last).body)
+                #expect(call.channel == .voice)
+                try await browser.type("#code", call.code)
+                try await browser.click("#verify")
+                #expect(try await browser.text("#methods") == "pwd, sms, mfa")
+                try await browser.screenshot("05-signed-in")
+            }
+        }
+    }
+}
+
 /// The pages' protections, request by request (no redirects followed), on both databases.
 @Suite("Hosted login pages: sessions, CSRF, headers, rate limits")
 struct LoginPageProtectionTests {
