@@ -232,7 +232,8 @@ struct CLITests {
         return (server, printed)
     }
 
-    @Test("assent admin tfa: accounts with a password from standard input, e-mail factors, policy, devices, removal")
+    @Test(
+        "assent admin tfa: accounts, e-mail factors, policy, devices, removal; push sign-ins approved by assent token")
     func adminTFA() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
             Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
@@ -315,6 +316,33 @@ struct CLITests {
                         providerAssertion: try #require(status.providerAssertion))))
             #expect(success.userId == "alice")
         }
+
+        // The same sign-in on the hosted page in a browser: it waits until `assent token approve`, then goes on.
+        let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("cli"))
+        defer { Task { await browser.quit() } }
+        try await browser.open("\(url)/login")
+        try await browser.type("#userId", "alice")
+        try await browser.type("#password", "correct horse battery")
+        try await browser.click("#submit")
+        try await browser.click("#provider-push")
+        try await browser.element("#status")
+        try await browser.screenshot("01-wait")
+        var requestId: String?
+        for _ in 0..<50 where requestId == nil {
+            let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
+            requestId =
+                (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))?
+                .first?.id
+            if requestId == nil { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        let approvedOnPage = try await Self.run(
+            ["token", "approve", try #require(requestId), "--pin-stdin"] + profile, environment: environment,
+            input: "2468\n")
+        #expect(approvedOnPage.status == 0, "\(approvedOnPage.errors)")
+        try await browser.element("#signed-in", seconds: 60)
+        #expect(try await browser.text("#methods") == "pwd, hwk, mfa")
+        try await browser.screenshot("02-signed-in")
+
         #expect(try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
         #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)
     }
