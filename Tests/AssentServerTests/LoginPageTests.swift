@@ -294,62 +294,89 @@ struct LoginPageProtectionTests {
                         CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")))
             ) { $0.status }
             #expect(created == .created || created == .ok)
+            let bob = try await client.execute(
+                uri: "/api/v1/tfa/accounts", method: .post,
+                headers: [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"],
+                body: ByteBuffer(
+                    bytes: try OperatorJSON.encoder().encode(
+                        CreateTFAAccountRequest(userId: "bob", password: "correct horse battery")))
+            ) { $0.status }
+            #expect(bob == .created || bob == .ok)
 
             let first = try await call(.get, "/login")
             #expect(first.status == .ok)
             #expect(first.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)
             #expect(first.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
             #expect(first.headers[.cacheControl] == "no-store")
+            // Before a right password nothing is stored: the form's token is the value of a cookie (double submit).
             let setCookie = try #require(first.headers[.setCookie])
-            #expect(setCookie.hasPrefix("__Host-assent-login="))
+            #expect(setCookie.hasPrefix("__Host-assent-csrf="))
             #expect(setCookie.hasSuffix("; Path=/; Max-Age=900; Secure; HttpOnly; SameSite=Strict"))
-            let cookie = String(setCookie.prefix { $0 != ";" })
+            let csrfCookie = String(setCookie.prefix { $0 != ";" })
             let csrf = try #require(Self.field("csrf", in: first.body))
+            #expect(csrfCookie == "__Host-assent-csrf=\(csrf)")
+            let application = try #require(Self.field("application", in: first.body))
+            #expect(application == server.application.id)
 
-            // No cookie: back to a fresh page. A cookie but no or another token: refused.
-            let noSession = try await call(.post, "/login", form: ["csrf": csrf, "userId": "alice", "password": "x"])
-            #expect(noSession.status == .seeOther && noSession.location == "/login?expired=1")
+            // Without the cookie, or without or with another token: refused.
+            let noCookie = try await call(
+                .post, "/login", form: ["csrf": csrf, "application": application, "userId": "alice", "password": "x"])
+            #expect(noCookie.status == .forbidden)
             for token in [nil, "forged-\(csrf)"] {
-                var form = ["userId": "alice", "password": "correct horse battery"]
+                var form = ["application": application, "userId": "alice", "password": "correct horse battery"]
                 form["csrf"] = token
-                let refused = try await call(.post, "/login", cookie: cookie, form: form)
+                let refused = try await call(.post, "/login", cookie: csrfCookie, form: form)
                 #expect(refused.status == .forbidden)
                 #expect(refused.body.contains("This form is stale or did not come from this site"))
             }
             let json = try await client.execute(
-                uri: "/login", method: .post, headers: [.cookie: cookie, .contentType: "application/json"],
+                uri: "/login", method: .post, headers: [.cookie: csrfCookie, .contentType: "application/json"],
                 body: ByteBuffer(string: "{}")
             ) { $0.status }
             #expect(json == .unsupportedMediaType)
 
-            // Wrong passwords: the message, then the per-account limit.
+            // Wrong passwords: the form again with the message and the user name, then the per-account limit.
             for attempt in 1...3 {
                 let wrong = try await call(
-                    .post, "/login", cookie: cookie, form: ["csrf": csrf, "userId": "alice", "password": "nope"])
-                #expect(wrong.status == .seeOther && wrong.location == "/login")
-                let page = try await call(.get, "/login", cookie: cookie)
+                    .post, "/login", cookie: csrfCookie,
+                    form: ["csrf": csrf, "application": application, "userId": "alice", "password": "nope"])
+                #expect(wrong.status == (attempt <= 2 ? .unauthorized : .tooManyRequests))
+                #expect(wrong.headers[.setCookie] == nil, "no session for a wrong password")
                 #expect(
-                    page.body.contains(
+                    wrong.body.contains(
                         attempt <= 2 ? "The user id or the password is wrong." : "Too many attempts: try again in"))
-                #expect(page.body.contains("value=\"alice\""), "the user name stays filled in")
+                #expect(wrong.body.contains("value=\"alice\""), "the user name stays filled in")
             }
 
-            // Steps cannot be skipped: a page of a later step sends the person back to where the session is.
+            // A right password starts the session: a new __Host- cookie and a token of its own.
+            let right = try await call(
+                .post, "/login", cookie: csrfCookie,
+                form: ["csrf": csrf, "application": application, "userId": "bob", "password": "correct horse battery"])
+            #expect(right.status == .seeOther && right.location == "/login/factor")
+            let sessionCookie = try #require(
+                right.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-login=") })
+            #expect(sessionCookie.hasSuffix("; Path=/; Max-Age=900; Secure; HttpOnly; SameSite=Strict"))
+            let cookie = String(sessionCookie.prefix { $0 != ";" })
+            let factorPage = try await call(.get, "/login/factor", cookie: cookie)
+            #expect(factorPage.status == .ok && factorPage.body.contains("Set up a second factor"))
+            let token = try #require(Self.field("csrf", in: factorPage.body))
+            #expect(token != csrf)
+            #expect(
+                try await call(.post, "/login/factor", cookie: cookie, form: ["provider": "totp"]).status == .forbidden)
+
+            // Steps cannot be skipped: a page of another step sends the person back to where the session is.
             let skipped = try await call(.get, "/login/code", cookie: cookie)
-            #expect(skipped.status == .seeOther && skipped.location == "/login")
+            #expect(skipped.status == .seeOther && skipped.location == "/login/factor")
             let unknown = try await call(.get, "/login?application=no-such-app")
             #expect(unknown.status == .notFound)
             #expect(try await call(.get, "/web/assets/assent.css").status == .ok)
             #expect(try await call(.get, "/web/assets/passwd").status == .notFound)
 
-            // Signing out ends the session server-side: the old cookie no longer works.
-            let other = try await call(.get, "/login")
-            let otherCookie = String(try #require(other.headers[.setCookie]).prefix { $0 != ";" })
-            let otherToken = try #require(Self.field("csrf", in: other.body))
-            let out = try await call(.post, "/login/logout", cookie: otherCookie, form: ["csrf": otherToken])
+            // Signing out ends the session on the server: the old cookie no longer works.
+            let out = try await call(.post, "/login/logout", cookie: cookie, form: ["csrf": token])
             #expect(out.headers[.setCookie]?.contains("Max-Age=0") == true)
             let afterLogout = try await call(
-                .post, "/login", cookie: otherCookie, form: ["csrf": otherToken, "userId": "a", "password": "b"])
+                .post, "/login/factor", cookie: cookie, form: ["csrf": token, "provider": "totp"])
             #expect(afterLogout.location == "/login?expired=1")
         }
     }

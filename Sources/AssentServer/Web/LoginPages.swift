@@ -76,6 +76,8 @@ struct LoginPages: Sendable {
 
     /// The remembered-device cookie (set when a person ticks "remember this browser").
     static let deviceCookie = "__Host-assent-device"
+    /// The sign-in form's CSRF token before a session exists (double-submit: the form carries the same value).
+    static let csrfCookie = "__Host-assent-csrf"
 
     init(environment: ServerEnvironment) {
         self.environment = environment
@@ -90,8 +92,12 @@ struct LoginPages: Sendable {
     func register(on router: Router<AssentRequestContext>) {
         router.get("login") { request, _ in try await signInPage(request) }
         router.post("login") { request, context in
-            try await submit(request, expecting: [.signIn]) { session, form in
-                try await signIn(&session, form, request: request, address: context.clientAddress)
+            guard try await sessions.load(request) != nil else {
+                return try await firstSignIn(request, address: context.clientAddress)
+            }
+            return try await submit(request, expecting: [.signIn]) { session, form in
+                try await signIn(&session.state, form, request: request, address: context.clientAddress)
+                return []
             }
         }
         router.get("login/factor") { request, _ in try await show(request, .chooseFactor) }
@@ -144,28 +150,72 @@ struct LoginPages: Sendable {
         } catch let error as AssentServerError where error.status == 400 {
             return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
         }
-        var cookies: [String] = []
-        var session: Session
-        if var existing = try await sessions.load(request) {
-            if existing.state.step == .signedIn && existing.state.application == application.id {
-                return WebPages.redirect(LoginState.Step.signedIn.path)
-            }
-            let (message, userId) = (existing.state.message, existing.state.userId)
-            existing.state = LoginState(application: application.id)
-            existing.state.message = message
-            existing.state.userId = userId
-            session = existing
-        } else {
-            let created = try await sessions.create(LoginState(application: application.id))
-            session = created.0
-            cookies.append(created.cookie)
+        let expired = request.uri.queryParameters["expired"] != nil ? "The page expired: sign in again." : nil
+        guard var session = try await sessions.load(request) else {
+            // No session yet, and none is stored until a password is right: the form's token is a cookie's value.
+            var csrf = Base64URL.encode(Bytes.random(count: 24))
+            if let kept = request.cookies[Self.csrfCookie]?.value, (20...64).contains(kept.utf8.count) { csrf = kept }
+            var context = baseContext(application, csrf: csrf, userId: nil)
+            context["title"] = "Sign in"
+            context["message"] = expired
+            var response = pages.page("login-signin", context)
+            response.headers.append(
+                HTTPField(
+                    name: .setCookie,
+                    value: WebSessions<LoginState>.cookie(Self.csrfCookie, csrf, maxAge: sessions.lifetime)))
+            return response
         }
-        if request.uri.queryParameters["expired"] != nil, session.state.message == nil {
-            session.state.message = "The page expired: sign in again."
+        if session.state.step == .signedIn && session.state.application == application.id {
+            return WebPages.redirect(LoginState.Step.signedIn.path)
         }
-        var response = try await render(&session, application: application)
-        for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
-        return response
+        let (message, userId) = (session.state.message, session.state.userId)
+        session.state = LoginState(application: application.id)
+        session.state.message = message ?? expired
+        session.state.userId = userId
+        return try await render(&session, application: application)
+    }
+
+    /// `POST /login` without a session: the token must match the cookie the form came with; a wrong password
+    /// answers the form again (nothing is stored), a right one starts the session.
+    private func firstSignIn(_ request: Request, address: String?) async throws -> Response {
+        guard let form = try await WebForm.read(request) else {
+            return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
+        }
+        guard let sent = form["csrf"], let expected = request.cookies[Self.csrfCookie]?.value,
+            Bytes.constantTimeEqual(Data(sent.utf8), Data(expected.utf8))
+        else {
+            return pages.error(
+                .forbidden, "This form is stale or did not come from this site: open the sign-in page again.")
+        }
+        guard let id = form["application"], id.utf8.count <= 64,
+            let application = try await environment.store.application(id: id)
+        else {
+            return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
+        }
+        var state = LoginState(application: application.id)
+        var status = HTTPResponse.Status.badRequest
+        var retryAfter: Int?
+        do {
+            try await signIn(&state, form, request: request, address: address)
+        } catch let error as TFAError {
+            Self.absorb(error, into: &state)
+            status = error.status
+        } catch let error as AssentServerError where error.status < 500 {
+            state.message = Self.sentence(error)
+            status = HTTPResponse.Status(code: error.status)
+            retryAfter = error.retryAfter
+        }
+        guard state.step != .signIn else {
+            var context = baseContext(application, csrf: expected, userId: state.userId)
+            context["title"] = "Sign in"
+            context["message"] = state.message
+            var response = pages.page("login-signin", context, status: status)
+            if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            return response
+        }
+        let (_, cookie) = try await sessions.create(state)
+        return WebPages.redirect(
+            state.step.path, cookies: [cookie, WebSessions<LoginState>.cookie(Self.csrfCookie, "", maxAge: 0)])
     }
 
     /// `GET` of a step's page: the page when the session is at that step, else a redirect to where it is.
@@ -183,10 +233,7 @@ struct LoginPages: Sendable {
 
     /// Renders the session's step, showing (and forgetting) its message.
     private func render(_ session: inout Session, application: ApplicationRecord) async throws -> Response {
-        var context: [String: Any] = [
-            "application": application.name, "applicationId": application.id, "csrf": session.csrfToken,
-            "userId": session.state.userId ?? "", "rememberDays": environment.tfa.rememberedDeviceLifetime / 86_400,
-        ]
+        var context = baseContext(application, csrf: session.csrfToken, userId: session.state.userId)
         if let message = session.state.message {
             context["message"] = message
             session.state.message = nil
@@ -223,6 +270,14 @@ struct LoginPages: Sendable {
             context["methods"] = state.methods.joined(separator: ", ")
             return pages.page("login-done", context)
         }
+    }
+
+    /// What every page shows.
+    private func baseContext(_ application: ApplicationRecord, csrf: String, userId: String?) -> [String: Any] {
+        [
+            "application": application.name, "applicationId": application.id, "csrf": csrf, "userId": userId ?? "",
+            "rememberDays": environment.tfa.rememberedDeviceLifetime / 86_400,
+        ]
     }
 
     /// The choices of the destination page: the account's addresses or numbers, a new number, or its devices.
@@ -269,36 +324,33 @@ struct LoginPages: Sendable {
     // MARK: Steps
 
     /// `POST /login`: the password; then the signed-in page, or the choice of a second factor.
-    private func signIn(_ session: inout Session, _ form: [String: String], request: Request, address: String?)
-        async throws -> [String]
+    private func signIn(_ state: inout LoginState, _ form: [String: String], request: Request, address: String?)
+        async throws
     {
         let userId = (form["userId"] ?? "").trimmingCharacters(in: .whitespaces)
-        session.state.userId = userId
+        state.userId = userId
         guard !userId.isEmpty, let password = form["password"], !password.isEmpty else {
-            session.state.message = "Enter your user name and your password."
-            return []
+            state.message = "Enter your user name and your password."
+            return
         }
         let outcome = try await flows.login(
             TFALoginRequest(
-                application: session.state.application, userId: userId, password: password,
+                application: state.application, userId: userId, password: password,
                 deviceToken: request.cookies[Self.deviceCookie]?.value),
             address: address)
         switch outcome {
         case .success(let success):
-            signedIn(&session.state, success)
+            signedIn(&state, success)
         case .interruption(let interruption):
-            session.state.regToken = interruption.regToken
-            session.state.registration = interruption.errorCode == TFAErrorCode.pendingRegistration
-            session.state.providers =
-                (session.state.registration
-                ? interruption.inactiveProviders : interruption.activeProviders).map(\.name)
-            session.state.step = .chooseFactor
-            if session.state.providers.isEmpty {
-                session.state.message =
-                    "This account has no second factor this application accepts: ask the service's support."
+            state.regToken = interruption.regToken
+            state.registration = interruption.errorCode == TFAErrorCode.pendingRegistration
+            state.providers = (state.registration ? interruption.inactiveProviders : interruption.activeProviders)
+                .map(\.name)
+            state.step = .chooseFactor
+            if state.providers.isEmpty {
+                state.message = "This account has no second factor this application accepts: ask the service's support."
             }
         }
-        return []
     }
 
     /// `POST /login/factor`: starts the chosen provider's part.
@@ -497,9 +549,7 @@ struct LoginPages: Sendable {
             } catch let error as TFAError {
                 Self.absorb(error, into: &session.state)
             } catch let error as AssentServerError where error.status < 500 {
-                session.state.message =
-                    error.status == 429
-                    ? "Too many attempts: try again in \(error.retryAfter ?? 60) seconds." : error.message
+                session.state.message = Self.sentence(error)
             }
         }
         guard try await sessions.save(&session) else { return WebPages.redirect("/login?expired=1") }
@@ -531,6 +581,11 @@ struct LoginPages: Sendable {
     }
 
     // MARK: Wording
+
+    /// What a person reads for a refused request.
+    static func sentence(_ error: AssentServerError) -> String {
+        error.status == 429 ? "Too many attempts: try again in \(error.retryAfter ?? 60) seconds." : error.message
+    }
 
     static func label(_ provider: TFAProvider, _ state: LoginState) -> String {
         switch provider {
