@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Synchronization
 
 /// A real browser we did not write: headless Chromium driven over W3C WebDriver by Debian's `chromedriver`
 /// (packages `chromium` and `chromium-driver`; `.ci/run` installs them). Each step can be kept as a screenshot.
@@ -18,6 +19,11 @@ public final class Browser: Sendable {
     private let process: Process
     private let log: URL
 
+    /// One browser at a time per test process: Chromium is heavy, and on a small machine several at once starve
+    /// the tests that run beside them.
+    private static let slot = OneAtATime()
+    private let holdsSlot = Mutex(true)
+
     /// The W3C key of an element reference.
     private static let elementKey = "element-6066-11e4-a52e-4f735466cecf"
 
@@ -27,6 +33,9 @@ public final class Browser: Sendable {
         guard let chromedriver = Spawn.program("chromedriver"), let chromium = Spawn.program("chromium") else {
             throw Missing()
         }
+        await Self.slot.acquire()
+        var started = false
+        defer { if !started { Self.slot.release() } }
         self.artefacts = artefacts
         try FileManager.default.createDirectory(at: artefacts, withIntermediateDirectories: true)
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("chromedriver-\(UUID().uuidString)")
@@ -75,17 +84,28 @@ public final class Browser: Sendable {
             process.terminate()
             throw error
         }
+        started = true
     }
 
     deinit {
         process.terminate()
         try? FileManager.default.removeItem(at: log)
+        releaseSlot()
     }
 
     /// Closes the window and Chromium.
     public func quit() async {
         _ = try? await command("DELETE", "")
         process.terminate()
+        releaseSlot()
+    }
+
+    private func releaseSlot() {
+        if holdsSlot.withLock({ held in
+            defer { held = false }; return held
+        }) {
+            Self.slot.release()
+        }
     }
 
     /// Loads `url` and waits for the page.
@@ -210,5 +230,35 @@ public final class Browser: Sendable {
                 message: fields?["message"] as? String ?? String(decoding: data, as: UTF8.self))
         }
         return value is NSNull ? nil : value
+    }
+}
+
+/// A process-wide lock that async callers wait for in turn.
+final class OneAtATime: Sendable {
+    private let state = Mutex<(busy: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func acquire() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if !state.busy {
+                    state.busy = true
+                    return true
+                }
+                state.waiters.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard !state.waiters.isEmpty else {
+                state.busy = false
+                return nil
+            }
+            return state.waiters.removeFirst()
+        }
+        next?.resume()
     }
 }

@@ -51,7 +51,8 @@ public struct HTTPClient: Sendable {
     let session: URLSession = {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 64
-        configuration.timeoutIntervalForRequest = 30
+        // Generous: on a small shared machine a request can wait long behind the tests running beside it.
+        configuration.timeoutIntervalForRequest = 120
         return URLSession(configuration: configuration)
     }()
 

@@ -184,6 +184,14 @@ struct CLITests {
         // The activation was removed above, so its codes count for nothing.
         #expect(typed.status == 5 && typed.errors.contains("ACTIVATION_INVALID_STATE"))
         #expect(try await Self.run(["admin", "operation", "proximity", info.id], environment: connection).status == 1)
+        let link = try await Self.run(
+            ["admin", "operation", "approval-link", info.id, "--return", "https://bank.example/paid"],
+            environment: connection)
+        #expect(link.status == 0 && link.output.contains("/approve/\(info.id)?t="), "\(link.errors)")
+        let badLink = try await Self.run(
+            ["admin", "operation", "approval-link", info.id, "--return", "javascript:alert(1)"], environment: connection
+        )
+        #expect(badLink.status == 1 && badLink.errors.contains("returnUrl"))
         let canceled = try await Self.run(
             ["admin", "operation", "cancel", info.id, "--reason", "WRONG_AMOUNT"], environment: connection)
         #expect(
@@ -318,7 +326,7 @@ struct CLITests {
         }
 
         // The same sign-in on the hosted page in a browser: it waits until `assent token approve`, then goes on.
-        let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("cli"))
+        let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("login/cli"))
         defer { Task { await browser.quit() } }
         try await browser.open("\(url)/login")
         try await browser.type("#userId", "alice")

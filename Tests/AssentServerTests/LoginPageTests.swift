@@ -15,7 +15,7 @@ import Testing
 struct LoginPageBrowserTests {
     static func artefacts(_ test: String) -> URL {
         URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-            .appendingPathComponent(".build/test-artefacts/login/\(test)")
+            .appendingPathComponent(".build/test-artefacts/\(test)")
     }
 
     @Test("TOTP set up from the QR code on screen; a remembered browser skips the code until the operator revokes it")
@@ -23,7 +23,7 @@ struct LoginPageBrowserTests {
         let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
         try await server.live { http in
-            let browser = try await Browser(artefacts: Self.artefacts("totp"))
+            let browser = try await Browser(artefacts: Self.artefacts("login/totp"))
             defer { Task { await browser.quit() } }
             try await TFAClient(server: server, client: http).createAccount("alice")
             let base = http.base.absoluteString
@@ -111,7 +111,7 @@ struct LoginPageBrowserTests {
         let root = SDKFactorTests.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
-            let browser = try await Browser(artefacts: Self.artefacts("push"))
+            let browser = try await Browser(artefacts: Self.artefacts("login/push"))
             defer { Task { await browser.quit() } }
             try await TFAClient(server: server, client: http).createAccount("alice")
             let phone = try await SDKOperationsTests.activatedClient(
@@ -186,7 +186,7 @@ extension LoginPageBrowserTests {
             let server = try await TestServer.make(.sqlite, tfa: tfa)
             defer { Task { await server.shutdown() } }
             try await server.live { http in
-                let browser = try await Browser(artefacts: Self.artefacts("codes"))
+                let browser = try await Browser(artefacts: Self.artefacts("login/codes"))
                 defer { Task { await browser.quit() } }
                 _ = try await server.operatorCall(
                     http, "POST", "/api/v1/tfa/accounts",

@@ -260,3 +260,27 @@ public struct OperationTemplateList: Codable, Sendable, Equatable {
     public var templates: [OperationTemplateInfo]
     public init(templates: [OperationTemplateInfo]) { self.templates = templates }
 }
+
+/// `POST /api/v1/operations/{id}/approval-link`: a link to the waiting-for-approval page.
+public struct ApprovalLinkRequest: Codable, Sendable, Equatable {
+    /// Where the page goes once the operation is finished (`operation_id` and `status` are added to its query).
+    public var returnUrl: String
+    /// Seconds the link works (60 to 86,400); default: until ten minutes after the operation expires.
+    public var expiresIn: Int?
+
+    public init(returnUrl: String, expiresIn: Int? = nil) {
+        self.returnUrl = returnUrl
+        self.expiresIn = expiresIn
+    }
+}
+
+/// The signed link to the waiting-for-approval page.
+public struct ApprovalLinkResponse: Codable, Sendable, Equatable {
+    public var url: String
+    public var expiresAt: Date
+
+    public init(url: String, expiresAt: Date) {
+        self.url = url
+        self.expiresAt = expiresAt
+    }
+}

@@ -52,6 +52,13 @@ extension OperatorRoutes {
                 OfflineQRResponse(
                     qr: try await operations.offlineQR(id: try context.parameters.require("id"), request: body)))
         }
+        api.post("operations/:id/approval-link") { request, context in
+            try require(.operationsWrite, context)
+            let body = try await HTTPSupport.decode(ApprovalLinkRequest.self, from: request)
+            return try json(
+                try await ApprovalLinks(environment: environment).link(
+                    operationId: try context.parameters.require("id"), body))
+        }
         api.post("operations/:id/offline-verify") { request, context in
             try require(.operationsWrite, context)
             let body = try await HTTPSupport.decode(OfflineVerifyRequest.self, from: request)

@@ -32,7 +32,10 @@ extension OperatorRoutes {
                 throw AssentServerError(
                     code: "ACCOUNT_EXISTS", status: 409, message: "An account with user id \(body.userId) exists.")
             }
-            for email in emails { try await addEmail(email, to: account) }
+            // A millisecond apart, so that listings (ordered by creation) keep the order given.
+            for (index, email) in emails.enumerated() {
+                try await addEmail(email, to: account, at: environment.nowMillis + Millis(index))
+            }
             await environment.audit(
                 "tfa.account_created", userId: body.userId, actor: actor(context), "Login account created.")
             return try json(try await accountInfo(account), status: .created)
@@ -141,10 +144,12 @@ extension OperatorRoutes {
     }
 
     @discardableResult
-    private func addEmail(_ email: String, to account: TFAAccountRecord) async throws -> TFAFactorRecord {
+    private func addEmail(_ email: String, to account: TFAAccountRecord, at createdAt: Millis? = nil) async throws
+        -> TFAFactorRecord
+    {
         let factor = TFAFactorRecord(
             id: TFATokens.id(), applicationId: account.applicationId, userId: account.userId, provider: .email,
-            state: .active, destination: email, createdAt: environment.nowMillis)
+            state: .active, destination: email, createdAt: createdAt ?? environment.nowMillis)
         try await environment.store.insertTFAFactor(factor)
         return factor
     }

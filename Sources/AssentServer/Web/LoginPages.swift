@@ -495,34 +495,15 @@ struct LoginPages: Sendable {
         state.methods = Self.methods(of: success.loginToken)
     }
 
-    /// `GET /login/push/events`: an event stream that sends `done` once the approval request is answered or
-    /// ends (the page then posts its Continue form); woken by the one event stream, re-checked every 15 s.
+    /// `GET /login/push/events`: sends `done` once the approval request is answered or ends (the page then posts
+    /// its Continue form).
     private func pushEvents(_ request: Request) async throws -> Response {
         guard let session = try await sessions.load(request), session.state.step == .waitForPush,
-            let operationId = session.state.operationId, let userId = session.state.userId
+            let operationId = session.state.operationId
         else {
             return Response(status: .notFound, headers: WebPages.securityHeaders)
         }
-        let subscription = environment.events.subscribe(userId: userId)
-        let operations = push.operations
-        let deadline = ContinuousClock.now + .seconds(environment.tfa.flowLifetime)
-        return Response(
-            status: .ok,
-            headers: [
-                .contentType: "text/event-stream", .cacheControl: "no-store",
-                HTTPField.Name("X-Accel-Buffering")!: "no",
-            ],
-            body: ResponseBody { writer in
-                defer { subscription.cancel() }
-                try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
-                while ContinuousClock.now < deadline, !Task.isCancelled {
-                    if try await operations.get(id: operationId).status != .pending { break }
-                    await subscription.next(upTo: .seconds(15))
-                    try await writer.write(ByteBuffer(string: ": waiting\n\n"))
-                }
-                try await writer.write(ByteBuffer(string: "event: done\ndata: answered\n\n"))
-                try await writer.finish(nil)
-            })
+        return WebPages.waitForAnswer(environment, operationId: operationId, userId: session.state.userId)
     }
 
     // MARK: Forms

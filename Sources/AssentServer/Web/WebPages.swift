@@ -17,14 +17,14 @@ struct WebPages: Sendable {
     /// The assets served under `/web/assets/`, with their content types.
     static let assets: [String: String] = [
         "assent.css": "text/css; charset=utf-8",
-        "login-wait.js": "text/javascript; charset=utf-8",
+        "wait.js": "text/javascript; charset=utf-8",
     ]
 
     private init() {
         var library = MustacheLibrary()
         for name in [
             "layout", "login-signin", "login-factor", "login-destination", "login-code", "login-push",
-            "login-done", "error",
+            "login-done", "approve", "error",
         ] {
             let text = String(decoding: Self.resource("\(name).mustache"), as: UTF8.self)
             do {
@@ -66,10 +66,40 @@ struct WebPages: Sendable {
     }
 
     /// A page that says what went wrong and where to go on.
-    func error(_ status: HTTPResponse.Status, _ message: String, next: String = "/login") -> Response {
-        page(
-            "error", ["title": "Something went wrong", "application": "Assent", "detail": message, "next": next],
-            status: status)
+    func error(_ status: HTTPResponse.Status, _ message: String, next: String? = "/login") -> Response {
+        var context: [String: Any] = ["title": "Something went wrong", "application": "Assent", "detail": message]
+        context["next"] = next
+        return page("error", context, status: status)
+    }
+
+    /// An event stream that sends `done` once the operation is no longer pending (or after 15 minutes), for a page
+    /// that waits for a phone's answer. Woken by the one event stream for the operation's user, re-checked every
+    /// 15 s (which also keeps proxies from closing the connection).
+    static func waitForAnswer(_ environment: ServerEnvironment, operationId: String, userId: String?) -> Response {
+        let subscription = userId.map { environment.events.subscribe(userId: $0) }
+        let operations = OperationService(environment: environment)
+        let deadline = ContinuousClock.now + .seconds(900)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/event-stream", .cacheControl: "no-store",
+                HTTPField.Name("X-Accel-Buffering")!: "no",
+            ],
+            body: ResponseBody { writer in
+                defer { subscription?.cancel() }
+                try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+                while ContinuousClock.now < deadline, !Task.isCancelled {
+                    if try await operations.get(id: operationId).status != .pending { break }
+                    if let subscription {
+                        await subscription.next(upTo: .seconds(15))
+                    } else {
+                        try await Task.sleep(for: .seconds(3))
+                    }
+                    try await writer.write(ByteBuffer(string: ": waiting\n\n"))
+                }
+                try await writer.write(ByteBuffer(string: "event: done\ndata: answered\n\n"))
+                try await writer.finish(nil)
+            })
     }
 
     /// A 303 to `location` (after a form: the browser loads the next page with GET).

@@ -8,7 +8,7 @@ struct OperationCommand: AsyncParsableCommand {
         commandName: "operation", abstract: "Create, inspect and cancel operations; offline QR codes; templates.",
         subcommands: [
             Create.self, Show.self, List.self, Cancel.self, OfflineQR.self, OfflineVerify.self, Proximity.self,
-            TemplateCommand.self,
+            ApprovalLink.self, TemplateCommand.self,
         ])
 
     static func table(_ info: OperationInfo) -> [[String]] {
@@ -144,6 +144,38 @@ struct OperationCommand: AsyncParsableCommand {
                     "api/v1/operations/\(id)/cancel", body: CancelOperationRequest(reason: reason),
                     as: OperationInfo.self)
                 try connection.output(info) { OperationCommand.table(info) }
+            }
+        }
+    }
+
+    struct ApprovalLink: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "approval-link",
+            abstract: "Print a signed link to the waiting-for-approval page of a pending operation.",
+            discussion: """
+                The page shows the operation as the phone does and, once it is finished, goes on to --return with \
+                operation_id and status added to its query.
+
+                Example: assent admin operation approval-link <id> --return https://bank.example/payments/42
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The operation id.") var id: String
+        @Option(name: .customLong("return"), help: "The absolute http(s) URL the page goes on to.") var returnURL:
+            String
+        @Option(help: "Seconds the link works (60-86400; default: until 10 minutes after the operation expires).")
+        var expiresIn: Int?
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let response = try await connection.client().post(
+                    "api/v1/operations/\(id)/approval-link",
+                    body: ApprovalLinkRequest(returnUrl: returnURL, expiresIn: expiresIn), as: ApprovalLinkResponse.self
+                )
+                if connection.json {
+                    try connection.output(response) { [] }
+                } else {
+                    print(response.url)
+                }
             }
         }
     }

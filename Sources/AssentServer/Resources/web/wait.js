@@ -1,0 +1,15 @@
+// The wait for a phone's answer: the server's event stream (the URL in the Continue element's data-events) says
+// when the phone answered, and the page then goes on — it posts the Continue form or follows the Continue link,
+// which shows the outcome. Without scripts the person clicks Continue.
+"use strict";
+document.addEventListener("DOMContentLoaded", function () {
+    var next = document.getElementById("continue");
+    var status = document.getElementById("status");
+    if (!next || !next.dataset.events || !window.EventSource) { return; }
+    var events = new EventSource(next.dataset.events);
+    events.addEventListener("done", function () {
+        events.close();
+        status.textContent = "Your phone answered: continuing…";
+        if (next.tagName === "FORM") { next.submit(); } else { window.location.assign(next.href); }
+    });
+});

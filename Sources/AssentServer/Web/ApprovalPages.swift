@@ -1,0 +1,221 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Signed links to the waiting-for-approval page: ES256 JWS with the OpenID provider's keys (`use: approve`), naming
+/// the operation (`sub`), its application (`aud`) and where the page goes afterwards (`ret`). The operator API hands
+/// them out (`POST /api/v1/operations/{id}/approval-link`); whoever holds one may watch the operation, never answer it.
+struct ApprovalLinks: Sendable {
+    let environment: ServerEnvironment
+    let keys: SigningKeyService
+    let operations: OperationService
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        keys = SigningKeyService(environment: environment)
+        operations = OperationService(environment: environment)
+    }
+
+    struct Claims: Codable {
+        var iss: String
+        var sub: String
+        var aud: String
+        var iat: Int64
+        var exp: Int64
+        var use: String
+        var ret: String
+    }
+
+    /// A link to the page of a pending operation.
+    func link(operationId: String, _ request: ApprovalLinkRequest) async throws -> ApprovalLinkResponse {
+        let operation = try await operations.get(id: operationId)
+        guard operation.status == .pending else { throw AssentServerError.operationFinished(operation.status) }
+        guard Self.isReturnURL(request.returnUrl) else {
+            throw AssentServerError.invalidRequest(
+                "returnUrl is an absolute http or https URL of at most 2048 characters.")
+        }
+        let now = environment.nowMillis / 1000
+        let expires: Int64
+        if let expiresIn = request.expiresIn {
+            guard (60...86_400).contains(expiresIn) else {
+                throw AssentServerError.invalidRequest("expiresIn is 60 to 86400 seconds.")
+            }
+            expires = now + Int64(expiresIn)
+        } else {
+            expires = operation.expiresAt / 1000 + 600
+        }
+        let claims = Claims(
+            iss: environment.openID.issuer, sub: operation.id, aud: operation.applicationId, iat: now, exp: expires,
+            use: "approve", ret: request.returnUrl)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let signer = try await keys.signer("ES256")
+        let token = try CompactJWS.sign(payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
+        return ApprovalLinkResponse(
+            url: "\(environment.openID.base)\(ApprovalPages.path(operation.id))?t=\(token)",
+            expiresAt: Date(millis: expires * 1000))
+    }
+
+    /// The claims of a link to `operationId` that this server signed and that has not expired; `nil` otherwise.
+    func verify(_ token: String?, operationId: String) async throws -> Claims? {
+        guard let token, token.utf8.count <= 4096, (try? CompactJWS.header(of: token))?.alg == "ES256",
+            let payload = try? CompactJWS.verify(token, keys: try await keys.jwks()),
+            let claims = try? JSONDecoder().decode(Claims.self, from: payload),
+            claims.use == "approve", claims.iss == environment.openID.issuer, claims.sub == operationId,
+            claims.exp * 1000 > environment.nowMillis
+        else { return nil }
+        return claims
+    }
+
+    static func isReturnURL(_ text: String) -> Bool {
+        guard text.utf8.count <= 2048, let url = URLComponents(string: text),
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false
+        else { return false }
+        return true
+    }
+}
+
+/// The waiting-for-approval page under `/approve/{operation-id}?t=<signed link>`: what the person is to approve on
+/// the phone (the operation's texts and attributes in their language), its state, and — once the operation is
+/// finished — on to the relying party's return URL with `operation_id` and `status` in its query. The wait is live
+/// (an event stream woken by the one event stream; the page's only script); without scripts, a Continue link.
+struct ApprovalPages: Sendable {
+    let environment: ServerEnvironment
+    let links: ApprovalLinks
+    let pages = WebPages.shared
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        links = ApprovalLinks(environment: environment)
+    }
+
+    static func path(_ operationId: String) -> String { "/approve/\(FormEncoding.escape(operationId))" }
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get("approve/{id}") { request, context in
+            try await answer(request, context) { operation, _, token in
+                try await page(operation, token: token, request: request)
+            }
+        }
+        router.get("approve/{id}/continue") { request, context in
+            try await answer(request, context) { operation, claims, token in
+                guard operation.status != .pending else {
+                    return try await page(
+                        operation, token: token, request: request,
+                        message: "Not answered yet: approve or reject the request on your phone.")
+                }
+                return WebPages.redirect(Self.returnURL(claims.ret, operation))
+            }
+        }
+        router.get("approve/{id}/events") { request, context in
+            try await answer(request, context) { operation, _, _ in
+                WebPages.waitForAnswer(environment, operationId: operation.id, userId: operation.userId)
+            }
+        }
+    }
+
+    /// Runs `body` with the operation a valid link names; an invalid or expired link gets a page that says so.
+    private func answer(
+        _ request: Request, _ context: AssentRequestContext,
+        _ body: (OperationRecord, ApprovalLinks.Claims, String) async throws -> Response
+    ) async throws -> Response {
+        let id = try context.parameters.require("id")
+        let token = request.uri.queryParameters["t"].map(String.init)
+        guard let claims = try await links.verify(token, operationId: id), let token,
+            let operation = try? await links.operations.get(id: id)
+        else {
+            return pages.error(
+                .forbidden, "This approval link is invalid or has expired: go back to the site that sent you here.",
+                next: nil)
+        }
+        return try await body(operation, claims, token)
+    }
+
+    private func page(_ operation: OperationRecord, token: String, request: Request, message: String? = nil)
+        async throws -> Response
+    {
+        let application = try await environment.store.application(id: operation.applicationId)
+        let form = operation.content.form(acceptLanguage: request.headers[HTTPSupport.acceptLanguage])
+        let attributes = form.attributes.compactMap(Self.display)
+        let pending = operation.status == .pending
+        let context: [String: Any?] = [
+            "application": application?.name ?? "Assent",
+            "title": pending ? "Approve on your phone" : Self.outcome(operation.status),
+            "message": message,
+            "formTitle": form.title, "formMessage": form.message,
+            "attributes": attributes, "hasAttributes": !attributes.isEmpty,
+            "pending": pending,
+            "statusText": pending
+                ? "Open the app on your phone: this request is waiting for you there. This page goes on by itself "
+                    + "once you have answered."
+                : "The request is \(Self.outcome(operation.status).lowercased()).",
+            "continueUrl": "\(Self.path(operation.id))/continue?t=\(token)",
+            "eventsUrl": "\(Self.path(operation.id))/events?t=\(token)",
+            "continueLabel": pending ? "I answered on my phone: continue" : "Continue",
+        ]
+        return pages.page("approve", context.compactMapValues { $0 })
+    }
+
+    /// The return URL with `operation_id` and `status` added to its query.
+    static func returnURL(_ base: String, _ operation: OperationRecord) -> String {
+        guard var components = URLComponents(string: base) else { return base }
+        components.queryItems =
+            (components.queryItems ?? []) + [
+                URLQueryItem(name: "operation_id", value: operation.id),
+                URLQueryItem(name: "status", value: operation.status.rawValue),
+            ]
+        return components.string ?? base
+    }
+
+    static func outcome(_ status: OperationStatus) -> String {
+        switch status {
+        case .pending: "Waiting"
+        case .approved: "Approved"
+        case .rejected: "Rejected"
+        case .failed: "Failed"
+        case .canceled: "Canceled"
+        case .expired: "Expired"
+        }
+    }
+
+    /// An attribute as a label and the value the phone shows; `nil` for kinds a page does not show (images).
+    static func display(_ attribute: OperationAttribute) -> [String: String]? {
+        func amount(_ value: Decimal?, _ formatted: String?, _ currency: String?, _ currencyFormatted: String?)
+            -> String
+        {
+            [formatted ?? value.map { "\($0)" }, currencyFormatted ?? currency].compactMap { $0 }.joined(separator: " ")
+        }
+        let value: String?
+        switch attribute.type {
+        case "AMOUNT":
+            value =
+                attribute.valueFormatted
+                ?? amount(
+                    attribute.amount, attribute.amountFormatted, attribute.currency, attribute.currencyFormatted)
+        case "AMOUNT_CONVERSION":
+            let source =
+                attribute.sourceValueFormatted
+                ?? amount(
+                    attribute.sourceAmount, attribute.sourceAmountFormatted, attribute.sourceCurrency,
+                    attribute.sourceCurrencyFormatted)
+            let target =
+                attribute.targetValueFormatted
+                ?? amount(
+                    attribute.targetAmount, attribute.targetAmountFormatted, attribute.targetCurrency,
+                    attribute.targetCurrencyFormatted)
+            value = "\(source) → \(target)"
+        case "KEY_VALUE": value = attribute.value
+        case "NOTE": value = attribute.note
+        case "ALERT": value = [attribute.title, attribute.message].compactMap { $0 }.joined(separator: ": ")
+        case "HEADING": value = ""
+        case "PARTY_INFO":
+            value = attribute.partyInfo.map { [$0.name, $0.description].compactMap { $0 } }?
+                .joined(separator: " — ")
+        default: value = nil
+        }
+        guard let value else { return nil }
+        return ["label": attribute.label ?? "", "value": value]
+    }
+}

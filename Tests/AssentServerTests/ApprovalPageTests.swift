@@ -1,0 +1,143 @@
+import AssentModel
+import AssentSDK
+import AssentServer
+import AssentTesting
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@Suite("Waiting-for-approval page in a real browser", .serialized)
+struct ApprovalPageBrowserTests {
+    @Test("The page shows the payment, waits for the phone's approval and goes on to the return URL by itself")
+    func approve() async throws {
+        try await SDKOperationsTests.withActivatedClient(.sqlite) { server, http, client, _ in
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("approve"))
+            defer { Task { await browser.quit() } }
+            let base = http.base.absoluteString
+            let operation = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
+            let link = try await server.operatorCall(
+                http, "POST", "/api/v1/operations/\(operation.id)/approval-link",
+                body: try OperatorJSON.encoder().encode(ApprovalLinkRequest(returnUrl: "\(base)/health?from=bank")),
+                as: ApprovalLinkResponse.self)
+            let url = try #require(URLComponents(string: link.url))
+            #expect(url.path == "/approve/\(operation.id)")
+
+            try await browser.open("\(base)\(url.path)?\(url.query ?? "")")
+            #expect(try await browser.text("h1") == "Approve on your phone")
+            #expect(try await browser.text("#operation-title") == "Confirm Payment")
+            let shown = try await browser.text(".operation")
+            #expect(shown.contains("2199,40 Kč") && shown.contains("238400856/0300"))
+            try await browser.screenshot("01-waiting")
+
+            let operations = OperationsService(client: client)
+            let pending = try #require(try await operations.pending().value.first { $0.id == operation.id })
+            try await operations.authorize(pending, factor: .pin("1234"))
+            var current = ""
+            for _ in 0..<300 where !current.contains("status=") {
+                try await Task.sleep(for: .milliseconds(200))
+                current = try await browser.url()
+            }
+            #expect(current == "\(base)/health?from=bank&operation_id=\(operation.id)&status=APPROVED")
+            try await browser.screenshot("02-returned")
+        }
+    }
+}
+
+@Suite("Waiting-for-approval page: signed links")
+struct ApprovalPageLinkTests {
+    struct Page {
+        var status: HTTPResponse.Status
+        var headers: HTTPFields
+        var body: String
+    }
+
+    @Test(
+        "Links are signed for one operation and expire; return URLs are absolute http(s); finished → return URL",
+        arguments: Backend.all)
+    func links(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"]
+            func call(_ method: HTTPRequest.Method, _ uri: String, json: Data? = nil) async throws -> Page {
+                try await client.execute(
+                    uri: uri, method: method, headers: json == nil ? [:] : key,
+                    body: json.map { ByteBuffer(bytes: $0) }
+                ) { Page(status: $0.status, headers: $0.headers, body: String(buffer: $0.body)) }
+            }
+            func create() async throws -> OperationInfo {
+                let page = try await call(
+                    .post, "/api/v1/operations",
+                    json: try OperatorJSON.encoder().encode(try OperationFixtures.payment(userId: "alice")))
+                return try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(page.body.utf8))
+            }
+            func link(_ id: String, _ request: ApprovalLinkRequest) async throws -> Page {
+                try await call(
+                    .post, "/api/v1/operations/\(id)/approval-link", json: try OperatorJSON.encoder().encode(request))
+            }
+            /// The page's path and query of a link.
+            func path(_ page: Page) throws -> String {
+                let url = try #require(
+                    URLComponents(
+                        string: try OperatorJSON.decoder().decode(ApprovalLinkResponse.self, from: Data(page.body.utf8))
+                            .url))
+                return "\(url.path)?\(url.query ?? "")"
+            }
+
+            let payment = try await create()
+            let other = try await create()
+            for bad in ["javascript:alert(1)", "/relative", "https://", String(repeating: "a", count: 3000)] {
+                let refused = try await link(payment.id, ApprovalLinkRequest(returnUrl: bad))
+                #expect(refused.status == .badRequest, "\(bad.prefix(40))")
+            }
+            #expect(
+                try await link(payment.id, ApprovalLinkRequest(returnUrl: "https://bank.example/", expiresIn: 5))
+                    .status == .badRequest)
+            let page = try path(
+                try await link(payment.id, ApprovalLinkRequest(returnUrl: "https://bank.example/done?x=1")))
+
+            let shown = try await call(.get, page)
+            #expect(shown.status == .ok && shown.body.contains("Confirm Payment"))
+            #expect(shown.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
+            #expect(shown.body.contains("/web/assets/wait.js"))
+            // Tampered, missing, or for another operation: refused.
+            var characters = Array(page)
+            characters[characters.count - 10] = characters[characters.count - 10] == "A" ? "B" : "A"
+            let tampered = String(characters)
+            for refused in [
+                tampered, "/approve/\(payment.id)", page.replacingOccurrences(of: payment.id, with: other.id),
+            ] {
+                let answer = try await call(.get, refused)
+                #expect(answer.status == .forbidden && answer.body.contains("This approval link is invalid"))
+            }
+            // Still pending: Continue shows the page again; once finished it goes to the return URL.
+            let continuePath = page.replacingOccurrences(of: "?t=", with: "/continue?t=")
+            let early = try await call(.get, continuePath)
+            #expect(early.status == .ok && early.body.contains("Not answered yet"))
+            _ = try await call(
+                .post, "/api/v1/operations/\(payment.id)/cancel",
+                json: try OperatorJSON.encoder().encode(CancelOperationRequest(reason: nil)))
+            let done = try await call(.get, continuePath)
+            #expect(done.status == .seeOther)
+            #expect(
+                done.headers[.location]
+                    == "https://bank.example/done?x=1&operation_id=\(payment.id)&status=CANCELED")
+            let events = try await call(.get, page.replacingOccurrences(of: "?t=", with: "/events?t="))
+            #expect(events.body.contains("event: done"))
+            #expect(try await call(.get, page).body.contains("The request is canceled."))
+            let finished = try await link(payment.id, ApprovalLinkRequest(returnUrl: "https://bank.example/"))
+            #expect(finished.status == .conflict)
+
+            // A link for 60 seconds no longer works after them.
+            let short = try path(
+                try await link(other.id, ApprovalLinkRequest(returnUrl: "https://bank.example/", expiresIn: 60)))
+            #expect(try await call(.get, short).status == .ok)
+            server.clock.advance(by: 61)
+            #expect(try await call(.get, short).status == .forbidden)
+        }
+    }
+}
