@@ -104,27 +104,27 @@ struct LoginPages: Sendable {
         router.post("login/factor") { request, _ in
             try await submit(request, expecting: [.chooseFactor, .chooseDestination, .enterCode, .waitForPush]) {
                 session, form in
-                try await choose(&session, form)
+                try await choose(&session.state, form)
                 return []
             }
         }
         router.get("login/destination") { request, _ in try await show(request, .chooseDestination) }
         router.post("login/destination") { request, _ in
             try await submit(request, expecting: [.chooseDestination]) { session, form in
-                try await send(&session, form)
+                try await send(&session.state, form)
                 return []
             }
         }
         router.get("login/code") { request, _ in try await show(request, .enterCode) }
         router.post("login/code") { request, _ in
             try await submit(request, expecting: [.enterCode]) { session, form in
-                try await verifyCode(&session, form)
+                try await verifyCode(&session.state, form)
             }
         }
         router.get("login/push") { request, _ in try await show(request, .waitForPush) }
         router.post("login/push") { request, _ in
             try await submit(request, expecting: [.waitForPush]) { session, form in
-                try await verifyPush(&session, form)
+                try await verifyPush(&session.state, form)
             }
         }
         router.get("login/push/events") { request, _ in try await pushEvents(request) }
@@ -172,7 +172,7 @@ struct LoginPages: Sendable {
         session.state = LoginState(application: application.id)
         session.state.message = message ?? expired
         session.state.userId = userId
-        return try await render(&session, application: application)
+        return try await render(&session, application: application, changed: true)
     }
 
     /// `POST /login` without a session: the token must match the cookie the form came with; a wrong password
@@ -221,24 +221,29 @@ struct LoginPages: Sendable {
     /// `GET` of a step's page: the page when the session is at that step, else a redirect to where it is.
     private func show(_ request: Request, _ step: LoginState.Step) async throws -> Response {
         guard var session = try await sessions.load(request) else { return WebPages.redirect("/login?expired=1") }
+        var changed = false
         if step == .chooseFactor, [.chooseDestination, .enterCode, .waitForPush].contains(session.state.step) {
             // "Use another method": back to the choice; the abandoned part expires on its own.
             session.state.clearFactor()
             session.state.step = .chooseFactor
+            changed = true
         }
         guard session.state.step == step else { return WebPages.redirect(session.state.step.path) }
         let application = try await flows.applicationRecord(id: session.state.application)
-        return try await render(&session, application: application)
+        return try await render(&session, application: application, changed: changed)
     }
 
-    /// Renders the session's step, showing (and forgetting) its message.
-    private func render(_ session: inout Session, application: ApplicationRecord) async throws -> Response {
+    /// Renders the session's step, showing (and forgetting) its message; stores the session when that or the
+    /// caller (`changed`) changed it.
+    private func render(_ session: inout Session, application: ApplicationRecord, changed: Bool) async throws
+        -> Response
+    {
         var context = baseContext(application, csrf: session.csrfToken, userId: session.state.userId)
         if let message = session.state.message {
             context["message"] = message
             session.state.message = nil
         }
-        _ = try await sessions.save(&session)
+        if changed || context["message"] != nil { _ = try await sessions.save(&session) }
         let state = session.state
         switch state.step {
         case .signIn:
@@ -354,133 +359,133 @@ struct LoginPages: Sendable {
     }
 
     /// `POST /login/factor`: starts the chosen provider's part.
-    private func choose(_ session: inout Session, _ form: [String: String]) async throws {
-        guard let regToken = session.state.regToken,
+    private func choose(_ state: inout LoginState, _ form: [String: String]) async throws {
+        guard let regToken = state.regToken,
             let provider = form["provider"].flatMap(TFAProvider.init(rawValue:)),
-            session.state.providers.contains(provider)
+            state.providers.contains(provider)
         else {
-            session.state.message = "Choose one of the methods shown."
+            state.message = "Choose one of the methods shown."
             return
         }
-        let registration = session.state.registration
+        let registration = state.registration
         let started = try await flows.start(
             TFAInitRequest(regToken: regToken, provider: provider, mode: registration ? .register : .verify))
-        session.state.clearFactor()
-        session.state.provider = provider
-        session.state.assertion = started.assertion
+        state.clearFactor()
+        state.provider = provider
+        state.assertion = started.assertion
         switch (provider, registration) {
         case (.totp, false):
-            session.state.step = .enterCode
+            state.step = .enterCode
         case (.totp, true):
             let issued = try await totp.register(TOTPRegisterRequest(assertion: started.assertion))
-            session.state.qrCode = issued.qrCode
-            session.state.sctToken = issued.sctToken
-            session.state.secret = URLComponents(string: issued.uri)?.queryItems?.first { $0.name == "secret" }?.value
-            session.state.step = .enterCode
+            state.qrCode = issued.qrCode
+            state.sctToken = issued.sctToken
+            state.secret = URLComponents(string: issued.uri)?.queryItems?.first { $0.name == "secret" }?.value
+            state.step = .enterCode
         case (.push, false):
-            session.state.operationId = try await push.send(TFAAssertionRequest(assertion: started.assertion))
+            state.operationId = try await push.send(TFAAssertionRequest(assertion: started.assertion))
                 .operationId
-            session.state.step = .waitForPush
+            state.step = .waitForPush
         default:
-            session.state.step = .chooseDestination
+            state.step = .chooseDestination
         }
     }
 
     /// `POST /login/destination`: sends the code to the chosen address or number, or asks the chosen device.
-    private func send(_ session: inout Session, _ form: [String: String]) async throws {
-        guard let assertion = session.state.assertion else { return }
-        switch session.state.provider {
+    private func send(_ state: inout LoginState, _ form: [String: String]) async throws {
+        guard let assertion = state.assertion else { return }
+        switch state.provider {
         case .email:
             let emails = try await codes.emails(TFAAssertionRequest(assertion: assertion)).emails
             guard let email = emails.first(where: { $0.id == form["emailId"] }) else {
-                session.state.message = "Choose one of the addresses shown."
+                state.message = "Choose one of the addresses shown."
                 return
             }
-            session.state.phvToken = try await codes.sendEmail(
+            state.phvToken = try await codes.sendEmail(
                 TFAEmailSendRequest(assertion: assertion, emailId: email.id, lang: "en")
             ).phvToken
-            session.state.destination = email.obfuscated
-            session.state.step = .enterCode
+            state.destination = email.obfuscated
+            state.step = .enterCode
         case .phone:
             let method = form["method"].flatMap(TFAPhoneMethod.init(rawValue:)) ?? .sms
             var request = TFAPhoneSendRequest(assertion: assertion, method: method, lang: "en")
-            if session.state.registration {
+            if state.registration {
                 let number = (form["phone"] ?? "").filter { !" -()".contains($0) }
                 guard CodeFactor.isE164(number) else {
-                    session.state.message =
+                    state.message =
                         "Enter the number in international form: + and the country code, e.g. +420 601 234 567."
                     return
                 }
                 request.phone = number
-                session.state.destination = CodeFactor.obfuscatePhone(number)
+                state.destination = CodeFactor.obfuscatePhone(number)
             } else {
                 let phones = try await codes.phones(TFAAssertionRequest(assertion: assertion)).phones
                 guard let phone = phones.first(where: { $0.id == form["phoneId"] }) else {
-                    session.state.message = "Choose one of the numbers shown."
+                    state.message = "Choose one of the numbers shown."
                     return
                 }
                 request.phoneId = phone.id
-                session.state.destination = phone.obfuscated
+                state.destination = phone.obfuscated
             }
-            session.state.phvToken = try await codes.sendPhone(request).phvToken
-            session.state.step = .enterCode
+            state.phvToken = try await codes.sendPhone(request).phvToken
+            state.step = .enterCode
         case .push:
             guard let activationId = form["activationId"], !activationId.isEmpty else {
-                session.state.message = "Choose the phone that will approve your sign-ins."
+                state.message = "Choose the phone that will approve your sign-ins."
                 return
             }
-            session.state.operationId = try await push.optIn(
+            state.operationId = try await push.optIn(
                 TFAPushOptInRequest(assertion: assertion, activationId: activationId)
             ).operationId
-            session.state.step = .waitForPush
+            state.step = .waitForPush
         case .totp, nil:
-            session.state.step = .chooseFactor
+            state.step = .chooseFactor
         }
     }
 
     /// `POST /login/code`: checks the code; right → signed in.
-    private func verifyCode(_ session: inout Session, _ form: [String: String]) async throws -> [String] {
-        guard let assertion = session.state.assertion, let provider = session.state.provider else { return [] }
+    private func verifyCode(_ state: inout LoginState, _ form: [String: String]) async throws -> [String] {
+        guard let assertion = state.assertion, let provider = state.provider else { return [] }
         let code = (form["code"] ?? "").filter { !$0.isWhitespace }
         guard !code.isEmpty else {
-            session.state.message = "Enter the code."
+            state.message = "Enter the code."
             return []
         }
         let proof: String
         switch provider {
         case .totp:
             proof = try await totp.verify(
-                TOTPVerifyRequest(assertion: assertion, code: code, sctToken: session.state.sctToken)
+                TOTPVerifyRequest(assertion: assertion, code: code, sctToken: state.sctToken)
             ).providerAssertion
         case .email, .phone:
-            guard let phvToken = session.state.phvToken else { return [] }
+            guard let phvToken = state.phvToken else { return [] }
             proof = try await codes.verify(
                 TFACodeVerifyRequest(assertion: assertion, phvToken: phvToken, code: code), provider: provider
             ).providerAssertion
         case .push:
             return []
         }
-        return try await finish(&session, proof: proof, remember: form["remember"] != nil)
+        return try await finish(&state, proof: proof, remember: form["remember"] != nil)
     }
 
     /// `POST /login/push`: the approval's state; approved → signed in.
-    private func verifyPush(_ session: inout Session, _ form: [String: String]) async throws -> [String] {
-        guard let assertion = session.state.assertion else { return [] }
+    private func verifyPush(_ state: inout LoginState, _ form: [String: String]) async throws -> [String] {
+        guard let assertion = state.assertion else { return [] }
         let status = try await push.verify(TFAAssertionRequest(assertion: assertion))
         guard let proof = status.providerAssertion else {
-            session.state.message = "Not approved yet: approve the request on your phone, then continue."
+            state.message = "Not approved yet: approve the request on your phone, then continue."
             return []
         }
-        return try await finish(&session, proof: proof, remember: form["remember"] != nil)
+        return try await finish(&state, proof: proof, remember: form["remember"] != nil)
     }
 
     /// Finalizes the flow with a passed factor's proof; the device cookie when the browser is to be remembered.
-    private func finish(_ session: inout Session, proof: String, remember: Bool) async throws -> [String] {
-        guard let regToken = session.state.regToken, let assertion = session.state.assertion else { return [] }
+    private func finish(_ state: inout LoginState, proof: String, remember: Bool) async throws -> [String] {
+        guard let regToken = state.regToken, let assertion = state.assertion else { return [] }
         let success = try await flows.finalize(
             TFAFinalizeRequest(
                 regToken: regToken, assertion: assertion, providerAssertion: proof, rememberDevice: remember))
-        signedIn(&session.state, success)
+        signedIn(&state, success)
         guard let token = success.deviceToken, let expiresAt = success.deviceTokenExpiresAt else { return [] }
         let maxAge = max(0, Int(expiresAt.timeIntervalSince(environment.now())))
         return [WebSessions<LoginState>.cookie(Self.deviceCookie, token, maxAge: maxAge)]
