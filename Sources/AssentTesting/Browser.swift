@@ -3,6 +3,10 @@ import Foundation
 import NIOCore
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A real browser we did not write: headless Chromium driven over W3C WebDriver by Debian's `chromedriver`
 /// (packages `chromium` and `chromium-driver`; `.ci/run` installs them). Each step can be kept as a screenshot.
 public final class Browser: Sendable {
@@ -57,7 +61,7 @@ public final class Browser: Sendable {
             }
         }
         guard let port else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw TestFailure("chromedriver did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
         }
         driver = URL(string: "http://127.0.0.1:\(port)")!
@@ -67,7 +71,7 @@ public final class Browser: Sendable {
                     "goog:chromeOptions": [
                         "binary": chromium,
                         "args": [
-                            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=900,1000",
+                            "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=900,1400",
                             "--disable-gpu", "--no-first-run", "--disable-extensions",
                         ],
                     ]
@@ -81,22 +85,27 @@ public final class Browser: Sendable {
             }
             session = id
         } catch {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw error
         }
         started = true
     }
 
     deinit {
-        process.terminate()
+        stop()
         try? FileManager.default.removeItem(at: log)
-        releaseSlot()
     }
 
-    /// Closes the window and Chromium.
+    /// Closes the window and Chromium, and ends chromedriver.
     public func quit() async {
         _ = try? await command("DELETE", "")
-        process.terminate()
+        _ = try? await Self.call(driver, "GET", "/shutdown", [:])
+        stop()
+    }
+
+    /// Ends chromedriver for certain (it ignores SIGTERM) and lets the next browser start.
+    private func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         releaseSlot()
     }
 
@@ -193,6 +202,17 @@ public final class Browser: Sendable {
     public func screenshot(_ name: String) async throws -> Data {
         guard let text = try await command("GET", "/screenshot") as? String, let png = Data(base64Encoded: text)
         else { throw TestFailure("chromedriver returned no screenshot") }
+        try png.write(to: artefacts.appendingPathComponent("\(name).png"))
+        return png
+    }
+
+    /// A PNG of one element (scrolled into view), also kept as `<artefacts>/<name>.png`.
+    @discardableResult
+    public func screenshot(of css: String, _ name: String) async throws -> Data {
+        let text = try await withElement(css) { try await command("GET", "/element/\($0)/screenshot") as? String }
+        guard let text, let png = Data(base64Encoded: text) else {
+            throw TestFailure("chromedriver returned no screenshot of \(css)")
+        }
         try png.write(to: artefacts.appendingPathComponent("\(name).png"))
         return png
     }

@@ -11,13 +11,14 @@ import Testing
 
 @Suite("Waiting-for-approval page in a real browser", .serialized)
 struct ApprovalPageBrowserTests {
-    @Test("The page shows the payment, waits for the phone's approval and goes on to the return URL by itself")
+    @Test("The page shows the payment and its proximity QR code, waits for the approval, goes on to the return URL")
     func approve() async throws {
         try await SDKOperationsTests.withActivatedClient(.sqlite) { server, http, client, _ in
             let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("approve"))
             defer { Task { await browser.quit() } }
             let base = http.base.absoluteString
-            let operation = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
+            let operation = try await server.createOperation(
+                http, try OperationFixtures.payment(userId: "alice", proximityCheck: true))
             let link = try await server.operatorCall(
                 http, "POST", "/api/v1/operations/\(operation.id)/approval-link",
                 body: try OperatorJSON.encoder().encode(ApprovalLinkRequest(returnUrl: "\(base)/health?from=bank")),
@@ -31,17 +32,27 @@ struct ApprovalPageBrowserTests {
             let shown = try await browser.text(".operation")
             #expect(shown.contains("2199,40 Kč") && shown.contains("238400856/0300"))
             try await browser.screenshot("01-waiting")
+            // The phone scans the proximity code off the screen (zbarimg reads a screenshot) and sends it along.
+            let shot = try await browser.screenshot(of: "#proximity", "02-proximity-qr")
+            let text = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+            let scanned = try #require(ProximityCode(parsing: text))
+            #expect(scanned.operationId == operation.id)
 
             let operations = OperationsService(client: client)
-            let pending = try #require(try await operations.pending().value.first { $0.id == operation.id })
-            try await operations.authorize(pending, factor: .pin("1234"))
+            try await operations.authorize(
+                LocalOperation(
+                    id: operation.id, data: operation.data,
+                    proximityCheck: ProximityCheck(
+                        otp: scanned.totp, type: "QR_CODE", timestampReceived: Date(), timestampSent: Date())),
+                factor: .pin("1234"))
             var current = ""
             for _ in 0..<300 where !current.contains("status=") {
                 try await Task.sleep(for: .milliseconds(200))
                 current = try await browser.url()
             }
             #expect(current == "\(base)/health?from=bank&operation_id=\(operation.id)&status=APPROVED")
-            try await browser.screenshot("02-returned")
+            try await browser.screenshot("03-returned")
+            await browser.quit()
         }
     }
 }
@@ -104,6 +115,10 @@ struct ApprovalPageLinkTests {
             #expect(shown.status == .ok && shown.body.contains("Confirm Payment"))
             #expect(shown.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
             #expect(shown.body.contains("/web/assets/wait.js"))
+            #expect(!shown.body.contains("proximity.png"), "no proximity check, no QR code")
+            #expect(
+                try await call(.get, page.replacingOccurrences(of: "?t=", with: "/proximity.png?t=")).status
+                    == .notFound)
             // Tampered, missing, or for another operation: refused.
             var characters = Array(page)
             characters[characters.count - 10] = characters[characters.count - 10] == "A" ? "B" : "A"

@@ -73,7 +73,7 @@ struct CLITests {
         server.standardError = FileHandle.nullDevice
         try server.run()
         var url: String?
-        for _ in 0..<150 where url == nil {
+        for _ in 0..<600 where url == nil {
             try await Task.sleep(for: .milliseconds(100))
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             url = text.split(separator: "\n").first { $0.hasPrefix("Assent is listening on ") }
@@ -227,7 +227,7 @@ struct CLITests {
         try server.run()
         var printed: [String: String] = [:]
         // The keys are printed before the server listens: wait for both.
-        for _ in 0..<150 where printed["Operator API key (shown once, store it now)"] == nil || printed["url"] == nil {
+        for _ in 0..<600 where printed["Operator API key (shown once, store it now)"] == nil || printed["url"] == nil {
             try await Task.sleep(for: .milliseconds(100))
             for line in ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n") {
                 if line.hasPrefix("Assent is listening on ") {
@@ -336,7 +336,8 @@ struct CLITests {
         try await browser.element("#status")
         try await browser.screenshot("01-wait")
         var requestId: String?
-        for _ in 0..<50 where requestId == nil {
+        let deadline = Date().addingTimeInterval(240)
+        while requestId == nil, Date() < deadline {
             let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
             requestId =
                 (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))?
@@ -350,6 +351,7 @@ struct CLITests {
         try await browser.element("#signed-in", seconds: 60)
         #expect(try await browser.text("#methods") == "pwd, hwk, mfa")
         try await browser.screenshot("02-signed-in")
+        await browser.quit()
 
         #expect(try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
         #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)
@@ -398,7 +400,9 @@ struct CLITests {
             }
             let running = Task { try await Self.run(arguments, environment: relyingParty) }
             var operationId: String?
-            for _ in 0..<100 where operationId == nil {
+            // Time-based: on a loaded machine each `assent` subprocess takes a while to start.
+            let deadline = Date().addingTimeInterval(240)
+            while operationId == nil, Date() < deadline {
                 try await Task.sleep(for: .milliseconds(200))
                 let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
                 let operations =

@@ -157,7 +157,8 @@ struct EventStreamTests {
                     try await stream.wait("the other process's operation") {
                         $0.contains(where: Self.isOperation(OperationEvent.created, created.id))
                     }
-                    #expect(ContinuousClock.now - started < .seconds(5))
+                    // Well under the 60 s heartbeat, so NOTIFY delivered it (a loaded machine can take seconds).
+                    #expect(ContinuousClock.now - started < .seconds(30))
                 }
             }
         }

@@ -101,6 +101,7 @@ struct LoginPageBrowserTests {
             try await browser.click("#verify")
             #expect(try await browser.text("#methods") == "pwd, otp, mfa")
             try await browser.screenshot("07-verified")
+            await browser.quit()
         }
     }
 
@@ -170,6 +171,7 @@ struct LoginPageBrowserTests {
             #expect(try await browser.text(".message") == "The user rejected the sign-in on the phone.")
             #expect(try await browser.text("h1") == "Confirm it is you")
             try await browser.screenshot("06-rejected")
+            await browser.quit()
         }
     }
 }
@@ -247,6 +249,7 @@ extension LoginPageBrowserTests {
                 try await browser.click("#verify")
                 #expect(try await browser.text("#methods") == "pwd, sms, mfa")
                 try await browser.screenshot("05-signed-in")
+                await browser.quit()
             }
         }
     }

@@ -1,5 +1,6 @@
 import AssentCrypto
 import AssentModel
+import AssentQR
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -80,7 +81,9 @@ struct ApprovalLinks: Sendable {
 /// The waiting-for-approval page under `/approve/{operation-id}?t=<signed link>`: what the person is to approve on
 /// the phone (the operation's texts and attributes in their language), its state, and — once the operation is
 /// finished — on to the relying party's return URL with `operation_id` and `status` in its query. The wait is live
-/// (an event stream woken by the one event stream; the page's only script); without scripts, a Continue link.
+/// (an event stream woken by the one event stream; the page's only script); without scripts, a Continue link. An
+/// operation with a proximity check shows its QR code (the current TOTP as the unsigned JWT the app scans), which the
+/// script refreshes every ten seconds.
 struct ApprovalPages: Sendable {
     let environment: ServerEnvironment
     let links: ApprovalLinks
@@ -107,6 +110,21 @@ struct ApprovalPages: Sendable {
                         message: "Not answered yet: approve or reject the request on your phone.")
                 }
                 return WebPages.redirect(Self.returnURL(claims.ret, operation))
+            }
+        }
+        router.get("approve/{id}/proximity.png") { request, context in
+            try await answer(request, context) { operation, _, _ in
+                guard operation.status == .pending, operation.proximitySeed != nil else {
+                    return Response(status: .notFound, headers: WebPages.securityHeaders)
+                }
+                let code = try await links.operations.proximityCode(id: operation.id, scheme: "assent")
+                var headers = WebPages.securityHeaders
+                headers[.contentType] = "image/png"
+                return Response(
+                    status: .ok, headers: headers,
+                    body: .init(
+                        byteBuffer: ByteBuffer(
+                            bytes: try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))))
             }
         }
         router.get("approve/{id}/events") { request, context in
@@ -147,6 +165,8 @@ struct ApprovalPages: Sendable {
             "formTitle": form.title, "formMessage": form.message,
             "attributes": attributes, "hasAttributes": !attributes.isEmpty,
             "pending": pending,
+            "proximity": pending && operation.proximitySeed != nil,
+            "proximityUrl": "\(Self.path(operation.id))/proximity.png?t=\(token)",
             "statusText": pending
                 ? "Open the app on your phone: this request is waiting for you there. This page goes on by itself "
                     + "once you have answered."
