@@ -158,7 +158,8 @@ public final class Wakeup: Sendable {
     /// Returns on a signal, after `timeout`, or when the task is cancelled.
     func wait(upTo timeout: Duration) async {
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            // Cancelled when the wait ends early: then it must not signal, or the next wait would return at once.
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self?.signal()
         }
         defer { timer.cancel() }
