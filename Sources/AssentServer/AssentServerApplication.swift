@@ -34,6 +34,7 @@ public enum AssentServerApplication {
         WebPages.shared.register(on: router)
         LoginPages(environment: environment).register(on: router)
         ApprovalPages(environment: environment).register(on: router)
+        ConsolePages(environment: environment).register(on: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router
     }

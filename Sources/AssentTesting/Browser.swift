@@ -168,6 +168,23 @@ public final class Browser: Sendable {
         try await withElement(css) { try await command("GET", "/element/\($0)/text") as? String ?? "" }
     }
 
+    /// The element's text once it is `expected`, waiting up to `seconds` (after a click, the next page may not
+    /// have replaced the current one yet, and a page with the same elements would be read instead); the last text
+    /// read when it never became `expected`.
+    public func text(_ css: String, becomes expected: String, seconds: Double = 60) async throws -> String {
+        let deadline = Date().addingTimeInterval(seconds)
+        var current = ""
+        while true {
+            do {
+                current = try await text(css)
+            } catch let error as WebDriverError where error.isStale {
+                current = ""
+            }
+            if current == expected || Date() > deadline { return current }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
     /// An attribute of the element.
     public func attribute(_ css: String, _ name: String) async throws -> String? {
         try await withElement(css) { try await command("GET", "/element/\($0)/attribute/\(name)") as? String }
@@ -179,11 +196,17 @@ public final class Browser: Sendable {
         for attempt in 1... {
             do {
                 return try await body(try await element(css))
-            } catch let error as WebDriverError where error.error == "stale element reference" && attempt < 50 {
+            } catch let error as WebDriverError where error.isStale && attempt < 50 {
                 try await Task.sleep(for: .milliseconds(200))
             }
         }
         preconditionFailure("unreachable")
+    }
+
+    /// Runs `script` (a function body) in the page and returns its result.
+    @discardableResult
+    public func execute(_ script: String) async throws -> Any? {
+        try await command("POST", "/execute/sync", ["script": script, "args": [Any]()])
     }
 
     /// The whole page's rendered text.
@@ -222,6 +245,11 @@ public final class Browser: Sendable {
         public var error: String
         public var message: String
         public var description: String { "WebDriver \(error): \(message.prefix(300))" }
+        /// Whether the element found belongs to a page that another one replaced meanwhile (Chromium says so in
+        /// two ways).
+        public var isStale: Bool {
+            error == "stale element reference" || message.contains("does not belong to the document")
+        }
     }
 
     private func command(_ method: String, _ path: String, _ body: [String: Any] = [:]) async throws -> Any? {

@@ -137,6 +137,7 @@ struct ServeCommand: AsyncParsableCommand {
             let app = try AssentServerApplication.application(environment: environment, host: host, port: port) {
                 port in
                 say("Assent is listening on http://\(host):\(port)")
+                say("Operator console: http://\(host):\(port)/console (sign in with an operator API key)")
                 say("OpenID issuer: \(openID.issuer) (discovery at /.well-known/openid-configuration)")
             }
             say(

@@ -227,7 +227,8 @@ struct CLITests {
         try server.run()
         var printed: [String: String] = [:]
         // The keys are printed before the server listens: wait for both.
-        for _ in 0..<600 where printed["Operator API key (shown once, store it now)"] == nil || printed["url"] == nil {
+        for _ in 0..<600
+        where printed["Operator API key (shown once, store it now)"] == nil || printed["Operator console"] == nil {
             try await Task.sleep(for: .milliseconds(100))
             for line in ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n") {
                 if line.hasPrefix("Assent is listening on ") {
@@ -355,6 +356,59 @@ struct CLITests {
 
         #expect(try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
         #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)
+    }
+
+    @Test("assent serve prints the console; an operator activates assent token from the QR on screen and sees APPROVED")
+    func console() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-console-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let (server, printed) = try await Self.serve(work)
+        defer { if server.isRunning { server.terminate() } }
+        let url = try #require(printed["url"])
+        #expect(printed["Operator console"] == "\(url)/console (sign in with an operator API key)")
+        let apiKey = try #require(printed["Operator API key (shown once, store it now)"])
+        let environment = ["ASSENT_URL": url, "ASSENT_API_KEY": apiKey]
+        let template = work.appendingPathComponent("payment.json")
+        try Data(ConsoleBrowserTests.template.utf8).write(to: template)
+        let saved = try await Self.run(
+            ["admin", "operation", "template", "put", "payment", "--file", template.path], environment: environment)
+        #expect(saved.status == 0, "\(saved.errors)")
+
+        let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/cli"))
+        defer { Task { await browser.quit() } }
+        try await browser.open("\(url)/console")
+        try await browser.type("#apiKey", apiKey)
+        try await browser.click("#submit")
+        try await browser.element("#operator")
+        try await browser.open("\(url)/console/users")
+        try await browser.type("#new-activation #user", "alice")
+        try await browser.click("#new-activation #create")
+        let shot = try await browser.screenshot(of: "#activation-qr", "01-activation-qr")
+        let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+        let profile = ["--profile", work.appendingPathComponent("token").path]
+        let activated = try await Self.run(
+            ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"])]
+                + [scanned, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+        #expect(activated.status == 0, "\(activated.errors)")
+        #expect(try await browser.text("#state", becomes: "ACTIVE") == "ACTIVE")
+        try await browser.screenshot("02-active")
+
+        try await browser.open("\(url)/console/operations/new?user=alice")
+        try await browser.type("#params", "amount=99\ncurrency=CZK\niban=CZ2730300000001165254011")
+        try await browser.click("#create")
+        #expect(try await browser.text("#status", becomes: "PENDING") == "PENDING")
+        let operationId = try await browser.text("#operation-id")
+        let approved = try await Self.run(
+            ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+        #expect(approved.status == 0, "\(approved.errors)")
+        #expect(try await browser.text("#status", becomes: "APPROVED") == "APPROVED")
+        try await browser.screenshot("03-approved")
+        await browser.quit()
     }
 
     @Test("assent rp ciba gets a verified ID token after assent token approve, in poll, ping and push modes")

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
-public protocol AssentStore: OpenIDStore, TFAStore, WebStore {
+public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     /// Creates or upgrades the schema. Safe to run from several processes at once.
     func migrate() async throws
     /// Closes connections.

@@ -52,6 +52,7 @@ enum Migrations {
         Migration(version: 7, sqlite: openIDV7(.sqlite), postgres: openIDV7(.postgres)),
         Migration(version: 8, sqlite: tfaV8(.sqlite), postgres: tfaV8(.postgres)),
         Migration(version: 9, sqlite: webV9(.sqlite), postgres: webV9(.postgres)),
+        Migration(version: 10, sqlite: consoleV10, postgres: consoleV10),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -618,4 +619,13 @@ extension Migrations {
             "CREATE INDEX IF NOT EXISTS web_sessions_expires ON web_sessions(expires_at)",
         ]
     }
+}
+
+extension Migrations {
+    /// Version 10: what the operator console lists and counts across users — the newest operations, and the
+    /// finished ones per hour.
+    static let consoleV10 = [
+        "CREATE INDEX IF NOT EXISTS operations_created ON operations(created_at)",
+        "CREATE INDEX IF NOT EXISTS operations_finished ON operations(finished_at)",
+    ]
 }

@@ -271,7 +271,7 @@ public final class SQLStore: AssentStore {
         )
     }
 
-    private func decodeActivation(_ row: any SQLRow) throws -> ActivationRecord {
+    func decodeActivation(_ row: any SQLRow) throws -> ActivationRecord {
         let id = try row.decode(column: "id", as: String.self)
         let stateValue = try row.decode(column: "state", as: Int64.self)
         guard let state = ActivationState(rawValue: UInt8(clamping: stateValue)),
@@ -508,7 +508,7 @@ public final class SQLStore: AssentStore {
         ).all().map { try $0.decode(column: "id", as: String.self) }
     }
 
-    private func decodeOperation(_ row: any SQLRow) throws -> OperationRecord {
+    func decodeOperation(_ row: any SQLRow) throws -> OperationRecord {
         let id = try row.decode(column: "id", as: String.self)
         guard let status = OperationStatus(rawValue: try row.decode(column: "status", as: String.self)) else {
             throw AssentServerError.internalError("Operation \(id) has an invalid stored status.")
@@ -610,25 +610,7 @@ public final class SQLStore: AssentStore {
     }
 
     public func audit(activationId: String?, userId: String?, limit: Int) async throws -> [AuditEvent] {
-        var query = SQLQueryString("SELECT * FROM audit_events WHERE 1 = 1")
-        if let activationId {
-            query.appendInterpolation(unsafeRaw: " AND activation_id = "); query.appendInterpolation(bind: activationId)
-        }
-        if let userId {
-            query.appendInterpolation(unsafeRaw: " AND user_id = "); query.appendInterpolation(bind: userId)
-        }
-        query.appendInterpolation(unsafeRaw: " ORDER BY id DESC LIMIT \(max(1, min(limit, 1000)))")
-        return try await database.raw(query).all().map { row in
-            AuditEvent(
-                id: try row.decode(column: "id", as: Int64.self),
-                at: try row.decode(column: "at", as: Int64.self),
-                type: try row.decode(column: "type", as: String.self),
-                activationId: try row.decode(column: "activation_id", as: String?.self),
-                userId: try row.decode(column: "user_id", as: String?.self),
-                actor: try row.decode(column: "actor", as: String.self),
-                detail: try row.decode(column: "detail", as: String.self)
-            )
-        }
+        try await auditEvents(AuditFilter(activationId: activationId, userId: userId), limit: limit)
     }
 }
 

@@ -18,13 +18,16 @@ struct WebPages: Sendable {
     static let assets: [String: String] = [
         "assent.css": "text/css; charset=utf-8",
         "wait.js": "text/javascript; charset=utf-8",
+        "console.js": "text/javascript; charset=utf-8",
     ]
 
     private init() {
         var library = MustacheLibrary()
         for name in [
             "layout", "login-signin", "login-factor", "login-destination", "login-code", "login-push",
-            "login-done", "approve", "error",
+            "login-done", "approve", "error", "console-layout", "console-signin", "console-error", "console-dashboard",
+            "console-users", "console-user", "console-activation", "console-operations", "console-operation",
+            "console-new-operation", "console-audit",
         ] {
             let text = String(decoding: Self.resource("\(name).mustache"), as: UTF8.self)
             do {

@@ -1,0 +1,88 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The live statuses of a console page: `GET /console/live?activations=…&operations=…` (ids, comma-separated) is
+/// an event stream that sends `status` events (`{"id": …, "status": …}`) — every listed status at once, then each
+/// change. It looks again every two seconds, and at once when the one event stream announces news for the user of
+/// a page about one user; it ends after 15 minutes (the page's script reconnects).
+struct ConsoleLive: Sendable {
+    let environment: ServerEnvironment
+
+    /// The most ids one stream follows of each kind.
+    static let limit = 100
+
+    struct Change: Encodable {
+        var id: String
+        var status: String
+    }
+
+    func stream(_ visit: ConsolePages.Visit) async throws -> Response {
+        func ids(_ name: String) -> [String] {
+            Array(
+                (visit.query(name) ?? "").split(separator: ",").map(String.init).filter {
+                    (1...64).contains($0.utf8.count)
+                }
+                .prefix(Self.limit))
+        }
+        let activationIds = visit.allows(.activationsRead) ? ids("activations") : []
+        let operationIds = visit.allows(.operationsRead) ? ids("operations") : []
+        let store = environment.store
+        var users = Set<String>()
+        for id in activationIds.prefix(1) {
+            if let user = try await store.activation(id: id)?.userId { users.insert(user) }
+        }
+        for id in operationIds.prefix(1) {
+            if let user = try await store.operation(id: id)?.userId { users.insert(user) }
+        }
+        let subscription = users.count == 1 ? users.first.map { environment.events.subscribe(userId: $0) } : nil
+        let deadline = ContinuousClock.now + .seconds(900)
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "text/event-stream", .cacheControl: "no-store",
+                HTTPField.Name("X-Accel-Buffering")!: "no",
+            ],
+            body: ResponseBody { writer in
+                defer { subscription?.cancel() }
+                try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
+                var sent: [String: String] = [:]
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = .sortedKeys
+                var quiet = 0
+                while ContinuousClock.now < deadline, !Task.isCancelled {
+                    var changes: [Change] = []
+                    for id in activationIds {
+                        if let state = try await store.activation(id: id)?.state.name, sent[id] != state {
+                            changes.append(Change(id: id, status: state))
+                        }
+                    }
+                    for id in operationIds {
+                        if let status = try await store.operation(id: id)?.status.rawValue, sent[id] != status {
+                            changes.append(Change(id: id, status: status))
+                        }
+                    }
+                    for change in changes {
+                        sent[change.id] = change.status
+                        let data = String(decoding: try encoder.encode(change), as: UTF8.self)
+                        try await writer.write(ByteBuffer(string: "event: status\ndata: \(data)\n\n"))
+                    }
+                    quiet = changes.isEmpty ? quiet + 1 : 0
+                    if quiet >= 7 {
+                        // A comment every ~15 s keeps proxies from closing the quiet connection.
+                        try await writer.write(ByteBuffer(string: ": waiting\n\n"))
+                        quiet = 0
+                    }
+                    if let subscription {
+                        await subscription.next(upTo: .seconds(2))
+                    } else {
+                        try await Task.sleep(for: .seconds(2))
+                    }
+                }
+                try await writer.finish(nil)
+            })
+    }
+}

@@ -1,0 +1,177 @@
+import AssentCrypto
+import AssentModel
+import AssentQR
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The console's users and activations: find a user, see their activations (state, failed attempts, fingerprint,
+/// push registration, last use), create one — with its activation QR code to scan — and commit, block, unblock or
+/// remove them.
+extension ConsolePages {
+    func registerActivations(on router: Router<AssentRequestContext>) {
+        router.get("console/users") { request, _ in
+            try await page(request, scope: .activationsRead) { visit in
+                let prefix = visit.query("q")
+                let users = try await environment.store.consoleUsers(prefix: prefix, limit: 100)
+                return try await show(
+                    "console-users",
+                    [
+                        "title": "Users", "q": prefix ?? "", "empty": users.isEmpty,
+                        "canCreate": visit.allows(.activationsWrite),
+                        "users": users.map {
+                            [
+                                "user": $0.userId, "url": Self.userPath($0.userId), "activations": $0.activations,
+                                "active": $0.active, "latest": Self.time($0.latest),
+                            ] as [String: Any]
+                        },
+                    ], visit)
+            }
+        }
+        router.get("console/users/{user}") { request, context in
+            let userId = try context.parameters.require("user")
+            return try await page(request, scope: .activationsRead) { visit in
+                try await user(userId, visit)
+            }
+        }
+        router.post("console/activations") { request, _ in
+            try await action(request, scope: .activationsWrite, back: "/console/users") { visit in
+                let userId = (visit.form["user"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let mode = CommitMode(rawValue: visit.form["commitMode"] ?? CommitMode.auto.rawValue) else {
+                    throw AssentServerError.invalidRequest("The commit mode is auto or manual.")
+                }
+                let created = try await activations.create(
+                    application: try await applications.defaultApplication(), userId: userId, commitMode: mode,
+                    actor: visit.actor)
+                return (
+                    Self.activationPath(created.activation.id),
+                    "Activation created: scan the QR code with the app, or type the code."
+                )
+            }
+        }
+        router.get("console/activations/{id}") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, scope: .activationsRead) { visit in try await activation(id, visit) }
+        }
+        router.get("console/activations/{id}/qr.png") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, scope: .activationsWrite) { _ in
+                guard let text = try await activationQR(id) else {
+                    return Response(status: .notFound, headers: WebPages.securityHeaders)
+                }
+                return Self.png(try QRCode(text: text, errorCorrection: .medium).png(scale: 6))
+            }
+        }
+        for verb in ["commit", "block", "unblock", "remove"] {
+            router.post("console/activations/{id}/\(verb)") { request, context in
+                let id = try context.parameters.require("id")
+                return try await action(request, scope: .activationsWrite, back: Self.activationPath(id)) { visit in
+                    switch verb {
+                    case "commit": _ = try await activations.commit(id: id, actor: visit.actor)
+                    case "block":
+                        _ = try await activations.block(id: id, reason: visit.form["reason"], actor: visit.actor)
+                    case "unblock": _ = try await activations.unblock(id: id, actor: visit.actor)
+                    default: _ = try await activations.remove(id: id, actor: visit.actor)
+                    }
+                    let done = ["commit": "committed", "block": "blocked", "unblock": "unblocked"][verb] ?? "removed"
+                    return (Self.activationPath(id), "Activation \(done).")
+                }
+            }
+        }
+    }
+
+    static func userPath(_ userId: String) -> String { "/console/users/\(FormEncoding.escape(userId))" }
+    static func activationPath(_ id: String) -> String { "/console/activations/\(FormEncoding.escape(id))" }
+
+    private func user(_ userId: String, _ visit: Visit) async throws -> Response {
+        let list = try await environment.store.activations(userId: userId)
+        var context: [String: Any] = [
+            "title": userId, "user": userId, "canCreate": visit.allows(.activationsWrite),
+            "activations": list.reversed().map { activation in
+                [
+                    "id": activation.id, "url": Self.activationPath(activation.id), "state": activation.state.name,
+                    "stateClass": activation.state.name.lowercased(),
+                    "name": activation.activationName ?? activation.platform ?? "—",
+                    "failed": "\(activation.failedAttempts) of \(activation.maxFailedAttempts)",
+                    "lastUsed": activation.lastUsedAt.map(Self.time) ?? "never",
+                ] as [String: Any]
+            },
+            "empty": list.isEmpty,
+        ]
+        context["live"] = Self.liveURL(activations: list.map(\.id))
+        if visit.allows(.operationsRead) {
+            let recent = try await environment.store.recentOperations(userId: userId, status: nil, limit: 10)
+            context["operations"] = recent.map(Self.operationRow)
+            context["operationsUrl"] = Self.link("/console/operations", ["user": userId])
+            context["showOperations"] = true
+            context["live"] = Self.liveURL(activations: list.map(\.id), operations: recent.map(\.id))
+        }
+        return try await show("console-user", context, visit)
+    }
+
+    private func activation(_ id: String, _ visit: Visit) async throws -> Response {
+        guard let activation = try await environment.store.activation(id: id) else {
+            throw AssentServerError.activationNotFound()
+        }
+        let write = visit.allows(.activationsWrite)
+        var context: [String: Any] = [
+            "title": "Activation", "id": activation.id, "user": activation.userId,
+            "userUrl": Self.userPath(activation.userId), "state": activation.state.name,
+            "stateClass": activation.state.name.lowercased(),
+            "details": [
+                ("Name", activation.activationName), ("Platform", activation.platform),
+                ("Device", activation.deviceInfo), ("Commit mode", activation.commitMode.rawValue),
+                ("Failed attempts", "\(activation.failedAttempts) of \(activation.maxFailedAttempts)"),
+                ("Blocked because", activation.blockedReason), ("Created", Self.time(activation.createdAt)),
+                ("Last used", activation.lastUsedAt.map(Self.time) ?? "never"),
+            ].compactMap { label, value in value.map { ["label": label, "value": $0] } },
+            "canCommit": write && activation.state == .pendingCommit,
+            "canBlock": write && activation.state == .active,
+            "canUnblock": write && activation.state == .blocked,
+            "canRemove": write && activation.state != .removed,
+        ]
+        context["live"] = Self.liveURL(activations: [activation.id])
+        if let fingerprint = activation.fingerprint { context["fingerprint"] = fingerprint }
+        if let registration = try await environment.store.pushRegistration(activationId: activation.id) {
+            context["push"] =
+                [registration.platform.rawValue, registration.environment?.rawValue].compactMap { $0 }
+                .joined(separator: ", ") + ", registered \(Self.time(registration.registeredAt))"
+        }
+        if write, let code = activation.activationCode, activation.state == .created,
+            activation.codeExpiresAt > environment.nowMillis
+        {
+            context["code"] = code
+            context["codeExpires"] = Self.time(activation.codeExpiresAt)
+            context["qrUrl"] = "\(Self.activationPath(activation.id))/qr.png"
+        }
+        return try await show("console-activation", context, visit)
+    }
+
+    /// The activation QR text (`CODE#signature`) of an activation a device has not used yet.
+    private func activationQR(_ id: String) async throws -> String? {
+        guard let activation = try await environment.store.activation(id: id), activation.state == .created,
+            let code = activation.activationCode, activation.codeExpiresAt > environment.nowMillis,
+            let application = try await environment.store.application(id: activation.applicationId)
+        else { return nil }
+        return try ActivationQRCode(code: try ActivationCode(code), masterPrivateKey: application.masterPrivateKey).text
+    }
+
+    /// A PNG image answer that is never cached.
+    static func png(_ bytes: Data) -> Response {
+        var headers = WebPages.securityHeaders
+        headers[.contentType] = "image/png"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The live statuses' event stream of a page showing these activations and operations.
+    static func liveURL(activations: [String] = [], operations: [String] = []) -> String? {
+        guard !activations.isEmpty || !operations.isEmpty else { return nil }
+        return link(
+            "/console/live",
+            [
+                "activations": activations.prefix(ConsoleLive.limit).joined(separator: ","),
+                "operations": operations.prefix(ConsoleLive.limit).joined(separator: ","),
+            ])
+    }
+}

@@ -1,0 +1,189 @@
+import AssentCrypto
+import AssentModel
+import AssentQR
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The console's operations: the newest (by user and status), one operation as the phone shows it with its live
+/// status, cancel, create one from a template, and the QR codes for approving offline (with the check of the code
+/// the person types back) and for the proximity check.
+extension ConsolePages {
+    func registerOperations(on router: Router<AssentRequestContext>) {
+        router.get("console/operations") { request, _ in
+            try await page(request, scope: .operationsRead) { visit in try await list(visit) }
+        }
+        router.get("console/operations/new") { request, _ in
+            try await page(request, scope: .operationsWrite) { visit in
+                let templates = try await environment.store.templates()
+                return try await show(
+                    "console-new-operation",
+                    [
+                        "title": "New operation", "user": visit.query("user") ?? "",
+                        "templates": templates.map { ["name": $0.name] }, "noTemplates": templates.isEmpty,
+                    ], visit)
+            }
+        }
+        router.post("console/operations") { request, _ in
+            try await action(request, scope: .operationsWrite, back: "/console/operations/new") { visit in
+                let operation = try await operations.create(
+                    try Self.operationRequest(visit.form), application: try await applications.defaultApplication(),
+                    actor: visit.actor)
+                return (Self.operationPath(operation.id), "Operation created: it waits on the user's phones.")
+            }
+        }
+        router.get("console/operations/{id}") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, scope: .operationsRead) { visit in try await operation(id, visit) }
+        }
+        router.post("console/operations/{id}/cancel") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
+                let reason = visit.form["reason"].flatMap { $0.isEmpty ? nil : $0 }
+                _ = try await operations.cancel(id: id, reason: reason, actor: visit.actor)
+                return (Self.operationPath(id), "Operation canceled.")
+            }
+        }
+        router.post("console/operations/{id}/offline") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, scope: .operationsWrite) { visit in
+                guard let form = try await WebForm.read(request),
+                    WebSessions<ConsoleState>.validToken(form, visit.session)
+                else {
+                    return pages.error(
+                        .forbidden, "This form is stale or did not come from this console: open the page again.",
+                        next: Self.operationPath(id))
+                }
+                let activationId = form["activation"].flatMap { $0.isEmpty ? nil : $0 }
+                let qr = try await operations.offlineQR(
+                    id: id,
+                    request: OfflineQRRequest(
+                        keyType: activationId == nil ? "master" : "personal", activationId: activationId))
+                return try await operation(id, visit, offlineQR: qr, offlineActivation: activationId)
+            }
+        }
+        router.post("console/operations/{id}/offline-verify") { request, context in
+            let id = try context.parameters.require("id")
+            return try await action(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
+                let (valid, _) = try await operations.verifyOffline(
+                    id: id, activationId: visit.form["activation"] ?? "", code: visit.form["code"] ?? "")
+                return (
+                    Self.operationPath(id),
+                    valid ? "The code is right: the operation is approved." : "The code is wrong."
+                )
+            }
+        }
+        router.get("console/operations/{id}/proximity.png") { request, context in
+            let id = try context.parameters.require("id")
+            return try await page(request, scope: .operationsRead) { _ in
+                let code = try await operations.proximityCode(id: id, scheme: "assent")
+                return Self.png(try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))
+            }
+        }
+    }
+
+    static func operationPath(_ id: String) -> String { "/console/operations/\(FormEncoding.escape(id))" }
+
+    /// A row of an operations table.
+    static func operationRow(_ operation: OperationRecord) -> [String: Any] {
+        [
+            "id": operation.id, "url": operationPath(operation.id), "user": operation.userId ?? "—",
+            "name": operation.name, "title": operation.content.form(acceptLanguage: nil).title,
+            "status": operation.status.rawValue, "statusClass": operation.status.rawValue.lowercased(),
+            "created": time(operation.createdAt),
+        ]
+    }
+
+    private func list(_ visit: Visit) async throws -> Response {
+        let userId = visit.query("user")
+        var status: OperationStatus?
+        if let text = visit.query("status") {
+            guard let parsed = OperationStatus(rawValue: text.uppercased()) else {
+                throw AssentServerError.invalidRequest(
+                    "The status is one of " + OperationStatus.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+            }
+            status = parsed
+        }
+        let list = try await environment.store.recentOperations(userId: userId, status: status, limit: 100)
+        var context: [String: Any] = [
+            "title": "Operations", "user": userId ?? "", "empty": list.isEmpty,
+            "statuses": OperationStatus.allCases.map {
+                ["value": $0.rawValue, "selected": $0 == status] as [String: Any]
+            },
+            "operations": list.map(Self.operationRow),
+            "canCreate": visit.allows(.operationsWrite),
+            "newUrl": Self.link("/console/operations/new", ["user": userId]),
+        ]
+        context["live"] = Self.liveURL(operations: list.filter { $0.status == .pending }.map(\.id))
+        return try await show("console-operations", context, visit)
+    }
+
+    private func operation(_ id: String, _ visit: Visit, offlineQR: String? = nil, offlineActivation: String? = nil)
+        async throws -> Response
+    {
+        let operation = try await operations.get(id: id)
+        let form = operation.content.form(acceptLanguage: visit.request.headers[HTTPSupport.acceptLanguage])
+        let pending = operation.status == .pending
+        let write = visit.allows(.operationsWrite)
+        var context: [String: Any] = [
+            "title": "Operation", "id": operation.id, "status": operation.status.rawValue,
+            "statusClass": operation.status.rawValue.lowercased(),
+            "formTitle": form.title, "formMessage": form.message,
+            "attributes": form.attributes.compactMap(ApprovalPages.display),
+            "details": [
+                ("Name", operation.name), ("User", operation.userId ?? "any user's phone"),
+                ("Data", operation.data), ("Template", operation.template),
+                ("Created", Self.time(operation.createdAt)), ("Expires", Self.time(operation.expiresAt)),
+                ("Finished", operation.finishedAt.map(Self.time)), ("Reason", operation.statusReason),
+                ("Approved with", operation.activationId),
+                ("Failed attempts", "\(operation.failedAttempts) of \(operation.maxFailedAttempts)"),
+            ].compactMap { label, value in value.map { ["label": label, "value": $0] } },
+            "canCancel": write && pending,
+            "proximity": pending && operation.proximitySeed != nil,
+            "proximityUrl": "\(Self.operationPath(operation.id))/proximity.png?",
+        ]
+        context["live"] = Self.liveURL(operations: [operation.id])
+        if let userId = operation.userId { context["userUrl"] = Self.userPath(userId) }
+        if write && pending {
+            let devices = try await environment.store.activations(userId: operation.userId ?? "").filter {
+                $0.state == .active
+            }
+            context["offline"] = true
+            context["devices"] = devices.map {
+                [
+                    "id": $0.id, "label": $0.activationName ?? $0.platform ?? String($0.id.prefix(8)),
+                    "selected": $0.id == offlineActivation,
+                ] as [String: Any]
+            }
+        }
+        if let offlineQR {
+            context["offlineQR"] = try QRCode(text: offlineQR, errorCorrection: .low).pngDataURL(scale: 4)
+            context["offlineText"] = offlineQR
+        }
+        return try await show("console-operation", context, visit)
+    }
+
+    /// An operation request from the new-operation form: the user, a template and its `name=value` parameters (one
+    /// per line; numbers stay numbers), and whether the proximity check is on.
+    static func operationRequest(_ form: [String: String]) throws -> CreateOperationRequest {
+        guard let template = form["template"], !template.isEmpty else {
+            throw AssentServerError.invalidRequest("Choose a template.")
+        }
+        var params: [String: JSONValue] = [:]
+        for line in (form["params"] ?? "").split(whereSeparator: \.isNewline) {
+            let text = line.trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty else { continue }
+            guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
+                throw AssentServerError.invalidRequest("Write each parameter as name=value on its own line.")
+            }
+            let name = text[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let number = value.range(of: #"^-?[0-9]+(\.[0-9]+)?$"#, options: .regularExpression) != nil
+            params[name] = number ? Decimal(string: value).map(JSONValue.number) ?? .string(value) : .string(value)
+        }
+        let user = form["user"]?.trimmingCharacters(in: .whitespacesAndNewlines)
+        return CreateOperationRequest(
+            userId: user?.isEmpty == false ? user : nil, proximityCheck: form["proximity"] == "on",
+            template: template, params: params)
+    }
+}

@@ -1,0 +1,308 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// What the console's session remembers: which operator key signed in (never the key itself) and a sentence for
+/// the next page.
+struct ConsoleState: Codable, Sendable {
+    var apiKeyId: String
+    var message: String?
+}
+
+/// The operator console under `/console`: server-rendered pages over the same services as the operator API. An
+/// operator signs in with an API key; the session (a `__Host-` cookie, see ``WebSessions``) remembers the key's id,
+/// so a revoked key ends every session it opened, and every page and action checks the key's scopes. Forms carry
+/// the session's CSRF token and are answered with a 303 (post/redirect/get); the outcome of an action is shown once
+/// on the next page. Statuses on a page follow the database live through ``ConsoleLive`` (the only script).
+struct ConsolePages: Sendable {
+    let environment: ServerEnvironment
+    let sessions: WebSessions<ConsoleState>
+    let apiKeys: APIKeyService
+    let activations: ActivationService
+    let operations: OperationService
+    let applications: ApplicationService
+    let limiter: RateLimiter
+    let pages = WebPages.shared
+    typealias Session = WebSessions<ConsoleState>.Session
+
+    /// The sign-in form's CSRF token before a session exists (double-submit: the form carries the same value).
+    static let csrfCookie = "__Host-assent-console-csrf"
+    static let signInPath = "/console/sign-in"
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        sessions = WebSessions(
+            environment: environment, cookieName: "__Host-assent-console", kind: "console", lifetime: 1800)
+        apiKeys = APIKeyService(environment: environment)
+        activations = ActivationService(environment: environment)
+        operations = OperationService(environment: environment)
+        applications = ApplicationService(environment: environment)
+        limiter = RateLimiter(environment: environment)
+    }
+
+    /// A signed-in request: its session, the operator key behind it, and (for a POST) its form.
+    struct Visit: Sendable {
+        var session: Session
+        var key: APIKeyRecord
+        var form: [String: String]
+        var request: Request
+
+        var actor: String { "operator:\(key.name)" }
+        func allows(_ scope: APIScope) -> Bool { key.allows(scope) }
+        func query(_ name: String) -> String? {
+            request.uri.queryParameters[Substring(name)].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        }
+    }
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get("console/sign-in") { request, _ in try await signInPage(request) }
+        router.post("console/sign-in") { request, context in try await signIn(request, address: context.clientAddress) }
+        router.post("console/sign-out") { request, _ in
+            guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
+                WebSessions<ConsoleState>.validToken(form, session)
+            else { return WebPages.redirect(Self.signInPath) }
+            let cookie = try await sessions.end(session)
+            if let key = try await key(id: session.state.apiKeyId) {
+                await environment.audit(
+                    "console.signed_out", actor: "operator:\(key.name)", "Signed out of the console.")
+            }
+            return WebPages.redirect(Self.signInPath, cookies: [cookie])
+        }
+        router.get("console") { request, _ in try await page(request) { try await dashboard($0) } }
+        registerActivations(on: router)
+        registerOperations(on: router)
+        router.get("console/audit") { request, _ in
+            try await page(request, scope: .auditRead) { try await audit($0) }
+        }
+        router.get("console/live") { request, _ in
+            try await page(request) { visit in try await ConsoleLive(environment: environment).stream(visit) }
+        }
+    }
+
+    // MARK: Signing in
+
+    private func signInPage(_ request: Request, message: String? = nil, status: HTTPResponse.Status = .ok) async throws
+        -> Response
+    {
+        if message == nil, try await signedIn(request) != nil { return WebPages.redirect("/console") }
+        var csrf = Base64URL.encode(Bytes.random(count: 24))
+        if let kept = request.cookies[Self.csrfCookie]?.value, (20...64).contains(kept.utf8.count) { csrf = kept }
+        let expired = request.uri.queryParameters["expired"] != nil ? "Your session ended: sign in again." : nil
+        var response = pages.page(
+            "console-signin",
+            ["title": "Sign in to the console", "application": "Assent console", "csrf": csrf]
+                .merging(["message": message ?? expired].compactMapValues { $0 }) { $1 }, status: status)
+        response.headers.append(
+            HTTPField(
+                name: .setCookie,
+                value: WebSessions<ConsoleState>.cookie(Self.csrfCookie, csrf, maxAge: sessions.lifetime)))
+        return response
+    }
+
+    /// `POST /console/sign-in`: the API key, counted against the address like the operator API's wrong keys.
+    private func signIn(_ request: Request, address: String?) async throws -> Response {
+        guard let form = try await WebForm.read(request) else {
+            return pages.error(.unsupportedMediaType, "This page takes an HTML form.", next: Self.signInPath)
+        }
+        guard let sent = form["csrf"], let expected = request.cookies[Self.csrfCookie]?.value,
+            Bytes.constantTimeEqual(Data(sent.utf8), Data(expected.utf8))
+        else {
+            return pages.error(
+                .forbidden, "This form is stale or did not come from this site: open the sign-in page again.",
+                next: Self.signInPath)
+        }
+        let rule = environment.rateLimits.operatorKeyFailuresPerAddress
+        do {
+            if let address { try await limiter.check(rule, "operator.key", address) }
+        } catch let error as AssentServerError where error.status == 429 {
+            var response = try await signInPage(request, message: error.message, status: .tooManyRequests)
+            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            return response
+        }
+        let text = (form["apiKey"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let key = try await apiKeys.authenticate(text) else {
+            if let address { await limiter.recordFailure(rule, "operator.key", address) }
+            return try await signInPage(
+                request, message: "This API key is not valid: check it, or ask for a new one.", status: .unauthorized)
+        }
+        if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
+        let (_, cookie) = try await sessions.create(ConsoleState(apiKeyId: key.id))
+        await environment.audit("console.signed_in", actor: "operator:\(key.name)", "Signed in to the console.")
+        return WebPages.redirect(
+            "/console", cookies: [cookie, WebSessions<ConsoleState>.cookie(Self.csrfCookie, "", maxAge: 0)])
+    }
+
+    private func key(id: String) async throws -> APIKeyRecord? {
+        try await environment.store.apiKeys().first { $0.id == id }
+    }
+
+    /// The request's session and its key, if the key still exists.
+    private func signedIn(_ request: Request) async throws -> (Session, APIKeyRecord)? {
+        guard let session = try await sessions.load(request) else { return nil }
+        guard let key = try await key(id: session.state.apiKeyId) else {
+            _ = try await sessions.end(session)
+            return nil
+        }
+        return (session, key)
+    }
+
+    // MARK: Pages and actions
+
+    /// A page for a signed-in operator whose key has `scope`; others go to the sign-in page or get a 403 page.
+    func page(_ request: Request, scope: APIScope? = nil, _ body: (Visit) async throws -> Response) async throws
+        -> Response
+    {
+        guard let (session, key) = try await signedIn(request) else {
+            return WebPages.redirect("\(Self.signInPath)?expired=1")
+        }
+        let visit = Visit(session: session, key: key, form: [:], request: request)
+        if let scope, !key.allows(scope) { return missing(scope, visit) }
+        do {
+            return try await body(visit)
+        } catch let error as AssentServerError where error.status < 500 {
+            return try await show(
+                "console-error", ["title": "Not possible", "detail": error.message], visit,
+                status: HTTPResponse.Status(code: error.status))
+        }
+    }
+
+    /// A form a signed-in operator whose key has `scope` posted with the session's token: `body` acts and names the
+    /// page to go to and the sentence to show there. A refused action goes to `back` with the reason.
+    func action(
+        _ request: Request, scope: APIScope, back: String,
+        _ body: (Visit) async throws -> (location: String, message: String)
+    ) async throws -> Response {
+        guard let (session, key) = try await signedIn(request) else {
+            return WebPages.redirect("\(Self.signInPath)?expired=1")
+        }
+        guard let form = try await WebForm.read(request), WebSessions<ConsoleState>.validToken(form, session) else {
+            return pages.error(
+                .forbidden, "This form is stale or did not come from this console: open the page again.",
+                next: back)
+        }
+        var visit = Visit(session: session, key: key, form: form, request: request)
+        if !key.allows(scope) { return missing(scope, visit) }
+        var location = back
+        do {
+            let outcome = try await body(visit)
+            (location, visit.session.state.message) = (outcome.location, outcome.message)
+        } catch let error as AssentServerError where error.status < 500 {
+            visit.session.state.message = error.message
+        }
+        _ = try await sessions.save(&visit.session)
+        return WebPages.redirect(location)
+    }
+
+    private func missing(_ scope: APIScope, _ visit: Visit) -> Response {
+        render(
+            "console-error",
+            [
+                "title": "Not allowed",
+                "detail": "The API key \(visit.key.name) you signed in with lacks the scope \(scope.rawValue) "
+                    + "this page needs.",
+            ], visit, status: .forbidden)
+    }
+
+    /// A console page: the navigation the key's scopes allow, the operator's name, the form token, and the
+    /// sentence an action left (shown once: the caller's session is saved without it).
+    func render(
+        _ template: String, _ context: [String: Any], _ visit: Visit, status: HTTPResponse.Status = .ok
+    ) -> Response {
+        var full = context
+        full["application"] = "Assent console"
+        full["operator"] = visit.key.name
+        full["csrf"] = visit.session.csrfToken
+        full["navActivations"] = visit.allows(.activationsRead)
+        full["navOperations"] = visit.allows(.operationsRead)
+        full["navAudit"] = visit.allows(.auditRead)
+        if let message = visit.session.state.message { full["message"] = message }
+        return pages.page(template, full, status: status)
+    }
+
+    /// Renders a page and forgets the sentence it showed.
+    func show(
+        _ template: String, _ context: [String: Any], _ visit: Visit, status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        let response = render(template, context, visit, status: status)
+        if visit.session.state.message != nil {
+            var session = visit.session
+            session.state.message = nil
+            _ = try await sessions.save(&session)
+        }
+        return response
+    }
+
+    // MARK: Dashboard and audit
+
+    private func dashboard(_ visit: Visit) async throws -> Response {
+        var context: [String: Any] = ["title": "Dashboard"]
+        if visit.allows(.activationsRead) {
+            let counts = try await environment.store.activationCounts()
+            context["showActivations"] = true
+            context["activationCounts"] = ActivationState.allCases.map {
+                ["state": $0.name, "count": counts[$0] ?? 0] as [String: Any]
+            }
+        }
+        if visit.allows(.operationsRead) {
+            let now = environment.nowMillis
+            let hour = now / 3_600_000
+            let rows = try await environment.store.finishedOperationsPerHour(since: (hour - 23) * 3_600_000)
+            context["showChart"] = true
+            context["chart"] = DashboardChart.svg(rows, lastHour: hour)
+            let totals = Dictionary(grouping: rows, by: \.status).mapValues { $0.reduce(0) { $0 + $1.count } }
+            context["totals"] = DashboardChart.statuses.map {
+                ["status": $0.rawValue, "count": totals[$0] ?? 0] as [String: Any]
+            }
+        }
+        return try await show("console-dashboard", context, visit)
+    }
+
+    private func audit(_ visit: Visit) async throws -> Response {
+        let filter = AuditFilter(
+            activationId: visit.query("activation"), userId: visit.query("user"), typePrefix: visit.query("type"),
+            beforeId: visit.query("before").flatMap { Int64($0) })
+        let pageSize = 50
+        let events = try await environment.store.auditEvents(filter, limit: pageSize + 1)
+        var context: [String: Any] = [
+            "title": "Audit log", "user": filter.userId ?? "", "activation": filter.activationId ?? "",
+            "type": filter.typePrefix ?? "",
+            "events": events.prefix(pageSize).map {
+                [
+                    "id": $0.id ?? 0, "at": Self.time($0.at), "type": $0.type, "user": $0.userId ?? "",
+                    "activation": $0.activationId ?? "", "actor": $0.actor, "detail": $0.detail,
+                ] as [String: Any]
+            },
+        ]
+        context["empty"] = events.isEmpty
+        if events.count > pageSize, let last = events[pageSize - 1].id {
+            context["next"] = Self.link(
+                "/console/audit",
+                [
+                    "user": filter.userId, "activation": filter.activationId, "type": filter.typePrefix,
+                    "before": String(last),
+                ])
+        }
+        if filter.beforeId != nil {
+            context["first"] = Self.link(
+                "/console/audit", ["user": filter.userId, "activation": filter.activationId, "type": filter.typePrefix])
+        }
+        return try await show("console-audit", context, visit)
+    }
+
+    // MARK: Helpers
+
+    /// A time as the console shows it: UTC to the second.
+    static func time(_ millis: Millis) -> String {
+        Date(millis: millis).formatted(.iso8601).replacingOccurrences(of: "T", with: " ")
+            .replacingOccurrences(of: "Z", with: " UTC")
+    }
+
+    /// `path` with the non-empty `query` values.
+    static func link(_ path: String, _ query: [String: String?]) -> String {
+        let items = query.compactMapValues { $0.flatMap { $0.isEmpty ? nil : $0 } }.sorted { $0.key < $1.key }
+        guard !items.isEmpty else { return path }
+        return path + "?" + items.map { "\($0.key)=\(FormEncoding.escape($0.value))" }.joined(separator: "&")
+    }
+}

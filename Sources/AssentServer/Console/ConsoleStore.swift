@@ -1,0 +1,44 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// One user as the console lists them: how many activations they have, and how many of those are active.
+public struct ConsoleUser: Sendable, Equatable {
+    public var userId: String
+    public var activations: Int
+    public var active: Int
+    /// When their newest activation was created.
+    public var latest: Millis
+}
+
+/// Which audit events to list, newest first.
+public struct AuditFilter: Sendable, Equatable {
+    public var activationId: String?
+    public var userId: String?
+    /// Events whose type starts with this (`activation.`, `signature.failed`).
+    public var typePrefix: String?
+    /// Only events older than this id (the next page).
+    public var beforeId: Int64?
+
+    public init(activationId: String? = nil, userId: String? = nil, typePrefix: String? = nil, beforeId: Int64? = nil) {
+        self.activationId = activationId
+        self.userId = userId
+        self.typePrefix = typePrefix
+        self.beforeId = beforeId
+    }
+}
+
+/// The queries of the operator console that cut across users: counts for the dashboard, the users with
+/// activations, the newest operations, and the audit trail page by page.
+public protocol ConsoleStore: Sendable {
+    /// How many activations are in each state.
+    func activationCounts() async throws -> [ActivationState: Int]
+    /// Operations finished at or after `since`, counted per hour (`hour` = milliseconds / 3,600,000) and status.
+    func finishedOperationsPerHour(since: Millis) async throws -> [(hour: Int64, status: OperationStatus, count: Int)]
+    /// Users with activations whose id starts with `prefix` (all when `nil`), the most recently activated first.
+    func consoleUsers(prefix: String?, limit: Int) async throws -> [ConsoleUser]
+    /// The newest operations, of one user and in one status when given.
+    func recentOperations(userId: String?, status: OperationStatus?, limit: Int) async throws -> [OperationRecord]
+    /// Audit events matching `filter`, newest first.
+    func auditEvents(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent]
+}

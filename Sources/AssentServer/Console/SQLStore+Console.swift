@@ -1,0 +1,108 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import SQLKit
+
+extension SQLStore {
+    public func activationCounts() async throws -> [ActivationState: Int] {
+        var counts: [ActivationState: Int] = [:]
+        for row in try await database.raw("SELECT state, COUNT(*) AS n FROM activations GROUP BY state").all() {
+            if let state = ActivationState(rawValue: UInt8(clamping: try row.decode(column: "state", as: Int64.self))) {
+                counts[state] = Int(try row.decode(column: "n", as: Int64.self))
+            }
+        }
+        return counts
+    }
+
+    public func finishedOperationsPerHour(since: Millis) async throws -> [(
+        hour: Int64, status: OperationStatus, count: Int
+    )] {
+        try await database.raw(
+            """
+            SELECT finished_at / 3600000 AS hour, status, COUNT(*) AS n FROM operations \
+            WHERE finished_at >= \(bind: since) GROUP BY finished_at / 3600000, status
+            """
+        ).all().compactMap { row in
+            guard let status = OperationStatus(rawValue: try row.decode(column: "status", as: String.self)) else {
+                return nil
+            }
+            return (
+                try row.decode(column: "hour", as: Int64.self), status,
+                Int(try row.decode(column: "n", as: Int64.self))
+            )
+        }
+    }
+
+    public func consoleUsers(prefix: String?, limit: Int) async throws -> [ConsoleUser] {
+        let active = Int64(ActivationState.active.rawValue)
+        var query: SQLQueryString = """
+            SELECT user_id, COUNT(*) AS n, SUM(CASE WHEN state = \(bind: active) THEN 1 ELSE 0 END) AS active, \
+            MAX(created_at) AS latest FROM activations
+            """
+        if let prefix, !prefix.isEmpty {
+            query.appendInterpolation(unsafeRaw: " WHERE user_id LIKE ")
+            query.appendInterpolation(bind: Self.likePrefix(prefix))
+            query.appendInterpolation(unsafeRaw: " ESCAPE '\\'")
+        }
+        query.appendInterpolation(
+            unsafeRaw: " GROUP BY user_id ORDER BY MAX(created_at) DESC, user_id LIMIT \(max(1, min(limit, 1000)))")
+        return try await database.raw(query).all().map { row in
+            ConsoleUser(
+                userId: try row.decode(column: "user_id", as: String.self),
+                activations: Int(try row.decode(column: "n", as: Int64.self)),
+                active: Int(try row.decode(column: "active", as: Int64.self)),
+                latest: try row.decode(column: "latest", as: Int64.self))
+        }
+    }
+
+    public func recentOperations(userId: String?, status: OperationStatus?, limit: Int) async throws
+        -> [OperationRecord]
+    {
+        if let userId { return try await operations(userId: userId, status: status, limit: limit) }
+        var query = SQLQueryString("SELECT * FROM operations")
+        if let status {
+            query.appendInterpolation(unsafeRaw: " WHERE status = ")
+            query.appendInterpolation(bind: status.rawValue)
+        }
+        query.appendInterpolation(unsafeRaw: " ORDER BY created_at DESC LIMIT \(max(1, min(limit, 1000)))")
+        return try await database.raw(query).all().map(decodeOperation)
+    }
+
+    public func auditEvents(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent] {
+        var query = SQLQueryString("SELECT * FROM audit_events WHERE 1 = 1")
+        if let activationId = filter.activationId {
+            query.appendInterpolation(unsafeRaw: " AND activation_id = ")
+            query.appendInterpolation(bind: activationId)
+        }
+        if let userId = filter.userId {
+            query.appendInterpolation(unsafeRaw: " AND user_id = ")
+            query.appendInterpolation(bind: userId)
+        }
+        if let prefix = filter.typePrefix, !prefix.isEmpty {
+            query.appendInterpolation(unsafeRaw: " AND type LIKE ")
+            query.appendInterpolation(bind: Self.likePrefix(prefix))
+            query.appendInterpolation(unsafeRaw: " ESCAPE '\\'")
+        }
+        if let beforeId = filter.beforeId {
+            query.appendInterpolation(unsafeRaw: " AND id < ")
+            query.appendInterpolation(bind: beforeId)
+        }
+        query.appendInterpolation(unsafeRaw: " ORDER BY id DESC LIMIT \(max(1, min(limit, 1000)))")
+        return try await database.raw(query).all().map { row in
+            AuditEvent(
+                id: try row.decode(column: "id", as: Int64.self),
+                at: try row.decode(column: "at", as: Int64.self),
+                type: try row.decode(column: "type", as: String.self),
+                activationId: try row.decode(column: "activation_id", as: String?.self),
+                userId: try row.decode(column: "user_id", as: String?.self),
+                actor: try row.decode(column: "actor", as: String.self),
+                detail: try row.decode(column: "detail", as: String.self))
+        }
+    }
+
+    /// A `LIKE` pattern for values starting with `prefix`, its wildcards escaped with `\`.
+    static func likePrefix(_ prefix: String) -> String {
+        prefix.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+    }
+}

@@ -1,0 +1,25 @@
+// The console's live statuses: the page's event stream (the data-live URL on <main>) sends {"id", "status"} for
+// every element marked data-status-of; the text and colour change in place. An element with data-reload loads
+// the page again when its status changes (its actions depend on it); what data-pending-of an operation
+// marks is hidden once the operation is no longer PENDING. The browser reconnects a dropped stream.
+"use strict";
+document.addEventListener("DOMContentLoaded", function () {
+    var main = document.getElementById("live");
+    if (!main || !main.dataset.live || !window.EventSource) { return; }
+    var events = new EventSource(main.dataset.live);
+    // A submitted form leads to the next page: a change it caused must not reload this one meanwhile.
+    document.addEventListener("submit", function () { events.close(); });
+    events.addEventListener("status", function (event) {
+        var change = JSON.parse(event.data);
+        Array.prototype.forEach.call(document.querySelectorAll("[data-status-of]"), function (element) {
+            if (element.dataset.statusOf !== change.id || element.textContent === change.status) { return; }
+            element.textContent = change.status;
+            element.className = "status status-" + change.status.toLowerCase();
+            if (element.hasAttribute("data-reload")) { window.location.reload(); }
+        });
+        // What only a pending operation offers (its QR codes, cancel) goes once it is finished.
+        Array.prototype.forEach.call(document.querySelectorAll("[data-pending-of]"), function (element) {
+            if (element.dataset.pendingOf === change.id) { element.hidden = change.status !== "PENDING"; }
+        });
+    });
+});

@@ -1,0 +1,323 @@
+import AssentModel
+import AssentSDK
+import AssentTesting
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import AssentServer
+
+/// The operator console as an operator uses it: headless Chromium over real HTTP on both databases, a screenshot
+/// per step in `.build/test-artefacts/console/<database>/`.
+@Suite("Operator console in a real browser", .serialized)
+struct ConsoleBrowserTests {
+    static let template = #"""
+        {"name": "authorize_payment", "data": "A1*A{amount}{currency}*I{iban}",
+         "formData": {"en": {"title": "Pay {amount} {currency}", "message": "To {iban}",
+           "attributes": [{"type": "AMOUNT", "id": "amount", "label": "Amount", "amount": "{amount}",
+                           "currency": "{currency}"}]}}}
+        """#
+
+    @Test(
+        "Sign in, activate a phone from the QR code on screen, commit/block/unblock, an operation turns APPROVED live",
+        arguments: Backend.all)
+    func console(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let directory = SDKFactorTests.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await server.live { http in
+            let browser = try await Browser(
+                artefacts: LoginPageBrowserTests.artefacts("console/\(backend.rawValue)"))
+            defer { Task { await browser.quit() } }
+            /// Expects the element's text to become `expected` (the page after a click may still be loading).
+            func see(_ css: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation)
+                async throws
+            {
+                let text = try await browser.text(css, becomes: expected)
+                #expect(text == expected, "\(css)", sourceLocation: sourceLocation)
+            }
+            let base = http.base.absoluteString
+            _ = try await server.operatorCall(
+                http, "PUT", "/api/v1/operation-templates/payment", body: Data(Self.template.utf8),
+                as: OperationTemplateInfo.self)
+
+            // A wrong key is refused; the right one signs in.
+            try await browser.open("\(base)/console")
+            try await see("h1", "Sign in to the console")
+            try await browser.type("#apiKey", "ak_not-a-key")
+            try await browser.click("#submit")
+            try await see(".message", "This API key is not valid: check it, or ask for a new one.")
+            try await browser.screenshot("01-wrong-key")
+            try await browser.type("#apiKey", server.apiKey)
+            try await browser.click("#submit")
+            try await see("h1", "Dashboard")
+            try await see("#operator", "bootstrap")
+            #expect(try await browser.exists("#chart svg"))
+
+            // A new activation shows its QR code; the phone scans it off the screen.
+            try await browser.open("\(base)/console/users")
+            try await browser.type("#new-activation #user", "carol")
+            try await browser.click("#commitMode option[value=manual]")
+            try await browser.click("#new-activation #create")
+            try await see("#state", "CREATED")
+            let shot = try await browser.screenshot(of: "#activation-qr", "02-activation-qr")
+            try await browser.screenshot("02-activation")
+            let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+            #expect(scanned.hasPrefix(try await browser.text("#activation-code") + "#"))
+            let client = try SDKTests.client(server, base: http.base, directory: directory)
+            let started = try await client.startActivation(code: scanned)
+            try await client.finishActivation(pin: "1234")
+
+            // The page follows the activation: it reloads itself into PENDING_COMMIT with the fingerprint.
+            try await browser.element("#commit", seconds: 60)
+            try await see("#state", "PENDING_COMMIT")
+            #expect(try await browser.text("#fingerprint") == started.fingerprint)
+            try await browser.screenshot("03-pending-commit")
+            try await browser.click("#commit")
+            try await see("#notice", "Activation committed.")
+            try await see("#state", "ACTIVE")
+            try await browser.type("#reason", "lost phone")
+            try await browser.click("#block")
+            try await see("#state", "BLOCKED")
+            #expect(try await browser.pageText().contains("lost phone"))
+            try await browser.screenshot("04-blocked")
+            try await browser.click("#unblock")
+            try await see("#notice", "Activation unblocked.")
+            try await see("#state", "ACTIVE")
+
+            // An operation from the template; the phone approves; the page changes in place.
+            try await browser.open("\(base)/console/operations/new?user=carol")
+            try await browser.type(
+                "#params", "amount=250\ncurrency=EUR\niban=CZ2730300000001165254011")
+            try await browser.click("#create")
+            try await see("#operation-title", "Pay 250 EUR")
+            try await see("#status", "PENDING")
+            let operationId = try await browser.text("#operation-id")
+            try await browser.execute("window.assentMarker = 'this page'; return 1;")
+            try await browser.screenshot("05-operation-pending")
+            let operation = try await server.operation(http, operationId)
+            try await OperationsService(client: client).authorize(
+                LocalOperation(id: operation.id, data: operation.data), factor: .pin("1234"))
+            try await see("#status", "APPROVED")
+            #expect(try await browser.execute("return window.assentMarker;") as? String == "this page")
+            #expect(try await browser.execute("return document.querySelector('.actions').hidden;") as? Bool == true)
+            #expect(try await browser.attribute("#status", "class") == "status status-approved")
+            try await browser.screenshot("06-operation-approved")
+
+            // The dashboard counts it; the audit log filters by user and type.
+            try await browser.open("\(base)/console")
+            try await see("[data-status=APPROVED]", "1")
+            try await see("[data-state=ACTIVE]", "1")
+            #expect(try await browser.exists("#chart rect.bar-approved"))
+            try await browser.screenshot("07-dashboard")
+            try await browser.open("\(base)/console/audit")
+            try await browser.type("#user", "carol")
+            try await browser.type("#type", "activation.")
+            try await browser.click("#filter")
+            for _ in 0..<150 where !(try await browser.url()).contains("type=activation.") {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            #expect(try await browser.attribute("#type", "value") == "activation.")
+            let types = try #require(
+                try await browser.execute(
+                    "return Array.from(document.querySelectorAll('#events td.type')).map(e => e.textContent);")
+                    as? [String])
+            #expect(
+                types == [
+                    "activation.unblocked", "activation.blocked", "activation.committed",
+                    "activation.device_completed", "activation.created",
+                ], "\(types)")
+            try await browser.screenshot("08-audit")
+
+            // Signing out ends the session.
+            try await browser.click("#sign-out")
+            try await see("h1", "Sign in to the console")
+            try await browser.open("\(base)/console/users")
+            try await see("h1", "Sign in to the console")
+            await browser.quit()
+        }
+    }
+}
+
+/// The console's protections request by request: cookies, CSRF, scopes, revoked keys, paging.
+@Suite("Operator console: sessions, CSRF and scopes")
+struct ConsoleProtectionTests {
+    typealias Page = LoginPageProtectionTests.Page
+
+    @Test(
+        "Sign-in cookie, forged forms refused, scopes per page, revoked keys end sessions, audit paging",
+        arguments: Backend.all)
+    func protections(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            func call(_ method: HTTPRequest.Method, _ uri: String, cookie: String? = nil, form: [String: String]? = nil)
+                async throws -> Page
+            {
+                var headers: HTTPFields = [:]
+                if let cookie { headers[.cookie] = cookie }
+                var body: ByteBuffer?
+                if let form {
+                    headers[.contentType] = "application/x-www-form-urlencoded"
+                    body = ByteBuffer(bytes: FormEncoding.encode(form))
+                }
+                return try await client.execute(uri: uri, method: method, headers: headers, body: body) {
+                    Page(status: $0.status, headers: $0.headers, body: String(buffer: $0.body))
+                }
+            }
+            func api<T: Decodable>(_ method: HTTPRequest.Method, _ uri: String, _ body: Data?, as: T.Type)
+                async throws -> T
+            {
+                try await client.execute(
+                    uri: uri, method: method,
+                    headers: [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"],
+                    body: body.map { ByteBuffer(bytes: $0) }
+                ) { try OperatorJSON.decoder().decode(T.self, from: Data(String(buffer: $0.body).utf8)) }
+            }
+            /// Signs in with `key`; the session cookie.
+            func signIn(_ key: String) async throws -> String {
+                let form = try await call(.get, "/console/sign-in")
+                let csrfCookie = String(try #require(form.headers[.setCookie]).prefix { $0 != ";" })
+                let csrf = try #require(LoginPageProtectionTests.field("csrf", in: form.body))
+                let answer = try await call(
+                    .post, "/console/sign-in", cookie: csrfCookie, form: ["csrf": csrf, "apiKey": key])
+                #expect(answer.status == .seeOther && answer.location == "/console")
+                let cookie = try #require(
+                    answer.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-console=") })
+                #expect(cookie.hasSuffix("; Path=/; Max-Age=1800; Secure; HttpOnly; SameSite=Strict"))
+                return String(cookie.prefix { $0 != ";" })
+            }
+
+            // Signed out: every page goes to the sign-in page.
+            for path in ["/console", "/console/users", "/console/operations", "/console/audit", "/console/live"] {
+                let page = try await call(.get, path)
+                #expect(page.status == .seeOther && page.location == "/console/sign-in?expired=1", "\(path)")
+            }
+            let form = try await call(.get, "/console/sign-in")
+            #expect(form.status == .ok && form.headers[.cacheControl] == "no-store")
+            #expect(form.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
+            let csrf = try #require(LoginPageProtectionTests.field("csrf", in: form.body))
+            // The sign-in form without its cookie, or with another token: refused before the key is looked at.
+            let noCookie = try await call(.post, "/console/sign-in", form: ["csrf": csrf, "apiKey": server.apiKey])
+            #expect(noCookie.status == .forbidden && noCookie.headers[values: .setCookie].isEmpty)
+            let csrfCookie = String(try #require(form.headers[.setCookie]).prefix { $0 != ";" })
+            let forged = try await call(
+                .post, "/console/sign-in", cookie: csrfCookie, form: ["csrf": "x\(csrf)", "apiKey": server.apiKey])
+            #expect(forged.status == .forbidden)
+            let wrong = try await call(
+                .post, "/console/sign-in", cookie: csrfCookie, form: ["csrf": csrf, "apiKey": "ak_wrong"])
+            #expect(wrong.status == .unauthorized && wrong.body.contains("This API key is not valid"))
+
+            let admin = try await signIn(server.apiKey)
+            let users = try await call(.get, "/console/users", cookie: admin)
+            #expect(users.status == .ok && users.body.contains("No users with activations"))
+            let token = try #require(LoginPageProtectionTests.field("csrf", in: users.body))
+
+            // A form without the session's token changes nothing.
+            for bad in [nil, "forged"] {
+                var fields = ["user": "mallory"]
+                fields["csrf"] = bad
+                let refused = try await call(.post, "/console/activations", cookie: admin, form: fields)
+                #expect(refused.status == .forbidden && refused.body.contains("This form is stale"))
+            }
+            #expect(try await call(.get, "/console/users", cookie: admin).body.contains("No users with activations"))
+            let created = try await call(
+                .post, "/console/activations", cookie: admin, form: ["csrf": token, "user": "dave"])
+            let activationPath = try #require(created.location)
+            #expect(created.status == .seeOther && activationPath.hasPrefix("/console/activations/"))
+            let shown = try await call(.get, activationPath, cookie: admin)
+            #expect(shown.body.contains("Activation created: scan the QR code"))
+            #expect(!(try await call(.get, activationPath, cookie: admin)).body.contains("Activation created"))
+            let qr = try await call(.get, "\(activationPath)/qr.png", cookie: admin)
+            #expect(qr.status == .ok && qr.headers[.contentType] == "image/png")
+            // A refused action comes back with the reason.
+            let commit = try await call(.post, "\(activationPath)/commit", cookie: admin, form: ["csrf": token])
+            #expect(commit.location == activationPath)
+            #expect(
+                try await call(.get, activationPath, cookie: admin).body.contains(
+                    "Only an activation in PENDING_COMMIT can be committed"))
+
+            // A key with only audit:read sees the audit log and nothing else.
+            let auditor = try await api(
+                .post, "/api/v1/api-keys",
+                try OperatorJSON.encoder().encode(CreateAPIKeyRequest(name: "auditor", scopes: ["audit:read"])),
+                as: CreateAPIKeyResponse.self)
+            let audit = try await signIn(auditor.apiKey)
+            let dashboard = try await call(.get, "/console", cookie: audit)
+            #expect(dashboard.status == .ok && dashboard.body.contains("href=\"/console/audit\""))
+            #expect(!dashboard.body.contains("href=\"/console/users\"") && !dashboard.body.contains("<svg"))
+            for path in ["/console/users", "/console/operations", activationPath, "\(activationPath)/qr.png"] {
+                let page = try await call(.get, path, cookie: audit)
+                #expect(page.status == .forbidden && page.body.contains("lacks the scope"), "\(path)")
+            }
+            let auditToken = try #require(LoginPageProtectionTests.field("csrf", in: dashboard.body))
+            let blocked = try await call(
+                .post, "/console/activations", cookie: audit, form: ["csrf": auditToken, "user": "eve"])
+            #expect(blocked.status == .forbidden && blocked.body.contains("activations:write"))
+            let log = try await call(.get, "/console/audit?user=dave", cookie: audit)
+            #expect(log.status == .ok && log.body.contains("activation.created"))
+            #expect(try await call(.get, "/console/audit?user=eve", cookie: audit).body.contains("No events."))
+
+            // The audit log pages by 50, newest first.
+            for index in 0..<60 {
+                _ = try await call(
+                    .post, "/console/activations", cookie: admin, form: ["csrf": token, "user": "u\(index)"])
+            }
+            let first = try await call(.get, "/console/audit?type=activation.created", cookie: audit)
+            #expect(first.body.components(separatedBy: "<tr data-id=").count - 1 == 50)
+            let next = try #require(Self.href("next-page", first.body))
+            let second = try await call(.get, next.replacingOccurrences(of: "&amp;", with: "&"), cookie: audit)
+            #expect(second.body.components(separatedBy: "<tr data-id=").count - 1 == 11)
+            #expect(second.body.contains("<td>dave</td>") && !second.body.contains("id=\"next-page\""))
+
+            // Revoking the key ends the sessions it opened.
+            let revoked = try await client.execute(
+                uri: "/api/v1/api-keys/\(auditor.id)", method: .delete,
+                headers: [.authorization: "Bearer \(server.apiKey)"]
+            ) { $0.status }
+            #expect(revoked == .noContent)
+            let after = try await call(.get, "/console/audit", cookie: audit)
+            #expect(after.status == .seeOther && after.location == "/console/sign-in?expired=1")
+
+            // Signing out ends the session server-side: the old cookie no longer works.
+            let out = try await call(.post, "/console/sign-out", cookie: admin, form: ["csrf": token])
+            #expect(out.location == "/console/sign-in")
+            #expect(try await call(.get, "/console", cookie: admin).status == .seeOther)
+        }
+    }
+
+    /// The `href` of the link with `id` in `html` (written `<a href="…" id="…">`).
+    static func href(_ id: String, _ html: String) -> String? {
+        guard let link = html.range(of: "\" id=\"\(id)\""),
+            let start = html.range(of: "href=\"", options: .backwards, range: html.startIndex..<link.lowerBound)
+        else { return nil }
+        return String(html[start.upperBound..<link.lowerBound])
+    }
+}
+
+@Suite("Operator console: the dashboard chart")
+struct DashboardChartTests {
+    @Test("Bars stack per hour in proportion to the busiest hour; every hour has its counts as a title")
+    func chart() {
+        let lastHour: Int64 = 24 * 20_000 + 4
+        let svg = DashboardChart.svg(
+            [
+                (lastHour, .approved, 2), (lastHour, .rejected, 1), (lastHour - 5, .expired, 4),
+                (lastHour - 30, .approved, 9),
+            ], lastHour: lastHour)
+        // 186 pixels of plot: 4 operations fill it.
+        #expect(svg.contains("the highest hour has 4"))
+        #expect(svg.contains(#"<rect class="bar-approved" x="690" y="103.0" width="26" height="93.0""#))
+        #expect(svg.contains(#"<rect class="bar-rejected" x="690" y="56.5" width="26" height="46.5""#))
+        #expect(svg.contains(#"<rect class="bar-expired" x="550" y="10.0" width="26" height="186.0""#))
+        #expect(svg.components(separatedBy: "<rect").count - 1 == 3, "an hour outside the 24 is not drawn")
+        #expect(svg.contains("<title>04:00 UTC: 2 approved, 1 rejected, 0 expired</title>"))
+        #expect(svg.contains("<title>23:00 UTC: 0 approved, 0 rejected, 4 expired</title>"))
+        #expect(svg.components(separatedBy: "<g><title>").count - 1 == 24)
+    }
+}
