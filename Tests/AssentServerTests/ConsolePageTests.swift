@@ -133,7 +133,19 @@ struct ConsoleBrowserTests {
                 ], "\(types)")
             try await browser.screenshot("08-audit")
 
+            // A form whose token was tampered with is refused, and nothing is created.
+            try await browser.open("\(base)/console/users")
+            try await browser.type("#new-activation #user", "mallory")
+            try await browser.execute(
+                "document.querySelector('#new-activation input[name=csrf]').value = 'forged'; return 1;")
+            try await browser.click("#new-activation #create")
+            try await see("h1", "Something went wrong")
+            #expect(try await browser.pageText().contains("This form is stale or did not come from this console"))
+            try await browser.screenshot("09-csrf-refused")
+            #expect(try await server.store.activations(userId: "mallory").isEmpty)
+
             // Signing out ends the session.
+            try await browser.open("\(base)/console")
             try await browser.click("#sign-out")
             try await see("h1", "Sign in to the console")
             try await browser.open("\(base)/console/users")
@@ -235,6 +247,9 @@ struct ConsoleProtectionTests {
             #expect(!(try await call(.get, activationPath, cookie: admin)).body.contains("Activation created"))
             let qr = try await call(.get, "\(activationPath)/qr.png", cookie: admin)
             #expect(qr.status == .ok && qr.headers[.contentType] == "image/png")
+            let svg = try await call(.get, "\(activationPath)/qr.svg", cookie: admin)
+            #expect(svg.status == .ok && svg.headers[.contentType] == "image/svg+xml")
+            #expect(svg.body.hasPrefix("<svg") && svg.body.contains("<path"))
             // A refused action comes back with the reason.
             let commit = try await call(.post, "\(activationPath)/commit", cookie: admin, form: ["csrf": token])
             #expect(commit.location == activationPath)

@@ -54,13 +54,22 @@ extension ConsolePages {
             let id = try context.parameters.require("id")
             return try await page(request, scope: .activationsRead) { visit in try await activation(id, visit) }
         }
-        router.get("console/activations/{id}/qr.png") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, scope: .activationsWrite) { _ in
-                guard let text = try await activationQR(id) else {
-                    return Response(status: .notFound, headers: WebPages.securityHeaders)
+        // The activation QR code as a PNG for the screen, or as SVG to print (one path, any size).
+        for format in ["png", "svg"] {
+            router.get("console/activations/{id}/qr.\(format)") { request, context in
+                let id = try context.parameters.require("id")
+                return try await page(request, scope: .activationsWrite) { _ in
+                    guard let text = try await activationQR(id) else {
+                        return Response(status: .notFound, headers: WebPages.securityHeaders)
+                    }
+                    let code = try QRCode(text: text, errorCorrection: .medium)
+                    guard format == "svg" else { return Self.png(code.png(scale: 6)) }
+                    var headers = WebPages.securityHeaders
+                    headers[.contentType] = "image/svg+xml"
+                    headers[.contentDisposition] = "attachment; filename=\"activation-\(id.prefix(8)).svg\""
+                    return Response(
+                        status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: code.svg())))
                 }
-                return Self.png(try QRCode(text: text, errorCorrection: .medium).png(scale: 6))
             }
         }
         for verb in ["commit", "block", "unblock", "remove"] {
@@ -86,17 +95,20 @@ extension ConsolePages {
 
     private func user(_ userId: String, _ visit: Visit) async throws -> Response {
         let list = try await environment.store.activations(userId: userId)
+        var rows: [[String: Any]] = []
+        for activation in list.reversed() {
+            let push = try await environment.store.pushRegistration(activationId: activation.id)
+            rows.append([
+                "id": activation.id, "url": Self.activationPath(activation.id), "state": activation.state.name,
+                "stateClass": activation.state.name.lowercased(),
+                "name": activation.activationName ?? activation.platform ?? "—",
+                "fingerprint": activation.fingerprint ?? "—", "push": push?.platform.rawValue ?? "—",
+                "failed": "\(activation.failedAttempts) of \(activation.maxFailedAttempts)",
+                "lastUsed": activation.lastUsedAt.map(Self.time) ?? "never",
+            ])
+        }
         var context: [String: Any] = [
-            "title": userId, "user": userId, "canCreate": visit.allows(.activationsWrite),
-            "activations": list.reversed().map { activation in
-                [
-                    "id": activation.id, "url": Self.activationPath(activation.id), "state": activation.state.name,
-                    "stateClass": activation.state.name.lowercased(),
-                    "name": activation.activationName ?? activation.platform ?? "—",
-                    "failed": "\(activation.failedAttempts) of \(activation.maxFailedAttempts)",
-                    "lastUsed": activation.lastUsedAt.map(Self.time) ?? "never",
-                ] as [String: Any]
-            },
+            "title": userId, "user": userId, "canCreate": visit.allows(.activationsWrite), "activations": rows,
             "empty": list.isEmpty,
         ]
         context["live"] = Self.liveURL(activations: list.map(\.id))
@@ -144,6 +156,7 @@ extension ConsolePages {
             context["code"] = code
             context["codeExpires"] = Self.time(activation.codeExpiresAt)
             context["qrUrl"] = "\(Self.activationPath(activation.id))/qr.png"
+            context["svgUrl"] = "\(Self.activationPath(activation.id))/qr.svg"
         }
         return try await show("console-activation", context, visit)
     }
