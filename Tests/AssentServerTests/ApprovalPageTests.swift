@@ -57,6 +57,56 @@ struct ApprovalPageBrowserTests {
     }
 }
 
+extension ApprovalPageBrowserTests {
+    @Test("A link with offline shows an offline QR code; the code the app shows approves, a wrong one is counted")
+    func offline() async throws {
+        try await SDKOperationsTests.withActivatedClient(.sqlite) { server, http, client, _ in
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("approve-offline"))
+            defer { Task { await browser.quit() } }
+            let base = http.base.absoluteString
+            let operation = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
+            let link = try await server.operatorCall(
+                http, "POST", "/api/v1/operations/\(operation.id)/approval-link",
+                body: try OperatorJSON.encoder().encode(
+                    ApprovalLinkRequest(returnUrl: "\(base)/health?from=bank", offline: true)),
+                as: ApprovalLinkResponse.self)
+            let url = try #require(URLComponents(string: link.url))
+            try await browser.open("\(base)\(url.path)?\(url.query ?? "")")
+            try await browser.click("#offline")
+            #expect(
+                try await browser.text("h1", becomes: "Approve without a connection") == "Approve without a connection")
+            let shot = try await browser.screenshot(of: "#offline-qr", "01-offline-qr")
+            try await browser.screenshot("01-offline")
+            let text = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+            // The app checks the QR code's signature and signs the operation with the PIN, offline.
+            let operations = OperationsService(client: client)
+            let qr = try await operations.parseOfflineOperation(text)
+            #expect(qr.operationId == operation.id)
+            let code = try await operations.offlineApprovalCode(for: qr, pin: "1234")
+
+            try await browser.type("#code", "12345678-12345678")
+            try await browser.click("#verify")
+            #expect(
+                try await browser.text(".message", becomes: "The code is wrong: 4 tries left. Check it on the phone.")
+                    == "The code is wrong: 4 tries left. Check it on the phone.")
+            try await browser.screenshot("02-wrong-code")
+            // The same QR code is shown again: the code from the first scan still works.
+            let again = try await browser.screenshot(of: "#offline-qr", "03-same-qr")
+            #expect(try await QRReader.scan(png: again) == text)
+            try await browser.type("#code", code)
+            try await browser.click("#verify")
+            var current = ""
+            for _ in 0..<300 where !current.contains("status=") {
+                try await Task.sleep(for: .milliseconds(200))
+                current = try await browser.url()
+            }
+            #expect(current == "\(base)/health?from=bank&operation_id=\(operation.id)&status=APPROVED")
+            #expect(try await server.operation(http, operation.id).status == .approved)
+            await browser.quit()
+        }
+    }
+}
+
 @Suite("Waiting-for-approval page: signed links")
 struct ApprovalPageLinkTests {
     struct Page {
@@ -116,6 +166,9 @@ struct ApprovalPageLinkTests {
             #expect(shown.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
             #expect(shown.body.contains("/web/assets/wait.js"))
             #expect(!shown.body.contains("proximity.png"), "no proximity check, no QR code")
+            #expect(!shown.body.contains("id=\"offline\""), "no offline approval unless the link offers it")
+            #expect(
+                try await call(.get, page.replacingOccurrences(of: "?t=", with: "/offline?t=")).status == .notFound)
             #expect(
                 try await call(.get, page.replacingOccurrences(of: "?t=", with: "/proximity.png?t=")).status
                     == .notFound)

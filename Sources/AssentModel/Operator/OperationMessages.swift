@@ -267,10 +267,14 @@ public struct ApprovalLinkRequest: Codable, Sendable, Equatable {
     public var returnUrl: String
     /// Seconds the link works (60 to 86,400); default: until ten minutes after the operation expires.
     public var expiresIn: Int?
+    /// Whether the page also offers approving with a phone that has no connection: it shows an offline QR code and
+    /// takes the code the app shows after scanning it. Default `false`.
+    public var offline: Bool?
 
-    public init(returnUrl: String, expiresIn: Int? = nil) {
+    public init(returnUrl: String, expiresIn: Int? = nil, offline: Bool? = nil) {
         self.returnUrl = returnUrl
         self.expiresIn = expiresIn
+        self.offline = offline
     }
 }
 

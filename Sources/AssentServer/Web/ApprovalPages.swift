@@ -27,6 +27,8 @@ struct ApprovalLinks: Sendable {
         var exp: Int64
         var use: String
         var ret: String
+        /// Whether the page offers approving offline.
+        var off: Bool?
     }
 
     /// A link to the page of a pending operation.
@@ -49,7 +51,7 @@ struct ApprovalLinks: Sendable {
         }
         let claims = Claims(
             iss: environment.openID.issuer, sub: operation.id, aud: operation.applicationId, iat: now, exp: expires,
-            use: "approve", ret: request.returnUrl)
+            use: "approve", ret: request.returnUrl, off: request.offline == true ? true : nil)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let signer = try await keys.signer("ES256")
@@ -98,15 +100,15 @@ struct ApprovalPages: Sendable {
 
     func register(on router: Router<AssentRequestContext>) {
         router.get("approve/{id}") { request, context in
-            try await answer(request, context) { operation, _, token in
-                try await page(operation, token: token, request: request)
+            try await answer(request, context) { operation, claims, token in
+                try await page(operation, claims: claims, token: token, request: request)
             }
         }
         router.get("approve/{id}/continue") { request, context in
             try await answer(request, context) { operation, claims, token in
                 guard operation.status != .pending else {
                     return try await page(
-                        operation, token: token, request: request,
+                        operation, claims: claims, token: token, request: request,
                         message: "Not answered yet: approve or reject the request on your phone.")
                 }
                 return WebPages.redirect(Self.returnURL(claims.ret, operation))
@@ -125,6 +127,28 @@ struct ApprovalPages: Sendable {
                     body: .init(
                         byteBuffer: ByteBuffer(
                             bytes: try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))))
+            }
+        }
+        router.get("approve/{id}/offline") { request, context in
+            try await answer(request, context) { operation, claims, token in
+                guard claims.off == true else {
+                    return pages.error(.notFound, "This link does not offer that.", next: nil)
+                }
+                guard operation.status == .pending else {
+                    return WebPages.redirect(Self.returnURL(claims.ret, operation))
+                }
+                return try await offlinePage(operation, token: token, qr: nil, request: request)
+            }
+        }
+        router.post("approve/{id}/offline") { request, context in
+            try await answer(request, context) { operation, claims, token in
+                guard claims.off == true else {
+                    return pages.error(.notFound, "This link does not offer that.", next: nil)
+                }
+                guard let form = try await WebForm.read(request) else {
+                    return pages.error(.unsupportedMediaType, "This page takes an HTML form.", next: nil)
+                }
+                return try await verifyOffline(operation, claims: claims, token: token, form: form, request: request)
             }
         }
         router.get("approve/{id}/events") { request, context in
@@ -151,9 +175,10 @@ struct ApprovalPages: Sendable {
         return try await body(operation, claims, token)
     }
 
-    private func page(_ operation: OperationRecord, token: String, request: Request, message: String? = nil)
-        async throws -> Response
-    {
+    private func page(
+        _ operation: OperationRecord, claims: ApprovalLinks.Claims, token: String, request: Request,
+        message: String? = nil
+    ) async throws -> Response {
         let application = try await environment.store.application(id: operation.applicationId)
         let form = operation.content.form(acceptLanguage: request.headers[HTTPSupport.acceptLanguage])
         let attributes = form.attributes.compactMap(Self.display)
@@ -174,8 +199,75 @@ struct ApprovalPages: Sendable {
             "continueUrl": "\(Self.path(operation.id))/continue?t=\(token)",
             "eventsUrl": "\(Self.path(operation.id))/events?t=\(token)",
             "continueLabel": pending ? "I answered on my phone: continue" : "Continue",
+            "offlineUrl": pending && claims.off == true && operation.userId != nil
+                ? "\(Self.path(operation.id))/offline?t=\(token)" : nil,
         ]
         return pages.page("approve", context.compactMapValues { $0 })
+    }
+
+    /// The offline approval: the operation's offline QR code (signed with the master key, so any of the person's
+    /// phones can scan it), the phone that answers, and the code it shows. `qr` is the code shown before (kept
+    /// while it is still the operation's latest, so a mistyped code does not change what was scanned).
+    private func offlinePage(
+        _ operation: OperationRecord, token: String, qr: String?, request: Request, message: String? = nil,
+        status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        let text: String
+        // A form sends line breaks as CR LF.
+        if let qr = qr?.replacingOccurrences(of: "\r\n", with: "\n"), let parsed = try? OfflineOperationQR(parsing: qr),
+            parsed.operationId == operation.id,
+            parsed.nonce.base64EncodedString() == operation.offlineNonce
+        {
+            text = qr
+        } else {
+            text = try await links.operations.offlineQR(
+                id: operation.id, request: OfflineQRRequest(keyType: "master", activationId: nil))
+        }
+        let application = try await environment.store.application(id: operation.applicationId)
+        let devices = try await environment.store.activations(userId: operation.userId ?? "").filter {
+            $0.state == .active && $0.applicationId == operation.applicationId
+        }
+        let form = operation.content.form(acceptLanguage: request.headers[HTTPSupport.acceptLanguage])
+        let context: [String: Any?] = [
+            "application": application?.name ?? "Assent", "title": "Approve without a connection",
+            "message": message, "formTitle": form.title, "formMessage": form.message,
+            "qr": try QRCode(text: text, errorCorrection: .low).pngDataURL(scale: 4), "qrText": text,
+            "devices": devices.map {
+                ["id": $0.id, "label": $0.activationName ?? $0.platform ?? String($0.id.prefix(8))]
+            },
+            "oneDevice": devices.count == 1 ? devices.first?.id : nil, "manyDevices": devices.count > 1,
+            "noDevices": devices.isEmpty,
+            "action": "\(Self.path(operation.id))/offline?t=\(token)",
+            "backUrl": "\(Self.path(operation.id))?t=\(token)",
+        ]
+        return pages.page("approve-offline", context.compactMapValues { $0 }, status: status)
+    }
+
+    /// `POST /approve/{id}/offline`: the code the phone showed; right → on to the return URL, wrong → the same QR
+    /// code again with the reason (and `Retry-After` when too many codes were tried).
+    private func verifyOffline(
+        _ operation: OperationRecord, claims: ApprovalLinks.Claims, token: String, form: [String: String],
+        request: Request
+    ) async throws -> Response {
+        let code = (form["code"] ?? "").filter { !$0.isWhitespace }
+        var message: String
+        var status = HTTPResponse.Status.badRequest
+        var retryAfter: Int?
+        do {
+            let (valid, updated) = try await links.operations.verifyOffline(
+                id: operation.id, activationId: form["activation"] ?? "", code: code)
+            if valid { return WebPages.redirect(Self.returnURL(claims.ret, updated)) }
+            let left = max(0, updated.maxFailedAttempts - updated.failedAttempts)
+            message = "The code is wrong: \(left) \(left == 1 ? "try" : "tries") left. Check it on the phone."
+        } catch let error as AssentServerError where error.status < 500 {
+            (message, status, retryAfter) = (error.message, HTTPResponse.Status(code: error.status), error.retryAfter)
+        }
+        let current = try await links.operations.get(id: operation.id)
+        if current.status != .pending { return WebPages.redirect(Self.returnURL(claims.ret, current)) }
+        var response = try await offlinePage(
+            current, token: token, qr: form["qr"], request: request, message: message, status: status)
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        return response
     }
 
     /// The return URL with `operation_id` and `status` added to its query.

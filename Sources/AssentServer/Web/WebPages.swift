@@ -25,7 +25,8 @@ struct WebPages: Sendable {
         var library = MustacheLibrary()
         for name in [
             "layout", "login-signin", "login-factor", "login-destination", "login-code", "login-push",
-            "login-done", "approve", "error", "console-layout", "console-signin", "console-error", "console-dashboard",
+            "login-done", "approve", "approve-offline", "error", "console-layout", "console-signin", "console-error",
+            "console-dashboard",
             "console-users", "console-user", "console-activation", "console-operations", "console-operation",
             "console-new-operation", "console-audit",
         ] {
