@@ -188,6 +188,12 @@ struct CLITests {
             ["admin", "operation", "approval-link", info.id, "--return", "https://bank.example/paid"],
             environment: connection)
         #expect(link.status == 0 && link.output.contains("/approve/\(info.id)?t="), "\(link.errors)")
+        let offlineLink = try await Self.run(
+            ["admin", "operation", "approval-link", info.id, "--return", "https://bank.example/paid", "--offline"],
+            environment: connection)
+        let offlineURL = try #require(URL(string: offlineLink.output.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let offlinePage = try await HTTPClient(base: offlineURL).send("GET", offlineURL.absoluteString)
+        #expect(offlinePage.text.contains("Approve with a QR code instead"), "\(offlineLink.errors)")
         let badLink = try await Self.run(
             ["admin", "operation", "approval-link", info.id, "--return", "javascript:alert(1)"], environment: connection
         )

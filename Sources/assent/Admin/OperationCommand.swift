@@ -164,13 +164,16 @@ struct OperationCommand: AsyncParsableCommand {
             String
         @Option(help: "Seconds the link works (60-86400; default: until 10 minutes after the operation expires).")
         var expiresIn: Int?
+        @Flag(help: "The page also offers approving without a connection: an offline QR code and the code it yields.")
+        var offline = false
 
         func run() async throws {
             try await CLIFailure.reporting {
                 let response = try await connection.client().post(
                     "api/v1/operations/\(id)/approval-link",
-                    body: ApprovalLinkRequest(returnUrl: returnURL, expiresIn: expiresIn), as: ApprovalLinkResponse.self
-                )
+                    body: ApprovalLinkRequest(
+                        returnUrl: returnURL, expiresIn: expiresIn, offline: offline ? true : nil),
+                    as: ApprovalLinkResponse.self)
                 if connection.json {
                     try connection.output(response) { [] }
                 } else {
