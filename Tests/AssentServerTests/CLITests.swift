@@ -392,25 +392,26 @@ struct CLITests {
         try await browser.click("#submit")
         try await browser.element("#operator")
         try await browser.open("\(url)/console/users")
-        try await browser.type("#new-activation #user", "alice")
+        try await browser.type("#new-activation #user", "bob")
         try await browser.click("#new-activation #create")
         let shot = try await browser.screenshot(of: "#activation-qr", "01-activation-qr")
         let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
         let profile = ["--profile", work.appendingPathComponent("token").path]
         let activated = try await Self.run(
-            ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"])]
-                + [scanned, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+            ["token"] + profile
+                + ["activate", "--server", url, "--config", try #require(printed["SDK configuration"]), scanned]
+                + ["--pin-stdin"], environment: environment, input: "2468\n")
         #expect(activated.status == 0, "\(activated.errors)")
         #expect(try await browser.text("#state", becomes: "ACTIVE") == "ACTIVE")
         try await browser.screenshot("02-active")
 
-        try await browser.open("\(url)/console/operations/new?user=alice")
+        try await browser.open("\(url)/console/operations/new?user=bob")
         try await browser.type("#params", "amount=99\ncurrency=CZK\niban=CZ2730300000001165254011")
         try await browser.click("#create")
         #expect(try await browser.text("#status", becomes: "PENDING") == "PENDING")
         let operationId = try await browser.text("#operation-id")
         let approved = try await Self.run(
-            ["token", "approve", operationId, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+            ["token"] + profile + ["approve", operationId, "--pin-stdin"], environment: environment, input: "2468\n")
         #expect(approved.status == 0, "\(approved.errors)")
         #expect(try await browser.text("#status", becomes: "APPROVED") == "APPROVED")
         try await browser.screenshot("03-approved")
