@@ -27,8 +27,8 @@ struct ApprovalPageBrowserTests {
             #expect(url.path == "/approve/\(operation.id)")
 
             try await browser.open("\(base)\(url.path)?\(url.query ?? "")")
-            #expect(try await browser.text("h1") == "Approve on your phone")
-            #expect(try await browser.text("#operation-title") == "Confirm Payment")
+            try await browser.expectText("h1", "Approve on your phone")
+            try await browser.expectText("#operation-title", "Confirm Payment")
             let shown = try await browser.text(".operation")
             #expect(shown.contains("2199,40 Kč") && shown.contains("238400856/0300"))
             try await browser.screenshot("01-waiting")
@@ -73,8 +73,7 @@ extension ApprovalPageBrowserTests {
             let url = try #require(URLComponents(string: link.url))
             try await browser.open("\(base)\(url.path)?\(url.query ?? "")")
             try await browser.click("#offline")
-            #expect(
-                try await browser.text("h1", becomes: "Approve without a connection") == "Approve without a connection")
+            try await browser.expectText("h1", "Approve without a connection")
             let shot = try await browser.screenshot(of: "#offline-qr", "01-offline-qr")
             try await browser.screenshot("01-offline")
             let text = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
@@ -86,9 +85,7 @@ extension ApprovalPageBrowserTests {
 
             try await browser.type("#code", "12345678-12345678")
             try await browser.click("#verify")
-            #expect(
-                try await browser.text(".message", becomes: "The code is wrong: 4 tries left. Check it on the phone.")
-                    == "The code is wrong: 4 tries left. Check it on the phone.")
+            try await browser.expectText(".message", "The code is wrong: 4 tries left. Check it on the phone.")
             try await browser.screenshot("02-wrong-code")
             // The same QR code is shown again: the code from the first scan still works.
             let again = try await browser.screenshot(of: "#offline-qr", "03-same-qr")
@@ -109,11 +106,6 @@ extension ApprovalPageBrowserTests {
 
 @Suite("Waiting-for-approval page: signed links")
 struct ApprovalPageLinkTests {
-    struct Page {
-        var status: HTTPResponse.Status
-        var headers: HTTPFields
-        var body: String
-    }
 
     @Test(
         "Links are signed for one operation and expire; return URLs are absolute http(s); finished → return URL",
@@ -124,11 +116,8 @@ struct ApprovalPageLinkTests {
         let app = Application(router: server.router)
         try await app.test(.router) { client in
             let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"]
-            func call(_ method: HTTPRequest.Method, _ uri: String, json: Data? = nil) async throws -> Page {
-                try await client.execute(
-                    uri: uri, method: method, headers: json == nil ? [:] : key,
-                    body: json.map { ByteBuffer(bytes: $0) }
-                ) { Page(status: $0.status, headers: $0.headers, body: String(buffer: $0.body)) }
+            func call(_ method: HTTPRequest.Method, _ uri: String, json: Data? = nil) async throws -> PageAnswer {
+                try await PageAnswer.fetch(client, method, uri, json: json, headers: json == nil ? [:] : key)
             }
             func create() async throws -> OperationInfo {
                 let page = try await call(
@@ -136,12 +125,12 @@ struct ApprovalPageLinkTests {
                     json: try OperatorJSON.encoder().encode(try OperationFixtures.payment(userId: "alice")))
                 return try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(page.body.utf8))
             }
-            func link(_ id: String, _ request: ApprovalLinkRequest) async throws -> Page {
+            func link(_ id: String, _ request: ApprovalLinkRequest) async throws -> PageAnswer {
                 try await call(
                     .post, "/api/v1/operations/\(id)/approval-link", json: try OperatorJSON.encoder().encode(request))
             }
             /// The page's path and query of a link.
-            func path(_ page: Page) throws -> String {
+            func path(_ page: PageAnswer) throws -> String {
                 let url = try #require(
                     URLComponents(
                         string: try OperatorJSON.decoder().decode(ApprovalLinkResponse.self, from: Data(page.body.utf8))

@@ -356,7 +356,7 @@ struct CLITests {
             input: "2468\n")
         #expect(approvedOnPage.status == 0, "\(approvedOnPage.errors)")
         try await browser.element("#signed-in", seconds: 60)
-        #expect(try await browser.text("#methods") == "pwd, hwk, mfa")
+        try await browser.expectText("#methods", "pwd, hwk, mfa")
         try await browser.screenshot("02-signed-in")
         await browser.quit()
 
@@ -402,18 +402,18 @@ struct CLITests {
                 + ["activate", "--server", url, "--config", try #require(printed["SDK configuration"]), scanned]
                 + ["--pin-stdin"], environment: environment, input: "2468\n")
         #expect(activated.status == 0, "\(activated.errors)")
-        #expect(try await browser.text("#state", becomes: "ACTIVE") == "ACTIVE")
+        try await browser.expectText("#state", "ACTIVE")
         try await browser.screenshot("02-active")
 
         try await browser.open("\(url)/console/operations/new?user=bob")
         try await browser.type("#params", "amount=99\ncurrency=CZK\niban=CZ2730300000001165254011")
         try await browser.click("#create")
-        #expect(try await browser.text("#status", becomes: "PENDING") == "PENDING")
+        try await browser.expectText("#status", "PENDING")
         let operationId = try await browser.text("#operation-id")
         let approved = try await Self.run(
             ["token"] + profile + ["approve", operationId, "--pin-stdin"], environment: environment, input: "2468\n")
         #expect(approved.status == 0, "\(approved.errors)")
-        #expect(try await browser.text("#status", becomes: "APPROVED") == "APPROVED")
+        try await browser.expectText("#status", "APPROVED")
         try await browser.screenshot("03-approved")
         await browser.quit()
     }

@@ -33,13 +33,6 @@ struct ConsoleBrowserTests {
             let browser = try await Browser(
                 artefacts: LoginPageBrowserTests.artefacts("console/\(backend.rawValue)"))
             defer { Task { await browser.quit() } }
-            /// Expects the element's text to become `expected` (the page after a click may still be loading).
-            func see(_ css: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation)
-                async throws
-            {
-                let text = try await browser.text(css, becomes: expected)
-                #expect(text == expected, "\(css)", sourceLocation: sourceLocation)
-            }
             let base = http.base.absoluteString
             _ = try await server.operatorCall(
                 http, "PUT", "/api/v1/operation-templates/payment", body: Data(Self.template.utf8),
@@ -47,15 +40,15 @@ struct ConsoleBrowserTests {
 
             // A wrong key is refused; the right one signs in.
             try await browser.open("\(base)/console")
-            try await see("h1", "Sign in to the console")
+            try await browser.expectText("h1", "Sign in to the console")
             try await browser.type("#apiKey", "ak_not-a-key")
             try await browser.click("#submit")
-            try await see(".message", "This API key is not valid: check it, or ask for a new one.")
+            try await browser.expectText(".message", "This API key is not valid: check it, or ask for a new one.")
             try await browser.screenshot("01-wrong-key")
             try await browser.type("#apiKey", server.apiKey)
             try await browser.click("#submit")
-            try await see("h1", "Dashboard")
-            try await see("#operator", "bootstrap")
+            try await browser.expectText("h1", "Dashboard")
+            try await browser.expectText("#operator", "bootstrap")
             #expect(try await browser.exists("#chart svg"))
 
             // A new activation shows its QR code; the phone scans it off the screen.
@@ -63,7 +56,7 @@ struct ConsoleBrowserTests {
             try await browser.type("#new-activation #user", "carol")
             try await browser.click("#commitMode option[value=manual]")
             try await browser.click("#new-activation #create")
-            try await see("#state", "CREATED")
+            try await browser.expectText("#state", "CREATED")
             let shot = try await browser.screenshot(of: "#activation-qr", "02-activation-qr")
             try await browser.screenshot("02-activation")
             let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
@@ -74,35 +67,35 @@ struct ConsoleBrowserTests {
 
             // The page follows the activation: it reloads itself into PENDING_COMMIT with the fingerprint.
             try await browser.element("#commit", seconds: 60)
-            try await see("#state", "PENDING_COMMIT")
+            try await browser.expectText("#state", "PENDING_COMMIT")
             #expect(try await browser.text("#fingerprint") == started.fingerprint)
             try await browser.screenshot("03-pending-commit")
             try await browser.click("#commit")
-            try await see("#notice", "Activation committed.")
-            try await see("#state", "ACTIVE")
+            try await browser.expectText("#notice", "Activation committed.")
+            try await browser.expectText("#state", "ACTIVE")
             try await browser.type("#reason", "lost phone")
             try await browser.click("#block")
-            try await see("#state", "BLOCKED")
+            try await browser.expectText("#state", "BLOCKED")
             #expect(try await browser.pageText().contains("lost phone"))
             try await browser.screenshot("04-blocked")
             try await browser.click("#unblock")
-            try await see("#notice", "Activation unblocked.")
-            try await see("#state", "ACTIVE")
+            try await browser.expectText("#notice", "Activation unblocked.")
+            try await browser.expectText("#state", "ACTIVE")
 
             // An operation from the template; the phone approves; the page changes in place.
             try await browser.open("\(base)/console/operations/new?user=carol")
             try await browser.type(
                 "#params", "amount=250\ncurrency=EUR\niban=CZ2730300000001165254011")
             try await browser.click("#create")
-            try await see("#operation-title", "Pay 250 EUR")
-            try await see("#status", "PENDING")
+            try await browser.expectText("#operation-title", "Pay 250 EUR")
+            try await browser.expectText("#status", "PENDING")
             let operationId = try await browser.text("#operation-id")
             try await browser.execute("window.assentMarker = 'this page'; return 1;")
             try await browser.screenshot("05-operation-pending")
             let operation = try await server.operation(http, operationId)
             try await OperationsService(client: client).authorize(
                 LocalOperation(id: operation.id, data: operation.data), factor: .pin("1234"))
-            try await see("#status", "APPROVED")
+            try await browser.expectText("#status", "APPROVED")
             #expect(try await browser.execute("return window.assentMarker;") as? String == "this page")
             #expect(try await browser.execute("return document.querySelector('.actions').hidden;") as? Bool == true)
             #expect(try await browser.attribute("#status", "class") == "status status-approved")
@@ -110,8 +103,8 @@ struct ConsoleBrowserTests {
 
             // The dashboard counts it; the audit log filters by user and type.
             try await browser.open("\(base)/console")
-            try await see("[data-status=APPROVED]", "1")
-            try await see("[data-state=ACTIVE]", "1")
+            try await browser.expectText("[data-status=APPROVED]", "1")
+            try await browser.expectText("[data-state=ACTIVE]", "1")
             #expect(try await browser.exists("#chart rect.bar-approved"))
             try await browser.screenshot("07-dashboard")
             try await browser.open("\(base)/console/audit")
@@ -139,7 +132,7 @@ struct ConsoleBrowserTests {
             try await browser.execute(
                 "document.querySelector('#new-activation input[name=csrf]').value = 'forged'; return 1;")
             try await browser.click("#new-activation #create")
-            try await see("h1", "Something went wrong")
+            try await browser.expectText("h1", "Something went wrong")
             #expect(try await browser.pageText().contains("This form is stale or did not come from this console"))
             try await browser.screenshot("09-csrf-refused")
             #expect(try await server.store.activations(userId: "mallory").isEmpty)
@@ -147,9 +140,9 @@ struct ConsoleBrowserTests {
             // Signing out ends the session.
             try await browser.open("\(base)/console")
             try await browser.click("#sign-out")
-            try await see("h1", "Sign in to the console")
+            try await browser.expectText("h1", "Sign in to the console")
             try await browser.open("\(base)/console/users")
-            try await see("h1", "Sign in to the console")
+            try await browser.expectText("h1", "Sign in to the console")
             await browser.quit()
         }
     }
@@ -158,8 +151,6 @@ struct ConsoleBrowserTests {
 /// The console's protections request by request: cookies, CSRF, scopes, revoked keys, paging.
 @Suite("Operator console: sessions, CSRF and scopes")
 struct ConsoleProtectionTests {
-    typealias Page = LoginPageProtectionTests.Page
-
     @Test(
         "Sign-in cookie, forged forms refused, scopes per page, revoked keys end sessions, audit paging",
         arguments: Backend.all)
@@ -169,19 +160,8 @@ struct ConsoleProtectionTests {
         let app = Application(router: server.router)
         try await app.test(.router) { client in
             func call(_ method: HTTPRequest.Method, _ uri: String, cookie: String? = nil, form: [String: String]? = nil)
-                async throws -> Page
-            {
-                var headers: HTTPFields = [:]
-                if let cookie { headers[.cookie] = cookie }
-                var body: ByteBuffer?
-                if let form {
-                    headers[.contentType] = "application/x-www-form-urlencoded"
-                    body = ByteBuffer(bytes: FormEncoding.encode(form))
-                }
-                return try await client.execute(uri: uri, method: method, headers: headers, body: body) {
-                    Page(status: $0.status, headers: $0.headers, body: String(buffer: $0.body))
-                }
-            }
+                async throws -> PageAnswer
+            { try await PageAnswer.fetch(client, method, uri, cookie: cookie, form: form) }
             func api<T: Decodable>(_ method: HTTPRequest.Method, _ uri: String, _ body: Data?, as: T.Type)
                 async throws -> T
             {
@@ -195,7 +175,7 @@ struct ConsoleProtectionTests {
             func signIn(_ key: String) async throws -> String {
                 let form = try await call(.get, "/console/sign-in")
                 let csrfCookie = String(try #require(form.headers[.setCookie]).prefix { $0 != ";" })
-                let csrf = try #require(LoginPageProtectionTests.field("csrf", in: form.body))
+                let csrf = try #require(form.field("csrf"))
                 let answer = try await call(
                     .post, "/console/sign-in", cookie: csrfCookie, form: ["csrf": csrf, "apiKey": key])
                 #expect(answer.status == .seeOther && answer.location == "/console")
@@ -213,7 +193,7 @@ struct ConsoleProtectionTests {
             let form = try await call(.get, "/console/sign-in")
             #expect(form.status == .ok && form.headers[.cacheControl] == "no-store")
             #expect(form.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
-            let csrf = try #require(LoginPageProtectionTests.field("csrf", in: form.body))
+            let csrf = try #require(form.field("csrf"))
             // The sign-in form without its cookie, or with another token: refused before the key is looked at.
             let noCookie = try await call(.post, "/console/sign-in", form: ["csrf": csrf, "apiKey": server.apiKey])
             #expect(noCookie.status == .forbidden && noCookie.headers[values: .setCookie].isEmpty)
@@ -228,7 +208,7 @@ struct ConsoleProtectionTests {
             let admin = try await signIn(server.apiKey)
             let users = try await call(.get, "/console/users", cookie: admin)
             #expect(users.status == .ok && users.body.contains("No users with activations"))
-            let token = try #require(LoginPageProtectionTests.field("csrf", in: users.body))
+            let token = try #require(users.field("csrf"))
 
             // A form without the session's token changes nothing.
             for bad in [nil, "forged"] {
@@ -270,7 +250,7 @@ struct ConsoleProtectionTests {
                 let page = try await call(.get, path, cookie: audit)
                 #expect(page.status == .forbidden && page.body.contains("lacks the scope"), "\(path)")
             }
-            let auditToken = try #require(LoginPageProtectionTests.field("csrf", in: dashboard.body))
+            let auditToken = try #require(dashboard.field("csrf"))
             let blocked = try await call(
                 .post, "/console/activations", cookie: audit, form: ["csrf": auditToken, "user": "eve"])
             #expect(blocked.status == .forbidden && blocked.body.contains("activations:write"))

@@ -29,17 +29,17 @@ struct LoginPageBrowserTests {
             let base = http.base.absoluteString
 
             try await browser.open("\(base)/login")
-            #expect(try await browser.text("h1") == "Sign in")
+            try await browser.expectText("h1", "Sign in")
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "wrong password")
             try await browser.screenshot("01-sign-in")
             try await browser.click("#submit")
-            #expect(try await browser.text(".message") == "The user id or the password is wrong.")
+            try await browser.expectText(".message", "The user id or the password is wrong.")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
 
             // No factor yet: the page offers what the application accepts (TOTP and push here).
-            #expect(try await browser.text("h1") == "Set up a second factor")
+            try await browser.expectText("h1", "Set up a second factor")
             #expect(try await browser.exists("#provider-push"))
             try await browser.screenshot("02-choose-factor")
             try await browser.click("#provider-totp")
@@ -55,13 +55,13 @@ struct LoginPageBrowserTests {
             let code = try await Oathtool.code(uri: uri, at: server.environment.now())
             try await browser.type("#code", code == "000000" ? "111111" : "000000")
             try await browser.click("#verify")
-            #expect(try await browser.text(".message") == "The code is wrong: 4 tries left.")
+            try await browser.expectText(".message", "The code is wrong: 4 tries left.")
             try await browser.screenshot("04-wrong-code")
             try await browser.type("#code", code)
             try await browser.click("#remember")
             try await browser.click("#verify")
             #expect(try await browser.text("#signed-in").contains("as alice"))
-            #expect(try await browser.text("#methods") == "pwd, otp, mfa")
+            try await browser.expectText("#methods", "pwd, otp, mfa")
             try await browser.screenshot("05-signed-in")
 
             let cookies = try await browser.cookies()
@@ -73,11 +73,11 @@ struct LoginPageBrowserTests {
 
             // Signed out and in again: the remembered browser skips the second factor.
             try await browser.click("#logout")
-            #expect(try await browser.text("h1") == "Sign in")
+            try await browser.expectText("h1", "Sign in")
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
-            #expect(try await browser.text("#methods") == "pwd")
+            try await browser.expectText("#methods", "pwd")
             try await browser.screenshot("06-remembered")
 
             // The operator revokes the browser: the next sign-in asks for the authenticator's code again.
@@ -94,12 +94,12 @@ struct LoginPageBrowserTests {
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
-            #expect(try await browser.text("h1") == "Confirm it is you")
+            try await browser.expectText("h1", "Confirm it is you")
             try await browser.click("#provider-totp")
             server.clock.advance(by: 30)
             try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
             try await browser.click("#verify")
-            #expect(try await browser.text("#methods") == "pwd, otp, mfa")
+            try await browser.expectText("#methods", "pwd, otp, mfa")
             try await browser.screenshot("07-verified")
             await browser.quit()
         }
@@ -136,22 +136,22 @@ struct LoginPageBrowserTests {
 
             try await signIn()
             try await browser.click("#provider-push")
-            #expect(try await browser.text("h1") == "Approve sign-ins on your phone")
+            try await browser.expectText("h1", "Approve sign-ins on your phone")
             try await browser.screenshot("01-choose-phone")
             try await browser.click("#send")
-            #expect(try await browser.text("h1") == "Approve on your phone")
+            try await browser.expectText("h1", "Approve on your phone")
             try await browser.screenshot("02-wait-opt-in")
             let optIn = try await pendingRequest()
             #expect(optIn.formData.title == "Approve sign-ins with this phone?")
             try await operations.authorize(optIn, factor: .pin("1234"))
             // The page's event stream hears the answer and continues without a click.
             try await browser.element("#signed-in", seconds: 60)
-            #expect(try await browser.text("#methods") == "pwd, hwk, mfa")
+            try await browser.expectText("#methods", "pwd, hwk, mfa")
             try await browser.screenshot("03-opted-in")
 
             try await browser.click("#logout")
             try await signIn()
-            #expect(try await browser.text("h1") == "Confirm it is you")
+            try await browser.expectText("h1", "Confirm it is you")
             try await browser.click("#provider-push")
             try await browser.element("#status")
             try await browser.screenshot("04-wait-sign-in")
@@ -159,7 +159,7 @@ struct LoginPageBrowserTests {
             #expect(login.formData.title == "Sign in to \(server.application.name)?")
             try await operations.authorize(login, factor: .pin("1234"))
             try await browser.element("#signed-in", seconds: 60)
-            #expect(try await browser.text("#methods") == "pwd, hwk, mfa")
+            try await browser.expectText("#methods", "pwd, hwk, mfa")
             try await browser.screenshot("05-signed-in")
 
             try await browser.click("#logout")
@@ -168,8 +168,8 @@ struct LoginPageBrowserTests {
             try await browser.element("#status")
             try await operations.reject(id: try await pendingRequest().id, reason: RejectReason.unexpectedOperation)
             try await browser.element(".message", seconds: 60)
-            #expect(try await browser.text(".message") == "The user rejected the sign-in on the phone.")
-            #expect(try await browser.text("h1") == "Confirm it is you")
+            try await browser.expectText(".message", "The user rejected the sign-in on the phone.")
+            try await browser.expectText("h1", "Confirm it is you")
             try await browser.screenshot("06-rejected")
             await browser.quit()
         }
@@ -207,7 +207,7 @@ extension LoginPageBrowserTests {
 
                 // E-mail: the operator's addresses, obfuscated; the code from the mailbox.
                 try await signIn("alice")
-                #expect(try await browser.text("h1") == "Confirm it is you")
+                try await browser.expectText("h1", "Confirm it is you")
                 try await browser.click("#provider-email")
                 #expect(try await browser.pageText().contains("a***h@b***k.example"))
                 try await browser.screenshot("01-choose-address")
@@ -218,7 +218,7 @@ extension LoginPageBrowserTests {
                 try await browser.screenshot("02-email-code")
                 try await browser.type("#code", try #require(TFACodeTests.code(in: mail.body)))
                 try await browser.click("#verify")
-                #expect(try await browser.text("#methods") == "pwd, otp, mfa")
+                try await browser.expectText("#methods", "pwd, otp, mfa")
                 try await browser.click("#logout")
 
                 // Phone: a number set up by text message, then a sign-in confirmed by a voice call.
@@ -235,7 +235,7 @@ extension LoginPageBrowserTests {
                 #expect(sms.to == "+420777123456" && sms.channel == .sms)
                 try await browser.type("#code", sms.code)
                 try await browser.click("#verify")
-                #expect(try await browser.text("#methods") == "pwd, sms, mfa")
+                try await browser.expectText("#methods", "pwd, sms, mfa")
                 try await browser.click("#logout")
                 try await signIn("bob")
                 try await browser.click("#provider-phone")
@@ -247,7 +247,7 @@ extension LoginPageBrowserTests {
                 #expect(call.channel == .voice)
                 try await browser.type("#code", call.code)
                 try await browser.click("#verify")
-                #expect(try await browser.text("#methods") == "pwd, sms, mfa")
+                try await browser.expectText("#methods", "pwd, sms, mfa")
                 try await browser.screenshot("05-signed-in")
                 await browser.quit()
             }
@@ -258,12 +258,6 @@ extension LoginPageBrowserTests {
 /// The pages' protections, request by request (no redirects followed), on both databases.
 @Suite("Hosted login pages: sessions, CSRF, headers, rate limits")
 struct LoginPageProtectionTests {
-    struct Page {
-        var status: HTTPResponse.Status
-        var headers: HTTPFields
-        var body: String
-        var location: String? { headers[.location] }
-    }
 
     @Test(
         "Forms need the session's cookie and CSRF token; __Host- cookies; strict headers; wrong passwords counted",
@@ -276,19 +270,8 @@ struct LoginPageProtectionTests {
         let app = Application(router: server.router)
         try await app.test(.router) { client in
             func call(_ method: HTTPRequest.Method, _ uri: String, cookie: String? = nil, form: [String: String]? = nil)
-                async throws -> Page
-            {
-                var headers: HTTPFields = [:]
-                if let cookie { headers[.cookie] = cookie }
-                var body: ByteBuffer?
-                if let form {
-                    headers[.contentType] = "application/x-www-form-urlencoded"
-                    body = ByteBuffer(bytes: FormEncoding.encode(form))
-                }
-                return try await client.execute(uri: uri, method: method, headers: headers, body: body) {
-                    Page(status: $0.status, headers: $0.headers, body: String(buffer: $0.body))
-                }
-            }
+                async throws -> PageAnswer
+            { try await PageAnswer.fetch(client, method, uri, cookie: cookie, form: form) }
             let created = try await client.execute(
                 uri: "/api/v1/tfa/accounts", method: .post,
                 headers: [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"],
@@ -316,9 +299,9 @@ struct LoginPageProtectionTests {
             #expect(setCookie.hasPrefix("__Host-assent-csrf="))
             #expect(setCookie.hasSuffix("; Path=/; Max-Age=900; Secure; HttpOnly; SameSite=Strict"))
             let csrfCookie = String(setCookie.prefix { $0 != ";" })
-            let csrf = try #require(Self.field("csrf", in: first.body))
+            let csrf = try #require(first.field("csrf"))
             #expect(csrfCookie == "__Host-assent-csrf=\(csrf)")
-            let application = try #require(Self.field("application", in: first.body))
+            let application = try #require(first.field("application"))
             #expect(application == server.application.id)
 
             // Without the cookie, or without or with another token: refused.
@@ -362,7 +345,7 @@ struct LoginPageProtectionTests {
             let cookie = String(sessionCookie.prefix { $0 != ";" })
             let factorPage = try await call(.get, "/login/factor", cookie: cookie)
             #expect(factorPage.status == .ok && factorPage.body.contains("Set up a second factor"))
-            let token = try #require(Self.field("csrf", in: factorPage.body))
+            let token = try #require(factorPage.field("csrf"))
             #expect(token != csrf)
             #expect(
                 try await call(.post, "/login/factor", cookie: cookie, form: ["provider": "totp"]).status == .forbidden)
@@ -382,11 +365,5 @@ struct LoginPageProtectionTests {
                 .post, "/login/factor", cookie: cookie, form: ["csrf": token, "provider": "totp"])
             #expect(afterLogout.location == "/login?expired=1")
         }
-    }
-
-    /// The value of the hidden input `name` in a page.
-    static func field(_ name: String, in html: String) -> String? {
-        guard let start = html.range(of: "name=\"\(name)\" value=\"") else { return nil }
-        return String(html[start.upperBound...].prefix { $0 != "\"" })
     }
 }

@@ -39,50 +39,38 @@ struct ConsoleLive: Sendable {
             if let user = try await store.operation(id: id)?.userId { users.insert(user) }
         }
         let subscription = users.count == 1 ? users.first.map { environment.events.subscribe(userId: $0) } : nil
-        let deadline = ContinuousClock.now + .seconds(900)
-        return Response(
-            status: .ok,
-            headers: [
-                .contentType: "text/event-stream", .cacheControl: "no-store",
-                HTTPField.Name("X-Accel-Buffering")!: "no",
-            ],
-            body: ResponseBody { writer in
-                defer { subscription?.cancel() }
-                try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
-                var sent: [String: String] = [:]
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = .sortedKeys
-                var quiet = 0
-                while ContinuousClock.now < deadline, !Task.isCancelled {
-                    var changes: [Change] = []
-                    for id in activationIds {
-                        if let state = try await store.activation(id: id)?.state.name, sent[id] != state {
-                            changes.append(Change(id: id, status: state))
-                        }
-                    }
-                    for id in operationIds {
-                        if let status = try await store.operation(id: id)?.status.rawValue, sent[id] != status {
-                            changes.append(Change(id: id, status: status))
-                        }
-                    }
-                    for change in changes {
-                        sent[change.id] = change.status
-                        let data = String(decoding: try encoder.encode(change), as: UTF8.self)
-                        try await writer.write(ByteBuffer(string: "event: status\ndata: \(data)\n\n"))
-                    }
-                    quiet = changes.isEmpty ? quiet + 1 : 0
-                    if quiet >= 7 {
-                        // A comment every ~15 s keeps proxies from closing the quiet connection.
-                        try await writer.write(ByteBuffer(string: ": waiting\n\n"))
-                        quiet = 0
-                    }
-                    if let subscription {
-                        await subscription.next(upTo: .seconds(2))
-                    } else {
-                        try await Task.sleep(for: .seconds(2))
-                    }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        // The state: the status last sent per id, and how many looks in a row found nothing new.
+        return WebPages.eventStream(subscription: subscription, state: ([String: String](), 0)) { writer, state in
+            var changes: [Change] = []
+            for id in activationIds {
+                if let current = try await store.activation(id: id)?.state.name, state.0[id] != current {
+                    changes.append(Change(id: id, status: current))
                 }
-                try await writer.finish(nil)
-            })
+            }
+            for id in operationIds {
+                if let current = try await store.operation(id: id)?.status.rawValue, state.0[id] != current {
+                    changes.append(Change(id: id, status: current))
+                }
+            }
+            for change in changes {
+                state.0[change.id] = change.status
+                let data = String(decoding: try encoder.encode(change), as: UTF8.self)
+                try await writer.write(ByteBuffer(string: "event: status\ndata: \(data)\n\n"))
+            }
+            state.1 = changes.isEmpty ? state.1 + 1 : 0
+            if state.1 >= 7 {
+                // A comment every ~15 quiet seconds keeps proxies from closing the connection.
+                try await writer.write(ByteBuffer(string: ": waiting\n\n"))
+                state.1 = 0
+            }
+            if let subscription {
+                await subscription.next(upTo: .seconds(2))
+            } else {
+                try await Task.sleep(for: .seconds(2))
+            }
+            return true
+        }
     }
 }

@@ -28,7 +28,7 @@ struct ConsolePages: Sendable {
     typealias Session = WebSessions<ConsoleState>.Session
 
     /// The sign-in form's CSRF token before a session exists (double-submit: the form carries the same value).
-    static let csrfCookie = "__Host-assent-console-csrf"
+    let formToken = SignInFormToken(cookie: "__Host-assent-console-csrf", lifetime: 1800)
     static let signInPath = "/console/sign-in"
 
     init(environment: ServerEnvironment) {
@@ -87,17 +87,13 @@ struct ConsolePages: Sendable {
         -> Response
     {
         if message == nil, try await signedIn(request) != nil { return WebPages.redirect("/console") }
-        var csrf = Base64URL.encode(Bytes.random(count: 24))
-        if let kept = request.cookies[Self.csrfCookie]?.value, (20...64).contains(kept.utf8.count) { csrf = kept }
+        let (csrf, cookie) = formToken.issue(request)
         let expired = request.uri.queryParameters["expired"] != nil ? "Your session ended: sign in again." : nil
         var response = pages.page(
             "console-signin",
             ["title": "Sign in to the console", "application": "Assent console", "csrf": csrf]
                 .merging(["message": message ?? expired].compactMapValues { $0 }) { $1 }, status: status)
-        response.headers.append(
-            HTTPField(
-                name: .setCookie,
-                value: WebSessions<ConsoleState>.cookie(Self.csrfCookie, csrf, maxAge: sessions.lifetime)))
+        response.headers.append(cookie)
         return response
     }
 
@@ -106,9 +102,7 @@ struct ConsolePages: Sendable {
         guard let form = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form.", next: Self.signInPath)
         }
-        guard let sent = form["csrf"], let expected = request.cookies[Self.csrfCookie]?.value,
-            Bytes.constantTimeEqual(Data(sent.utf8), Data(expected.utf8))
-        else {
+        guard formToken.matches(form, request) else {
             return pages.error(
                 .forbidden, "This form is stale or did not come from this site: open the sign-in page again.",
                 next: Self.signInPath)
@@ -131,7 +125,7 @@ struct ConsolePages: Sendable {
         let (_, cookie) = try await sessions.create(ConsoleState(apiKeyId: key.id))
         await environment.audit("console.signed_in", actor: "operator:\(key.name)", "Signed in to the console.")
         return WebPages.redirect(
-            "/console", cookies: [cookie, WebSessions<ConsoleState>.cookie(Self.csrfCookie, "", maxAge: 0)])
+            "/console", cookies: [cookie, formToken.removal])
     }
 
     private func key(id: String) async throws -> APIKeyRecord? {

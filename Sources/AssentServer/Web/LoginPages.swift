@@ -77,7 +77,7 @@ struct LoginPages: Sendable {
     /// The remembered-device cookie (set when a person ticks "remember this browser").
     static let deviceCookie = "__Host-assent-device"
     /// The sign-in form's CSRF token before a session exists (double-submit: the form carries the same value).
-    static let csrfCookie = "__Host-assent-csrf"
+    let formToken = SignInFormToken(cookie: "__Host-assent-csrf", lifetime: 900)
 
     init(environment: ServerEnvironment) {
         self.environment = environment
@@ -153,16 +153,12 @@ struct LoginPages: Sendable {
         let expired = request.uri.queryParameters["expired"] != nil ? "The page expired: sign in again." : nil
         guard var session = try await sessions.load(request) else {
             // No session yet, and none is stored until a password is right: the form's token is a cookie's value.
-            var csrf = Base64URL.encode(Bytes.random(count: 24))
-            if let kept = request.cookies[Self.csrfCookie]?.value, (20...64).contains(kept.utf8.count) { csrf = kept }
+            let (csrf, cookie) = formToken.issue(request)
             var context = baseContext(application, csrf: csrf, userId: nil)
             context["title"] = "Sign in"
             context["message"] = expired
             var response = pages.page("login-signin", context)
-            response.headers.append(
-                HTTPField(
-                    name: .setCookie,
-                    value: WebSessions<LoginState>.cookie(Self.csrfCookie, csrf, maxAge: sessions.lifetime)))
+            response.headers.append(cookie)
             return response
         }
         if session.state.step == .signedIn && session.state.application == application.id {
@@ -181,9 +177,7 @@ struct LoginPages: Sendable {
         guard let form = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
         }
-        guard let sent = form["csrf"], let expected = request.cookies[Self.csrfCookie]?.value,
-            Bytes.constantTimeEqual(Data(sent.utf8), Data(expected.utf8))
-        else {
+        guard formToken.matches(form, request) else {
             return pages.error(
                 .forbidden, "This form is stale or did not come from this site: open the sign-in page again.")
         }
@@ -206,7 +200,7 @@ struct LoginPages: Sendable {
             retryAfter = error.retryAfter
         }
         guard state.step != .signIn else {
-            var context = baseContext(application, csrf: expected, userId: state.userId)
+            var context = baseContext(application, csrf: form["csrf"] ?? "", userId: state.userId)
             context["title"] = "Sign in"
             context["message"] = state.message
             var response = pages.page("login-signin", context, status: status)
@@ -215,7 +209,7 @@ struct LoginPages: Sendable {
         }
         let (_, cookie) = try await sessions.create(state)
         return WebPages.redirect(
-            state.step.path, cookies: [cookie, WebSessions<LoginState>.cookie(Self.csrfCookie, "", maxAge: 0)])
+            state.step.path, cookies: [cookie, formToken.removal])
     }
 
     /// `GET` of a step's page: the page when the session is at that step, else a redirect to where it is.
@@ -488,7 +482,7 @@ struct LoginPages: Sendable {
         signedIn(&state, success)
         guard let token = success.deviceToken, let expiresAt = success.deviceTokenExpiresAt else { return [] }
         let maxAge = max(0, Int(expiresAt.timeIntervalSince(environment.now())))
-        return [WebSessions<LoginState>.cookie(Self.deviceCookie, token, maxAge: maxAge)]
+        return [hostCookie(Self.deviceCookie, token, maxAge: maxAge)]
     }
 
     private func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {

@@ -82,6 +82,28 @@ struct WebPages: Sendable {
     static func waitForAnswer(_ environment: ServerEnvironment, operationId: String, userId: String?) -> Response {
         let subscription = userId.map { environment.events.subscribe(userId: $0) }
         let operations = OperationService(environment: environment)
+        return eventStream(subscription: subscription, state: ()) { writer, _ in
+            if try await operations.get(id: operationId).status != .pending {
+                try await writer.write(ByteBuffer(string: "event: done\ndata: answered\n\n"))
+                return false
+            }
+            if let subscription {
+                await subscription.next(upTo: .seconds(15))
+            } else {
+                try await Task.sleep(for: .seconds(3))
+            }
+            try await writer.write(ByteBuffer(string: ": waiting\n\n"))
+            return true
+        }
+    }
+
+    /// A page's event stream: `step` writes what is new (keeping what it needs in `state`) and waits, and runs again
+    /// while it returns `true`, for at most 15 minutes (the browser reconnects after 3 s); the subscription ends with
+    /// the stream.
+    static func eventStream<State: Sendable>(
+        subscription: EventHub.Subscription?, state initial: State,
+        _ step: @escaping @Sendable (inout any ResponseBodyWriter, inout State) async throws -> Bool
+    ) -> Response {
         let deadline = ContinuousClock.now + .seconds(900)
         return Response(
             status: .ok,
@@ -92,16 +114,8 @@ struct WebPages: Sendable {
             body: ResponseBody { writer in
                 defer { subscription?.cancel() }
                 try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
-                while ContinuousClock.now < deadline, !Task.isCancelled {
-                    if try await operations.get(id: operationId).status != .pending { break }
-                    if let subscription {
-                        await subscription.next(upTo: .seconds(15))
-                    } else {
-                        try await Task.sleep(for: .seconds(3))
-                    }
-                    try await writer.write(ByteBuffer(string: ": waiting\n\n"))
-                }
-                try await writer.write(ByteBuffer(string: "event: done\ndata: answered\n\n"))
+                var state = initial
+                while ContinuousClock.now < deadline, !Task.isCancelled, try await step(&writer, &state) {}
                 try await writer.finish(nil)
             })
     }

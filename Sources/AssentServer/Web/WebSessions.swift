@@ -49,7 +49,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
             WebSessionRecord(
                 idHash: idHash, kind: kind, csrfToken: session.csrfToken, state: try JSONEncoder().encode(state),
                 createdAt: now, expiresAt: session.expiresAt))
-        return (session, Self.cookie(cookieName, value, maxAge: lifetime))
+        return (session, hostCookie(cookieName, value, maxAge: lifetime))
     }
 
     /// Stores the session's state and extends its life; `false` when it ended meanwhile.
@@ -62,7 +62,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     /// Ends the session; the returned `Set-Cookie` value removes the cookie.
     func end(_ session: Session) async throws -> String {
         try await environment.store.deleteWebSession(idHash: session.idHash)
-        return Self.cookie(cookieName, "", maxAge: 0)
+        return hostCookie(cookieName, "", maxAge: 0)
     }
 
     /// Whether a form's `csrf` field is the session's token (compared in constant time).
@@ -71,11 +71,37 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
         return Bytes.constantTimeEqual(Data(sent.utf8), Data(session.csrfToken.utf8))
     }
 
-    /// A `Set-Cookie` value that only this origin's pages see: never sent to scripts, to other sites' requests or
-    /// over plain HTTP (browsers treat loopback addresses as secure, so local use works without TLS).
-    static func cookie(_ name: String, _ value: String, maxAge: Int) -> String {
-        "\(name)=\(value); Path=/; Max-Age=\(maxAge); Secure; HttpOnly; SameSite=Strict"
+}
+
+/// A `Set-Cookie` value that only this origin's pages see: never sent to scripts, to other sites' requests or over
+/// plain HTTP (browsers treat loopback addresses as secure, so local use works without TLS).
+func hostCookie(_ name: String, _ value: String, maxAge: Int) -> String {
+    "\(name)=\(value); Path=/; Max-Age=\(maxAge); Secure; HttpOnly; SameSite=Strict"
+}
+
+/// The CSRF token of a sign-in form shown before any session exists (double submit): a random value in a `__Host-`
+/// cookie that the form carries back, so nothing is stored for a visitor who never signs in.
+struct SignInFormToken: Sendable {
+    /// The cookie's name.
+    let cookie: String
+    /// How long the cookie lives, in seconds.
+    let lifetime: Int
+
+    /// The token for a new form — the one the browser holds already, or a new one — and the `Set-Cookie` header.
+    func issue(_ request: Request) -> (token: String, header: HTTPField) {
+        var token = Base64URL.encode(Bytes.random(count: 24))
+        if let kept = request.cookies[cookie]?.value, (20...64).contains(kept.utf8.count) { token = kept }
+        return (token, HTTPField(name: .setCookie, value: hostCookie(cookie, token, maxAge: lifetime)))
     }
+
+    /// Whether the form carries the value of its cookie (compared in constant time).
+    func matches(_ form: [String: String], _ request: Request) -> Bool {
+        guard let sent = form["csrf"], let expected = request.cookies[cookie]?.value else { return false }
+        return Bytes.constantTimeEqual(Data(sent.utf8), Data(expected.utf8))
+    }
+
+    /// The `Set-Cookie` value that removes the cookie (once a session exists).
+    var removal: String { hostCookie(cookie, "", maxAge: 0) }
 }
 
 /// Reading an HTML form's body.
