@@ -101,9 +101,25 @@ struct ConsoleBrowserTests {
             #expect(try await browser.attribute("#status", "class") == "status status-approved")
             try await browser.screenshot("06-operation-approved")
 
-            // The dashboard counts it; the audit log filters by user and type.
+            // Another one approved offline: the app scans the QR code on the page; the operator types its code in.
+            try await browser.open("\(base)/console/operations/new?user=carol")
+            try await browser.type("#params", "amount=12\ncurrency=EUR\niban=CZ2730300000001165254011")
+            try await browser.click("#create")
+            try await browser.expectText("#operation-title", "Pay 12 EUR")
+            try await browser.click("#show-offline")
+            let offlineShot = try await browser.screenshot(of: "#offline-qr", "06-offline-qr")
+            let offlineText = try #require(try await QRReader.scan(png: offlineShot), "no offline QR code on the page")
+            let phone = OperationsService(client: client)
+            let offline = try await phone.parseOfflineOperation(offlineText)
+            #expect(offline.title == "Pay 12 EUR")
+            try await browser.type("#offline-code", try await phone.offlineApprovalCode(for: offline, pin: "1234"))
+            try await browser.click("#verify")
+            try await browser.expectText("#notice", "The code is right: the operation is approved.")
+            try await browser.expectText("#status", "APPROVED")
+
+            // The dashboard counts them; the audit log filters by user and type.
             try await browser.open("\(base)/console")
-            try await browser.expectText("[data-status=APPROVED]", "1")
+            try await browser.expectText("[data-status=APPROVED]", "2")
             try await browser.expectText("[data-state=ACTIVE]", "1")
             #expect(try await browser.exists("#chart rect.bar-approved"))
             try await browser.screenshot("07-dashboard")

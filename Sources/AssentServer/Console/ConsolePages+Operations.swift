@@ -46,15 +46,8 @@ extension ConsolePages {
         }
         router.post("console/operations/{id}/offline") { request, context in
             let id = try context.parameters.require("id")
-            return try await page(request, scope: .operationsWrite) { visit in
-                guard let form = try await WebForm.read(request),
-                    WebSessions<ConsoleState>.validToken(form, visit.session)
-                else {
-                    return pages.error(
-                        .forbidden, "This form is stale or did not come from this console: open the page again.",
-                        next: Self.operationPath(id))
-                }
-                let activationId = form["activation"].flatMap { $0.isEmpty ? nil : $0 }
+            return try await form(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
+                let activationId = visit.form["activation"].flatMap { $0.isEmpty ? nil : $0 }
                 let qr = try await operations.offlineQR(
                     id: id,
                     request: OfflineQRRequest(

@@ -162,11 +162,10 @@ struct ConsolePages: Sendable {
         }
     }
 
-    /// A form a signed-in operator whose key has `scope` posted with the session's token: `body` acts and names the
-    /// page to go to and the sentence to show there. A refused action goes to `back` with the reason.
-    func action(
-        _ request: Request, scope: APIScope, back: String,
-        _ body: (Visit) async throws -> (location: String, message: String)
+    /// A form a signed-in operator whose key has `scope` posted with the session's token, answered by `body`; a
+    /// refusal of the services becomes a page that says why. Without the token: a 403 page that leads to `back`.
+    func form(
+        _ request: Request, scope: APIScope, back: String, _ body: (Visit) async throws -> Response
     ) async throws -> Response {
         guard let (session, key) = try await signedIn(request) else {
             return WebPages.redirect("\(Self.signInPath)?expired=1")
@@ -176,17 +175,35 @@ struct ConsolePages: Sendable {
                 .forbidden, "This form is stale or did not come from this console: open the page again.",
                 next: back)
         }
-        var visit = Visit(session: session, key: key, form: form, request: request)
+        let visit = Visit(session: session, key: key, form: form, request: request)
         if !key.allows(scope) { return missing(scope, visit) }
-        var location = back
         do {
-            let outcome = try await body(visit)
-            (location, visit.session.state.message) = (outcome.location, outcome.message)
+            return try await body(visit)
         } catch let error as AssentServerError where error.status < 500 {
-            visit.session.state.message = error.message
+            return try await show(
+                "console-error", ["title": "Not possible", "detail": error.message], visit,
+                status: HTTPResponse.Status(code: error.status))
         }
-        _ = try await sessions.save(&visit.session)
-        return WebPages.redirect(location)
+    }
+
+    /// A form whose `body` acts and names the page to go to and the sentence to show there (post/redirect/get); a
+    /// refused action goes to `back` with the reason.
+    func action(
+        _ request: Request, scope: APIScope, back: String,
+        _ body: (Visit) async throws -> (location: String, message: String)
+    ) async throws -> Response {
+        try await form(request, scope: scope, back: back) { visit in
+            var session = visit.session
+            var location = back
+            do {
+                let outcome = try await body(visit)
+                (location, session.state.message) = (outcome.location, outcome.message)
+            } catch let error as AssentServerError where error.status < 500 {
+                session.state.message = error.message
+            }
+            _ = try await sessions.save(&session)
+            return WebPages.redirect(location)
+        }
     }
 
     private func missing(_ scope: APIScope, _ visit: Visit) -> Response {
