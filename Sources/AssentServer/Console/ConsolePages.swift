@@ -148,35 +148,37 @@ struct ConsolePages: Sendable {
     func page(_ request: Request, scope: APIScope? = nil, _ body: (Visit) async throws -> Response) async throws
         -> Response
     {
-        guard let (session, key) = try await signedIn(request) else {
-            return WebPages.redirect("\(Self.signInPath)?expired=1")
-        }
-        let visit = Visit(session: session, key: key, form: [:], request: request)
-        if let scope, !key.allows(scope) { return missing(scope, visit) }
-        do {
-            return try await body(visit)
-        } catch let error as AssentServerError where error.status < 500 {
-            return try await show(
-                "console-error", ["title": "Not possible", "detail": error.message], visit,
-                status: HTTPResponse.Status(code: error.status))
-        }
+        try await visit(request, scope: scope, postedFrom: nil, body)
     }
 
-    /// A form a signed-in operator whose key has `scope` posted with the session's token, answered by `body`; a
-    /// refusal of the services becomes a page that says why. Without the token: a 403 page that leads to `back`.
+    /// A form a signed-in operator whose key has `scope` posted with the session's token, answered by `body`.
+    /// Without the token: a 403 page that leads to `back`.
     func form(
         _ request: Request, scope: APIScope, back: String, _ body: (Visit) async throws -> Response
+    ) async throws -> Response {
+        try await visit(request, scope: scope, postedFrom: back, body)
+    }
+
+    /// Checks the session, the form's token (for a form posted from the page `postedFrom`) and the key's scope, then
+    /// answers with `body`; a refusal of the services becomes a page that says why.
+    private func visit(
+        _ request: Request, scope: APIScope?, postedFrom back: String?, _ body: (Visit) async throws -> Response
     ) async throws -> Response {
         guard let (session, key) = try await signedIn(request) else {
             return WebPages.redirect("\(Self.signInPath)?expired=1")
         }
-        guard let form = try await WebForm.read(request), WebSessions<ConsoleState>.validToken(form, session) else {
-            return pages.error(
-                .forbidden, "This form is stale or did not come from this console: open the page again.",
-                next: back)
+        var form: [String: String] = [:]
+        if let back {
+            guard let posted = try await WebForm.read(request), WebSessions<ConsoleState>.validToken(posted, session)
+            else {
+                return pages.error(
+                    .forbidden, "This form is stale or did not come from this console: open the page again.",
+                    next: back)
+            }
+            form = posted
         }
         let visit = Visit(session: session, key: key, form: form, request: request)
-        if !key.allows(scope) { return missing(scope, visit) }
+        if let scope, !key.allows(scope) { return missing(scope, visit) }
         do {
             return try await body(visit)
         } catch let error as AssentServerError where error.status < 500 {
