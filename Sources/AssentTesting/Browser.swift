@@ -27,6 +27,8 @@ public final class Browser: Sendable {
     /// the tests that run beside them.
     private static let slot = OneAtATime()
     private let holdsSlot = Mutex(true)
+    /// Whether ``quit()`` ran: a second call must not reach the port, which by then may be another chromedriver's.
+    private let ended = Mutex(false)
 
     /// The W3C key of an element reference.
     private static let elementKey = "element-6066-11e4-a52e-4f735466cecf"
@@ -96,8 +98,15 @@ public final class Browser: Sendable {
         try? FileManager.default.removeItem(at: log)
     }
 
-    /// Closes the window and Chromium, and ends chromedriver.
+    /// Closes the window and Chromium, and ends chromedriver. Only the first call does anything: once this browser
+    /// is gone, its port can belong to the next test's chromedriver, which a second `/shutdown` would end.
     public func quit() async {
+        guard
+            ended.withLock({ ended in
+                defer { ended = true }
+                return !ended
+            })
+        else { return }
         _ = try? await command("DELETE", "")
         _ = try? await Self.call(driver, "GET", "/shutdown", [:])
         stop()

@@ -7,7 +7,8 @@ import Hummingbird
 
 /// Signed links to the waiting-for-approval page: ES256 JWS with the OpenID provider's keys (`use: approve`), naming
 /// the operation (`sub`), its application (`aud`) and where the page goes afterwards (`ret`). The operator API hands
-/// them out (`POST /api/v1/operations/{id}/approval-link`); whoever holds one may watch the operation, never answer it.
+/// them out (`POST /api/v1/operations/{id}/approval-link`); whoever holds one may watch the operation, never answer it
+/// — except a link that offers offline approval (`off`), whose holder may submit the code the person's app shows.
 struct ApprovalLinks: Sendable {
     let environment: ServerEnvironment
     let keys: SigningKeyService
