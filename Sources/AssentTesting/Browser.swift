@@ -272,6 +272,9 @@ public final class Browser: Sendable {
     {
         var request = HTTPClientRequest(url: driver.absoluteString + path)
         request.method = .RAW(value: method)
+        // A connection per command: a kept-alive one that chromedriver closes while a test waits elsewhere would
+        // fail the next command (HTTPClientError.remoteConnectionClosed), and a command may not be safe to repeat.
+        request.headers.add(name: "Connection", value: "close")
         if method == "POST" {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
