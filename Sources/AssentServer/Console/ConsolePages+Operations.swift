@@ -89,14 +89,7 @@ extension ConsolePages {
 
     private func list(_ visit: Visit) async throws -> Response {
         let userId = visit.query("user")
-        var status: OperationStatus?
-        if let text = visit.query("status") {
-            guard let parsed = OperationStatus(rawValue: text.uppercased()) else {
-                throw AssentServerError.invalidRequest(
-                    "The status is one of " + OperationStatus.allCases.map(\.rawValue).joined(separator: ", ") + ".")
-            }
-            status = parsed
-        }
+        let status = try HTTPSupport.operationStatus(visit.query("status"))
         let list = try await environment.store.recentOperations(userId: userId, status: status, limit: 100)
         var context: [String: Any] = [
             "title": "Operations", "user": userId ?? "", "empty": list.isEmpty,
@@ -144,14 +137,13 @@ extension ConsolePages {
             context["offline"] = true
             context["devices"] = devices.map {
                 [
-                    "id": $0.id, "label": $0.activationName ?? $0.platform ?? String($0.id.prefix(8)),
+                    "id": $0.id, "label": $0.deviceLabel,
                     "selected": $0.id == offlineActivation,
                 ] as [String: Any]
             }
         }
         if let offlineQR {
             context["offlineQR"] = try QRCode(text: offlineQR, errorCorrection: .low).pngDataURL(scale: 4)
-            context["offlineText"] = offlineQR
         }
         return try await show("console-operation", context, visit)
     }

@@ -55,6 +55,16 @@ enum HTTPSupport {
         return limit
     }
 
+    /// A list's `status` query parameter (any case), `nil` when absent.
+    static func operationStatus(_ text: String?) throws -> OperationStatus? {
+        guard let text else { return nil }
+        guard let status = OperationStatus(rawValue: text.uppercased()) else {
+            throw AssentServerError.invalidRequest(
+                "status is one of " + OperationStatus.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+        }
+        return status
+    }
+
     /// A short, secret-free description of a decoding error.
     static func describe(_ error: any Error) -> String {
         switch error {

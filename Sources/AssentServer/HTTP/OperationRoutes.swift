@@ -21,14 +21,7 @@ extension OperatorRoutes {
         }
         api.get("users/:userId/operations") { request, context in
             try require(.operationsRead, context)
-            var status: OperationStatus?
-            if let text = request.uri.queryParameters.get("status") {
-                guard let parsed = OperationStatus(rawValue: text.uppercased()) else {
-                    throw AssentServerError.invalidRequest(
-                        "status is one of " + OperationStatus.allCases.map(\.rawValue).joined(separator: ", ") + ".")
-                }
-                status = parsed
-            }
+            let status = try HTTPSupport.operationStatus(request.uri.queryParameters.get("status"))
             let limit = try HTTPSupport.limit(request.uri.queryParameters.get("limit"))
             let list = try await operations.list(
                 userId: try context.parameters.require("userId"), status: status, limit: limit)

@@ -101,6 +101,9 @@ public struct ActivationRecord: Sendable, Equatable {
         }
     }
 
+    /// How a page names the device to a person: its name, else its platform, else the start of its id.
+    var deviceLabel: String { activationName ?? platform ?? "Device \(id.prefix(8))" }
+
     public static func == (lhs: ActivationRecord, rhs: ActivationRecord) -> Bool {
         lhs.id == rhs.id && lhs.version == rhs.version && lhs.state == rhs.state && lhs.counter == rhs.counter
             && lhs.failedAttempts == rhs.failedAttempts && lhs.counterData == rhs.counterData

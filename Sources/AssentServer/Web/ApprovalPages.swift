@@ -234,7 +234,7 @@ struct ApprovalPages: Sendable {
             "message": message, "formTitle": form.title, "formMessage": form.message,
             "qr": try QRCode(text: text, errorCorrection: .low).pngDataURL(scale: 4), "qrText": text,
             "devices": devices.map {
-                ["id": $0.id, "label": $0.activationName ?? $0.platform ?? String($0.id.prefix(8))]
+                ["id": $0.id, "label": $0.deviceLabel]
             },
             "oneDevice": devices.count == 1 ? devices.first?.id : nil, "manyDevices": devices.count > 1,
             "noDevices": devices.isEmpty,

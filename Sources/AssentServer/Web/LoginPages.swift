@@ -309,7 +309,7 @@ struct LoginPages: Sendable {
             context["devices"] = devices.enumerated().map {
                 [
                     "id": $1.id, "checked": $0 == 0,
-                    "label": $1.activationName ?? $1.platform ?? "Device \($1.id.prefix(8))",
+                    "label": $1.deviceLabel,
                 ] as [String: Any]
             }
             context["noDevices"] = devices.isEmpty
