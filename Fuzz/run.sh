@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with swiftc (a SwiftPM executable cannot link libFuzzer's main) and runs each for
-# FUZZ_SECONDS (default 60) on its corpus. Usage: Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form ...]
+# FUZZ_SECONDS (default 60) on its corpus. Usage: Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form|headers ...]
 # Seeds and regression inputs live in Fuzz/corpus/<target>/ (checked in; `swift test` replays them through the same
 # checks); inputs libFuzzer finds go to .build/fuzz/corpus-<target>/; a crash or broken property is saved to
 # Fuzz/crashers/<target>/ — move it into Fuzz/corpus/<target>/ once fixed, so it is replayed for ever.
@@ -15,9 +15,13 @@ declare -A sources=(
   [mobile-json]="$model/MobileOperation.swift $model/MobileTokenMessages.swift $model/OperationTemplate.swift $model/OperationData.swift Sources/AssentTesting/FuzzChecks+JSON.swift"
   [qr]="$(ls Sources/AssentQR/*.swift | tr '\n' ' ') Sources/AssentTesting/FuzzChecks+QR.swift"
   [oauth-form]="Sources/AssentModel/OpenID/FormEncoding.swift Sources/AssentTesting/FuzzChecks+Form.swift"
+  [headers]="$(printf "Sources/AssentCrypto/%s " AssentCryptoError.swift Support/Bytes.swift Support/PowerAuthHeaderFields.swift \
+    Signature/AuthorizationHeader.swift Signature/SignatureType.swift Signature/SignatureFormat.swift \
+    Token/TokenHeader.swift ECIES/EncryptionHeader.swift ActivationCode/ActivationCode.swift Support/Base32.swift) \
+    Sources/AssentTesting/FuzzChecks+Headers.swift"
 )
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form)
+[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form headers)
 for name in "${targets[@]}"; do
   [ -n "${sources[$name]:-}" ] || { echo "unknown target $name" >&2; exit 2; }
   echo "== $name: building"

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Byte helpers used throughout the PowerAuth constructions.
@@ -78,12 +77,5 @@ public enum Bytes {
         guard data.count == length else {
             throw AssentCryptoError(.invalidLength, "\(field) must be \(length) bytes, got \(data.count).")
         }
-    }
-}
-
-/// HMAC-SHA256 shorthand used by the PowerAuth constructions.
-enum HMACSHA256 {
-    static func mac<K: ContiguousBytes, D: DataProtocol>(key: K, data: D) -> Data {
-        Data(HMAC<SHA256>.authenticationCode(for: data, using: SymmetricKey(data: key)))
     }
 }

@@ -25,23 +25,6 @@ public struct TokenHeader: Sendable, Equatable {
         self.timestamp = timestamp
     }
 
-    /// Creates a fresh header for a request: a random nonce and the digest over it.
-    public static func make(
-        tokenId: String,
-        tokenSecret: Data,
-        timestamp: UInt64,
-        nonce: Data = Bytes.random(count: 16),
-        version: String = "3.3"
-    ) -> TokenHeader {
-        TokenHeader(
-            version: version,
-            tokenId: tokenId,
-            digest: digest(tokenSecret: tokenSecret, nonce: nonce, timestamp: timestamp, version: version),
-            nonce: nonce,
-            timestamp: timestamp
-        )
-    }
-
     /// Parses a header value strictly.
     public init(parsing header: String) throws {
         let fields = try PowerAuthHeaderFields.parse(
@@ -76,22 +59,5 @@ public struct TokenHeader: Sendable, Equatable {
             ("nonce", nonce.base64EncodedString()),
             ("timestamp", String(timestamp)),
         ])
-    }
-
-    /// `HMAC-SHA256(tokenSecret, nonce ‖ "&" ‖ timestamp ‖ "&" ‖ version)`.
-    public static func digest(tokenSecret: Data, nonce: Data, timestamp: UInt64, version: String = "3.3") -> Data {
-        var data = nonce
-        data.append(Data("&\(timestamp)&\(version)".utf8))
-        return HMACSHA256.mac(key: tokenSecret, data: data)
-    }
-
-    /// Whether the digest was made with `tokenSecret`, compared in constant time.
-    ///
-    /// Freshness of the timestamp and uniqueness of the nonce are the server's to check.
-    public func isDigestValid(tokenSecret: Data) -> Bool {
-        Bytes.constantTimeEqual(
-            Self.digest(tokenSecret: tokenSecret, nonce: nonce, timestamp: timestamp, version: version),
-            digest
-        )
     }
 }

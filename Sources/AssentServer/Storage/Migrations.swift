@@ -53,6 +53,7 @@ enum Migrations {
         Migration(version: 8, sqlite: tfaV8(.sqlite), postgres: tfaV8(.postgres)),
         Migration(version: 9, sqlite: webV9(.sqlite), postgres: webV9(.postgres)),
         Migration(version: 10, sqlite: consoleV10, postgres: consoleV10),
+        Migration(version: 11, sqlite: outboxV11, postgres: outboxV11),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -627,5 +628,13 @@ extension Migrations {
     static let consoleV10 = [
         "CREATE INDEX IF NOT EXISTS operations_created ON operations(created_at)",
         "CREATE INDEX IF NOT EXISTS operations_finished ON operations(finished_at)",
+    ]
+
+    /// Version 11: the dispatcher looks for due messages of the channels it delivers; messages of a channel nobody
+    /// delivers (a webhook not configured) wait pending for their purge, and with the index of version 3 every look
+    /// walked past all of them.
+    static let outboxV11 = [
+        "CREATE INDEX IF NOT EXISTS outbox_channel_due ON outbox(state, channel, next_attempt_at)",
+        "DROP INDEX IF EXISTS outbox_due",
     ]
 }

@@ -9,6 +9,11 @@ extension SQLStore {
         async throws -> [OutboxItem]
     {
         guard !channels.isEmpty else { return [] }
+        // A look first: under load every write wakes the dispatcher, and a claim is a write.
+        var due = SQLQueryString("SELECT id FROM outbox WHERE ")
+        Self.appendDue(to: &due, channels: channels, now: now)
+        due.appendInterpolation(unsafeRaw: " LIMIT 1")
+        guard try await database.raw(due).first() != nil else { return [] }
         // The outer condition is checked again on each row after the inner selection, so of two processes
         // claiming at once only one leases a row (PostgreSQL re-evaluates it on the locked row; SQLite has one
         // writer).
@@ -16,21 +21,26 @@ extension SQLStore {
         query.appendInterpolation(bind: owner)
         query.appendInterpolation(unsafeRaw: ", lease_until = ")
         query.appendInterpolation(bind: until)
+        query.appendInterpolation(unsafeRaw: " WHERE id IN (SELECT id FROM outbox WHERE ")
+        Self.appendDue(to: &query, channels: channels, now: now)
         query.appendInterpolation(
-            unsafeRaw: " WHERE id IN (SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= ")
+            unsafeRaw: " ORDER BY id LIMIT \(max(1, limit))) AND state = 'pending' AND lease_until <= ")
         query.appendInterpolation(bind: now)
-        query.appendInterpolation(unsafeRaw: " AND lease_until <= ")
-        query.appendInterpolation(bind: now)
-        query.appendInterpolation(unsafeRaw: " AND channel IN (")
+        query.appendInterpolation(unsafeRaw: " RETURNING *")
+        return try await database.raw(query).all().map(decodeOutboxItem).sorted { $0.id < $1.id }
+    }
+
+    /// The condition of a message due now on one of `channels` and not leased (index `outbox_channel_due`).
+    private static func appendDue(to query: inout SQLQueryString, channels: [OutboxChannel], now: Millis) {
+        query.appendInterpolation(unsafeRaw: "state = 'pending' AND channel IN (")
         for (index, channel) in channels.enumerated() {
             if index > 0 { query.appendInterpolation(unsafeRaw: ", ") }
             query.appendInterpolation(bind: channel.rawValue)
         }
-        query.appendInterpolation(
-            unsafeRaw: ") ORDER BY id LIMIT \(max(1, limit))) AND state = 'pending' AND lease_until <= ")
+        query.appendInterpolation(unsafeRaw: ") AND next_attempt_at <= ")
         query.appendInterpolation(bind: now)
-        query.appendInterpolation(unsafeRaw: " RETURNING *")
-        return try await database.raw(query).all().map(decodeOutboxItem).sorted { $0.id < $1.id }
+        query.appendInterpolation(unsafeRaw: " AND lease_until <= ")
+        query.appendInterpolation(bind: now)
     }
 
     public func recordOutboxAttempt(id: Int64, owner: String, attempts: Int, result: OutboxAttempt, now: Millis)

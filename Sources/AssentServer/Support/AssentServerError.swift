@@ -134,6 +134,11 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
         .init(code: "ERR_CONFIGURATION", status: 500, message: message)
     }
 
+    /// The database could not make a write durable; nothing more is acknowledged until a restart.
+    public static func storageFailed(_ message: String) -> Self {
+        .init(code: "ERR_STORAGE", status: 503, message: message)
+    }
+
     /// A server-side failure; details go to the log only.
     public static func internalError(_ message: String) -> Self {
         .init(code: "ERR_INTERNAL", status: 500, message: message)

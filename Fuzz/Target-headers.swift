@@ -1,0 +1,4 @@
+/// The `headers` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.headers
+}

@@ -1,0 +1,126 @@
+import AssentCrypto
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import AssentServer
+
+@Suite("Group commit: a statement returns only after an fsync that began after it")
+struct GroupCommitTests {
+    /// A flush that records the order number at which each one began, on the same counter the statements use.
+    final class RecordingFlush: Sendable {
+        let order = Atomic<Int>(0)
+        let started = Mutex<[Int]>([])
+        let fail = Atomic<Bool>(false)
+
+        func next() -> Int { order.add(1, ordering: .sequentiallyConsistent).newValue }
+
+        func flush() throws {
+            let start = next()
+            Thread.sleep(forTimeInterval: 0.002)
+            if fail.load(ordering: .sequentiallyConsistent) { throw POSIXError(.EIO) }
+            started.withLock { $0.append(start) }
+        }
+
+        /// Whether a completed flush began after `moment`.
+        func covered(_ moment: Int) -> Bool { started.withLock { $0.contains { $0 > moment } } }
+    }
+
+    @Test("Concurrent writes share flushes, and each returns only once a flush that began after it completed")
+    func writesShareFlushes() async throws {
+        let recorder = RecordingFlush()
+        let wal = WALSync(flush: recorder.flush)
+        let writes = 300
+        let uncovered = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<writes {
+                group.addTask {
+                    let finished = try await wal.write { recorder.next() }
+                    return recorder.covered(finished)
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 0 : 1) }
+        }
+        #expect(uncovered == 0)
+        #expect(wal.flushCount >= 1)
+        #expect(wal.flushCount < writes / 3, "\(wal.flushCount) flushes for \(writes) concurrent writes")
+    }
+
+    @Test("A read while a write runs returns after a flush that began after it; with everything on disk, at once")
+    func readsWaitForDirtyWrites() async throws {
+        let recorder = RecordingFlush()
+        let wal = WALSync(flush: recorder.flush)
+        try await wal.afterRead()
+        #expect(wal.flushCount == 0)
+
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let writer = Task {
+            try await wal.write {
+                for await _ in gate { break }
+                return recorder.next()
+            }
+        }
+        try await Task.sleep(for: .milliseconds(20))  // the write is running: it may commit before the read ends
+        let readEnded = recorder.next()
+        try await wal.afterRead()
+        #expect(recorder.covered(readEnded))
+        #expect(wal.flushCount == 1)
+        open.yield()
+        let written = try await writer.value
+        #expect(recorder.covered(written))
+
+        let before = wal.flushCount
+        try await wal.afterRead()
+        #expect(wal.flushCount == before)
+    }
+
+    @Test("A failed fsync fails its writes and every statement after it, without running them")
+    func failureIsFinal() async throws {
+        let recorder = RecordingFlush()
+        let wal = WALSync(flush: recorder.flush)
+        _ = try await wal.write { 1 }
+        recorder.fail.store(true, ordering: .sequentiallyConsistent)
+        await #expect(throws: AssentServerError.self) { _ = try await wal.write { 2 } }
+        recorder.fail.store(false, ordering: .sequentiallyConsistent)
+        let ran = Atomic<Bool>(false)
+        let error = await #expect(throws: AssentServerError.self) {
+            _ = try await wal.write { ran.store(true, ordering: .sequentiallyConsistent) }
+        }
+        #expect(error?.code == "ERR_STORAGE")
+        let statementRan = ran.load(ordering: .sequentiallyConsistent)
+        #expect(!statementRan)
+        await #expect(throws: AssentServerError.self) { try await wal.afterRead() }
+    }
+
+    @Test("Only a plain SELECT counts as a read")
+    func statementKinds() {
+        #expect(!GroupCommitDatabase.mayWrite("SELECT * FROM activations"))
+        #expect(!GroupCommitDatabase.mayWrite("\n  select 1"))
+        #expect(GroupCommitDatabase.mayWrite("UPDATE activations SET counter = 2"))
+        #expect(GroupCommitDatabase.mayWrite("INSERT INTO audit_events (at) VALUES (1)"))
+        #expect(GroupCommitDatabase.mayWrite("WITH x AS (SELECT 1) DELETE FROM nonces"))
+        #expect(GroupCommitDatabase.mayWrite("PRAGMA wal_checkpoint"))
+    }
+
+    @Test("The SQLite store flushes its log for writes, not for reads of what is already on disk")
+    func storeFlushesWrites() async throws {
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try await SQLStore.sqlite(
+            path: path, secretBox: try SecretBox(keyEncryptionKey: Bytes.random(count: 32)), logger: logger)
+        try await store.migrate()
+        let wal = try #require((store.database as? GroupCommitDatabase)?.wal)
+        let afterMigration = wal.flushCount
+        #expect(afterMigration > 0)
+        _ = try await store.applications()
+        #expect(wal.flushCount == afterMigration)
+        try await store.appendAudit(
+            AuditEvent(id: nil, at: 1, type: "test.durable", activationId: nil, userId: nil, actor: "test", detail: "-")
+        )
+        #expect(wal.flushCount == afterMigration + 1)
+        #expect(try await store.audit(activationId: nil, userId: nil, limit: 10).map(\.type) == ["test.durable"])
+        try await store.shutdown()
+    }
+}
