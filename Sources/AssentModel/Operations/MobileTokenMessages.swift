@@ -111,7 +111,13 @@ public enum MobileTokenJSON {
     }
 
     /// Parses an ISO 8601 date-time with an offset (`Z`, `±hh:mm` or `±hhmm`) and optional fractional seconds.
+    ///
+    /// The year must be four digits: Foundation's parser also takes forms such as `-026-11-24T…`, which
+    /// ``timestamp(_:)`` cannot write back (found by the `request-json` fuzzer).
     public static func parseTimestamp(_ text: String) -> Date? {
+        let year = text.utf8.prefix(5)
+        guard year.count == 5, year.prefix(4).allSatisfy({ (48...57).contains($0) }), year.last == UInt8(ascii: "-")
+        else { return nil }
         var normalized = text
         // `+0000` → `+00:00`, which the ISO 8601 parser accepts.
         if let sign = normalized.lastIndex(where: { $0 == "+" || $0 == "-" }),

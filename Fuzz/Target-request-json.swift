@@ -1,0 +1,4 @@
+/// The `request-json` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.requestJSON
+}
