@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Memory of `assent serve` on SQLite (not in CI), read from /proc/PID/status (VmRSS).
-#   Benchmarks/memory.sh scale [ACTIVATIONS]   RSS after ACTIVATIONS (default 100,000) devices were activated
-#                                              through the API, each with a MAC token and a pending operation, and
-#                                              30 s of operation-list load over all of them
+#   Benchmarks/memory.sh scale [ACTIVATIONS] [PENDING]
+#                                              RSS after ACTIVATIONS (default 100,000) devices were activated
+#                                              through the API, each with a MAC token, PENDING (default 10,000) of
+#                                              them with a pending operation, and 30 s of operation-list load over
+#                                              all of them
 #   Benchmarks/memory.sh soak [MINUTES]        RSS every 30 s while two load generators run for MINUTES (default
 #                                              30): operation lists and signature validations, 1,000 devices each
 set -euo pipefail
@@ -21,11 +23,12 @@ echo "RSS after start: $(rss_mb) MB"
 case "$mode" in
 scale)
     activations=${2:-100000}
+    pending=${3:-10000}
     started=$(date +%s)
     "$LOAD" --url "http://127.0.0.1:$port" --api-key "$key" --label sqlite --scenario list \
-        --activations "$activations" --concurrency 64 --duration 30
+        --activations "$activations" --pending-operations "$pending" --concurrency 64 --duration 30
     echo "Set-up and load took $(( $(date +%s) - started )) s."
-    echo "RSS after the load: $(rss_mb) MB (${activations} activations, ${activations} pending operations)"
+    echo "RSS after the load: $(rss_mb) MB (${activations} activations, ${pending} pending operations)"
     sleep 10
     echo "RSS 10 s later, idle: $(rss_mb) MB"
     echo "Database: $(du -sh "$work/sqlite" | cut -f1)"

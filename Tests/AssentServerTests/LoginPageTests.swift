@@ -288,6 +288,19 @@ struct LoginPageProtectionTests {
                         CreateTFAAccountRequest(userId: "bob", password: "correct horse battery")))
             ) { $0.status }
             #expect(bob == .created || bob == .ok)
+            // Lengths count characters, as the OpenAPI document's schema does: six two-byte characters are too few.
+            for (user, password, expected) in [
+                ("carol", "éééééé", HTTPResponse.Status.badRequest), ("carol", "éééééééé", .created),
+            ] {
+                let status = try await client.execute(
+                    uri: "/api/v1/tfa/accounts", method: .post,
+                    headers: [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"],
+                    body: ByteBuffer(
+                        bytes: try OperatorJSON.encoder().encode(
+                            CreateTFAAccountRequest(userId: user, password: password)))
+                ) { $0.status }
+                #expect(status == expected, "\(password)")
+            }
 
             let first = try await call(.get, "/login")
             #expect(first.status == .ok)

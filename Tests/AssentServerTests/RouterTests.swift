@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Routes")
 struct RouterTests {
-    @Test("The OpenAPI document lists exactly the operator and device routes the router serves")
+    @Test("The OpenAPI document lists exactly the operator and device routes the router serves, each with its own id")
     func openAPIMatchesRoutes() async throws {
         let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
@@ -25,6 +25,12 @@ struct RouterTests {
                 let document = try #require(object as? [String: Any])
                 #expect(document["openapi"] as? String == "3.1.0")
                 let paths = try #require(document["paths"] as? [String: [String: Any]])
+                // Operation ids name operations in links and generated clients: each must be unique.
+                let ids = paths.values.flatMap {
+                    $0.values.compactMap { ($0 as? [String: Any])?["operationId"] as? String }
+                }
+                #expect(ids.count == paths.values.reduce(0) { $0 + $1.count })
+                #expect(Set(ids).count == ids.count, "\(Dictionary(grouping: ids) { $0 }.filter { $1.count > 1 }.keys)")
                 return Set(paths.flatMap { path, operations in operations.keys.map { "\($0.uppercased()) \(path)" } })
             }
         }
@@ -62,11 +68,15 @@ struct RouterTests {
                 (HTTPRequest.Method("TRACE")!, "/api/v1/audit", "GET"), (.post, "/health", "GET"),
                 (.get, "/api/v1/operations/abc/cancel", "POST"), (.patch, "/api/v1/operations", "POST"),
                 (.post, "/api/v1/activations/abc", "DELETE, GET"),
+                (HTTPRequest.Method("TRACE")!, "/pa/v3/token/create", "POST"),
+                (.get, "/api/auth/token/app/operation/list", "POST"),
             ] {
                 try await client.execute(uri: uri, method: method, headers: key) { response in
                     #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
                     #expect(response.headers[.allow] == allowed, "\(method) \(uri)")
-                    #expect(String(buffer: response.body).contains("ERR_METHOD"))
+                    // The Mobile Token API has its own, closed list of codes.
+                    let code = uri.hasPrefix("/api/auth/") ? "ERROR_GENERIC" : "ERR_METHOD"
+                    #expect(String(buffer: response.body).contains(code), "\(method) \(uri)")
                 }
             }
             try await client.execute(uri: "/api/v1/nothing-here", method: .get, headers: key) { response in

@@ -60,6 +60,13 @@ struct SMTPClientTests {
             try await SMTPClient(settings: plain.settings(username: nil, password: nil))
                 .send(to: "alice@bank.example>\r\nBcc: <eve@evil.example", subject: "s", body: "b")
         }
+        // What the OpenAPI document's pattern says: printable ASCII (no SMTPUTF8), one @, a dotted domain.
+        for address in ["alice@bank.example", "a.b+c@x.y.z", "o'neil@bank.example"] {
+            #expect(SMTPClient.isAddress(address), "\(address)")
+        }
+        for address in ["alíce@bank.example", "alice@bank", "alice@.bank.example", "alice@bank.example.", "a b@c.d"] {
+            #expect(!SMTPClient.isAddress(address), "\(address)")
+        }
     }
 }
 

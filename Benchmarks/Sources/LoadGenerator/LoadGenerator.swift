@@ -31,6 +31,8 @@ struct LoadGenerator: AsyncParsableCommand {
     @Option(help: "validate, list or authorize.") var scenario = "validate"
     @Option(help: "authorize: operations prepared per activation (the run stops early when they run out).")
     var operationsPerActivation = 40
+    @Option(help: "list: how many of the activations get a pending operation (default: all).")
+    var pendingOperations: Int?
     @Option(
         help: """
             Crash test: write what the server acknowledged (approved operations, each activation's last accepted \
@@ -239,11 +241,14 @@ struct LoadGenerator: AsyncParsableCommand {
                 return ("/pa/v3/signature/validate", headers, body)
             }
         case "list":
-            print("Creating a MAC token and a pending operation per activation…")
+            let pending = pendingOperations ?? devices.count
+            print("Creating a MAC token per activation and a pending operation for \(pending) of them…")
             let tokens = try await inParallel(Array(devices.enumerated())) { index, device in
                 var device = device
                 let token = try await device.createToken()
-                _ = try await createOperation(client: client, auth: auth, userId: "load-\(index)")
+                if index < pending {
+                    _ = try await createOperation(client: client, auth: auth, userId: "load-\(index)")
+                }
                 return (index, device, token)
             }
             var signed = devices

@@ -7,8 +7,8 @@ import Logging
 /// Turns every failure into the JSON error body of the API it happened in, and keeps details out of responses.
 ///
 /// PowerAuth endpoints (`/pa/…`) answer `{"status":"ERROR","responseObject":{"code","message"}}` with 400 for
-/// request and business errors and 401 for authentication failures; everything else answers `{"code","message"}`
-/// with the error's own status.
+/// request and business errors, 401 for authentication failures, and HTTP's own 405, 413 and 429; everything else
+/// answers `{"code","message"}` with the error's own status.
 struct ErrorMiddleware: RouterMiddleware {
     typealias Context = AssentRequestContext
     /// Which methods a path has, to tell 405 from 404.
@@ -54,7 +54,7 @@ struct ErrorMiddleware: RouterMiddleware {
         if request.uri.path.hasPrefix("/pa/") {
             let status =
                 switch failure.status {
-                case 401, 429: failure.status
+                case 401, 405, 413, 429: failure.status
                 case 500...: 500
                 default: 400
                 }

@@ -26,7 +26,7 @@ public final class SQLStore: AssentStore {
     /// Decoded presentational parts of operations by id. They never change after creation, so a process may keep
     /// them; the cache is emptied when it grows past ``contentCacheLimit`` entries.
     private let contentCache = Mutex<[String: (OperationContent, AllowedSignatureType)]>([:])
-    private static let contentCacheLimit = 20_000
+    private static let contentCacheLimit = 5_000
     private let close: @Sendable () async throws -> Void
 
     private init(
@@ -60,11 +60,11 @@ public final class SQLStore: AssentStore {
                 "The SQLite file \(path) cannot use a write-ahead log (journal mode \(mode ?? "unknown")); "
                     + "put it on a local file system.")
         }
-        // A 32 MiB page cache (SQLite's default is 2 MiB): with the default, the hot pages of a busy server were
+        // A 16 MiB page cache (SQLite's default is 2 MiB): with the default, the hot pages of a busy server were
         // read again from the file on every statement (a tenth of the server's time under load, in `pread`).
         for pragma in [
             "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000",
-            "PRAGMA cache_size = -32768",
+            "PRAGMA cache_size = -16384",
         ] {
             try await base.raw(SQLQueryString(pragma)).run()
         }

@@ -29,7 +29,8 @@ public struct PasswordHasher: Sendable, Equatable {
         self.p = p
     }
 
-    /// The longest password accepted (bytes of UTF-8); longer ones are refused, not truncated.
+    /// The longest password accepted, in characters as JSON Schema counts them (Unicode scalars; at most four bytes
+    /// each, so a hash's input stays within 4 KiB); longer ones are refused, not truncated.
     public static let maxLength = 1024
 
     /// A new hash string for `password` with a random 16-byte salt.
@@ -74,10 +75,10 @@ public struct PasswordHasher: Sendable, Equatable {
     }()
 
     private static func derive(_ password: String, salt: Data, logN: Int, r: Int, p: Int) async throws -> Data {
-        let bytes = Data(password.utf8)
-        guard bytes.count <= maxLength else {
-            throw AssentServerError.invalidRequest("A password is at most \(maxLength) bytes.")
+        guard password.unicodeScalars.count <= maxLength else {
+            throw AssentServerError.invalidRequest("A password is at most \(maxLength) characters.")
         }
+        let bytes = Data(password.utf8)
         return try await pool.runIfActive {
             let key = try KDF.Scrypt.deriveKey(
                 from: bytes, salt: salt, outputByteCount: 32, rounds: 1 << logN, blockSize: r, parallelism: p)

@@ -198,13 +198,14 @@ public struct SMTPClient: Sendable {
         host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? nil : host
     }
 
-    /// Whether `text` is a plain address (`local@domain`, no spaces, brackets or line breaks), at most 254 bytes.
+    /// Whether `text` is a plain address (`local@domain`, printable ASCII without spaces, brackets or quotes), at
+    /// most 254 bytes. Non-ASCII addresses would need SMTPUTF8, which the client does not speak.
     public static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
         return text.utf8.count <= 254 && parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".")
             && !parts[1].hasPrefix(".") && !parts[1].hasSuffix(".")
             && text.unicodeScalars.allSatisfy {
-                $0.value > 32 && $0.value != 127 && !"<>()[]\\,;:\"".unicodeScalars.contains($0)
+                $0.value > 32 && $0.value < 127 && !"<>()[]\\,;:\"".unicodeScalars.contains($0)
             }
     }
 

@@ -12,12 +12,14 @@ extension OperatorRoutes {
             try require(.tfaWrite, context)
             let body = try await HTTPSupport.decode(CreateTFAAccountRequest.self, from: request)
             let application = try await defaultApplication()
-            guard (1...256).contains(body.userId.count) else {
+            // Lengths in Unicode scalars, as the OpenAPI document's JSON Schema counts them.
+            guard (1...256).contains(body.userId.unicodeScalars.count) else {
                 throw AssentServerError.invalidRequest("userId is 1 to 256 characters.")
             }
-            if let password = body.password, !(8...PasswordHasher.maxLength).contains(password.utf8.count) {
-                throw AssentServerError.invalidRequest(
-                    "A password is 8 to \(PasswordHasher.maxLength) bytes of UTF-8.")
+            if let password = body.password,
+                !(8...PasswordHasher.maxLength).contains(password.unicodeScalars.count)
+            {
+                throw AssentServerError.invalidRequest("A password is 8 to \(PasswordHasher.maxLength) characters.")
             }
             let emails = body.emails ?? []
             guard emails.count <= 10, emails.allSatisfy(SMTPClient.isAddress) else {
