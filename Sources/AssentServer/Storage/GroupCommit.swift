@@ -192,7 +192,7 @@ extension WALSync {
 
 /// The SQLite connection with group commit: each statement returns once ``WALSync`` has on disk what it wrote or
 /// may have read.
-struct GroupCommitDatabase: SQLDatabase {
+struct GroupCommitDatabase: AsyncSQLDatabase {
     let base: any SQLDatabase
     let wal: WALSync
 
@@ -201,14 +201,6 @@ struct GroupCommitDatabase: SQLDatabase {
     var version: (any SQLDatabaseReportedVersion)? { base.version }
     var dialect: any SQLDialect { base.dialect }
     var queryLogLevel: Logger.Level? { base.queryLogLevel }
-
-    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
-        Void
-    > {
-        let promise = eventLoop.makePromise(of: Void.self)
-        promise.completeWithTask { try await self.execute(sql: query, onRow) }
-        return promise.futureResult
-    }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let (sql, binds) = base.serialize(query)

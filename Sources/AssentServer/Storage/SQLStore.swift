@@ -629,16 +629,10 @@ public final class SQLStore: AssentStore {
     }
 }
 
-/// An ``SQLDatabase`` over PostgresNIO's ``PostgresClient`` pool: each statement leases a connection.
-struct PostgresClientDatabase: SQLDatabase {
-    let client: PostgresClient
-    let logger: Logger
+/// An ``SQLDatabase`` written with `async` only: SQLKit's older future-based entry point runs the `async` one.
+protocol AsyncSQLDatabase: SQLDatabase {}
 
-    var eventLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
-    var version: (any SQLDatabaseReportedVersion)? { nil }
-    var dialect: any SQLDialect { PostgresDialect() }
-    var queryLogLevel: Logger.Level? { nil }
-
+extension AsyncSQLDatabase {
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) -> EventLoopFuture<
         Void
     > {
@@ -646,6 +640,17 @@ struct PostgresClientDatabase: SQLDatabase {
         promise.completeWithTask { try await self.execute(sql: query, onRow) }
         return promise.futureResult
     }
+}
+
+/// An ``SQLDatabase`` over PostgresNIO's ``PostgresClient`` pool: each statement leases a connection.
+struct PostgresClientDatabase: AsyncSQLDatabase {
+    let client: PostgresClient
+    let logger: Logger
+
+    var eventLoop: any EventLoop { MultiThreadedEventLoopGroup.singleton.any() }
+    var version: (any SQLDatabaseReportedVersion)? { nil }
+    var dialect: any SQLDialect { PostgresDialect() }
+    var queryLogLevel: Logger.Level? { nil }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         try await client.withConnection { connection in
