@@ -36,9 +36,11 @@ scale)
 soak)
     minutes=${2:-30}
     seconds=$(( minutes * 60 ))
+    generators=()
     for scenario in list validate; do
         "$LOAD" --url "http://127.0.0.1:$port" --api-key "$key" --label "soak" --scenario "$scenario" \
             --activations 1000 --concurrency 32 --duration "$seconds" >"$work/$scenario.log" 2>&1 &
+        generators+=($!)
     done
     # The generators first activate their devices; sample from the moment both load.
     until [ "$(grep -l "Load started" "$work"/list.log "$work"/validate.log 2>/dev/null | wc -l)" = 2 ]; do sleep 1; done
@@ -48,7 +50,7 @@ soak)
         echo "t=${t}s RSS $(rss_mb) MB"
         [ "$t" -lt "$seconds" ] && sleep 30
     done
-    wait
+    wait "${generators[@]}"
     cat "$work/list.log" "$work/validate.log" | grep '^\[soak\]'
     python3 - "${samples[@]}" <<'EOF'
 import statistics, sys
