@@ -123,4 +123,48 @@ struct GroupCommitTests {
         #expect(try await store.audit(activationId: nil, userId: nil, limit: 10).map(\.type) == ["test.durable"])
         try await store.shutdown()
     }
+
+    @Test("At debug level, no statement and no bound value of the SQLite store reaches the log")
+    func noStatementsInLogs() async throws {
+        let lines = CapturedLines()
+        var logger = Logger(label: "assent.test") { _ in CapturingLogHandler(lines: lines) }
+        logger.logLevel = .trace
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let store = try await SQLStore.sqlite(
+            path: path, secretBox: try SecretBox(keyEncryptionKey: Bytes.random(count: 32)), logger: logger)
+        try await store.migrate()
+        let marker = "marker-\(UUID())"
+        try await store.appendAudit(
+            AuditEvent(
+                id: nil, at: 1, type: "test.logged", activationId: nil, userId: marker, actor: "test", detail: "-"))
+        #expect(try await store.audit(activationId: nil, userId: marker, limit: 1).count == 1)
+        try await store.shutdown()
+        let logged = lines.all
+        #expect(!logged.isEmpty, "the handler saw nothing: the test would prove nothing")
+        #expect(!logged.contains { $0.contains(marker) || $0.contains("INSERT INTO") })
+    }
+}
+
+/// Every message a ``CapturingLogHandler`` received, as text.
+private final class CapturedLines: Sendable {
+    private let lines = Mutex<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+}
+
+/// Keeps every message and its metadata as text.
+private struct CapturingLogHandler: LogHandler {
+    let lines: CapturedLines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        lines.append("\(event.message) \(event.metadata ?? [:])")
+    }
 }

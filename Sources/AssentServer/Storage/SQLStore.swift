@@ -51,7 +51,8 @@ public final class SQLStore: AssentStore {
             storage: .file(path: path), threadPool: .singleton, logger: logger,
             on: MultiThreadedEventLoopGroup.singleton.any()
         ).get()
-        let base = connection.sql()
+        // No statement logging, at any level: the bound values include sealed secrets, nonces and key hashes.
+        let base = connection.sql(encoder: .init(), decoder: .init(), queryLogLevel: nil)
         let mode = try await base.raw("PRAGMA journal_mode = WAL").first()?.decode(
             column: "journal_mode", as: String.self)
         guard mode?.lowercased() == "wal" else {
