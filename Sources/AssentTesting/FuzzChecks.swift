@@ -9,4 +9,25 @@ public enum FuzzChecks {
         public let description: String
         public init(_ description: String) { self.description = description }
     }
+
+    /// Whatever `input` decodes to as `T` encodes to JSON that decodes again, to an equal value when `same` is given.
+    static func roundTripsJSON<T: Codable>(
+        _ type: T.Type, _ input: Data, decoder: JSONDecoder = JSONDecoder(), encoder: JSONEncoder = JSONEncoder(),
+        same: ((T, T) -> Bool)? = nil
+    ) throws {
+        guard let value = try? decoder.decode(T.self, from: input) else { return }
+        let encoded: Data
+        do {
+            encoded = try encoder.encode(value)
+        } catch {
+            throw Violation("A \(T.self) that decoded does not encode: \(error)")
+        }
+        let again: T
+        do {
+            again = try decoder.decode(T.self, from: encoded)
+        } catch {
+            throw Violation("A \(T.self) that decoded was encoded to JSON that does not decode: \(error)")
+        }
+        if let same, !same(value, again) { throw Violation("A \(T.self) changed on its way through JSON.") }
+    }
 }

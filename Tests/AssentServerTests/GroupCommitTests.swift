@@ -106,22 +106,19 @@ struct GroupCommitTests {
     func storeFlushesWrites() async throws {
         var logger = Logger(label: "assent.test")
         logger.logLevel = .critical
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let store = try await SQLStore.sqlite(
-            path: path, secretBox: try SecretBox(keyEncryptionKey: Bytes.random(count: 32)), logger: logger)
-        try await store.migrate()
-        let wal = try #require((store.database as? GroupCommitDatabase)?.wal)
-        let afterMigration = wal.flushCount
-        #expect(afterMigration > 0)
-        _ = try await store.applications()
-        #expect(wal.flushCount == afterMigration)
-        try await store.appendAudit(
-            AuditEvent(id: nil, at: 1, type: "test.durable", activationId: nil, userId: nil, actor: "test", detail: "-")
-        )
-        #expect(wal.flushCount == afterMigration + 1)
-        #expect(try await store.audit(activationId: nil, userId: nil, limit: 10).map(\.type) == ["test.durable"])
-        try await store.shutdown()
+        try await withTemporaryStore(logger: logger) { store in
+            let wal = try #require((store.database as? GroupCommitDatabase)?.wal)
+            let afterMigration = wal.flushCount
+            #expect(afterMigration > 0)
+            _ = try await store.applications()
+            #expect(wal.flushCount == afterMigration)
+            try await store.appendAudit(
+                AuditEvent(
+                    id: nil, at: 1, type: "test.durable", activationId: nil, userId: nil, actor: "test", detail: "-")
+            )
+            #expect(wal.flushCount == afterMigration + 1)
+            #expect(try await store.audit(activationId: nil, userId: nil, limit: 10).map(\.type) == ["test.durable"])
+        }
     }
 
     @Test("At debug level, no statement and no bound value of the SQLite store reaches the log")
@@ -129,20 +126,27 @@ struct GroupCommitTests {
         let lines = CapturedLines()
         var logger = Logger(label: "assent.test") { _ in CapturingLogHandler(lines: lines) }
         logger.logLevel = .trace
+        try await withTemporaryStore(logger: logger) { store in
+            let marker = "marker-\(UUID())"
+            try await store.appendAudit(
+                AuditEvent(
+                    id: nil, at: 1, type: "test.logged", activationId: nil, userId: marker, actor: "test", detail: "-"))
+            #expect(try await store.audit(activationId: nil, userId: marker, limit: 1).count == 1)
+        }
+        let logged = lines.all
+        #expect(!logged.isEmpty, "the handler saw nothing: the test would prove nothing")
+        #expect(!logged.contains { $0.contains("marker-") || $0.contains("INSERT INTO") })
+    }
+
+    /// A migrated SQLite store in a temporary file, shut down and removed after `body`.
+    private func withTemporaryStore(logger: Logger, _ body: (SQLStore) async throws -> Void) async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         let store = try await SQLStore.sqlite(
             path: path, secretBox: try SecretBox(keyEncryptionKey: Bytes.random(count: 32)), logger: logger)
         try await store.migrate()
-        let marker = "marker-\(UUID())"
-        try await store.appendAudit(
-            AuditEvent(
-                id: nil, at: 1, type: "test.logged", activationId: nil, userId: marker, actor: "test", detail: "-"))
-        #expect(try await store.audit(activationId: nil, userId: marker, limit: 1).count == 1)
+        try await body(store)
         try await store.shutdown()
-        let logged = lines.all
-        #expect(!logged.isEmpty, "the handler saw nothing: the test would prove nothing")
-        #expect(!logged.contains { $0.contains(marker) || $0.contains("INSERT INTO") })
     }
 }
 
