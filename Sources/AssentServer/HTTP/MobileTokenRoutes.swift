@@ -55,22 +55,37 @@ struct MobileTokenRoutes {
                 RequestEnvelope<OperationAuthorizeRequest>.self, from: body, decoder: MobileTokenJSON.decoder()
             ).requestObject
             let authorization = request.headers[HTTPSupport.authorization]
-            let device: AuthenticatedDevice
-            do {
-                device = try await powerAuth.authenticate(
-                    authorization: authorization, method: "POST", uriId: "/operation/authorize", body: body,
-                    allowed: Set(SignatureType.allCases))
-            } catch let error as AssentServerError where error.status == 401 {
-                // A wrong PIN counts against the operation too, so guessing cannot go on forever.
-                if let authorization, let header = try? AuthorizationHeader(parsing: authorization),
-                    let activation = try await environment.store.activation(id: header.activationId),
-                    await operations.countFailedSignature(operationId: approval.id, activation: activation)
-                {
-                    throw AssentServerError.operationFailed()
+            // The signature's counter and the operation's status commit together, once (PostgreSQL: one
+            // transaction). A refusal is an answer, not a failure: what it wrote (the counter, a failed attempt)
+            // commits with it.
+            let refusal = try await environment.inOneCommit { environment -> AssentServerError? in
+                let powerAuth = PowerAuthService(environment: environment)
+                let operations = OperationService(environment: environment)
+                let device: AuthenticatedDevice
+                do {
+                    device = try await powerAuth.authenticate(
+                        authorization: authorization, method: "POST", uriId: "/operation/authorize", body: body,
+                        allowed: Set(SignatureType.allCases))
+                } catch let error as AssentServerError where error.status == 401 {
+                    // A wrong PIN counts against the operation too, so guessing cannot go on forever.
+                    if let authorization, let header = try? AuthorizationHeader(parsing: authorization),
+                        let activation = try await environment.store.activation(id: header.activationId),
+                        await operations.countFailedSignature(operationId: approval.id, activation: activation)
+                    {
+                        return AssentServerError.operationFailed()
+                    }
+                    return error
+                } catch let error as AssentServerError {
+                    return error
                 }
-                throw error
+                do {
+                    _ = try await operations.authorize(approval, device: device)
+                } catch let error as AssentServerError {
+                    return error
+                }
+                return nil
             }
-            _ = try await operations.authorize(approval, device: device)
+            if let refusal { throw refusal }
             return try HTTPSupport.json(StatusOnlyResponse())
         }
         group.post("cancel") { request, _ in

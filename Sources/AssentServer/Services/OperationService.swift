@@ -47,8 +47,7 @@ public struct OperationService: Sendable {
                 + (operation.userId == nil ? " without a user." : "."))
         // The insert wrote the push messages and the device event: wake their readers once this request's own
         // writes are done (on SQLite they share one connection).
-        environment.outboxWakeup.signal()
-        if let userId = operation.userId { environment.events.publish(userId: userId) }
+        environment.announceChange(userId: operation.userId)
         return operation
     }
 
@@ -185,10 +184,7 @@ public struct OperationService: Sendable {
             if try await environment.store.updateOperation(operation, expectedVersion: stored.version) {
                 operation.version = stored.version + 1
                 // A status change wrote outbox messages (webhook, push) in the same statement.
-                if operation.status != stored.status {
-                    environment.outboxWakeup.signal()
-                    if let userId = operation.userId { environment.events.publish(userId: userId) }
-                }
+                if operation.status != stored.status { environment.announceChange(userId: operation.userId) }
                 return (operation, result)
             }
         }

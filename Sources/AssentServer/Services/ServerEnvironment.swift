@@ -1,6 +1,7 @@
 import AssentCrypto
 import Foundation
 import Logging
+import Synchronization
 
 /// What every service shares: the store, the limits, the clock and the logger.
 public struct ServerEnvironment: Sendable {
@@ -29,6 +30,8 @@ public struct ServerEnvironment: Sendable {
     public var streamHeartbeat: Duration = .seconds(15)
     /// Applications read so far, by key (immutable records, so safe to keep per process).
     let applications = ApplicationCache()
+    /// Inside ``inOneCommit(_:)``: the changes to announce once the commit is done.
+    private var announcements: Announcements?
 
     public init(
         store: any AssentStore, policy: SecurityPolicy = .default, logger: Logger,
@@ -43,6 +46,33 @@ public struct ServerEnvironment: Sendable {
     }
 
     var nowMillis: Millis { now().millis }
+
+    /// Runs `body` with an environment whose store writes commit once, together, when `body` returns (see
+    /// ``AssentStore/inOneCommit(_:)``); status changes it announces reach the outbox dispatcher and live streams
+    /// after that commit, so nobody reads the state before it. Inside another such call, `body` joins it.
+    func inOneCommit<T: Sendable>(_ body: (ServerEnvironment) async throws -> T) async throws -> T {
+        if announcements != nil { return try await body(self) }
+        let pending = Announcements()
+        let value = try await store.inOneCommit { store in
+            var scoped = self
+            scoped.store = store
+            scoped.announcements = pending
+            return try await body(scoped)
+        }
+        for userId in pending.drain() { announceChange(userId: userId) }
+        return value
+    }
+
+    /// A status change was written with its outbox messages: wakes the dispatcher and the user's live streams
+    /// (after the commit, inside ``inOneCommit(_:)``).
+    func announceChange(userId: String?) {
+        if let announcements {
+            announcements.add(userId)
+            return
+        }
+        outboxWakeup.signal()
+        if let userId { events.publish(userId: userId) }
+    }
 
     /// Appends an audit event; a failure to audit is logged, never hidden.
     func audit(
@@ -79,5 +109,18 @@ public struct ServerEnvironment: Sendable {
             }
         }
         throw AssentServerError.conflict()
+    }
+}
+
+/// Changes written inside one commit, announced after it.
+private final class Announcements: Sendable {
+    private let users = Mutex<[String?]>([])
+
+    func add(_ userId: String?) { users.withLock { $0.append(userId) } }
+
+    func drain() -> [String?] {
+        users.withLock { users in
+            defer { users.removeAll() }; return users
+        }
     }
 }

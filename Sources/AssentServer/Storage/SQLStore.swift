@@ -25,16 +25,23 @@ public final class SQLStore: AssentStore {
     let box: SecretBox
     /// Decoded presentational parts of operations by id. They never change after creation, so a process may keep
     /// them; the cache is emptied when it grows past ``contentCacheLimit`` entries.
-    private let contentCache = Mutex<[String: (OperationContent, AllowedSignatureType)]>([:])
+    /// Shared with the stores of ``inOneCommit(_:)``.
+    private let contentCache: ContentCache
     private static let contentCacheLimit = 5_000
     private let close: @Sendable () async throws -> Void
 
+    private final class ContentCache: Sendable {
+        let entries = Mutex<[String: (OperationContent, AllowedSignatureType)]>([:])
+    }
+
     private init(
-        backend: Backend, database: any SQLDatabase, box: SecretBox, close: @escaping @Sendable () async throws -> Void
+        backend: Backend, database: any SQLDatabase, box: SecretBox, contentCache: ContentCache = ContentCache(),
+        close: @escaping @Sendable () async throws -> Void
     ) {
         self.backend = backend
         self.database = database
         self.box = box
+        self.contentCache = contentCache
         self.close = close
     }
 
@@ -113,6 +120,33 @@ public final class SQLStore: AssentStore {
     }
 
     public func shutdown() async throws { try await close() }
+
+    /// PostgreSQL: `body` runs on one leased connection inside one transaction, committed when it returns and rolled
+    /// back when it throws — a request's writes cost one commit (one WAL flush) instead of one each. SQLite: `body`
+    /// gets this store; every write is durable by group commit already and one connection serves every request.
+    public func inOneCommit<T: Sendable>(_ body: (any AssentStore) async throws -> T) async throws -> T {
+        guard let postgres = database as? PostgresClientDatabase else { return try await body(self) }
+        return try await postgres.client.withConnection { connection in
+            let bound = SQLStore(
+                backend: .postgres, database: connection.sql(queryLogLevel: nil), box: box,
+                contentCache: contentCache, close: {})
+            _ = try await connection.query("BEGIN", logger: postgres.logger).get()
+            let value: T
+            do {
+                value = try await body(bound)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: postgres.logger).get()
+                throw error
+            }
+            // PostgreSQL answers COMMIT in a transaction a failed statement aborted with ROLLBACK, not an error
+            // (the failure may have been caught and logged, as a failed audit write is).
+            let result = try await connection.query("COMMIT", logger: postgres.logger).get()
+            guard result.metadata.command == "COMMIT" else {
+                throw AssentServerError.internalError("The transaction was rolled back: one of its statements failed.")
+            }
+            return value
+        }
+    }
 
     // MARK: Migrations
 
@@ -560,12 +594,12 @@ public final class SQLStore: AssentStore {
     }
 
     private func cachedContent(id: String, row: any SQLRow) throws -> (OperationContent, AllowedSignatureType) {
-        if let cached = contentCache.withLock({ $0[id] }) { return cached }
+        if let cached = contentCache.entries.withLock({ $0[id] }) { return cached }
         let decoded = (
             try Self.decodeJSON(OperationContent.self, try row.decode(column: "content", as: String.self)),
             try Self.decodeJSON(AllowedSignatureType.self, try row.decode(column: "signature_type", as: String.self))
         )
-        contentCache.withLock {
+        contentCache.entries.withLock {
             if $0.count >= Self.contentCacheLimit { $0.removeAll(keepingCapacity: true) }
             $0[id] = decoded
         }
