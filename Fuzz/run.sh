@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with swiftc (a SwiftPM executable cannot link libFuzzer's main) and runs each for
 # FUZZ_SECONDS (default 60) on its corpus.
-#   Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form|headers|request-json ...]
-# A target is its check (Sources/AssentTesting/FuzzChecks+*.swift) and the source files of AssentCrypto,
-# AssentModel and AssentQR the check reaches, built as modules of those names with fuzzer instrumentation and
-# without the package's dependencies: only files that need no crypto library can take part (parsers are kept in
-# such files for this reason).
+#   Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form|headers|request-json|device-texts|jws ...]
+# A target is its check (Sources/AssentTesting/FuzzChecks+*.swift) over the modules AssentCrypto, AssentModel and
+# AssentQR, compiled whole with fuzzer and address-sanitizer instrumentation. swift-crypto comes uninstrumented from
+# the package's release build (`swift build -c release --product assent`, run first): its modules, and the object
+# files that build linked into `assent`.
 # Seeds and regression inputs live in Fuzz/corpus/<target>/ (checked in; `swift test` replays them through the same
 # checks); inputs libFuzzer finds go to .build/fuzz/corpus-<target>/; a crash or broken property is saved to
 # Fuzz/crashers/<target>/ — move it into Fuzz/corpus/<target>/ once fixed, so it is replayed for ever.
@@ -13,53 +13,40 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-60}"
 out=.build/fuzz
-mkdir -p "$out"
-
-files() { local dir=$1; shift; printf "$dir/%s " "$@"; }
-declare -A crypto model qr check
-check=(
+modules="$out/modules"
+declare -A check=(
   [operation-data]=OperationData [mobile-json]=JSON [qr]=QR [oauth-form]=Form [headers]=Headers
-  [request-json]=Requests
+  [request-json]=Requests [device-texts]=DeviceTexts [jws]=JWS
 )
-model[operation-data]=$(files Sources/AssentModel Operations/OperationData.swift)
-model[mobile-json]=$(files Sources/AssentModel Operations/MobileOperation.swift Operations/MobileTokenMessages.swift \
-  Operations/OperationTemplate.swift Operations/OperationData.swift)
-qr[qr]=$(ls Sources/AssentQR/*.swift | tr '\n' ' ')
-model[oauth-form]=$(files Sources/AssentModel OpenID/FormEncoding.swift)
-crypto[headers]=$(files Sources/AssentCrypto AssentCryptoError.swift Support/Bytes.swift Support/Base32.swift \
-  Support/PowerAuthHeaderFields.swift Signature/AuthorizationHeader.swift Signature/SignatureType.swift \
-  Signature/SignatureFormat.swift Token/TokenHeader.swift ECIES/EncryptionHeader.swift ActivationCode/ActivationCode.swift)
-crypto[request-json]=$(files Sources/AssentCrypto AssentCryptoError.swift Support/Bytes.swift ECIES/ECIESCryptogram.swift)
-model[request-json]="$(ls Sources/AssentModel/PowerAuth/*.swift Sources/AssentModel/Push/*.swift \
-  Sources/AssentModel/Operator/*.swift | tr '\n' ' ') $(files Sources/AssentModel TFA/TFAMessages.swift \
-  Operations/MobileTokenMessages.swift Operations/MobileOperation.swift Operations/OperationTemplate.swift \
-  Operations/OperationData.swift DeviceConfiguration.swift)"
-
-flags=(-sanitize=fuzzer,address -parse-as-library -O)
-# module NAME DIR FILES…: a static library and its module interface in DIR.
-module() {
-  local name=$1 dir=$2; shift 2
-  swiftc "${flags[@]}" -module-name "$name" -I "$dir" -emit-module -emit-module-path "$dir/$name.swiftmodule" \
-    -emit-library -static -o "$dir/lib$name.a" "$@"
-}
-
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form headers request-json)
+[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form headers request-json device-texts jws)
+for name in "${targets[@]}"; do [ -n "${check[$name]:-}" ] || { echo "unknown target $name" >&2; exit 2; }; done
+
+echo "== swift-crypto (release build)"
+swift build -c release --product assent >/dev/null
+release=$(swift build -c release --show-bin-path)
+rm -rf "$modules" && mkdir -p "$modules"
+# The objects themselves, not an archive of them: a linker takes from an archive only the members a symbol needs,
+# and would leave out those that hold nothing but Swift metadata and conformance records (a crash at run time).
+grep -E "/(Crypto|CryptoBoringWrapper|CryptoExtras|_CryptoExtras|CCryptoBoringSSL|CCryptoBoringSSLShims|CXKCP|CXKCPShims|SwiftASN1)\.build/" \
+  "$release/assent.product/Objects.LinkFileList" > "$modules/crypto-objects"
+
+flags=(-sanitize=fuzzer,address -parse-as-library -O -I "$modules" -I "$release/Modules")
+# module NAME: a static library (one object: whole-module) and its module interface from Sources/NAME.
+module() {
+  echo "== $1: building"
+  find "Sources/$1" -name "*.swift" -print0 | xargs -0 swiftc "${flags[@]}" -wmo -module-name "$1" -emit-module \
+    -emit-module-path "$modules/$1.swiftmodule" -emit-library -static -o "$modules/lib$1.a"
+}
+module AssentCrypto
+module AssentModel
+module AssentQR
+
 for name in "${targets[@]}"; do
-  [ -n "${check[$name]:-}" ] || { echo "unknown target $name" >&2; exit 2; }
   echo "== $name: building"
-  modules="$out/modules-$name"
-  rm -rf "$modules" && mkdir -p "$modules"
-  libraries=()
-  # shellcheck disable=SC2086
-  if [ -n "${crypto[$name]:-}" ]; then module AssentCrypto "$modules" ${crypto[$name]}; libraries+=(-lAssentCrypto); fi
-  # shellcheck disable=SC2086
-  if [ -n "${model[$name]:-}" ]; then module AssentModel "$modules" ${model[$name]}; libraries=(-lAssentModel "${libraries[@]}"); fi
-  # shellcheck disable=SC2086
-  if [ -n "${qr[$name]:-}" ]; then module AssentQR "$modules" ${qr[$name]}; libraries+=(-lAssentQR); fi
-  swiftc "${flags[@]}" -module-name AssentFuzz -I "$modules" -L "$modules" "${libraries[@]}" \
+  swiftc "${flags[@]}" -module-name AssentFuzz -L "$modules" -lAssentModel -lAssentQR -lAssentCrypto "@$modules/crypto-objects" \
     Sources/AssentTesting/FuzzChecks.swift "Sources/AssentTesting/FuzzChecks+${check[$name]}.swift" \
-    Fuzz/Harness.swift "Fuzz/Target-$name.swift" -o "$out/$name"
+    Fuzz/Harness.swift "Fuzz/Target-$name.swift" -o "$out/$name" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
   mkdir -p "Fuzz/corpus/$name" "Fuzz/crashers/$name" "$out/corpus-$name"
   echo "== $name: fuzzing for $seconds s"
   SWIFT_BACKTRACE=enable=no "$out/$name" -max_total_time="$seconds" -print_final_stats=1 \

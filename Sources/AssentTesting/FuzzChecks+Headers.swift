@@ -16,17 +16,4 @@ extension FuzzChecks {
         try roundTrip(text, "activation code", parse: ActivationCode.init, write: \.value)
         try roundTrip(text, "activation QR text", parse: ActivationQRCode.init(parsing:), write: \.text)
     }
-
-    private static func roundTrip<Value: Equatable>(
-        _ text: String, _ name: String, parse: (String) throws -> Value, write: (Value) -> String
-    ) throws {
-        guard let value = try? parse(text) else { return }
-        let again: Value
-        do {
-            again = try parse(write(value))
-        } catch {
-            throw Violation("A \(name) that parsed was written back to text that does not: \(error)")
-        }
-        guard again == value else { throw Violation("A \(name) changed on its way back to text.") }
-    }
 }

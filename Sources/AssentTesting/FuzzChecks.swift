@@ -30,4 +30,18 @@ public enum FuzzChecks {
         }
         if let same, !same(value, again) { throw Violation("A \(T.self) changed on its way through JSON.") }
     }
+
+    /// Whatever `text` parses to is written back to text that parses to an equal value.
+    static func roundTrip<Value: Equatable>(
+        _ text: String, _ name: String, parse: (String) throws -> Value, write: (Value) -> String
+    ) throws {
+        guard let value = try? parse(text) else { return }
+        let again: Value
+        do {
+            again = try parse(write(value))
+        } catch {
+            throw Violation("A \(name) that parsed was written back to text that does not: \(error)")
+        }
+        guard again == value else { throw Violation("A \(name) changed on its way back to text.") }
+    }
 }

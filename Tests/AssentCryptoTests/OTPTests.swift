@@ -15,6 +15,16 @@ struct OTPTests {
         #expect(try OTPKeyURI(parsing: hotp.text) == hotp)
     }
 
+    @Test("Each kind reads only its own parameter: a TOTP key's counter and an HOTP key's period are ignored")
+    func keyURIForeignParameters() throws {
+        let totp = try OTPKeyURI(parsing: "otpauth://totp/a?secret=JBSWY3DPEHPK3PXP&counter=5&period=60")
+        #expect(totp.counter == 0 && totp.period == 60)
+        #expect(try OTPKeyURI(parsing: totp.text) == totp)
+        let hotp = try OTPKeyURI(parsing: "otpauth://hotp/a?secret=JBSWY3DPEHPK3PXP&counter=5&period=x")
+        #expect(hotp.counter == 5 && hotp.period == 30)
+        #expect(try OTPKeyURI(parsing: hotp.text) == hotp)
+    }
+
     @Test("The de-facto standard example parses with its defaults")
     func keyURIExample() throws {
         let uri = try OTPKeyURI(
@@ -34,6 +44,7 @@ struct OTPTests {
             "otpauth://totp/a?secret=JBSWY3DPEHPK3PXP&algorithm=MD5",
             "otpauth://totp/A:b?secret=JBSWY3DPEHPK3PXP&issuer=B", "otpauth://hotp/a?secret=JBSWY3DPEHPK3PXP",
             "otpauth://totp/a?secret=JBSWY3DPEHPK3PXP&secret=JBSWY3DPEHPK3PXP", "otpauth://totp/a?secret=JBSWY3DP",
+            "otpauth://totp/a?secret=JBSWY3DPEHPK3PXP&issuer=B:C",
         ])
     func malformedKeyURI(text: String) {
         let error = #expect(throws: AssentCryptoError.self) { try OTPKeyURI(parsing: text) }

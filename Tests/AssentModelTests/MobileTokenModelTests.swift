@@ -51,6 +51,8 @@ struct MobileTokenModelTests {
         #expect(ProximityCode(parsing: "bank://operation?oid=op-1&totp=12345678") == code)
         #expect(ProximityCode(parsing: "bank://operation?code=\(code.jwt)") == code)
         #expect(ProximityCode(parsing: "bank://operation?oid=op-1") == nil)
+        // An operation id is required in a deeplink as in a JWT (found by the device-texts fuzzer).
+        #expect(ProximityCode(parsing: "bank://operation?oid=&potp=12345678") == nil)
         #expect(ProximityCode(parsing: "not a code") == nil)
     }
 

@@ -12,7 +12,7 @@ struct FuzzCorpusTests {
     static let targets: [(String, @Sendable (Data) throws -> Void)] = [
         ("operation-data", FuzzChecks.operationData), ("mobile-json", FuzzChecks.mobileJSON), ("qr", FuzzChecks.qr),
         ("oauth-form", FuzzChecks.oauthForm), ("headers", FuzzChecks.headers),
-        ("request-json", FuzzChecks.requestJSON),
+        ("request-json", FuzzChecks.requestJSON), ("device-texts", FuzzChecks.deviceTexts), ("jws", FuzzChecks.jws),
     ]
 
     @Test("Every corpus input of every target passes its check", arguments: targets.map(\.0))

@@ -76,6 +76,11 @@ public struct OTPKeyURI: Sendable, Equatable {
             }
             issuer = labelIssuer
         } else {
+            // The label is written back as issuer:account, so an issuer holding a colon could not be read again
+            // (the key URI format forbids colons in both).
+            if let parameter = query["issuer"], parameter.contains(":") {
+                throw AssentCryptoError(.invalidKeyURI, "A key URI's issuer contains no colon.")
+            }
             account = label
             issuer = query["issuer"]
         }
@@ -89,8 +94,9 @@ public struct OTPKeyURI: Sendable, Equatable {
         }
         algorithm = try Self.parameter(query["algorithm"], default: .sha1) { OTPAlgorithm(rawValue: $0.uppercased()) }
         digits = try Self.parameter(query["digits"], default: 6) { Int($0) }
-        period = try Self.parameter(query["period"], default: 30) { Int($0) }
-        counter = try Self.parameter(query["counter"], default: 0) { UInt64($0) }
+        // Each kind reads its own parameter only: a counter means nothing to TOTP, a period nothing to HOTP.
+        period = kind == .totp ? try Self.parameter(query["period"], default: 30) { Int($0) } : 30
+        counter = kind == .hotp ? try Self.parameter(query["counter"], default: 0) { UInt64($0) } : 0
         if kind == .hotp, query["counter"] == nil {
             throw AssentCryptoError(.invalidKeyURI, "An HOTP key URI carries a counter.")
         }

@@ -42,7 +42,7 @@ public struct ProximityCode: Sendable, Equatable {
             let items = components.queryItems
         {
             func item(_ name: String) -> String? { items.first { $0.name == name }?.value }
-            if let oid = item("oid"), let totp = item("potp") ?? item("totp") {
+            if let oid = item("oid"), !oid.isEmpty, let totp = item("potp") ?? item("totp") {
                 self.init(operationId: oid, totp: totp)
                 return
             }

@@ -1,0 +1,4 @@
+/// The `device-texts` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.deviceTexts
+}

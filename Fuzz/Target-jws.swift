@@ -1,0 +1,4 @@
+/// The `jws` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.jws
+}
