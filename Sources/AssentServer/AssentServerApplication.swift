@@ -15,6 +15,7 @@ public enum AssentServerApplication {
         let known = KnownRoutes()
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(middleware: ErrorMiddleware(routes: known))
+        router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
         router.get("health") { _, _ in
             try HTTPSupport.json(["status": "UP"])
         }

@@ -55,6 +55,17 @@ struct ServeCommand: AsyncParsableCommand {
     var rateLimits: [String] = []
     @Flag(help: "Turn every rate limit off (load tests only: they guard against guessing).") var noRateLimits = false
     @Option(
+        name: .customLong("trusted-proxy"),
+        help: ArgumentHelp(
+            "A reverse proxy in front of the server: an address or network such as 10.0.0.0/8 (repeatable).",
+            discussion: """
+                Requests from these peers are counted by the client their X-Forwarded-For names (the right-most \
+                address that is not itself a trusted proxy) in the per-address rate limits; from any other peer the \
+                header is ignored. Without this, every client behind a proxy shares the proxy's limits. \
+                Env: ASSENT_TRUSTED_PROXIES (comma-separated).
+                """))
+    var trustedProxies: [String] = []
+    @Option(
         help: """
             The OpenID provider's issuer: the public https URL relying parties reach this server at (default \
             http://HOST:PORT it listens on). Env: ASSENT_ISSUER.
@@ -73,6 +84,20 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("Set ASSENT_WEBHOOK_SECRET (at least 16 characters) to sign webhook deliveries.")
         }
         return WebhookSettings(url: url, secret: Data(secret.utf8))
+    }
+
+    /// `--trusted-proxy` / `ASSENT_TRUSTED_PROXIES`.
+    func trustedProxySettings() throws -> TrustedProxies {
+        let texts =
+            trustedProxies.isEmpty
+            ? (ProcessInfo.processInfo.environment["ASSENT_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty } : trustedProxies
+        do {
+            return TrustedProxies(try texts.map(IPNetwork.init(parsing:)))
+        } catch let error as AssentServerError {
+            throw ValidationError(error.message)
+        }
     }
 
     /// `--issuer` / `ASSENT_ISSUER`: an absolute http(s) URL without query or fragment.
@@ -113,6 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         let webhook = try webhookSettings()
+        let proxies = try trustedProxySettings()
         let pushSettings: PushSettings?
         do {
             pushSettings = try push.settings()
@@ -128,6 +154,7 @@ struct ServeCommand: AsyncParsableCommand {
             var environment = ServerEnvironment(
                 store: store, policy: policy, logger: logger, webhook: webhook, push: pushSettings)
             environment.rateLimits = limits
+            environment.trustedProxies = proxies
             environment.tfa = tfaSettings
             environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment)

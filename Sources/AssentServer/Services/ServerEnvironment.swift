@@ -16,6 +16,8 @@ public struct ServerEnvironment: Sendable {
     public var push: PushSettings?
     /// The limits of guessable endpoints.
     public var rateLimits = RateLimits()
+    /// The reverse proxies whose `X-Forwarded-For` names the client the per-address limits count (none by default).
+    public var trustedProxies = TrustedProxies()
     /// The OpenID provider (issuer, token lifetimes, CIBA limits).
     public var openID = OpenIDSettings()
     /// Two-factor login (lifetimes, tries, password hashing).

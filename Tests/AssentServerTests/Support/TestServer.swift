@@ -36,7 +36,7 @@ final class TestClock: Sendable {
 /// A server over a fresh store, its operator key and application; `live` runs it on a loopback port.
 struct TestServer: Sendable {
     let store: SQLStore
-    let environment: ServerEnvironment
+    var environment: ServerEnvironment
     let application: ApplicationRecord
     let apiKey: String
     let clock: TestClock
