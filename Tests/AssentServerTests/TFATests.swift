@@ -323,7 +323,7 @@ struct TFATests {
             let unoffered = try await client.send(
                 "PUT", "/api/v1/tfa/policy", headers: key,
                 body: try OperatorJSON.encoder().encode(TFAPolicy(required: true, providers: [.email])))
-            #expect(unoffered.status == 400)
+            #expect(unoffered.status == 409 && unoffered.errorCode == "ERR_PROVIDER_NOT_OFFERED")
             _ = try await server.operatorCall(
                 client, "PUT", "/api/v1/tfa/policy",
                 body: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])),

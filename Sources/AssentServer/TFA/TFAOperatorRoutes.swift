@@ -108,10 +108,13 @@ extension OperatorRoutes {
             try require(.tfaWrite, context)
             let policy = try await HTTPSupport.decode(TFAPolicy.self, from: request)
             let missing = policy.providers.filter { !environment.tfa.offeredProviders.contains($0) }
+            // A well-formed policy that this server's configuration cannot serve (no mail relay, no SMS gateway):
+            // a conflict with the server's state, not a bad request.
             guard missing.isEmpty else {
-                throw AssentServerError.invalidRequest(
-                    "This server does not offer \(missing.map(\.rawValue).joined(separator: ", ")) yet; it offers "
-                        + environment.tfa.offeredProviders.map(\.rawValue).joined(separator: ", ") + ".")
+                throw AssentServerError(
+                    code: "ERR_PROVIDER_NOT_OFFERED", status: 409,
+                    message: "This server does not offer \(missing.map(\.rawValue).joined(separator: ", ")) yet; it "
+                        + "offers " + environment.tfa.offeredProviders.map(\.rawValue).joined(separator: ", ") + ".")
             }
             guard !policy.required || !policy.providers.isEmpty else {
                 throw AssentServerError.invalidRequest("A policy that requires a second factor allows at least one.")
