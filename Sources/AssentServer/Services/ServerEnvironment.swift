@@ -61,7 +61,7 @@ public struct ServerEnvironment: Sendable {
             scoped.announcements = pending
             return try await body(scoped)
         }
-        for userId in pending.drain() { announceChange(userId: userId) }
+        for userId in pending.all { announceChange(userId: userId) }
         return value
     }
 
@@ -120,9 +120,5 @@ private final class Announcements: Sendable {
 
     func add(_ userId: String?) { users.withLock { $0.append(userId) } }
 
-    func drain() -> [String?] {
-        users.withLock { users in
-            defer { users.removeAll() }; return users
-        }
-    }
+    var all: [String?] { users.withLock { $0 } }
 }

@@ -12,8 +12,9 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     func migrate() async throws
     /// Closes connections.
     func shutdown() async throws
-    /// Runs `body` against a store whose writes become durable together, with one commit, when `body` returns; a
-    /// thrown error undoes them all. (On SQLite every write is durable when it returns, so `body` gets this store.)
+    /// Runs `body` against a store whose writes become durable together, with one commit, when `body` returns.
+    /// PostgreSQL: one transaction, and a thrown error undoes every write. SQLite: every write is durable when it
+    /// returns (group commit), so `body` gets this store and what it wrote before a thrown error stays.
     func inOneCommit<T: Sendable>(_ body: (any AssentStore) async throws -> T) async throws -> T
 
     func insertApplication(_ application: ApplicationRecord) async throws
