@@ -79,7 +79,7 @@ public struct OTPKeyURI: Sendable, Equatable {
             // The label is written back as issuer:account, so an issuer holding a colon could not be read again
             // (the key URI format forbids colons in both).
             if let parameter = query["issuer"], parameter.contains(":") {
-                throw AssentCryptoError(.invalidKeyURI, "A key URI's issuer contains no colon.")
+                throw AssentCryptoError(.invalidKeyURI, "A key URI's issuer must not contain a colon.")
             }
             account = label
             issuer = query["issuer"]
