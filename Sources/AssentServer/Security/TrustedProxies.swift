@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -77,7 +79,7 @@ public struct TrustedProxies: Sendable, Equatable {
         guard let peer, let peerBytes = IPNetwork.bytes(of: peer) else { return peer }
         let canonicalPeer = IPNetwork.text(of: peerBytes) ?? peer
         guard isTrusted(peerBytes) else { return canonicalPeer }
-        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingSpaces }
+        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         var client = canonicalPeer
         for hop in hops.reversed() {
             guard let bytes = IPNetwork.bytes(of: hop), let text = IPNetwork.text(of: bytes) else {
@@ -90,10 +92,4 @@ public struct TrustedProxies: Sendable, Equatable {
     }
 
     private func isTrusted(_ address: [UInt8]) -> Bool { networks.contains { $0.contains(address) } }
-}
-
-extension Substring {
-    fileprivate var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
 }
