@@ -10,7 +10,9 @@ import NIOCore
 /// Drives a running server from many activations with one of three scenarios:
 /// - `validate`: `/pa/v3/signature/validate` with 2FA signatures;
 /// - `list`: `/api/auth/token/app/operation/list` with MAC tokens (each user has one pending operation);
-/// - `authorize`: `/api/auth/token/app/operation/authorize` with 2FA signatures, each approving a fresh operation.
+/// - `authorize`: `/api/auth/token/app/operation/authorize` with 2FA signatures, each approving a fresh operation;
+/// - `health`: `GET /health`, which reads nothing: the ceiling of the HTTP stack, the middleware and this generator
+///   on the machine, for comparison with the others.
 ///
 /// Every activation signs in sequence on one connection, as a real device does; `--concurrency` connections run
 /// in parallel for `--duration` seconds. Prints requests/s and latency percentiles.
@@ -28,7 +30,7 @@ struct LoadGenerator: AsyncParsableCommand {
     @Option(help: "Parallel connections.") var concurrency = 64
     @Option(help: "Seconds of measured load.") var duration = 20.0
     @Option(help: "A label for the report, e.g. sqlite or postgres.") var label = "run"
-    @Option(help: "validate, list or authorize.") var scenario = "validate"
+    @Option(help: "validate, list, authorize or health.") var scenario = "validate"
     @Option(help: "authorize: operations prepared per activation (the run stops early when they run out).")
     var operationsPerActivation = 40
     @Option(help: "list: how many of the activations get a pending operation (default: all).")
@@ -58,8 +60,8 @@ struct LoadGenerator: AsyncParsableCommand {
         var lastAccepted: [Sent]
     }
 
-    /// One request of the scenario: path, headers, body.
-    typealias Request = (path: String, headers: HTTPFields, body: Data)
+    /// One request of the scenario: method, path, headers, body.
+    typealias Request = (method: HTTPRequest.Method, path: String, headers: HTTPFields, body: Data)
 
     func run() async throws {
         guard let base = URL(string: url), let host = base.host, let port = base.port else {
@@ -129,8 +131,10 @@ struct LoadGenerator: AsyncParsableCommand {
                                 let start = ContinuousClock.now
                                 let response: TestClient.Response
                                 do {
-                                    response = try await connection.post(
-                                        request.path, headers: request.headers, body: ByteBuffer(bytes: request.body))
+                                    response = try await connection.execute(
+                                        .init(
+                                            request.path, method: request.method, headers: request.headers,
+                                            body: ByteBuffer(bytes: request.body)))
                                 } catch  where crashTest {
                                     // The server was killed: what it acknowledged so far is what the check needs.
                                     result.serverGone = true
@@ -238,7 +242,7 @@ struct LoadGenerator: AsyncParsableCommand {
                 var headers = json
                 headers[HTTPField.Name(AuthorizationHeader.name)!] = try device.authorization(
                     uriId: "/pa/signature/validate", body: body)
-                return ("/pa/v3/signature/validate", headers, body)
+                return (.post, "/pa/v3/signature/validate", headers, body)
             }
         case "list":
             let pending = pendingOperations ?? devices.count
@@ -264,7 +268,7 @@ struct LoadGenerator: AsyncParsableCommand {
                 guard let index = indexOf[device.activationId], let token = byIndex[index] else { return nil }
                 var headers = json
                 headers[HTTPField.Name(TokenHeader.name)!] = device.tokenHeader(token)
-                return ("/api/auth/token/app/operation/list", headers, body)
+                return (.post, "/api/auth/token/app/operation/list", headers, body)
             }
         case "authorize":
             print("Creating \(operationsPerActivation) operations per activation…")
@@ -285,10 +289,14 @@ struct LoadGenerator: AsyncParsableCommand {
                 var headers = json
                 headers[HTTPField.Name(AuthorizationHeader.name)!] = try device.authorization(
                     uriId: "/operation/authorize", body: body)
-                return ("/api/auth/token/app/operation/authorize", headers, body)
+                return (.post, "/api/auth/token/app/operation/authorize", headers, body)
+            }
+        case "health":
+            return Prepared(devices: devices, operations: devices.map { _ in [] }) { _, _ in
+                (.get, "/health", [:], Data())
             }
         default:
-            throw ValidationError("--scenario is validate, list or authorize.")
+            throw ValidationError("--scenario is validate, list, authorize or health.")
         }
     }
 

@@ -6,7 +6,6 @@ import NIOCore
 import NIOPosix
 import PostgresKit
 import SQLKit
-import SQLiteKit
 import Synchronization
 
 /// ``AssentStore`` over SQLKit, with two backends: an embedded SQLite file (the default) and PostgreSQL
@@ -47,50 +46,42 @@ public final class SQLStore: AssentStore {
 
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode.
     ///
-    /// One connection serves every request: SQLite has a single writer anyway, the connection is opened in
-    /// serialized mode, and every security update is a single conditional statement. Writes are durable before they
-    /// are acknowledged — a counter that moved back after a power failure would let a captured signature be
-    /// replayed — by group commit (``WALSync``): the connection commits with `synchronous = NORMAL` and each write
+    /// One connection serves every request: SQLite has a single writer anyway, the connection's calls are
+    /// serialised (``SQLiteFile``), and every security update is a single conditional statement. Writes are durable
+    /// before they are acknowledged — a counter that moved back after a power failure would let a captured signature
+    /// be replayed — by group commit (``WALSync``): the connection commits with `synchronous = NORMAL` and each write
     /// statement returns only after an `fsync` of the log that began after it, one `fsync` serving every write
     /// that finished meanwhile.
     public static func sqlite(path: String, secretBox: SecretBox, logger: Logger) async throws -> SQLStore {
-        // One thread of its own runs every SQLite call of the connection (which serialises them anyway): against
-        // NIO's shared pool, validate measured a third faster and list 7 % (Benchmarks/README.md).
-        let thread = NIOThreadPool(numberOfThreads: 1)
-        thread.start()
-        let connection: SQLiteConnection
+        let file = try SQLiteFile.open(path: path)
+        let base = SQLiteFileDatabase(file: file, logger: logger)
         do {
-            connection = try await SQLiteConnection.open(
-                storage: .file(path: path), threadPool: thread, logger: logger,
-                on: MultiThreadedEventLoopGroup.singleton.any()
-            ).get()
+            let mode = try await base.raw("PRAGMA journal_mode = WAL").first()?.decode(
+                column: "journal_mode", as: String.self)
+            guard mode?.lowercased() == "wal" else {
+                throw AssentServerError.configuration(
+                    "The SQLite file \(path) cannot use a write-ahead log (journal mode \(mode ?? "unknown")); "
+                        + "put it on a local file system.")
+            }
+            // A 16 MiB page cache (SQLite's default is 2 MiB): with the default, the hot pages of a busy server
+            // were read again from the file on every statement (a tenth of the server's time under load, in
+            // `pread`).
+            for pragma in [
+                "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000",
+                "PRAGMA cache_size = -16384",
+            ] {
+                try await base.raw(SQLQueryString(pragma)).run()
+            }
         } catch {
-            try? await thread.shutdownGracefully()
+            try? await file.close()
             throw error
         }
-        // No statement logging, at any level: the bound values include sealed secrets, nonces and key hashes.
-        let base = connection.sql(encoder: .init(), decoder: .init(), queryLogLevel: nil)
-        let mode = try await base.raw("PRAGMA journal_mode = WAL").first()?.decode(
-            column: "journal_mode", as: String.self)
-        guard mode?.lowercased() == "wal" else {
-            try? await connection.close().get()
-            try? await thread.shutdownGracefully()
-            throw AssentServerError.configuration(
-                "The SQLite file \(path) cannot use a write-ahead log (journal mode \(mode ?? "unknown")); "
-                    + "put it on a local file system.")
-        }
-        // A 16 MiB page cache (SQLite's default is 2 MiB): with the default, the hot pages of a busy server were
-        // read again from the file on every statement (a tenth of the server's time under load, in `pread`).
-        for pragma in [
-            "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000",
-            "PRAGMA cache_size = -16384",
-        ] {
-            try await base.raw(SQLQueryString(pragma)).run()
-        }
+        logger.debug(
+            "Opened the SQLite database", metadata: ["path": "\(path)", "sqlite": "\(SQLiteFile.libraryVersion)"])
         let database = GroupCommitDatabase(base: base, wal: .writeAheadLog(ofDatabaseAt: path))
         return SQLStore(backend: .sqlite, database: database, box: secretBox) {
-            try await connection.close().get()
-            try await thread.shutdownGracefully()
+            try await file.close()
+            logger.debug("Closed the SQLite database", metadata: ["path": "\(path)"])
         }
     }
 
