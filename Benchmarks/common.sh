@@ -1,6 +1,7 @@
 # Shared by the benchmark scripts (sourced): a scratch directory cleaned up on exit, free loopback ports, a
 # server started on one of them, and a throwaway PostgreSQL cluster.
-ASSENT="$PWD/.build/release/assent"
+# ASSENT_BINARY runs another build of the server (e.g. an earlier commit's, for a back-to-back comparison).
+ASSENT="${ASSENT_BINARY:-$PWD/.build/release/assent}"
 work=$(mktemp -d /tmp/assent-bench-XXXXXX)
 chmod 777 "$work"
 server_pid=""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Load test against SQLite and PostgreSQL on this machine (loopback only): the Mobile Token API's operation list
-# (MAC tokens) and authorize (2FA signatures), and /pa/v3/signature/validate.
+# (MAC tokens) and authorize (2FA signatures), /pa/v3/signature/validate, and (SCENARIOS=health) GET /health.
 #   SCENARIOS="list authorize validate" DATABASES="sqlite postgres" Benchmarks/load.sh [--activations 1000] [--concurrency 64] [--duration 15]
 # Builds release binaries, starts `assent serve` on each database, runs assent-load once per scenario, prints one
 # line per database and scenario.
