@@ -102,7 +102,7 @@ extension ConsolePages {
                 "id": activation.id, "url": Self.activationPath(activation.id), "state": activation.state.name,
                 "stateClass": activation.state.name.lowercased(),
                 "name": activation.activationName ?? activation.platform ?? "—",
-                "fingerprint": activation.fingerprint ?? "—", "push": push?.platform.rawValue ?? "—",
+                "fingerprint": try activation.fingerprint() ?? "—", "push": push?.platform.rawValue ?? "—",
                 "failed": "\(activation.failedAttempts) of \(activation.maxFailedAttempts)",
                 "lastUsed": activation.lastUsedAt.map(Self.time) ?? "never",
             ])
@@ -144,7 +144,7 @@ extension ConsolePages {
             "canRemove": write && activation.state != .removed,
         ]
         context["live"] = Self.liveURL(activations: [activation.id])
-        if let fingerprint = activation.fingerprint { context["fingerprint"] = fingerprint }
+        if let fingerprint = try activation.fingerprint() { context["fingerprint"] = fingerprint }
         if let registration = try await environment.store.pushRegistration(activationId: activation.id) {
             context["push"] =
                 [registration.platform.rawValue, registration.environment?.rawValue].compactMap { $0 }

@@ -180,7 +180,7 @@ struct OperatorRoutes {
 
     /// The operator's view of an activation with its push registration (platform and time, never the token).
     func info(_ activation: ActivationRecord) async throws -> ActivationInfo {
-        var info = Self.info(activation)
+        var info = try Self.info(activation)
         if let registration = try await environment.store.pushRegistration(activationId: activation.id) {
             info.push = PushRegistrationInfo(
                 platform: registration.platform.rawValue, environment: registration.environment?.rawValue,
@@ -189,13 +189,13 @@ struct OperatorRoutes {
         return info
     }
 
-    static func info(_ activation: ActivationRecord) -> ActivationInfo {
+    static func info(_ activation: ActivationRecord) throws -> ActivationInfo {
         ActivationInfo(
             activationId: activation.id, userId: activation.userId, status: activation.state.name,
             commitMode: activation.commitMode.rawValue, failedAttempts: activation.failedAttempts,
             maxFailedAttempts: activation.maxFailedAttempts, blockedReason: activation.blockedReason,
             platform: activation.platform, deviceInfo: activation.deviceInfo,
-            activationName: activation.activationName, fingerprint: activation.fingerprint,
+            activationName: activation.activationName, fingerprint: try activation.fingerprint(),
             createdAt: Date(millis: activation.createdAt), lastUsedAt: activation.lastUsedAt.map(Date.init(millis:)))
     }
 }

@@ -32,7 +32,8 @@ public struct ActivationService: Sendable {
             activationCode: code.value,
             codeExpiresAt: now + Millis(environment.policy.activationCodeLifetime) * 1000,
             commitMode: commitMode, activationName: nil, platform: nil, deviceInfo: nil, extras: nil,
-            devicePublicKey: nil, serverPrivateKey: ECPrivateKey(), masterSecret: nil, counterData: .random(),
+            devicePublicKeyX963: nil, serverPrivateKeyScalar: ECPrivateKey().scalar, masterSecret: nil,
+            counterData: .random(),
             counter: 0, failedAttempts: 0, maxFailedAttempts: environment.policy.maxFailedAttempts,
             blockedReason: nil, version: 1, createdAt: now, updatedAt: now, lastUsedAt: nil)
         try await environment.store.insertActivation(activation)

@@ -454,7 +454,7 @@ public struct OperationService: Sendable {
             }
             let activation = try await offlineActivation(activationId, for: current)
             keyType = .personal
-            signingKey = activation.serverPrivateKey
+            signingKey = try activation.serverPrivateKey()
         default:
             throw AssentServerError.invalidRequest("keyType is master or personal.")
         }

@@ -54,7 +54,7 @@ public struct PowerAuthService: Sendable {
                 throw AssentServerError.authenticationFailed("The activation cannot use activation-scope encryption.")
             }
             verificationKey = KeyDerivation.deriveInternal(from: keys.transport, index: appSecret)
-            signingKey = activation.serverPrivateKey
+            signingKey = try activation.serverPrivateKey()
         } else {
             verificationKey = appSecret
             signingKey = application.masterPrivateKey
@@ -146,8 +146,8 @@ public struct PowerAuthService: Sendable {
                 now < activation.codeExpiresAt
             else { throw AssentServerError.activationCodeInvalid() }
             activation.masterSecret = try KeyDerivation.masterSecret(
-                privateKey: activation.serverPrivateKey, publicKey: devicePublicKey)
-            activation.devicePublicKey = devicePublicKey
+                privateKey: try activation.serverPrivateKey(), publicKey: devicePublicKey)
+            activation.devicePublicKeyX963 = devicePublicKey.x963
             activation.activationCode = nil
             activation.activationName = layer2.activationName
             activation.platform = layer2.platform
@@ -164,7 +164,7 @@ public struct PowerAuthService: Sendable {
 
         let layer2Response = ActivationLayer2Response(
             activationId: activation.id,
-            serverPublicKey: activation.serverPublicKey.x963.base64EncodedString(),
+            serverPublicKey: try activation.serverPublicKey().x963.base64EncodedString(),
             ctrData: activation.counterData.data.base64EncodedString())
         let layer1Response = ActivationLayer1Response(
             customAttributes: layer1.customAttributes ?? [:],

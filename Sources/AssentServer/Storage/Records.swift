@@ -55,9 +55,12 @@ public struct ActivationRecord: Sendable, Equatable {
     public var platform: String?
     public var deviceInfo: String?
     public var extras: String?
-    public var devicePublicKey: ECPublicKey?
-    /// The personal server key pair (made at creation so the activation can sign before the device arrives).
-    public var serverPrivateKey: ECPrivateKey
+    /// The device's public key (uncompressed X9.63, checked when the device sent it), decoded by
+    /// ``devicePublicKey()`` where it is used: signature checks, the most frequent reads, need no curve arithmetic.
+    public var devicePublicKeyX963: Data?
+    /// The scalar of the personal server key pair (made at creation so the activation can sign before the device
+    /// arrives), decoded by ``serverPrivateKey()`` where it is used.
+    public var serverPrivateKeyScalar: Data
     /// `KEY_MASTER_SECRET`, known once the device sent its public key.
     public var masterSecret: Data?
     /// The hash-based counter `ctrData` the next signature must use (or be ahead of).
@@ -82,7 +85,13 @@ public struct ActivationRecord: Sendable, Equatable {
     /// Since when the current PIN is in use.
     public var pinSetAt: Millis { pinChangedAt ?? createdAt }
 
-    public var serverPublicKey: ECPublicKey { serverPrivateKey.publicKey }
+    /// The master secret as the store read it, sealed: an update that leaves the secret alone writes these bytes
+    /// back instead of sealing it again. Set by the store only.
+    var storedMasterSecret: (plain: Data, sealed: Data)?
+
+    public func devicePublicKey() throws -> ECPublicKey? { try devicePublicKeyX963.map { try ECPublicKey(x963: $0) } }
+    public func serverPrivateKey() throws -> ECPrivateKey { try ECPrivateKey(scalar: serverPrivateKeyScalar) }
+    public func serverPublicKey() throws -> ECPublicKey { try serverPrivateKey().publicKey }
 
     /// Who acts when this activation signs.
     public var principal: DevicePrincipal {
@@ -95,9 +104,9 @@ public struct ActivationRecord: Sendable, Equatable {
     }
 
     /// The fingerprint both sides show, once the device has exchanged keys.
-    public var fingerprint: String? {
-        devicePublicKey.map {
-            ActivationFingerprint.compute(devicePublicKey: $0, activationId: id, serverPublicKey: serverPublicKey)
+    public func fingerprint() throws -> String? {
+        try devicePublicKey().map {
+            ActivationFingerprint.compute(devicePublicKey: $0, activationId: id, serverPublicKey: try serverPublicKey())
         }
     }
 

@@ -254,7 +254,7 @@ public final class SQLStore: AssentStore {
             VALUES (\(bind: a.id), \(bind: a.applicationId), \(bind: a.userId), \(bind: Int64(a.state.rawValue)), \
             \(bind: a.activationCode), \(bind: a.codeExpiresAt), \(bind: a.commitMode.rawValue), \
             \(bind: a.activationName), \(bind: a.platform), \(bind: a.deviceInfo), \(bind: a.extras), \
-            \(bind: a.devicePublicKey?.x963), \(bind: sealed.serverPrivateKey), \(bind: sealed.masterSecret), \
+            \(bind: a.devicePublicKeyX963), \(bind: sealed.serverPrivateKey), \(bind: sealed.masterSecret), \
             \(bind: a.counterData.data), \(bind: a.counter), \(bind: Self.joined(a.usedCounters)), \
             \(bind: Int64(a.failedAttempts)), \
             \(bind: Int64(a.maxFailedAttempts)), \(bind: a.blockedReason), \(bind: a.version), \(bind: a.createdAt), \
@@ -286,7 +286,7 @@ public final class SQLStore: AssentStore {
             UPDATE activations SET state = \(bind: Int64(a.state.rawValue)), activation_code = \(bind: a.activationCode),
             activation_name = \(bind: a.activationName), platform = \(bind: a.platform),
             device_info = \(bind: a.deviceInfo), extras = \(bind: a.extras),
-            device_public_key = \(bind: a.devicePublicKey?.x963), master_secret = \(bind: masterSecret),
+            device_public_key = \(bind: a.devicePublicKeyX963), master_secret = \(bind: masterSecret),
             counter_data = \(bind: a.counterData.data), counter = \(bind: a.counter),
             used_counters = \(bind: Self.joined(a.usedCounters)),
             failed_attempts = \(bind: Int64(a.failedAttempts)), blocked_reason = \(bind: a.blockedReason),
@@ -316,12 +316,15 @@ public final class SQLStore: AssentStore {
 
     private func sealedActivationSecrets(_ a: ActivationRecord) throws -> (serverPrivateKey: Data, masterSecret: Data?)
     {
-        (try box.seal(a.serverPrivateKey.scalar, context: "activation.server_key:\(a.id)"), try sealedMasterSecret(a))
+        (try box.seal(a.serverPrivateKeyScalar, context: "activation.server_key:\(a.id)"), try sealedMasterSecret(a))
     }
 
-    /// The master secret sealed (an update writes only this secret: the server key never changes).
+    /// The master secret sealed (an update writes only this secret: the server key never changes); the sealed bytes
+    /// the store read when the secret is still the one they hold.
     private func sealedMasterSecret(_ a: ActivationRecord) throws -> Data? {
-        try a.masterSecret.map { try box.seal($0, context: "activation.master_secret:\(a.id)") }
+        guard let secret = a.masterSecret else { return nil }
+        if let stored = a.storedMasterSecret, stored.plain == secret { return stored.sealed }
+        return try box.seal(secret, context: "activation.master_secret:\(a.id)")
     }
 
     func decodeActivation(_ row: any SQLRow) throws -> ActivationRecord {
@@ -334,10 +337,9 @@ public final class SQLStore: AssentStore {
         }
         let serverKey = try box.open(
             try row.decode(column: "server_private_key", as: Data.self), context: "activation.server_key:\(id)")
-        let master = try row.decode(column: "master_secret", as: Data?.self).map {
-            try box.open($0, context: "activation.master_secret:\(id)")
-        }
-        return ActivationRecord(
+        let sealedMaster = try row.decode(column: "master_secret", as: Data?.self)
+        let master = try sealedMaster.map { try box.open($0, context: "activation.master_secret:\(id)") }
+        var record = ActivationRecord(
             id: id,
             applicationId: try row.decode(column: "application_id", as: String.self),
             userId: try row.decode(column: "user_id", as: String.self),
@@ -349,10 +351,8 @@ public final class SQLStore: AssentStore {
             platform: try row.decode(column: "platform", as: String?.self),
             deviceInfo: try row.decode(column: "device_info", as: String?.self),
             extras: try row.decode(column: "extras", as: String?.self),
-            devicePublicKey: try row.decode(column: "device_public_key", as: Data?.self).map {
-                try ECPublicKey(x963: $0)
-            },
-            serverPrivateKey: try ECPrivateKey(scalar: serverKey),
+            devicePublicKeyX963: try row.decode(column: "device_public_key", as: Data?.self),
+            serverPrivateKeyScalar: serverKey,
             masterSecret: master,
             counterData: try HashCounter(data: try row.decode(column: "counter_data", as: Data.self)),
             counter: try row.decode(column: "counter", as: Int64.self),
@@ -366,6 +366,8 @@ public final class SQLStore: AssentStore {
             lastUsedAt: try row.decode(column: "last_used_at", as: Int64?.self),
             pinChangedAt: try row.decode(column: "pin_changed_at", as: Int64?.self)
         )
+        if let master, let sealedMaster { record.storedMasterSecret = (master, sealedMaster) }
+        return record
     }
 
     // MARK: Tokens
