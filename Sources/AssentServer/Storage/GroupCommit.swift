@@ -184,9 +184,19 @@ extension WALSync {
                         guard fsync(dir) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
                     }
                 }
-                guard fsync(fd) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                guard syncData(fd) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
             }
         }
+    }
+
+    /// The log's contents and what reading them back needs (its size), without its times: `fdatasync` on Linux, as
+    /// SQLite's own `synchronous = FULL` syncs there; `fsync` elsewhere.
+    private static func syncData(_ fd: Int32) -> Int32 {
+        #if os(Linux)
+            fdatasync(fd)
+        #else
+            fsync(fd)
+        #endif
     }
 }
 
