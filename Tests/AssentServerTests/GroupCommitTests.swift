@@ -1,6 +1,7 @@
 import AssentCrypto
 import Foundation
 import Logging
+import SQLKit
 import Synchronization
 import Testing
 
@@ -136,6 +137,120 @@ struct GroupCommitTests {
         let logged = lines.all
         #expect(!logged.isEmpty, "the handler saw nothing: the test would prove nothing")
         #expect(!logged.contains { $0.contains("marker-") || $0.contains("INSERT INTO") })
+    }
+
+    @Test("Concurrent writes of the SQLite store share transactions, and every one is in the file when it reopens")
+    func writesShareTransactions() async throws {
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
+        let store = try await SQLStore.sqlite(path: path, secretBox: box, logger: logger)
+        try await store.migrate()
+        let file = try #require(((store.database as? GroupCommitDatabase)?.base as? SQLiteFileDatabase)?.file)
+        let before = await file.batchesCommitted
+        let writes = 300
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<writes {
+                group.addTask {
+                    try await store.appendAudit(
+                        AuditEvent(
+                            id: nil, at: Int64(index), type: "test.batched", activationId: nil, userId: "batch",
+                            actor: "test", detail: "\(index)"))
+                }
+            }
+            try await group.waitForAll()
+        }
+        let batches = await file.batchesCommitted - before
+        #expect(batches >= 1)
+        #expect(batches < writes / 3, "\(batches) transactions for \(writes) concurrent writes")
+        try await store.shutdown()
+
+        let reopened = try await SQLStore.sqlite(path: path, secretBox: box, logger: logger)
+        let stored = try await reopened.audit(activationId: nil, userId: "batch", limit: 1000)
+        #expect(Set(stored.map(\.detail)) == Set((0..<writes).map(String.init)))
+        try await reopened.shutdown()
+    }
+
+    @Test("A batch SQLite rolls back fails every write waiting in it and every statement after; earlier ones stand")
+    func lostBatchFailsItsWrites() async throws {
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let file = try SQLiteFile.open(path: path)
+        _ = try await file.run("PRAGMA journal_mode = WAL", [])
+        _ = try await file.run("CREATE TABLE t (v TEXT NOT NULL)", [])
+        // Inserting 'boom' makes SQLite roll back the whole transaction, as a full disk or an I/O error can.
+        _ = try await file.run(
+            "CREATE TRIGGER boom BEFORE INSERT ON t WHEN NEW.v = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END", [])
+        await file.batchWrites()
+        // The first flush waits until the test lets it go, so that the next writes gather in one batch meanwhile.
+        let flushing = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let flushes = Atomic<Int>(0)
+        let wal = WALSync(commit: { try await file.commitBatch() }) {
+            if flushes.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
+                flushing.signal()
+                release.wait()
+            }
+        }
+        let database = GroupCommitDatabase(base: SQLiteFileDatabase(file: file, logger: logger), wal: wal)
+        func insert(_ value: String) async throws {
+            try await database.raw("INSERT INTO t (v) VALUES (\(bind: value))").run()
+        }
+        func stored() async throws -> [String] {
+            try await file.run("SELECT v FROM t ORDER BY rowid", []).rows.map {
+                guard case .text(let text) = $0[0] else { return "?" }
+                return text
+            }
+        }
+
+        let first = Task { try await insert("one") }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                flushing.wait()
+                continuation.resume()
+            }
+        }
+        let second = Task { try await insert("two") }
+        // The connection sees its open batch: "two" has run and waits for the next flush.
+        while try await stored().count < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        await #expect(throws: SQLiteFailure.self) { try await insert("boom") }
+        release.signal()
+
+        try await first.value
+        await #expect(throws: AssentServerError.self) { try await second.value }
+        await #expect(throws: AssentServerError.self) { try await insert("three") }
+        #expect(try await stored() == ["one"])
+        try await file.close()
+    }
+
+    @Test("A write that fails on its own leaves no transaction open: another process can write at once")
+    func failedWriteHoldsNoLock() async throws {
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let file = try SQLiteFile.open(path: path)
+        _ = try await file.run("PRAGMA journal_mode = WAL", [])
+        _ = try await file.run("CREATE TABLE t (v TEXT NOT NULL UNIQUE)", [])
+        await file.batchWrites()
+        let wal = WALSync(commit: { try await file.commitBatch() }) {}
+        let database = GroupCommitDatabase(base: SQLiteFileDatabase(file: file, logger: logger), wal: wal)
+        try await database.raw("INSERT INTO t (v) VALUES ('a')").run()
+        // The second insert opens a batch and fails on the unique value: no waiter will ever commit that batch.
+        await #expect(throws: SQLiteFailure.self) { try await database.raw("INSERT INTO t (v) VALUES ('a')").run() }
+
+        // Another connection (as `assent admin` in another process) with no busy timeout: a held write lock would
+        // make its insert fail with SQLITE_BUSY.
+        let other = try SQLiteFile.open(path: path)
+        _ = try await other.run("INSERT INTO t (v) VALUES ('b')", [])
+        try await other.close()
+        try await database.raw("INSERT INTO t (v) VALUES ('c')").run()
+        #expect(try await file.run("SELECT count(*) AS n FROM t", []).rows.first?.first == .integer(3))
+        try await file.close()
     }
 
     /// A migrated SQLite store in a temporary file, shut down and removed after `body`.

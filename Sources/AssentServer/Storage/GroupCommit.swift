@@ -40,13 +40,18 @@ final class WALSync: Sendable {
     }
 
     private let state = Mutex(State())
+    private let commit: (@Sendable () async throws -> Void)?
     private let flush: @Sendable () throws -> Void
     private let thread: NIOThreadPool
     private let flushes = Atomic<Int>(0)
 
-    /// - Parameter flush: makes everything written so far durable (an `fsync` of the log); runs on a thread of its
-    ///   own, never on the connection's.
-    init(flush: @escaping @Sendable () throws -> Void) {
+    /// - Parameters:
+    ///   - commit: commits the writes that share an open transaction (``SQLiteFile/commitBatch()``), before each
+    ///     flush; an error is final, as a failed flush is.
+    ///   - flush: makes everything written so far durable (an `fsync` of the log); runs on a thread of its own,
+    ///     never on the connection's.
+    init(commit: (@Sendable () async throws -> Void)? = nil, flush: @escaping @Sendable () throws -> Void) {
+        self.commit = commit
         self.flush = flush
         thread = NIOThreadPool(numberOfThreads: 1)
         thread.start()
@@ -115,6 +120,24 @@ final class WALSync: Sendable {
     }
 
     private func startFlush(through target: UInt64) {
+        guard let commit else { return submitFlush(through: target) }
+        // Every write up to the target finished before this commit is asked for, on the same connection: the commit
+        // includes it.
+        Task {
+            do {
+                try await commit()
+            } catch {
+                finish(
+                    through: target,
+                    error: .storageFailed(
+                        "The database lost writes waiting for the disk (\(error)); restart the server."))
+                return
+            }
+            submitFlush(through: target)
+        }
+    }
+
+    private func submitFlush(through target: UInt64) {
         thread.submit { [self] state in
             guard state == .active else {
                 finish(through: target, error: AssentServerError.storageFailed("The store is shutting down."))
@@ -164,11 +187,13 @@ final class WALSync: Sendable {
 extension WALSync {
     /// Flushes the write-ahead log of the SQLite database at `path` (`<path>-wal`), opening it on first use and again
     /// if SQLite replaced it; the first flush also makes the log's directory entry durable.
-    static func writeAheadLog(ofDatabaseAt path: String) -> WALSync {
+    static func writeAheadLog(
+        ofDatabaseAt path: String, committing commit: (@Sendable () async throws -> Void)? = nil
+    ) -> WALSync {
         let log = path + "-wal"
         let directory = (path as NSString).deletingLastPathComponent
         let descriptor = Mutex<Int32>(-1)
-        return WALSync {
+        return WALSync(commit: commit) {
             try descriptor.withLock { fd in
                 var status = stat()
                 if fd >= 0, fstat(fd, &status) == 0, status.st_nlink == 0 {

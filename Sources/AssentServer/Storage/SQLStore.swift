@@ -78,7 +78,9 @@ public final class SQLStore: AssentStore {
         }
         logger.debug(
             "Opened the SQLite database", metadata: ["path": "\(path)", "sqlite": "\(SQLiteFile.libraryVersion)"])
-        let database = GroupCommitDatabase(base: base, wal: .writeAheadLog(ofDatabaseAt: path))
+        await file.batchWrites()
+        let wal = WALSync.writeAheadLog(ofDatabaseAt: path) { try await file.commitBatch() }
+        let database = GroupCommitDatabase(base: base, wal: wal)
         return SQLStore(backend: .sqlite, database: database, box: secretBox) {
             try await file.close()
             logger.debug("Closed the SQLite database", metadata: ["path": "\(path)"])

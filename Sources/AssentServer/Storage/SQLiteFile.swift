@@ -21,6 +21,15 @@ actor SQLiteFile {
     private let handle: OpaquePointer
     private var cache: [String: Prepared] = [:]
     private var closed = false
+    /// Set by ``batchWrites()``: a row change opens a transaction that the next ``commitBatch()`` commits.
+    private var batching = false
+    private var batchOpen = false
+    /// Row changes that succeeded in the open batch; each has a waiter whose flush commits the batch.
+    private var batchChanges = 0
+    /// SQLite rolled back an open batch (an error can end the whole transaction): writes waiting for the disk are gone.
+    private var batchLost = false
+    /// Batches committed so far (for tests and diagnostics).
+    private(set) var batchesCommitted = 0
     /// Above this many kept statements the cache starts over (texts that differ in a list's length add up).
     private static let cacheLimit = 512
 
@@ -53,7 +62,10 @@ actor SQLiteFile {
     /// Runs `sql` with `binds` (`?` placeholders, in order) and returns every row.
     func run(_ sql: String, _ binds: [SQLiteValue]) throws -> Rows {
         guard !closed else { throw SQLiteFailure(code: SQLITE_MISUSE, message: "The connection is closed.") }
-        let kept = Self.isKept(sql)
+        let keyword = Self.keyword(sql)
+        let kept = keyword != nil
+        // Schema changes, pragmas and transaction control run outside a batch.
+        if batching, !kept { try commitBatch() }
         let prepared: Prepared
         if kept, let cached = cache[sql] {
             prepared = cached
@@ -76,37 +88,100 @@ actor SQLiteFile {
             }
         }
         try bind(binds, to: statement)
+        if batching, keyword == .change, !batchOpen, sqlite3_get_autocommit(handle) != 0 {
+            try execute("BEGIN")
+            batchOpen = true
+            batchChanges = 0
+        }
         var rows: [[SQLiteValue]] = []
         let count = prepared.columns.count
         while true {
             let code = sqlite3_step(statement)
             if code == SQLITE_DONE { break }
-            guard code == SQLITE_ROW else { throw SQLiteFailure(code: code, handle: handle) }
+            guard code == SQLITE_ROW else {
+                let failure = SQLiteFailure(code: code, handle: handle)
+                if batchOpen { endFailedBatch() }
+                throw failure
+            }
             var row: [SQLiteValue] = []
             row.reserveCapacity(count)
             for column in 0..<Int32(count) { row.append(value(of: statement, at: column)) }
             rows.append(row)
         }
+        if batchOpen, keyword == .change { batchChanges += 1 }
         return Rows(columns: prepared.columns, rows: rows)
     }
 
-    /// Finalises every kept statement and closes the connection; later calls fail.
+    /// After a failed statement in the open batch: SQLite may have rolled the whole batch back (its writes are then
+    /// lost); a batch with no change yet has no waiter to commit it, so it ends here rather than hold the write lock.
+    private func endFailedBatch() {
+        if sqlite3_get_autocommit(handle) != 0 {
+            batchOpen = false
+            batchLost = batchChanges > 0
+        } else if batchChanges == 0 {
+            batchOpen = false
+            if sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) != SQLITE_OK { batchLost = true }
+        }
+    }
+
+    /// From now on, row changes share one transaction until ``commitBatch()``: the writes of concurrent requests
+    /// then reach the log together, each page they change once per batch instead of once per statement. Only for a
+    /// caller that commits each batch before it reports any of its writes done (``WALSync``).
+    func batchWrites() {
+        batching = true
+    }
+
+    /// Commits the open batch, if any.
+    /// - Throws: when SQLite rolled the batch back or cannot commit it — its writes are lost, and so is every later
+    ///   batch's trust: this error stays.
+    func commitBatch() throws {
+        if batchLost {
+            throw SQLiteFailure(
+                code: SQLITE_ABORT,
+                message: "SQLite rolled back a transaction of writes that were waiting for the disk.")
+        }
+        guard batchOpen else { return }
+        batchOpen = false
+        do {
+            try execute("COMMIT")
+        } catch {
+            batchLost = true
+            if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+            throw error
+        }
+        batchesCommitted += 1
+    }
+
+    /// Finalises every kept statement and closes the connection (after committing an open batch); later calls fail.
     func close() throws {
         guard !closed else { return }
+        if batchOpen { try? commitBatch() }
         closed = true
         emptyCache()
         let code = sqlite3_close_v2(handle)
         guard code == SQLITE_OK else { throw SQLiteFailure(code: code, handle: nil) }
     }
 
-    /// Queries and changes of rows are kept; anything else (schema changes, pragmas, transaction control) is
-    /// prepared for one run.
-    private static func isKept(_ sql: String) -> Bool {
+    private enum Keyword {
+        case query
+        case change
+    }
+
+    /// Queries and changes of rows are kept; anything else (schema changes, pragmas, transaction control, `nil`
+    /// here) is prepared for one run.
+    private static func keyword(_ sql: String) -> Keyword? {
         let keyword = sql.utf8.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }
             .prefix(6)
-        return ["SELECT", "INSERT", "UPDATE", "DELETE"].contains { word in
+        func isWord(_ word: String) -> Bool {
             keyword.elementsEqual(word.utf8) || keyword.elementsEqual(word.lowercased().utf8)
         }
+        if isWord("SELECT") { return .query }
+        return ["INSERT", "UPDATE", "DELETE"].contains(where: isWord) ? .change : nil
+    }
+
+    private func execute(_ sql: String) throws {
+        let code = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw SQLiteFailure(code: code, handle: handle) }
     }
 
     private func prepare(_ sql: String) throws -> Prepared {
