@@ -105,9 +105,7 @@ struct GroupCommitTests {
 
     @Test("The SQLite store flushes its log for writes, not for reads of what is already on disk")
     func storeFlushesWrites() async throws {
-        var logger = Logger(label: "assent.test")
-        logger.logLevel = .critical
-        try await withTemporaryStore(logger: logger) { store in
+        try await withTemporaryStore(logger: Self.quietLogger) { store in
             let wal = try #require((store.database as? GroupCommitDatabase)?.wal)
             let afterMigration = wal.flushCount
             #expect(afterMigration > 0)
@@ -141,10 +139,9 @@ struct GroupCommitTests {
 
     @Test("Concurrent writes of the SQLite store share transactions, and every one is in the file when it reopens")
     func writesShareTransactions() async throws {
-        var logger = Logger(label: "assent.test")
-        logger.logLevel = .critical
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let logger = Self.quietLogger
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
         let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
         let store = try await SQLStore.sqlite(path: path, secretBox: box, logger: logger)
         try await store.migrate()
@@ -175,28 +172,25 @@ struct GroupCommitTests {
 
     @Test("A batch SQLite rolls back fails every write waiting in it and every statement after; earlier ones stand")
     func lostBatchFailsItsWrites() async throws {
-        var logger = Logger(label: "assent.test")
-        logger.logLevel = .critical
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let file = try SQLiteFile.open(path: path)
-        _ = try await file.run("PRAGMA journal_mode = WAL", [])
-        _ = try await file.run("CREATE TABLE t (v TEXT NOT NULL)", [])
-        // Inserting 'boom' makes SQLite roll back the whole transaction, as a full disk or an I/O error can.
-        _ = try await file.run(
-            "CREATE TRIGGER boom BEFORE INSERT ON t WHEN NEW.v = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END", [])
-        await file.batchWrites()
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
         // The first flush waits until the test lets it go, so that the next writes gather in one batch meanwhile.
         let flushing = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
         let flushes = Atomic<Int>(0)
-        let wal = WALSync(commit: { try await file.commitBatch() }) {
+        // Inserting 'boom' makes SQLite roll back the whole transaction, as a full disk or an I/O error can.
+        let (file, database) = try await Self.batchingDatabase(
+            path: path,
+            schema: [
+                "CREATE TABLE t (v TEXT NOT NULL)",
+                "CREATE TRIGGER boom BEFORE INSERT ON t WHEN NEW.v = 'boom' BEGIN SELECT RAISE(ROLLBACK, 'boom'); END",
+            ]
+        ) {
             if flushes.add(1, ordering: .sequentiallyConsistent).newValue == 1 {
                 flushing.signal()
                 release.wait()
             }
         }
-        let database = GroupCommitDatabase(base: SQLiteFileDatabase(file: file, logger: logger), wal: wal)
         func insert(_ value: String) async throws {
             try await database.raw("INSERT INTO t (v) VALUES (\(bind: value))").run()
         }
@@ -229,16 +223,11 @@ struct GroupCommitTests {
 
     @Test("A write that fails on its own leaves no transaction open: another process can write at once")
     func failedWriteHoldsNoLock() async throws {
-        var logger = Logger(label: "assent.test")
-        logger.logLevel = .critical
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        let file = try SQLiteFile.open(path: path)
-        _ = try await file.run("PRAGMA journal_mode = WAL", [])
-        _ = try await file.run("CREATE TABLE t (v TEXT NOT NULL UNIQUE)", [])
-        await file.batchWrites()
-        let wal = WALSync(commit: { try await file.commitBatch() }) {}
-        let database = GroupCommitDatabase(base: SQLiteFileDatabase(file: file, logger: logger), wal: wal)
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let (file, database) = try await Self.batchingDatabase(
+            path: path, schema: ["CREATE TABLE t (v TEXT NOT NULL UNIQUE)"]
+        ) {}
         try await database.raw("INSERT INTO t (v) VALUES ('a')").run()
         // The second insert opens a batch and fails on the unique value: no waiter will ever commit that batch.
         await #expect(throws: SQLiteFailure.self) { try await database.raw("INSERT INTO t (v) VALUES ('a')").run() }
@@ -253,10 +242,38 @@ struct GroupCommitTests {
         try await file.close()
     }
 
+    private static var quietLogger: Logger {
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// A fresh path for a SQLite file in the temporary directory.
+    private static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
+    }
+
+    /// Removes the SQLite file at `path` with its log and index.
+    private static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    /// A SQLite file in WAL mode with `schema` in it, batching its writes behind group commit with `flush`.
+    private static func batchingDatabase(
+        path: String, schema: [String], flush: @escaping @Sendable () throws -> Void
+    ) async throws -> (SQLiteFile, GroupCommitDatabase) {
+        let file = try SQLiteFile.open(path: path)
+        _ = try await file.run("PRAGMA journal_mode = WAL", [])
+        for statement in schema { _ = try await file.run(statement, []) }
+        await file.batchWrites()
+        let wal = WALSync(commit: { try await file.commitBatch() }, flush: flush)
+        return (file, GroupCommitDatabase(base: SQLiteFileDatabase(file: file, logger: quietLogger), wal: wal))
+    }
+
     /// A migrated SQLite store in a temporary file, shut down and removed after `body`.
     private func withTemporaryStore(logger: Logger, _ body: (SQLStore) async throws -> Void) async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
         let store = try await SQLStore.sqlite(
             path: path, secretBox: try SecretBox(keyEncryptionKey: Bytes.random(count: 32)), logger: logger)
         try await store.migrate()
