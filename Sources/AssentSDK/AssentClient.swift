@@ -303,7 +303,10 @@ public actor AssentClient {
                 transportKey: current.transportKey, challenge: challenge,
                 nonce: try Bytes.base64(response.responseObject.nonce, field: "nonce", length: 16))
         } catch {
-            throw AssentError.wrap(error, .invalidResponse, "The activation status cannot be decrypted.")
+            throw AssentError.wrap(
+                error, .invalidResponse,
+                "The activation status cannot be decrypted: the server does not know this activation, or the answer "
+                    + "was altered.")
         }
         // Resynchronise only if no signature moved the counter while the status was on its way.
         if blob.state == .active, var latest = state, latest.counter == current.counter,

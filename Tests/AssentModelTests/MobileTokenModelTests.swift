@@ -31,6 +31,20 @@ struct MobileTokenModelTests {
         #expect(throws: OperationDataError.self) { try kept.attributes[0].validate() }
     }
 
+    @Test("Amounts are 0 or of a magnitude from 1e-38 to 1e38, the bounds the OpenAPI document states")
+    func amountBounds() throws {
+        func attribute(_ amount: String) throws -> OperationAttribute {
+            let json = #"{"type":"AMOUNT","id":"a","amount":"# + amount + #","currency":"EUR"}"#
+            return try JSONDecoder().decode(OperationAttribute.self, from: Data(json.utf8))
+        }
+        for accepted in ["0", "-0", "1e38", "-1e38", "1e-38", "-1e-38", "1492.50", "0.000001"] {
+            #expect(throws: Never.self, "\(accepted)") { try attribute(accepted).validate() }
+        }
+        for refused in ["1.0000001e38", "-1e39", "9.9e-39", "1e-100", "1e100"] {
+            #expect(throws: OperationDataError.self, "\(refused)") { try attribute(refused).validate() }
+        }
+    }
+
     @Test("Timestamps are yyyy-MM-dd'T'HH:mm:ss+0000 and parse in every ISO 8601 offset form")
     func timestamps() throws {
         let date = Date(timeIntervalSince1970: 1_530_542_593.9)
@@ -77,6 +91,23 @@ struct MobileTokenModelTests {
         #expect(amount["amount"] == .number(Decimal(string: "12.5")!))
         #expect(throws: OperationDataError.self) { try OperationTemplate.instantiate(body, params: [:]) }
         #expect(throws: OperationDataError.self) { try OperationTemplate.validate(["userId": .string("x")]) }
+    }
+
+    @Test("Any JSON number a double can hold is a JSON value, kept exactly where Decimal can hold it")
+    func numbersBeyondDecimal() throws {
+        let json = #"[12.5, 1e200, -1.5e-300, 2.225073858507e-311, 184467440737095516150]"#
+        let values = try JSONDecoder().decode([JSONValue].self, from: Data(json.utf8))
+        #expect(
+            values == [
+                .number(Decimal(string: "12.5")!), .double(1e200), .double(-1.5e-300),
+                .double(Double("2.225073858507e-311")!),
+                .number(Decimal(string: "184467440737095516150")!),
+            ])
+        let again = try JSONDecoder().decode([JSONValue].self, from: try JSONEncoder().encode(values))
+        #expect(again == values)
+        #expect(values[1].text == "1e+200")
+        // Beyond a double, the value is refused rather than changed.
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode([JSONValue].self, from: Data("[1e400]".utf8)) }
     }
 }
 

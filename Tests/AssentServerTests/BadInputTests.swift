@@ -8,7 +8,7 @@ import Testing
 @Suite("Bad input gets a 4xx with a code, and the server keeps serving")
 struct BadInputTests {
     @Test(
-        "Malformed JSON, bad Base64, a wrong ECIES MAC, an unknown activation and a 2 MB body", arguments: Backend.all)
+        "Malformed JSON, bad Base64, a wrong ECIES MAC, an unknown signer and a 2 MB body", arguments: Backend.all)
     func badInput(backend: Backend) async throws {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
@@ -22,14 +22,6 @@ struct BadInputTests {
                 body: Data(#"{"requestObject":{"activationId":"x","challenge":"%%%"}}"#.utf8))
             #expect(badBase64.status == 400)
             #expect(badBase64.errorCode == "ERR_REQUEST")
-
-            let unknown = try await client.send(
-                "POST", "/pa/v3/activation/status",
-                body: Data(
-                    #"{"requestObject":{"activationId":"nope","challenge":"\#(Bytes.random(count: 16).base64EncodedString())"}}"#
-                        .utf8))
-            #expect(unknown.status == 400)
-            #expect(unknown.errorCode == "ACTIVATION_NOT_FOUND")
 
             let created = try await server.createActivation(client)
             let device = TestDevice(client: client, configuration: try server.configuration)
@@ -61,6 +53,100 @@ struct BadInputTests {
             var good = TestDevice(client: client, configuration: try server.configuration)
             try await good.activate(code: created.activationCode)
             #expect(try await client.send("GET", "/health").status == 200)
+        }
+    }
+}
+
+extension BadInputTests {
+    @Test(
+        "Device credentials that do not verify answer 401; an unknown activation's status is random bytes",
+        arguments: Backend.all)
+    func deviceCredentials(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            // activation/status: the same shape for an unknown id and for an activation the device has not completed,
+            // fresh random bytes each time, which the real device's transport key does not open.
+            let created = try await server.createActivation(client)
+            let device = try await server.activatedDevice(client, userId: "alice")
+            for activationId in ["nope", created.activationId, UUID().uuidString.lowercased()] {
+                let challenge = Bytes.random(count: 16)
+                var answers: [ActivationStatusResponse] = []
+                for _ in 0..<2 {
+                    let response = try await client.send(
+                        "POST", "/pa/v3/activation/status",
+                        body: try JSONEncoder().encode(
+                            RequestEnvelope(
+                                ActivationStatusRequest(
+                                    activationId: activationId, challenge: challenge.base64EncodedString()))))
+                    #expect(response.status == 200, "\(activationId): \(response.text)")
+                    let answer = try JSONDecoder().decode(
+                        ResponseEnvelope<ActivationStatusResponse>.self, from: response.body
+                    ).responseObject
+                    #expect(answer.activationId == activationId)
+                    #expect(Data(base64Encoded: answer.encryptedStatusBlob)?.count == 32)
+                    #expect(Data(base64Encoded: answer.nonce)?.count == 16)
+                    #expect(
+                        throws: (any Error).self,
+                        "a random blob must not decrypt to a status"
+                    ) {
+                        try ActivationStatusBlob(
+                            decrypting: Data(base64Encoded: answer.encryptedStatusBlob)!,
+                            transportKey: device.keys!.transport, challenge: challenge,
+                            nonce: Data(base64Encoded: answer.nonce)!)
+                    }
+                    answers.append(answer)
+                }
+                #expect(answers[0].encryptedStatusBlob != answers[1].encryptedStatusBlob)
+            }
+            // The real device still reads its own status.
+            #expect(try await device.status().state == .active)
+
+            // keystore/create: the JWT is the credential.
+            let configuration = try server.configuration
+            func keystore(_ jwt: String) async throws -> HTTPClient.Response {
+                try await client.send(
+                    "POST", "/pa/v3/keystore/create",
+                    body: try JSONEncoder().encode(RequestEnvelope(TemporaryKeyRequest(jwt: jwt))))
+            }
+            let claims = try JSONEncoder().encode(
+                TemporaryKeyRequestClaims(
+                    applicationKey: configuration.applicationKey, activationId: nil, challenge: "c"))
+            let unknownActivation = try JSONEncoder().encode(
+                TemporaryKeyRequestClaims(
+                    applicationKey: configuration.applicationKey, activationId: UUID().uuidString.lowercased(),
+                    challenge: "c"))
+            let appSecret = Data(base64Encoded: configuration.applicationSecret)!
+            for jwt in [
+                "0.0.0", "not a jwt", try CompactJWS.sign(payload: claims, with: .hs256(Bytes.random(count: 16))),
+                try CompactJWS.sign(payload: unknownActivation, with: .hs256(appSecret)),
+            ] {
+                let refused = try await keystore(jwt)
+                #expect(refused.status == 401, "\(jwt)")
+                #expect(refused.errorCode == "POWERAUTH_AUTH_FAIL")
+            }
+            // Claims are checked once the signature verifies: an empty challenge is a request error.
+            let emptyChallenge = try JSONEncoder().encode(
+                TemporaryKeyRequestClaims(
+                    applicationKey: configuration.applicationKey, activationId: nil, challenge: ""))
+            let badClaims = try await keystore(try CompactJWS.sign(payload: emptyChallenge, with: .hs256(appSecret)))
+            #expect(badClaims.status == 400 && badClaims.errorCode == "ERR_REQUEST")
+            #expect(try await keystore(try CompactJWS.sign(payload: claims, with: .hs256(appSecret))).status == 200)
+
+            // activation/create: the encryption header names the application.
+            for header in [
+                nil, "PowerAuth version=\"3.3\"", "Bearer x",
+                "PowerAuth version=\"3.3\", application_key=\"AAAAAAAAAAAAAAAAAAAAAA==\"",
+            ] {
+                let refused = try await client.send(
+                    "POST", "/pa/v3/activation/create",
+                    headers: header.map { [EncryptionHeader.name: $0] } ?? [:],
+                    body: Data(
+                        #"{"temporaryKeyId":"k","ephemeralPublicKey":"AA==","encryptedData":"AA==","mac":"AA==","nonce":"AA==","timestamp":1}"#
+                            .utf8))
+                #expect(refused.status == 401, "\(header ?? "no header")")
+                #expect(refused.errorCode == "POWERAUTH_AUTH_FAIL")
+            }
         }
     }
 }

@@ -183,7 +183,7 @@ struct CLITests {
             ], environment: connection)
         // The activation was removed above, so its codes count for nothing.
         #expect(typed.status == 5 && typed.errors.contains("ACTIVATION_INVALID_STATE"))
-        #expect(try await Self.run(["admin", "operation", "proximity", info.id], environment: connection).status == 1)
+        #expect(try await Self.run(["admin", "operation", "proximity", info.id], environment: connection).status == 5)
         let link = try await Self.run(
             ["admin", "operation", "approval-link", info.id, "--return", "https://bank.example/paid"],
             environment: connection)

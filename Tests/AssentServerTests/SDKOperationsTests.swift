@@ -304,6 +304,10 @@ struct SDKOperationsTests {
         try await Self.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client)
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
+            let none = try await http.send(
+                "GET", "/api/v1/operations/\(payment.id)/proximity",
+                headers: ["Authorization": "Bearer \(server.apiKey)"])
+            #expect(none.status == 409 && none.text.contains("OPERATION_WITHOUT_PROXIMITY_CHECK"), "\(none.text)")
             let custom = try await operations.pending(as: CustomOperation<BankFields>.self).value
             #expect(custom.map(\.id) == [payment.id] && custom.first?.extra.riskScore == nil)
             try await operations.authorize(try #require(custom.first), factor: .pin("1234"))

@@ -31,6 +31,8 @@ public enum ActivationState: UInt8, Sendable, CaseIterable, Codable {
 /// maxFailedAttempts | ctrLookAhead | ctrDataHash(16)`.
 public struct ActivationStatusBlob: Sendable, Equatable {
     static let magic: [UInt8] = [0xDE, 0xC0, 0xDE, 0xD1]
+    /// The length of the blob, plain and encrypted (AES-CBC without padding).
+    public static let encryptedLength = 32
     static let ivIndex: UInt64 = 3000
     static let counterHashIndex: UInt64 = 4000
 
@@ -74,7 +76,7 @@ public struct ActivationStatusBlob: Sendable, Equatable {
 
     /// Decrypts and parses a blob received from `/pa/v3/activation/status`.
     public init(decrypting encrypted: Data, transportKey: Data, challenge: Data, nonce: Data) throws {
-        try Bytes.requireLength(encrypted, 32, "Encrypted status blob")
+        try Bytes.requireLength(encrypted, Self.encryptedLength, "Encrypted status blob")
         let iv = try Self.iv(transportKey: transportKey, challenge: challenge, nonce: nonce)
         let plain = Array(try AESCBC.decrypt(encrypted, key: transportKey, iv: iv, padding: false))
         guard Array(plain[0..<4]) == Self.magic else {

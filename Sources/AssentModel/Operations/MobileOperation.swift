@@ -243,7 +243,20 @@ public struct OperationAttribute: Codable, Sendable, Equatable {
         case .partyInfo: try require(partyInfo != nil, "partyInfo")
         case .image: try require(thumbnailUrl != nil, "thumbnailUrl")
         }
+        for case (let name, let amount?) in [
+            ("amount", amount), ("sourceAmount", sourceAmount), ("targetAmount", targetAmount),
+        ]
+        where !Self.amountRange.contains(amount.magnitude) && !amount.isZero {
+            throw OperationDataError(
+                message: "Attribute \(id): \(name) must be 0 or of a magnitude from 1e-38 to 1e38.")
+        }
     }
+
+    /// The magnitudes an amount may have besides 0 (the bounds the OpenAPI document states).
+    public static let amountRange =
+        Decimal(
+            sign: .plus, exponent: -38, significand: 1)...Decimal(
+            sign: .plus, exponent: 38, significand: 1)
 }
 
 /// A third party shown by a `PARTY_INFO` attribute.

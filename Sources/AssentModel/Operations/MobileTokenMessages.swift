@@ -142,6 +142,9 @@ public enum JSONValue: Codable, Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Decimal)
+    /// A number beyond `Decimal`'s range (exponents -128…127) but within a double's, such as `1e200` or `2e-311`,
+    /// which JSON allows: kept as the double nearest to it.
+    case double(Double)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -154,6 +157,8 @@ public enum JSONValue: Codable, Sendable, Equatable {
             self = .bool(value)
         } else if let value = try? container.decode(Decimal.self) {
             self = .number(value)
+        } else if let value = try? container.decode(Double.self), value.isFinite {
+            self = .double(value)
         } else if let value = try? container.decode(String.self) {
             self = .string(value)
         } else if let value = try? container.decode([JSONValue].self) {
@@ -169,6 +174,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
         case .null: try container.encodeNil()
         case .bool(let value): try container.encode(value)
         case .number(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
@@ -180,6 +186,7 @@ public enum JSONValue: Codable, Sendable, Equatable {
         switch self {
         case .string(let value): value
         case .number(let value): "\(value)"
+        case .double(let value): "\(value)"
         case .bool(let value): value ? "true" : "false"
         default: nil
         }

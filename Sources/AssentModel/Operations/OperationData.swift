@@ -53,19 +53,23 @@ public struct OperationData: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Parses and validates an operation data string.
+    ///
+    /// The text is read as Unicode scalars, not as characters: a combining mark after a type letter, `*` or `\\`
+    /// does not merge with it, so the grammar is the one the OpenAPI document's pattern states.
     public init(parsing text: String) throws {
         let parts = try Self.split(text)
-        guard let header = parts.first, let versionLetter = header.first, versionLetter.isASCII,
-            versionLetter.isUppercase
-        else { throw Self.invalid("The operation data must start with a version letter A–Z.") }
+        let header = parts[0].unicodeScalars
+        guard let versionLetter = header.first, ("A"..."Z").contains(versionLetter) else {
+            throw Self.invalid("The operation data must start with a version letter A–Z.")
+        }
         let templateText = header.dropFirst()
-        guard (1...2).contains(templateText.count), templateText.allSatisfy(\.isASCII),
-            let template = Int(templateText), (0...99).contains(template)
+        guard (1...2).contains(templateText.count), templateText.allSatisfy({ ("0"..."9").contains($0) }),
+            let template = Int(String(templateText))
         else { throw Self.invalid("The template after the version letter must be a number 0–99.") }
         guard parts.count - 1 <= Self.maximumFields else {
             throw Self.invalid("Operation data has at most \(Self.maximumFields) fields after the header.")
         }
-        version = versionLetter
+        version = Character(versionLetter)
         self.template = template
         fields = try parts.dropFirst().map(Self.field)
     }
@@ -79,34 +83,40 @@ public struct OperationData: Sendable, Equatable, CustomStringConvertible {
 
     static func invalid(_ message: String) -> OperationDataError { OperationDataError(message: message) }
 
+    /// The longest operation data, in Unicode scalars (the OpenAPI document's `maxLength`).
+    public static let maximumLength = 4096
+
     /// Splits on unescaped `*`, keeping escapes for the field parser.
     static func split(_ text: String) throws -> [String] {
-        guard !text.isEmpty, text.utf8.count <= 4096 else { throw invalid("Operation data is empty or too long.") }
+        let scalars = text.unicodeScalars
+        guard !scalars.isEmpty, scalars.count <= maximumLength else {
+            throw invalid("Operation data is empty or longer than \(maximumLength) characters.")
+        }
         var parts: [String] = []
-        var current = ""
+        var current = String.UnicodeScalarView()
         var escaped = false
-        for character in text {
+        for scalar in scalars {
             if escaped {
-                current.append(character)
+                current.append(scalar)
                 escaped = false
-            } else if character == "\\" {
-                current.append(character)
+            } else if scalar == "\\" {
+                current.append(scalar)
                 escaped = true
-            } else if character == "*" {
-                parts.append(current)
-                current = ""
+            } else if scalar == "*" {
+                parts.append(String(current))
+                current = String.UnicodeScalarView()
             } else {
-                current.append(character)
+                current.append(scalar)
             }
         }
         guard !escaped else { throw invalid("Operation data ends with a lone backslash.") }
-        parts.append(current)
+        parts.append(String(current))
         return parts
     }
 
     static func field(_ raw: String) throws -> Field {
-        guard let type = raw.first else { return .empty }
-        let body = String(raw.dropFirst())
+        guard let type = raw.unicodeScalars.first else { return .empty }
+        let body = String(raw.unicodeScalars.dropFirst())
         switch type {
         case "A":
             return try amount(body)
@@ -117,7 +127,8 @@ public struct OperationData: Sendable, Equatable, CustomStringConvertible {
             }
             return .account(iban: pieces[0], bic: pieces.count == 2 ? pieces[1] : nil)
         case "D":
-            guard body.count == 8, body.allSatisfy({ $0.isASCII && $0.isNumber }),
+            let digits = body.unicodeScalars
+            guard digits.count == 8, digits.allSatisfy({ ("0"..."9").contains($0) }),
                 let year = Int(body.prefix(4)), let month = Int(body.dropFirst(4).prefix(2)),
                 let day = Int(body.suffix(2)), isDate(year: year, month: month, day: day)
             else { throw invalid("A date field is D{YYYYMMDD} with a real date.") }
@@ -127,31 +138,33 @@ public struct OperationData: Sendable, Equatable, CustomStringConvertible {
         case "N": return .note(try unescape(body))
         case "T": return .text(try unescape(body))
         default:
-            guard type.isASCII, type.isLetter else { throw invalid("A field starts with its type letter.") }
-            return .other(type: type, text: try unescape(body))
+            guard ("A"..."Z").contains(type) || ("a"..."z").contains(type) else {
+                throw invalid("A field starts with its type letter.")
+            }
+            return .other(type: Character(type), text: try unescape(body))
         }
     }
 
     static func amount(_ body: String) throws -> Field {
-        let number = body.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
-        let currency = body.dropFirst(number.count)
-        let digits = number.filter(\.isNumber)
-        guard !digits.isEmpty, number.filter({ $0 == "." }).count <= 1, number.last != ".",
-            currency.count == 3, currency.allSatisfy({ $0.isASCII && $0.isUppercase })
+        let scalars = body.unicodeScalars
+        let number = scalars.prefix { ("0"..."9").contains($0) || $0 == "." }
+        let currency = scalars.dropFirst(number.count)
+        guard number.contains(where: { $0 != "." }), number.filter({ $0 == "." }).count <= 1, number.last != ".",
+            currency.count == 3, currency.allSatisfy({ ("A"..."Z").contains($0) })
         else { throw invalid("An amount field is A{decimal}{currency}, e.g. A1492.50EUR.") }
-        return .amount(String(number), currency: String(currency))
+        return .amount(String(String.UnicodeScalarView(number)), currency: String(String.UnicodeScalarView(currency)))
     }
 
     /// ISO 13616: two letters, two check digits, up to 30 alphanumerics, and the mod-97 check.
     static func isIBAN(_ text: String) -> Bool {
-        let characters = Array(text)
-        guard (5...34).contains(characters.count), characters[0...1].allSatisfy({ $0.isASCII && $0.isUppercase }),
-            characters[2...3].allSatisfy({ $0.isASCII && $0.isNumber }),
-            characters.allSatisfy({ $0.isASCII && ($0.isNumber || $0.isUppercase) })
+        let scalars = Array(text.unicodeScalars)
+        let upperAlphanumeric = { (c: Unicode.Scalar) in ("A"..."Z").contains(c) || ("0"..."9").contains(c) }
+        guard (5...34).contains(scalars.count), scalars[0...1].allSatisfy({ ("A"..."Z").contains($0) }),
+            scalars[2...3].allSatisfy({ ("0"..."9").contains($0) }), scalars.allSatisfy(upperAlphanumeric)
         else { return false }
         var remainder = 0
-        for character in characters[4...] + characters[0..<4] {
-            let value = character.isNumber ? Int(String(character))! : Int(character.asciiValue! - 55)
+        for scalar in scalars[4...] + scalars[0..<4] {
+            let value = ("0"..."9").contains(scalar) ? Int(scalar.value) - 48 : Int(scalar.value) - 55
             remainder = (remainder * (value >= 10 ? 100 : 10) + value) % 97
         }
         return remainder == 1
@@ -159,11 +172,10 @@ public struct OperationData: Sendable, Equatable, CustomStringConvertible {
 
     /// ISO 9362: 4 letters (bank), 2 letters (country), 2 alphanumerics (location), optional 3 (branch).
     static func isBIC(_ text: String) -> Bool {
-        let characters = Array(text)
-        guard characters.count == 8 || characters.count == 11 else { return false }
-        let upperAlphanumeric = { (c: Character) in c.isASCII && (c.isNumber || c.isUppercase) }
-        return characters[0..<6].allSatisfy { $0.isASCII && $0.isUppercase }
-            && characters[6...].allSatisfy(upperAlphanumeric)
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.count == 8 || scalars.count == 11 else { return false }
+        let upperAlphanumeric = { (c: Unicode.Scalar) in ("A"..."Z").contains(c) || ("0"..."9").contains(c) }
+        return scalars[0..<6].allSatisfy { ("A"..."Z").contains($0) } && scalars[6...].allSatisfy(upperAlphanumeric)
     }
 
     static func isDate(year: Int, month: Int, day: Int) -> Bool {
@@ -207,45 +219,46 @@ public struct OperationDataError: Error, Sendable, Equatable, CustomStringConver
 /// character `c` in a format's set of literals (always including the backslash).
 enum TextEscaping {
     static func unescape(
-        _ text: String, literals: Set<Character>, forbidControlCharacters: Bool,
+        _ text: String, literals: Set<Unicode.Scalar>, forbidControlCharacters: Bool,
         error: (String) -> OperationDataError
     ) throws -> String {
-        var result = ""
+        var result = String.UnicodeScalarView()
         var escaped = false
-        for character in text {
+        for scalar in text.unicodeScalars {
             if escaped {
-                if character == "n" {
+                if scalar == "n" {
                     result.append("\n")
-                } else if literals.contains(character) {
-                    result.append(character)
+                } else if literals.contains(scalar) {
+                    result.append(scalar)
                 } else {
-                    throw error("Unknown escape \\\(character).")
+                    throw error("Unknown escape \\\(scalar).")
                 }
                 escaped = false
-            } else if character == "\\" {
+            } else if scalar == "\\" {
                 escaped = true
             } else {
-                if forbidControlCharacters, let ascii = character.asciiValue, ascii < 32 {
+                if forbidControlCharacters, scalar.value < 32 {
                     throw error("Text must not contain control characters.")
                 }
-                result.append(character)
+                result.append(scalar)
             }
         }
         guard !escaped else { throw error("Text ends with a lone backslash.") }
-        return result
+        return String(result)
     }
 
-    static func escape(_ text: String, literals: Set<Character>) -> String {
-        var result = ""
-        for character in text {
-            if character == "\n" {
-                result += "\\n"
-            } else if literals.contains(character) {
-                result += "\\\(character)"
+    static func escape(_ text: String, literals: Set<Unicode.Scalar>) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if scalar == "\n" {
+                result.append(contentsOf: "\\n".unicodeScalars)
+            } else if literals.contains(scalar) {
+                result.append("\\")
+                result.append(scalar)
             } else {
-                result.append(character)
+                result.append(scalar)
             }
         }
-        return result
+        return String(result)
     }
 }

@@ -185,6 +185,7 @@ public struct CIBAService: Sendable {
             switch object[key] {
             case .string(let text): value = text
             case .number(let number): value = "\(number)"
+            case .double(let number): value = "\(number)"
             default: throw OAuthError.invalidRequest("transaction.\(key) must be a string or a number.")
             }
             guard (1...64).contains(key.count), (1...256).contains(value.count) else {

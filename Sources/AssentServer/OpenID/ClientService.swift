@@ -21,9 +21,8 @@ public struct ClientService: Sendable {
         -> (OpenIDClientRecord, secret: String?)
     {
         func invalid(_ message: String) -> AssentServerError { .invalidRequest(message) }
-        let name = request.name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.unicodeScalars.count <= 100 else {
-            throw invalid("A client name has 1 to 100 characters.")
+        guard let name = InputText.displayName(request.name) else {
+            throw invalid("A client name has 1 to 100 characters, not only spaces.")
         }
         let mode = request.deliveryMode ?? CIBADeliveryMode.poll.rawValue
         guard let deliveryMode = CIBADeliveryMode(rawValue: mode) else {
@@ -78,17 +77,28 @@ public struct ClientService: Sendable {
         await environment.audit("client.removed", actor: actor, "OpenID client \(id) removed.")
     }
 
-    /// A notification endpoint: an absolute HTTPS URL without a fragment, or HTTP to a loopback address.
+    /// What a notification endpoint may be: an `https` URL to a host name or IPv4 address (ASCII letters, digits,
+    /// hyphens and dots), or `http` to `localhost`, `127.0.0.1` or `[::1]` for development; an optional port 1–65535,
+    /// a path and a query of RFC 3986 characters with valid `%` escapes, no fragment. The OpenAPI document states the
+    /// same pattern (`RouterTests` checks that they agree).
+    static let endpointPattern =
+        #"^(https://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|http://(localhost|127\.0\.0\.1|\[::1\]))"#
+        + #"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"#
+        + #"(/([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"#
+        + #"(\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?$"#
+
+    /// The longest notification endpoint accepted, in characters (all ASCII).
+    static let endpointMaximumLength = 2_048
+
+    /// A notification endpoint as ``endpointPattern`` allows.
     static func validatedEndpoint(_ text: String) throws -> String {
-        guard text.utf8.count <= 2_048, let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(),
-            let host = url.host, !host.isEmpty, url.fragment == nil
+        let pattern = try Regex(endpointPattern).matchingSemantics(.unicodeScalar)
+        guard text.utf8.count <= endpointMaximumLength, text.wholeMatch(of: pattern) != nil,
+            URLComponents(string: text)?.host != nil
         else {
-            throw AssentServerError.invalidRequest("notificationEndpoint must be an absolute URL without a fragment.")
-        }
-        let loopback = ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host.lowercased())
-        guard scheme == "https" || (scheme == "http" && loopback) else {
             throw AssentServerError.invalidRequest(
-                "notificationEndpoint must use https (http only to a loopback address, for development).")
+                "notificationEndpoint must be an https URL (http only to localhost, 127.0.0.1 or [::1]) of URL "
+                    + "characters, without a fragment, at most \(endpointMaximumLength) characters.")
         }
         return text
     }

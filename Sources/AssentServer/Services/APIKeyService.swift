@@ -1,4 +1,5 @@
 import AssentCrypto
+import AssentModel
 import Crypto
 import Foundation
 
@@ -10,9 +11,8 @@ public struct APIKeyService: Sendable {
 
     /// Creates a key; the returned text is shown once and cannot be recovered.
     public func create(name: String, scopes: Set<APIScope>, actor: String) async throws -> (APIKeyRecord, key: String) {
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, name.unicodeScalars.count <= 100 else {
-            throw AssentServerError.invalidRequest("An API key name has 1 to 100 characters.")
+        guard let trimmed = InputText.displayName(name) else {
+            throw AssentServerError.invalidRequest("An API key name has 1 to 100 characters, not only spaces.")
         }
         guard !scopes.isEmpty else { throw AssentServerError.invalidRequest("An API key needs at least one scope.") }
         let key = "ak_" + Base64URL.encode(Bytes.random(count: 32))

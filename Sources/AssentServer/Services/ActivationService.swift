@@ -1,4 +1,5 @@
 import AssentCrypto
+import AssentModel
 import Foundation
 
 /// The operator's side of the activation lifecycle: create, commit, block, unblock, remove.
@@ -21,10 +22,7 @@ public struct ActivationService: Sendable {
     public func create(
         application: ApplicationRecord, userId: String, commitMode: CommitMode, actor: String
     ) async throws -> Created {
-        let trimmed = userId.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 255, trimmed == userId else {
-            throw AssentServerError.invalidRequest("userId must be 1 to 255 characters without surrounding spaces.")
-        }
+        guard UserID.isValid(userId) else { throw AssentServerError.invalidRequest(UserID.requirement) }
         let now = environment.nowMillis
         let code = ActivationCode.generate()
         let activation = ActivationRecord(

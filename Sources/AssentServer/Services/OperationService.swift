@@ -87,7 +87,7 @@ public struct OperationService: Sendable {
     func validated(_ request: CreateOperationRequest, application: ApplicationRecord) throws -> OperationRecord {
         func invalid(_ message: String) -> AssentServerError { .invalidRequest(message) }
         if let userId = request.userId {
-            guard (1...256).contains(userId.count) else { throw invalid("userId must be 1 to 256 characters.") }
+            guard UserID.isValid(userId) else { throw invalid(UserID.requirement) }
         }
         guard let name = request.name, (1...64).contains(name.count),
             name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) })
@@ -421,7 +421,7 @@ public struct OperationService: Sendable {
         let operation = try await get(id: id)
         guard operation.status == .pending else { throw AssentServerError.operationFinished(operation.status) }
         guard let seed = operation.proximitySeed else {
-            throw AssentServerError.invalidRequest("The operation was created without proximityCheck.")
+            throw AssentServerError.proximityCheckNotEnabled()
         }
         let totp = try Self.proximityTOTP(seed: seed)
         let now = UInt64(max(0, environment.nowMillis / 1000))

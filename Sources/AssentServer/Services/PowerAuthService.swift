@@ -34,23 +34,26 @@ public struct PowerAuthService: Sendable {
     // MARK: Temporary keys
 
     /// `/pa/v3/keystore/create`: verifies the device's HS256 request and answers with an ES256-signed temporary key.
+    ///
+    /// The JWT is the request's credential: one that is not a JWT, names an unknown application or activation, or
+    /// does not verify is an authentication failure (401); only the claims of a verified JWT are checked further.
     public func createTemporaryKey(_ request: TemporaryKeyRequest) async throws -> TemporaryKeyResponse {
         let parts = request.jwt.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
             let claims = try? Self.decoder.decode(TemporaryKeyRequestClaims.self, from: payload)
         else {
-            throw AssentServerError.invalidRequest("The temporary key request is not a JWT with the expected claims.")
-        }
-        guard !claims.challenge.isEmpty, claims.challenge.utf8.count <= 256 else {
-            throw AssentServerError.invalidRequest("The challenge must be 1 to 256 characters.")
+            throw AssentServerError.authenticationFailed(
+                "The temporary key request is not a JWT with the application key and a challenge.")
         }
         let application = try await applications.application(key: claims.applicationKey)
         let appSecret = try Bytes.base64(application.applicationSecret, field: "Application secret")
         let verificationKey: Data
         let signingKey: ECPrivateKey
         if let activationId = claims.activationId {
-            let activation = try await activationForDevice(id: activationId, application: application)
-            guard let keys = try activation.keys(), activation.state != .removed else {
+            guard let activation = try await environment.store.activation(id: activationId),
+                activation.applicationId == application.id, let keys = try activation.keys(),
+                activation.state != .removed
+            else {
                 throw AssentServerError.authenticationFailed("The activation cannot use activation-scope encryption.")
             }
             verificationKey = KeyDerivation.deriveInternal(from: keys.transport, index: appSecret)
@@ -63,6 +66,9 @@ public struct PowerAuthService: Sendable {
             _ = try CompactJWS.verify(request.jwt, with: .hs256(verificationKey))
         } catch {
             throw AssentServerError.authenticationFailed("The temporary key request's signature does not verify.")
+        }
+        guard !claims.challenge.isEmpty, claims.challenge.utf8.count <= 256 else {
+            throw AssentServerError.invalidRequest("The challenge must be 1 to 256 characters.")
         }
         let now = environment.nowMillis
         let key = TemporaryKeyRecord(
@@ -98,14 +104,16 @@ public struct PowerAuthService: Sendable {
             if let code { await limiter.recordFailure(limits.activationPerCodePrefix, "activation.code", code.prefix) }
             return .activationCodeInvalid()
         }
+        // The header names the application whose keys the body is encrypted for: without a well-formed one the
+        // request is not authenticated (401), like a request naming an unknown application key.
         guard let encryptionHeader else {
-            throw AssentServerError.invalidRequest("The X-PowerAuth-Encryption header is missing.")
+            throw AssentServerError.authenticationFailed("The X-PowerAuth-Encryption header is missing.")
         }
         let header: EncryptionHeader
         do {
             header = try EncryptionHeader(parsing: encryptionHeader)
         } catch {
-            throw AssentServerError.invalidRequest("The X-PowerAuth-Encryption header is malformed.")
+            throw AssentServerError.authenticationFailed("The X-PowerAuth-Encryption header is malformed.")
         }
         guard header.activationId == nil else {
             throw AssentServerError.invalidRequest("Activation creation uses application-scope encryption.")
@@ -173,6 +181,10 @@ public struct PowerAuthService: Sendable {
     }
 
     /// `/pa/v3/activation/status`: the encrypted status blob for the device's challenge.
+    ///
+    /// An unknown activation, or one whose device has not completed the key exchange, gets 32 random bytes and a
+    /// random nonce, as PowerAuth answers: the answer is the same shape either way, so this unauthenticated endpoint
+    /// does not tell who asks which activation ids exist; only the device holding the transport key can read it.
     public func status(_ request: ActivationStatusRequest) async throws -> ActivationStatusResponse {
         let challenge: Data
         do {
@@ -180,11 +192,13 @@ public struct PowerAuthService: Sendable {
         } catch {
             throw AssentServerError.invalidRequest("challenge must be Base64 of 16 bytes.")
         }
-        guard let activation = try await environment.store.activation(id: request.activationId) else {
-            throw AssentServerError.activationNotFound()
-        }
-        guard let keys = try activation.keys() else {
-            throw AssentServerError.invalidActivationState("The device has not completed this activation yet.")
+        guard let activation = try await environment.store.activation(id: request.activationId),
+            let keys = try activation.keys()
+        else {
+            return ActivationStatusResponse(
+                activationId: request.activationId,
+                encryptedStatusBlob: Bytes.random(count: ActivationStatusBlob.encryptedLength).base64EncodedString(),
+                nonce: Bytes.random(count: 16).base64EncodedString(), customObject: nil)
         }
         let blob = ActivationStatusBlob(
             state: activation.state,

@@ -104,6 +104,13 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The approval attempt that just failed was the last one the operation allowed.
+    /// The proximity code of an operation created without `proximityCheck`: it has none.
+    public static func proximityCheckNotEnabled() -> Self {
+        .init(
+            code: "OPERATION_WITHOUT_PROXIMITY_CHECK", status: 409,
+            message: "The operation was created without proximityCheck: it has no proximity code.")
+    }
+
     public static func operationFailed() -> Self {
         .init(
             code: "OPERATION_FAILED", status: 401,

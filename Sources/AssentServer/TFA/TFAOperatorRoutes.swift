@@ -13,9 +13,7 @@ extension OperatorRoutes {
             let body = try await HTTPSupport.decode(CreateTFAAccountRequest.self, from: request)
             let application = try await defaultApplication()
             // Lengths in Unicode scalars, as the OpenAPI document's JSON Schema counts them.
-            guard (1...256).contains(body.userId.unicodeScalars.count) else {
-                throw AssentServerError.invalidRequest("userId is 1 to 256 characters.")
-            }
+            guard UserID.isValid(body.userId) else { throw AssentServerError.invalidRequest(UserID.requirement) }
             if let password = body.password,
                 !(8...PasswordHasher.maxLength).contains(password.unicodeScalars.count)
             {

@@ -60,9 +60,7 @@ struct TFAService: Sendable {
     func secondFactor(
         application: ApplicationRecord, userId: String, firstFactor: String?, deviceToken: String?
     ) async throws -> Outcome {
-        guard (1...256).contains(userId.count) else {
-            throw AssentServerError.invalidRequest("userId is 1 to 256 characters.")
-        }
+        guard UserID.isValid(userId) else { throw AssentServerError.invalidRequest(UserID.requirement) }
         let first = firstFactor.map { [$0] } ?? []
         if let deviceToken,
             let device = try await rememberedDevice(deviceToken, application: application, userId: userId)
