@@ -12,19 +12,8 @@ struct QRRenderingTests {
     static func decode(_ png: Data) async throws -> String? { try await QRReader.scan(png: png) }
 
     /// Printable ASCII from a seeded generator, so a failure can be repeated.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static func payload(length: Int, seed: UInt64) -> String {
-        var generator = SeededGenerator(state: seed)
+        var generator = SeededGenerator(seed: seed)
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 -._~:/?#[]@!$&'()*+,;=%")
         return String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
     }
