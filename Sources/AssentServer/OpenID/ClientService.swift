@@ -80,7 +80,7 @@ public struct ClientService: Sendable {
     /// What a notification endpoint may be: an `https` URL to a host name or IPv4 address (ASCII letters, digits,
     /// hyphens and dots), or `http` to `localhost`, `127.0.0.1` or `[::1]` for development; an optional port 1–65535,
     /// a path and a query of RFC 3986 characters with valid `%` escapes, no fragment. The OpenAPI document states the
-    /// same pattern (`RouterTests` checks that they agree).
+    /// same pattern (`OpenAPIPatternTests` checks that they agree).
     static let endpointPattern =
         #"^(https://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|http://(localhost|127\.0\.0\.1|\[::1\]))"#
         + #"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"#
