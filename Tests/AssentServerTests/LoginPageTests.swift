@@ -91,6 +91,7 @@ struct LoginPageBrowserTests {
                 #expect(revoked.status == 204)
             }
             try await browser.click("#logout")
+            try await browser.expectText("h1", "Sign in")
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
@@ -150,6 +151,7 @@ struct LoginPageBrowserTests {
             try await browser.screenshot("03-opted-in")
 
             try await browser.click("#logout")
+            try await browser.expectText("h1", "Sign in")
             try await signIn()
             try await browser.expectText("h1", "Confirm it is you")
             try await browser.click("#provider-push")
@@ -163,6 +165,7 @@ struct LoginPageBrowserTests {
             try await browser.screenshot("05-signed-in")
 
             try await browser.click("#logout")
+            try await browser.expectText("h1", "Sign in")
             try await signIn()
             try await browser.click("#provider-push")
             try await browser.element("#status")
@@ -220,6 +223,7 @@ extension LoginPageBrowserTests {
                 try await browser.click("#verify")
                 try await browser.expectText("#methods", "pwd, otp, mfa")
                 try await browser.click("#logout")
+                try await browser.expectText("h1", "Sign in")
 
                 // Phone: a number set up by text message, then a sign-in confirmed by a voice call.
                 try await signIn("bob")
@@ -237,6 +241,7 @@ extension LoginPageBrowserTests {
                 try await browser.click("#verify")
                 try await browser.expectText("#methods", "pwd, sms, mfa")
                 try await browser.click("#logout")
+                try await browser.expectText("h1", "Sign in")
                 try await signIn("bob")
                 try await browser.click("#provider-phone")
                 try await browser.click("input[value=voice]")
