@@ -181,6 +181,12 @@ public final class Browser: Sendable {
     /// have replaced the current one yet, and a page with the same elements would be read instead); the last text
     /// read when it never became `expected`.
     public func text(_ css: String, becomes expected: String, seconds: Double = 60) async throws -> String {
+        try await text(css, until: { $0 == expected }, seconds: seconds)
+    }
+
+    /// The element's text once `accepts` holds for it, waiting up to `seconds` (as `text(_:becomes:seconds:)`); the
+    /// last text read when it never held.
+    public func text(_ css: String, until accepts: (String) -> Bool, seconds: Double = 60) async throws -> String {
         let deadline = Date().addingTimeInterval(seconds)
         var current = ""
         while true {
@@ -189,7 +195,7 @@ public final class Browser: Sendable {
             } catch let error as WebDriverError where error.isStale {
                 current = ""
             }
-            if current == expected || Date() > deadline { return current }
+            if accepts(current) || Date() > deadline { return current }
             try await Task.sleep(for: .milliseconds(200))
         }
     }

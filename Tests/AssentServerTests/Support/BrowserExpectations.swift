@@ -10,4 +10,18 @@ extension Browser {
         let text = try await text(css, becomes: expected)
         #expect(text == expected, "\(css)", sourceLocation: sourceLocation)
     }
+
+    /// Expects the element's text to come to contain `part`, waiting as `expectText(_:_:)` does.
+    func expectText(_ css: String, containing part: String, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
+        let text = try await text(css, until: { $0.contains(part) })
+        #expect(text.contains(part), "\(css): \(text)", sourceLocation: sourceLocation)
+    }
+
+    /// Expects the element's text to come to start with `prefix`, waiting as `expectText(_:_:)` does.
+    func expectText(_ css: String, prefix: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let text = try await text(css, until: { $0.hasPrefix(prefix) })
+        #expect(text.hasPrefix(prefix), "\(css): \(text)", sourceLocation: sourceLocation)
+    }
 }
