@@ -58,4 +58,57 @@ struct MigrationTests {
             .map { try $0.decode(column: "version", as: Int.self) }
         #expect(versions == Migrations.all.map(\.version))
     }
+
+    @Test(
+        "Version 12: no subject index on the outbox; the finished-time index holds finished operations and serves the per-hour counts",
+        arguments: Backend.all)
+    func indexesOfVersion12(backend: Backend) async throws {
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
+        let store: SQLStore =
+            switch backend {
+            case .sqlite:
+                try await SQLStore.sqlite(
+                    path: FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite")
+                        .path, secretBox: box, logger: logger)
+            case .postgres:
+                try await SQLStore.postgres(
+                    url: try await PostgresTestCluster.makeDatabase(), secretBox: box, logger: logger)
+            }
+        defer { Task { try? await store.shutdown() } }
+        try await store.migrate()
+        let listing: SQLQueryString =
+            backend == .sqlite
+            ? "SELECT name, sql AS definition FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"
+            : "SELECT indexname AS name, indexdef AS definition FROM pg_indexes WHERE schemaname = 'public'"
+        var indexes: [String: String] = [:]
+        for row in try await store.database.raw(listing).all() {
+            indexes[try row.decode(column: "name", as: String.self)] = try row.decode(
+                column: "definition", as: String.self)
+        }
+        #expect(indexes["outbox_subject"] == nil)
+        let finished = try #require(indexes["operations_finished"])
+        #expect(
+            finished.replacingOccurrences(of: "(", with: "").contains("WHERE finished_at IS NOT NULL"), "\(finished)")
+        if backend == .sqlite {
+            // The console's per-hour counts (`finishedOperationsPerHour`) still read the partial index.
+            let plan = try await store.database.raw(
+                """
+                EXPLAIN QUERY PLAN SELECT finished_at / 3600000 AS hour, status, COUNT(*) AS n FROM operations \
+                WHERE finished_at >= \(bind: Int64(0)) GROUP BY finished_at / 3600000, status
+                """
+            ).all().map { try $0.decode(column: "detail", as: String.self) }
+            #expect(plan.contains { $0.contains("USING INDEX operations_finished") }, "\(plan)")
+        }
+        // What the outbox still answers by subject, without its index.
+        try await store.database.raw(
+            """
+            INSERT INTO outbox (channel, event, subject, payload, at, next_attempt_at)
+            VALUES ('webhook', 'operation.status_changed', 'op-1', '{}', 1, 1),
+                ('webhook', 'operation.status_changed', 'op-2', '{}', 2, 2)
+            """
+        ).run()
+        #expect(try await store.outboxItems(subject: "op-2").map(\.subject) == ["op-2"])
+    }
 }

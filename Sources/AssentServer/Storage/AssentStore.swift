@@ -78,7 +78,8 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     /// Deletes delivered and abandoned messages finished before `before`, and the undelivered messages of
     /// `undeliverable` channels (no sender configured) recorded before it.
     func purgeOutbox(before: Millis, undeliverable: [OutboxChannel]) async throws
-    /// Every message about `subject`, oldest first (for tests and the operator).
+    /// Every message about `subject`, oldest first (for tests and diagnostics: no index serves it, so it reads the
+    /// whole outbox).
     func outboxItems(subject: String) async throws -> [OutboxItem]
 
     /// The user's device events after `after` (oldest first).
