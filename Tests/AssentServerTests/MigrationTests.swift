@@ -8,23 +8,27 @@ import Testing
 
 @Suite("Schema upgrades")
 struct MigrationTests {
+    /// A store on a new, empty database (no migration run yet).
+    static func emptyStore(_ backend: Backend) async throws -> SQLStore {
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
+        switch backend {
+        case .sqlite:
+            return try await SQLStore.sqlite(
+                path: FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path,
+                secretBox: box, logger: logger)
+        case .postgres:
+            return try await SQLStore.postgres(
+                url: try await PostgresTestCluster.makeDatabase(), secretBox: box, logger: logger)
+        }
+    }
+
     @Test(
         "A database of schema version 2 upgrades: its undelivered webhook events move into the outbox",
         arguments: Backend.all)
     func fromVersion2(backend: Backend) async throws {
-        var logger = Logger(label: "assent.test")
-        logger.logLevel = .critical
-        let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
-        let store: SQLStore =
-            switch backend {
-            case .sqlite:
-                try await SQLStore.sqlite(
-                    path: FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite")
-                        .path, secretBox: box, logger: logger)
-            case .postgres:
-                try await SQLStore.postgres(
-                    url: try await PostgresTestCluster.makeDatabase(), secretBox: box, logger: logger)
-            }
+        let store = try await Self.emptyStore(backend)
         defer { Task { try? await store.shutdown() } }
         // Schema version 2 as the previous release left it, with one undelivered and one delivered event.
         try await store.database.raw(
@@ -63,19 +67,7 @@ struct MigrationTests {
         "Version 12: no subject index on the outbox; the finished-time index holds finished operations and serves the per-hour counts",
         arguments: Backend.all)
     func indexesOfVersion12(backend: Backend) async throws {
-        var logger = Logger(label: "assent.test")
-        logger.logLevel = .critical
-        let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
-        let store: SQLStore =
-            switch backend {
-            case .sqlite:
-                try await SQLStore.sqlite(
-                    path: FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite")
-                        .path, secretBox: box, logger: logger)
-            case .postgres:
-                try await SQLStore.postgres(
-                    url: try await PostgresTestCluster.makeDatabase(), secretBox: box, logger: logger)
-            }
+        let store = try await Self.emptyStore(backend)
         defer { Task { try? await store.shutdown() } }
         try await store.migrate()
         let listing: SQLQueryString =
@@ -92,12 +84,9 @@ struct MigrationTests {
         #expect(
             finished.replacingOccurrences(of: "(", with: "").contains("WHERE finished_at IS NOT NULL"), "\(finished)")
         if backend == .sqlite {
-            // The console's per-hour counts (`finishedOperationsPerHour`) still read the partial index.
+            // The console's per-hour counts still read the partial index.
             let plan = try await store.database.raw(
-                """
-                EXPLAIN QUERY PLAN SELECT finished_at / 3600000 AS hour, status, COUNT(*) AS n FROM operations \
-                WHERE finished_at >= \(bind: Int64(0)) GROUP BY finished_at / 3600000, status
-                """
+                "EXPLAIN QUERY PLAN " + SQLStore.finishedPerHourQuery(since: 0)
             ).all().map { try $0.decode(column: "detail", as: String.self) }
             #expect(plan.contains { $0.contains("USING INDEX operations_finished") }, "\(plan)")
         }

@@ -5,7 +5,7 @@ import Testing
 @testable import AssentServer
 
 /// The client address behind reverse proxies: `X-Forwarded-For` believed only from trusted peers, read from the
-/// right, and the per-address rate limits counting clients instead of the proxy.
+/// right, and the per-address rate limits counting clients (an IPv6 client per /64) instead of the proxy.
 @Suite("Trusted proxies")
 struct TrustedProxyTests {
     @Test("Networks parse as address/prefix or one address; anything else is refused with a reason")
@@ -22,6 +22,14 @@ struct TrustedProxyTests {
         #expect(try !IPNetwork(parsing: "10.0.0.0/12").contains(IPNetwork.bytes(of: "10.16.0.0")!))
         // An IPv4-mapped IPv6 address is the IPv4 address.
         #expect(ten.contains(IPNetwork.bytes(of: "::ffff:10.0.0.9")!))
+        // What the per-address limits count: an IPv4 address, an IPv6 address's /64.
+        #expect(IPNetwork.limitKey(of: "198.51.100.7") == "198.51.100.7")
+        #expect(IPNetwork.limitKey(of: "::ffff:198.51.100.7") == "198.51.100.7")
+        #expect(IPNetwork.limitKey(of: "2001:DB8:1:2:aaaa:bbbb:cccc:dddd") == "2001:db8:1:2::/64")
+        #expect(IPNetwork.limitKey(of: "2001:db8:1:2::1") == "2001:db8:1:2::/64")
+        #expect(IPNetwork.limitKey(of: "2001:db8:1:3::1") == "2001:db8:1:3::/64")
+        #expect(IPNetwork.limitKey(of: "::1") == "::/64")
+        #expect(IPNetwork.limitKey(of: "unknown") == "unknown")
         for bad in ["10.0.0.0/33", "::/129", "10.0.0.0/-1", "10.0.0.0/", "proxy.example", "10.0.0", ""] {
             #expect(throws: AssentServerError.self, "\(bad)") { try IPNetwork(parsing: bad) }
         }
@@ -70,6 +78,12 @@ struct TrustedProxyTests {
                 // names nobody and the loopback peer is limited.
                 let other = try await Self.guess(client, from: "198.51.100.2")
                 #expect(other == (proxyTrusted ? 401 : 429), "trusted: \(proxyTrusted)")
+                guard proxyTrusted else { return }
+                // IPv6 clients count per /64: a fresh address in the same /64 is the same client.
+                #expect(try await Self.guess(client, from: "2001:db8:1:2::a") == 401)
+                #expect(try await Self.guess(client, from: "2001:db8:1:2:ffff::b") == 401)
+                #expect(try await Self.guess(client, from: "2001:db8:1:2:1234:5678:9abc:def0") == 429)
+                #expect(try await Self.guess(client, from: "2001:db8:1:3::a") == 401)
             }
         }
     }

@@ -17,12 +17,7 @@ extension SQLStore {
     public func finishedOperationsPerHour(since: Millis) async throws -> [(
         hour: Int64, status: OperationStatus, count: Int
     )] {
-        try await database.raw(
-            """
-            SELECT finished_at / 3600000 AS hour, status, COUNT(*) AS n FROM operations \
-            WHERE finished_at >= \(bind: since) GROUP BY finished_at / 3600000, status
-            """
-        ).all().compactMap { row in
+        try await database.raw(Self.finishedPerHourQuery(since: since)).all().compactMap { row in
             guard let status = OperationStatus(rawValue: try row.decode(column: "status", as: String.self)) else {
                 return nil
             }
@@ -31,6 +26,15 @@ extension SQLStore {
                 Int(try row.decode(column: "n", as: Int64.self))
             )
         }
+    }
+
+    /// The query of ``finishedOperationsPerHour(since:)``; it reads the finished-time index, which holds finished
+    /// operations only (migration 12).
+    static func finishedPerHourQuery(since: Millis) -> SQLQueryString {
+        """
+        SELECT finished_at / 3600000 AS hour, status, COUNT(*) AS n FROM operations \
+        WHERE finished_at >= \(bind: since) GROUP BY finished_at / 3600000, status
+        """
     }
 
     public func consoleUsers(prefix: String?, limit: Int) async throws -> [ConsoleUser] {

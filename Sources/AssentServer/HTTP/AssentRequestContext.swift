@@ -7,8 +7,11 @@ public struct AssentRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The operator API key that authenticated the request.
     public var apiKey: APIKeyRecord?
-    /// The IP address of the connection's peer (what the rate limits key on), when known.
+    /// The client's IP address, when known: the connection's peer, or behind a trusted proxy the address it
+    /// forwarded (``ClientAddressMiddleware``).
     public var clientAddress: String?
+    /// What the per-address rate limits count for this client (``IPNetwork/limitKey(of:)``: an IPv6 client's /64).
+    public var clientLimitKey: String? { clientAddress.map(IPNetwork.limitKey(of:)) }
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

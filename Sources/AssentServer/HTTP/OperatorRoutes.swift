@@ -214,9 +214,9 @@ struct APIKeyMiddleware: RouterMiddleware {
             throw AssentServerError.unauthorized()
         }
         let rule = limiter.environment.rateLimits.operatorKeyFailuresPerAddress
-        if let address = context.clientAddress { try await limiter.check(rule, "operator.key", address) }
+        if let address = context.clientLimitKey { try await limiter.check(rule, "operator.key", address) }
         guard let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count))) else {
-            if let address = context.clientAddress { await limiter.recordFailure(rule, "operator.key", address) }
+            if let address = context.clientLimitKey { await limiter.recordFailure(rule, "operator.key", address) }
             throw AssentServerError.unauthorized()
         }
         var context = context

@@ -89,7 +89,8 @@ struct OpenIDRoutes {
         do {
             let form = try await Self.form(request)
             let client = try await clients.authenticate(
-                form: form, authorization: request.headers[.authorization], address: context.clientAddress ?? "unknown")
+                form: form, authorization: request.headers[.authorization], address: context.clientLimitKey ?? "unknown"
+            )
             return try await body(form, client)
         } catch {
             return Self.failure(error, context: context)

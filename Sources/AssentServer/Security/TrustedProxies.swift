@@ -53,6 +53,15 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
         return bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? Array(bytes.suffix(4)) : bytes
     }
 
+    /// What the per-address rate limits count for a client at `address`: an IPv4 address itself, an IPv6 address's
+    /// /64 network (`2001:db8:1:2::/64`) — one host commonly holds a whole /64 and could otherwise take a fresh
+    /// address for every try — and text that is no address unchanged.
+    static func limitKey(of address: String) -> String {
+        guard let bytes = bytes(of: address) else { return address }
+        guard bytes.count == 16 else { return text(of: bytes) ?? address }
+        return (text(of: masked(bytes, 64)) ?? address) + "/64"
+    }
+
     /// The canonical text of 4 or 16 address bytes.
     static func text(of bytes: [UInt8]) -> String? {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))

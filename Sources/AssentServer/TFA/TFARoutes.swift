@@ -26,7 +26,7 @@ struct TFARoutes {
         api.post("login") { request, context in
             try await answer {
                 let body = try await HTTPSupport.decode(TFALoginRequest.self, from: request)
-                switch try await flows.login(body, address: context.clientAddress) {
+                switch try await flows.login(body, address: context.clientLimitKey) {
                 case .success(let success): return try Self.json(success)
                 case .interruption(let interruption): return try Self.json(interruption, status: .forbidden)
                 }

@@ -93,10 +93,10 @@ struct LoginPages: Sendable {
         router.get("login") { request, _ in try await signInPage(request) }
         router.post("login") { request, context in
             guard try await sessions.load(request) != nil else {
-                return try await firstSignIn(request, address: context.clientAddress)
+                return try await firstSignIn(request, address: context.clientLimitKey)
             }
             return try await submit(request, expecting: [.signIn]) { session, form in
-                try await signIn(&session.state, form, request: request, address: context.clientAddress)
+                try await signIn(&session.state, form, request: request, address: context.clientLimitKey)
                 return []
             }
         }
