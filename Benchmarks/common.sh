@@ -14,6 +14,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# build_load: release builds of the server and the load generator; sets LOAD.
+build_load() {
+    swift build -c release --product assent
+    swift build -c release --package-path Benchmarks --product assent-load
+    LOAD="$PWD/Benchmarks/.build/release/assent-load"
+}
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 # start_server LABEL [serve options…]: sets port, key (the operator API key) and server_pid.

@@ -9,10 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift build -c release --product assent
-swift build -c release --package-path Benchmarks --product assent-load
-LOAD="$PWD/Benchmarks/.build/release/assent-load"
 . Benchmarks/common.sh
+build_load
 
 # crash_round LABEL SCENARIO [serve options…]
 crash_round() {

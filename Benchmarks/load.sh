@@ -8,10 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 args=("$@")
 
-swift build -c release --product assent
-swift build -c release --package-path Benchmarks --product assent-load
-LOAD="$PWD/Benchmarks/.build/release/assent-load"
 . Benchmarks/common.sh
+build_load
 
 run_load() {
     local label=$1; shift

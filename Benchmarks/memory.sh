@@ -11,10 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-scale}
 
-swift build -c release --product assent
-swift build -c release --package-path Benchmarks --product assent-load
-LOAD="$PWD/Benchmarks/.build/release/assent-load"
 . Benchmarks/common.sh
+build_load
 
 rss_mb() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$server_pid/status"; }
 

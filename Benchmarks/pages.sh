@@ -9,10 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-swift build -c release --product assent
-swift build -c release --package-path Benchmarks --product assent-load
-LOAD="$PWD/Benchmarks/.build/release/assent-load"
 . Benchmarks/common.sh
+build_load
 
 start_server sqlite
 "$LOAD" --url "http://127.0.0.1:$port" --api-key "$key" --label sqlite --scenario authorize --activations 1000 \

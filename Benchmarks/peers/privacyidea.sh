@@ -17,10 +17,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-swift build -c release --product assent
-swift build -c release --package-path Benchmarks --product assent-load
-LOAD="$PWD/Benchmarks/.build/release/assent-load"
 . Benchmarks/common.sh
+build_load
 pi_pid=""
 stop_pi() { [ -n "$pi_pid" ] && kill "$pi_pid" 2>/dev/null && wait "$pi_pid" 2>/dev/null || true; pi_pid=""; }
 trap 'stop_pi; cleanup' EXIT
