@@ -58,7 +58,8 @@ struct ConsolePages: Sendable {
 
     func register(on router: Router<AssentRequestContext>) {
         router.get("console/sign-in") { request, _ in try await signInPage(request) }
-        router.post("console/sign-in") { request, context in try await signIn(request, address: context.clientLimitKey)
+        router.post("console/sign-in") { request, context in
+            try await signIn(request, address: context.clientLimitKey)
         }
         router.post("console/sign-out") { request, _ in
             guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
