@@ -25,7 +25,7 @@ struct DeviceRoutes {
             let body = try await HTTPSupport.decode(EncryptedRequest.self, from: request)
             let response = try await service.createActivation(
                 encryptionHeader: request.headers[HTTPSupport.encryption], body: body,
-                clientAddress: context.clientLimitKey)
+                client: context.clientLimitKey)
             return try HTTPSupport.json(response)
         }
         group.post("activation/status") { request, _ in

@@ -214,9 +214,10 @@ struct APIKeyMiddleware: RouterMiddleware {
             throw AssentServerError.unauthorized()
         }
         let rule = limiter.environment.rateLimits.operatorKeyFailuresPerAddress
-        if let address = context.clientLimitKey { try await limiter.check(rule, "operator.key", address) }
+        let client = context.clientLimitKey
+        if let client { try await limiter.check(rule, "operator.key", client) }
         guard let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count))) else {
-            if let address = context.clientLimitKey { await limiter.recordFailure(rule, "operator.key", address) }
+            if let client { await limiter.recordFailure(rule, "operator.key", client) }
             throw AssentServerError.unauthorized()
         }
         var context = context

@@ -86,20 +86,21 @@ public struct PowerAuthService: Sendable {
     // MARK: Activation
 
     /// `/pa/v3/activation/create` with an activation code: both ECIES layers, key exchange, single use of the code.
-    /// Wrong codes count against the client's address and the code's first two groups; over either limit, the
-    /// request is refused with 429 before the code is looked up.
+    /// Wrong codes count against the client (`client`: what the per-address limits count for it,
+    /// ``AssentRequestContext/clientLimitKey``) and the code's first two groups; over either limit, the request is
+    /// refused with 429 before the code is looked up.
     public func createActivation(
-        encryptionHeader: String?, body: EncryptedRequest, clientAddress: String? = nil
+        encryptionHeader: String?, body: EncryptedRequest, client: String? = nil
     ) async throws -> EncryptedResponse {
         let limiter = RateLimiter(environment: environment)
         let limits = environment.rateLimits
-        if let clientAddress {
-            try await limiter.check(limits.activationPerAddress, "activation.address", clientAddress)
+        if let client {
+            try await limiter.check(limits.activationPerAddress, "activation.address", client)
         }
         /// Counts a wrong code and returns the error to throw.
         func wrongCode(_ code: ActivationCode?) async -> AssentServerError {
-            if let clientAddress {
-                await limiter.recordFailure(limits.activationPerAddress, "activation.address", clientAddress)
+            if let client {
+                await limiter.recordFailure(limits.activationPerAddress, "activation.address", client)
             }
             if let code { await limiter.recordFailure(limits.activationPerCodePrefix, "activation.code", code.prefix) }
             return .activationCodeInvalid()
