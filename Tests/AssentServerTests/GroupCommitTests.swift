@@ -140,7 +140,7 @@ struct GroupCommitTests {
     @Test("Concurrent writes of the SQLite store share transactions, and every one is in the file when it reopens")
     func writesShareTransactions() async throws {
         let logger = Self.quietLogger
-        let path = Self.temporaryPath()
+        let path = TestFiles.sqlitePath()
         defer { Self.remove(path) }
         let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
         let store = try await SQLStore.sqlite(path: path, secretBox: box, logger: logger)
@@ -172,7 +172,7 @@ struct GroupCommitTests {
 
     @Test("A batch SQLite rolls back fails every write waiting in it and every statement after; earlier ones stand")
     func lostBatchFailsItsWrites() async throws {
-        let path = Self.temporaryPath()
+        let path = TestFiles.sqlitePath()
         defer { Self.remove(path) }
         // The first flush waits until the test lets it go, so that the next writes gather in one batch meanwhile.
         let flushing = DispatchSemaphore(value: 0)
@@ -223,7 +223,7 @@ struct GroupCommitTests {
 
     @Test("A write that fails on its own leaves no transaction open: another process can write at once")
     func failedWriteHoldsNoLock() async throws {
-        let path = Self.temporaryPath()
+        let path = TestFiles.sqlitePath()
         defer { Self.remove(path) }
         let (file, database) = try await Self.batchingDatabase(
             path: path, schema: ["CREATE TABLE t (v TEXT NOT NULL UNIQUE)"]
@@ -248,11 +248,6 @@ struct GroupCommitTests {
         return logger
     }
 
-    /// A fresh path for a SQLite file in the temporary directory.
-    private static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path
-    }
-
     /// Removes the SQLite file at `path` with its log and index.
     private static func remove(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
@@ -272,7 +267,7 @@ struct GroupCommitTests {
 
     /// A migrated SQLite store in a temporary file, shut down and removed after `body`.
     private func withTemporaryStore(logger: Logger, _ body: (SQLStore) async throws -> Void) async throws {
-        let path = Self.temporaryPath()
+        let path = TestFiles.sqlitePath()
         defer { Self.remove(path) }
         let store = try await SQLStore.sqlite(
             path: path, secretBox: try SecretBox(keyEncryptionKey: Bytes.random(count: 32)), logger: logger)

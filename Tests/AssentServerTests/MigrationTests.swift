@@ -16,8 +16,7 @@ struct MigrationTests {
         switch backend {
         case .sqlite:
             return try await SQLStore.sqlite(
-                path: FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID()).sqlite").path,
-                secretBox: box, logger: logger)
+                path: TestFiles.sqlitePath(), secretBox: box, logger: logger)
         case .postgres:
             return try await SQLStore.postgres(
                 url: try await PostgresTestCluster.makeDatabase(), secretBox: box, logger: logger)

@@ -53,7 +53,7 @@ struct TestServer: Sendable {
         let location =
             switch backend {
             case .sqlite:
-                FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(UUID().uuidString).sqlite").path
+                TestFiles.sqlitePath()
             case .postgres: try await PostgresTestCluster.makeDatabase()
             }
         return try await open(
