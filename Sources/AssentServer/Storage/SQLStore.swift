@@ -79,12 +79,6 @@ public final class SQLStore: AssentStore {
         logger.debug(
             "Opened the SQLite database", metadata: ["path": "\(path)", "sqlite": "\(SQLiteFile.libraryVersion)"])
         await file.batchWrites()
-        do {
-            try await file.checkpointInBackground(path: path, logger: logger)
-        } catch {
-            try? await file.close()
-            throw error
-        }
         let wal = WALSync.writeAheadLog(ofDatabaseAt: path) { try await file.commitBatch() }
         let database = GroupCommitDatabase(base: base, wal: wal)
         return SQLStore(backend: .sqlite, database: database, box: secretBox) {

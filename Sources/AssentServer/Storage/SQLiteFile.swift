@@ -30,8 +30,6 @@ actor SQLiteFile {
     private var batchLost = false
     /// Batches committed so far (for tests and diagnostics).
     private(set) var batchesCommitted = 0
-    /// Copies the write-ahead log into the database file in the background (``checkpointInBackground(path:logger:policy:)``).
-    private(set) var checkpointer: WALCheckpointer?
     /// Above this many kept statements the cache starts over (texts that differ in a list's length add up).
     private static let cacheLimit = 512
 
@@ -44,19 +42,8 @@ actor SQLiteFile {
         self.handle = handle
     }
 
-    /// Process-wide settings of the SQLite library, made once before its first connection opens (every connection
-    /// the server opens reads this first).
-    ///
-    /// Statement journals: inside a batch's open transaction SQLite keeps, for each statement, the earlier contents of
-    /// the pages it changes, so that it can undo that statement alone. Past 64 KiB (an approval's status change with
-    /// its triggers gets there) SQLite moves that journal to a file in the temporary directory and writes every later
-    /// statement of the transaction there: under authorize load more page writes than into the log. Kept in memory up
-    /// to 4 MiB, those writes are gone; a statement that changes more (a large purge) still spills to a file.
-    static let librarySettings: Void = { _ = assent_sqlite3_statement_journal_spill(4 << 20) }()
-
     /// Opens (creating if needed) the database file at `path`.
     static func open(path: String) throws -> SQLiteFile {
-        _ = librarySettings
         var handle: OpaquePointer?
         // The actor serialises every call, so SQLite's own per-call mutex is not needed (multi-thread mode).
         let flags = SQLITE_OPEN_CREATE | SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
@@ -144,15 +131,6 @@ actor SQLiteFile {
         batching = true
     }
 
-    /// From now on the write-ahead log is copied into the database file mostly by a connection of its own, on a thread
-    /// of its own (``WALCheckpointer``), not by this connection as each commit fills the log.
-    func checkpointInBackground(path: String, logger: Logger, policy: CheckpointPolicy = CheckpointPolicy()) throws {
-        guard checkpointer == nil else { return }
-        let checkpointer = try WALCheckpointer(path: path, policy: policy, logger: logger)
-        checkpointer.watch(handle)
-        self.checkpointer = checkpointer
-    }
-
     /// Commits the open batch, if any.
     /// - Throws: when SQLite rolled the batch back or cannot commit it — its writes are lost, and so is every later
     ///   batch's trust: this error stays.
@@ -172,17 +150,14 @@ actor SQLiteFile {
             throw error
         }
         batchesCommitted += 1
-        checkpointer?.committed(on: handle)
     }
 
     /// Finalises every kept statement and closes the connection (after committing an open batch); later calls fail.
-    func close() async throws {
+    func close() throws {
         guard !closed else { return }
         if batchOpen { try? commitBatch() }
         closed = true
         emptyCache()
-        // The background connection closes first: the last one to close copies the whole log and removes it.
-        await checkpointer?.close()
         let code = sqlite3_close_v2(handle)
         guard code == SQLITE_OK else { throw SQLiteFailure(code: code, handle: nil) }
     }
