@@ -286,6 +286,28 @@ public actor AssentClient {
         self.pending = nil
     }
 
+    /// Removes on the server the activation this device started with ``startActivation(code:name:)`` but could not
+    /// finish (the keystore could not be written, the app was told to stop), so the server keeps no activation that
+    /// no device holds. The removal is signed with the keys just agreed — possession and knowledge, still in memory
+    /// — as ``removeActivation(pin:)`` signs with the stored ones. Works while the activation is active (committed
+    /// at once); one that waits for the operator's commit is left to the operator.
+    public func abandonActivation() async throws {
+        guard let pending else { throw AssentError(.notActivated, "No activation was started on this device.") }
+        self.pending = nil
+        let body = Data("{}".utf8)
+        let nonce = Bytes.random(count: 16)
+        let data = PowerAuthSignature.dataToSign(
+            method: "POST", uriId: "/pa/activation/remove", nonce: nonce, body: body,
+            applicationSecret: configuration.applicationSecret)
+        let signature = try PowerAuthSignature.compute(
+            data: data, counter: pending.counter, keys: [pending.keys.possession, pending.keys.knowledge],
+            format: .base64)
+        let header = AuthorizationHeader(
+            activationId: pending.activationId, applicationKey: configuration.applicationKey, nonce: nonce,
+            signatureType: .possessionKnowledge, signature: signature)
+        _ = try await call("/pa/v3/activation/remove", headers: [AuthorizationHeader.name: header.value], body: body)
+    }
+
     /// The activation's state on the server; resynchronises the local counter if the server is ahead.
     public func status() async throws -> ActivationStatus {
         guard let current = state else { throw AssentError(.notActivated, "This device is not activated.") }
@@ -602,6 +624,8 @@ public actor AssentClient {
                 .operationFinished
             case "OPERATION_FAILED": .operationFailed
             case "PIN_EXPIRED": .pinExpired
+            case "PROXIMITY_CHECK_MISSING": .proximityCheckMissing
+            case "PROXIMITY_CHECK_FAILED": .proximityCheckFailed
             default: .server
             }
         return AssentError(code, payload.message, serverCode: payload.code, httpStatus: status)

@@ -49,6 +49,11 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
         public static let inexplicitContainer = Code("INEXPLICIT_CONTAINER")
         /// The PIN is older than the server allows: change it (``AssentClient/changePIN(from:to:)``), then approve.
         public static let pinExpired = Code("PIN_EXPIRED")
+        /// The operation needs a proximity check and none was sent: scan the code the site shows and approve again
+        /// with it (nothing was counted).
+        public static let proximityCheckMissing = Code("PROXIMITY_CHECK_MISSING")
+        /// The proximity code was wrong or too old: it counted against the operation; scan the current one.
+        public static let proximityCheckFailed = Code("PROXIMITY_CHECK_FAILED")
         /// The server's answer could not be understood.
         public static let invalidResponse = Code("INVALID_RESPONSE")
     }

@@ -67,6 +67,31 @@ public enum AssentServerApplication {
 }
 
 extension AssentServerApplication {
+    /// Runs `app` until SIGTERM or SIGINT, then stops it gracefully: the listener closes, every event stream
+    /// (console, waiting and login pages, device streams) ends at once with a clean close, requests in flight
+    /// finish, the outbox gives up its leases; each step is logged.
+    public static func serve(_ app: some ApplicationProtocol, logger: Logger) async throws {
+        let started = ContinuousClock.now
+        // A service group shuts its services down last to first: the notice first, then the application.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        try await group.run()
+        logger.notice("stopped", metadata: ["uptime.seconds": "\((ContinuousClock.now - started).components.seconds)"])
+    }
+
+    /// Logs the start of a graceful shutdown, the moment it begins.
+    struct ShutdownNotice: Service {
+        let logger: Logger
+
+        func run() async throws {
+            // Cancelled instead (the group failed): nothing graceful to announce.
+            guard (try? await gracefulShutdown()) != nil else { return }
+            logger.notice("shutting down: closing the listener and live streams, finishing requests in flight")
+        }
+    }
+
     /// The outbox channels this server delivers: CIBA callbacks, and the webhook and push where configured.
     static func outboxSenders(_ environment: ServerEnvironment) throws -> [any OutboxSender] {
         var senders: [any OutboxSender] = [CIBASender(environment: environment)]
@@ -86,7 +111,8 @@ extension AssentServerApplication {
     }
 }
 
-/// Every few seconds expires overdue operations; once a minute deletes expired temporary keys, replay-guard
+/// Every few seconds expires overdue operations and removes activations whose code expired unused; once a minute
+/// deletes expired temporary keys, replay-guard
 /// entries and rate-limit windows, expired two-factor flows, codes, remembered devices and web sessions, and outbox messages
 /// finished (or never deliverable, without a sender for their channel), CIBA requests and retired signing keys more
 /// than a day old.
@@ -97,12 +123,14 @@ struct Sweeper: Service {
     func run() async throws {
         let environment = environment
         let operations = OperationService(environment: environment)
+        let activations = ActivationService(environment: environment)
         let interval = interval
         await cancelWhenGracefulShutdown {
             var lastPurge = ContinuousClock.now - .seconds(60)
             while !Task.isCancelled {
                 do {
                     try await operations.expireOverdue()
+                    try await activations.expireUnusedCodes()
                     if ContinuousClock.now - lastPurge >= .seconds(60) {
                         lastPurge = .now
                         let now = environment.nowMillis

@@ -188,7 +188,7 @@ struct ServeCommand: AsyncParsableCommand {
                 say("Operator API key (shown once, store it now): \(key)")
             }
             do {
-                try await app.runService()
+                try await AssentServerApplication.serve(app, logger: logger)
             } catch {
                 try? await store.shutdown()
                 throw error

@@ -9,6 +9,37 @@ import Testing
 @Suite("Activation lifecycle over HTTP")
 struct ActivationFlowTests {
     @Test(
+        "An activation whose code expired unused is removed (reason ACTIVATION_CODE_EXPIRED, audited); its code is gone",
+        arguments: Backend.all)
+    func expiredCode(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let unused = try await server.createActivation(client)
+            let used = try await server.createActivation(client, userId: "bob")
+            var device = TestDevice(client: client, configuration: try server.configuration)
+            try await device.activate(code: used.activationCode)
+            let service = ActivationService(environment: server.environment)
+            #expect(try await service.expireUnusedCodes() == 0)
+            server.clock.advance(by: 301)
+            #expect(try await service.expireUnusedCodes() == 1)
+            #expect(try await service.expireUnusedCodes() == 0)
+            let info = try await server.operatorCall(
+                client, "GET", "/api/v1/activations/\(unused.activationId)", as: ActivationInfo.self)
+            #expect(info.status == "REMOVED" && info.blockedReason == "ACTIVATION_CODE_EXPIRED")
+            let activeStill = try await server.operatorCall(
+                client, "GET", "/api/v1/activations/\(used.activationId)", as: ActivationInfo.self)
+            #expect(activeStill.status == "ACTIVE")
+            let audit = try await server.operatorCall(
+                client, "GET", "/api/v1/audit?activationId=\(unused.activationId)", as: AuditList.self)
+            #expect(audit.events.contains { $0.type == "activation.expired" && $0.actor == "system" })
+            // The code cannot be used any more.
+            var late = TestDevice(client: client, configuration: try server.configuration)
+            await #expect(throws: (any Error).self) { try await late.activate(code: unused.activationCode) }
+        }
+    }
+
+    @Test(
         "A device activates (auto commit), signs, reads its status, gets a token and the vault key, and removes itself",
         arguments: Backend.all)
     func fullFlow(backend: Backend) async throws {

@@ -11,6 +11,12 @@ import Testing
 
 @Suite("Waiting-for-approval page in a real browser", .serialized)
 struct ApprovalPageBrowserTests {
+    /// The server's base URL as another origin (`localhost` for `127.0.0.1`): a relying party's return URL is never
+    /// on the Assent server itself.
+    static func relyingParty(_ base: String) -> String {
+        base.replacingOccurrences(of: "//127.0.0.1:", with: "//localhost:")
+    }
+
     @Test("The page shows the payment and its proximity QR code, waits for the approval, goes on to the return URL")
     func approve() async throws {
         try await SDKOperationsTests.withActivatedClient(.sqlite) { server, http, client, _ in
@@ -21,7 +27,8 @@ struct ApprovalPageBrowserTests {
                 http, try OperationFixtures.payment(userId: "alice", proximityCheck: true))
             let link = try await server.operatorCall(
                 http, "POST", "/api/v1/operations/\(operation.id)/approval-link",
-                body: try OperatorJSON.encoder().encode(ApprovalLinkRequest(returnUrl: "\(base)/health?from=bank")),
+                body: try OperatorJSON.encoder().encode(
+                    ApprovalLinkRequest(returnUrl: "\(Self.relyingParty(base))/health?from=bank")),
                 as: ApprovalLinkResponse.self)
             let url = try #require(URLComponents(string: link.url))
             #expect(url.path == "/approve/\(operation.id)")
@@ -50,7 +57,8 @@ struct ApprovalPageBrowserTests {
                 try await Task.sleep(for: .milliseconds(200))
                 current = try await browser.url()
             }
-            #expect(current == "\(base)/health?from=bank&operation_id=\(operation.id)&status=APPROVED")
+            #expect(
+                current == "\(Self.relyingParty(base))/health?from=bank&operation_id=\(operation.id)&status=APPROVED")
             try await browser.screenshot("03-returned")
             await browser.quit()
         }
@@ -68,7 +76,7 @@ extension ApprovalPageBrowserTests {
             let link = try await server.operatorCall(
                 http, "POST", "/api/v1/operations/\(operation.id)/approval-link",
                 body: try OperatorJSON.encoder().encode(
-                    ApprovalLinkRequest(returnUrl: "\(base)/health?from=bank", offline: true)),
+                    ApprovalLinkRequest(returnUrl: "\(Self.relyingParty(base))/health?from=bank", offline: true)),
                 as: ApprovalLinkResponse.self)
             let url = try #require(URLComponents(string: link.url))
             try await browser.open("\(base)\(url.path)?\(url.query ?? "")")
@@ -97,7 +105,9 @@ extension ApprovalPageBrowserTests {
                 try await Task.sleep(for: .milliseconds(200))
                 current = try await browser.url()
             }
-            #expect(current == "\(base)/health?from=bank&operation_id=\(operation.id)&status=APPROVED")
+            // The relying party is another site: the page's CSP must let the form's redirect reach it.
+            #expect(
+                current == "\(Self.relyingParty(base))/health?from=bank&operation_id=\(operation.id)&status=APPROVED")
             #expect(try await server.operation(http, operation.id).status == .approved)
             await browser.quit()
         }
@@ -161,6 +171,16 @@ struct ApprovalPageLinkTests {
             #expect(
                 try await call(.get, page.replacingOccurrences(of: "?t=", with: "/proximity.png?t=")).status
                     == .notFound)
+            // The offline page's form ends at the return URL: its CSP allows that origin and no other.
+            let offline = try path(
+                try await link(
+                    payment.id, ApprovalLinkRequest(returnUrl: "https://Bank.example:8443/done", offline: true)))
+            let offlineShown = try await call(.get, offline.replacingOccurrences(of: "?t=", with: "/offline?t="))
+            #expect(offlineShown.status == .ok)
+            #expect(
+                offlineShown.headers[.contentSecurityPolicy]?.contains(
+                    "form-action 'self' https://bank.example:8443;") == true)
+            #expect(shown.headers[.contentSecurityPolicy]?.contains("form-action 'self';") == true)
             // Tampered, missing, or for another operation: refused.
             var characters = Array(page)
             characters[characters.count - 10] = characters[characters.count - 10] == "A" ? "B" : "A"

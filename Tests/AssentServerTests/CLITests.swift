@@ -229,7 +229,9 @@ struct CLITests {
         server.executableURL = Self.executable
         server.arguments = ["serve", "--port", "0", "--data-dir", work.appendingPathComponent("data").path]
         server.standardOutput = try FileHandle(forWritingTo: log)
-        server.standardError = FileHandle.nullDevice
+        let logLines = work.appendingPathComponent("serve.err")
+        #expect(FileManager.default.createFile(atPath: logLines.path, contents: nil))
+        server.standardError = try FileHandle(forWritingTo: logLines)
         try server.run()
         var printed: [String: String] = [:]
         // The keys are printed before the server listens: wait for both.
@@ -245,6 +247,146 @@ struct CLITests {
             }
         }
         return (server, printed)
+    }
+
+    @Test("token activate checks the PIN before spending the code; token approve takes and names the proximity code")
+    func tokenPINAndProximity() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-token-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let (server, printed) = try await Self.serve(work)
+        defer { if server.isRunning { server.terminate() } }
+        let url = try #require(printed["url"])
+        let config = try #require(printed["SDK configuration"])
+        let environment = [
+            "ASSENT_URL": url, "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+        ]
+        let profile = ["--profile", work.appendingPathComponent("token").path]
+        let activation = try OperatorJSON.decoder().decode(
+            CreateActivationResponse.self,
+            from: Data(
+                try await Self.run(
+                    ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment
+                ).output.utf8))
+        func activationState() async throws -> String {
+            try OperatorJSON.decoder().decode(
+                ActivationInfo.self,
+                from: Data(
+                    try await Self.run(
+                        ["admin", "--json", "activation", "show", activation.activationId], environment: environment
+                    ).output.utf8)
+            ).status
+        }
+        // A PIN the policy refuses stops the activation before the code reaches the server: the code stays usable.
+        let activate = ["token", "activate", "--server", url, "--config", config, activation.activationCode]
+        let short = try await Self.run(
+            activate + ["--pin-stdin", "--name", "Alice's laptop"] + profile, environment: environment, input: "12\n")
+        #expect(short.status == 2 && short.errors.contains("The PIN must have 4 to"), "\(short.errors)")
+        #expect(!short.errors.contains("Fingerprint"))
+        #expect(try await activationState() == "CREATED")
+        let activated = try await Self.run(
+            activate + ["--pin-stdin", "--name", "Alice's laptop"] + profile, environment: environment,
+            input: "2468\n")
+        #expect(activated.status == 0, "\(activated.errors)")
+        #expect(try await activationState() == "ACTIVE")
+        let shown = try await Self.run(
+            ["admin", "activation", "show", activation.activationId], environment: environment)
+        #expect(shown.output.contains("Alice's laptop"), "\(shown.output)")
+
+        // An operation with a proximity check: without the code, the CLI says so and nothing is counted.
+        let created = try await Self.run(
+            [
+                "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK", "--title", "Pay",
+                "--proximity-check", "--json",
+            ], environment: environment)
+        let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
+        func failedAttempts() async throws -> Int {
+            try OperatorJSON.decoder().decode(
+                OperationInfo.self,
+                from: Data(
+                    try await Self.run(
+                        ["admin", "--json", "operation", "show", operation.id], environment: environment
+                    )
+                    .output.utf8)
+            ).failedAttempts
+        }
+        let approve = ["token", "approve", operation.id, "--pin-stdin"] + profile
+        let missing = try await Self.run(approve, environment: environment, input: "2468\n")
+        #expect(missing.status == 2 && missing.errors.contains("PROXIMITY_CHECK_MISSING"), "\(missing.errors)")
+        #expect(missing.errors.contains("--proximity-qr") && !missing.errors.contains("WRONG_PIN"))
+        #expect(try await failedAttempts() == 0)
+        // A wrong code is named as such and counts against the operation.
+        let wrong = try await Self.run(
+            approve + ["--proximity-code", "00000000"], environment: environment, input: "2468\n")
+        #expect(wrong.status == 4 && wrong.errors.contains("PROXIMITY_CHECK_FAILED"), "\(wrong.errors)")
+        #expect(try await failedAttempts() == 1)
+        // The code the site shows, as the QR code's text in a file: approved.
+        let proximity = try await Self.run(
+            ["admin", "--json", "operation", "proximity", operation.id], environment: environment)
+        let code = try OperatorJSON.decoder().decode(ProximityCodeResponse.self, from: Data(proximity.output.utf8))
+        let qrFile = work.appendingPathComponent("proximity.txt")
+        try Data(code.jwt.utf8).write(to: qrFile)
+        let approved = try await Self.run(
+            approve + ["--proximity-qr", qrFile.path], environment: environment, input: "2468\n")
+        #expect(approved.status == 0, "\(approved.errors)")
+        // Finished: no PIN asked (standard input stays unread), nothing counted.
+        let again = try await Self.run(
+            ["token", "approve", operation.id] + profile, environment: environment, input: "")
+        #expect(again.status == 5 && again.errors.contains("OPERATION_FINISHED"), "\(again.errors)")
+        #expect(!again.errors.contains("PIN"), "\(again.errors)")
+        #expect(try await failedAttempts() == 1)
+        server.terminate()
+        server.waitUntilExit()
+    }
+
+    @Test("SIGTERM stops assent serve within seconds while a waiting page holds its live stream open")
+    func stopsOnSIGTERM() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
+            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-stop-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let (server, printed) = try await Self.serve(work)
+        defer { if server.isRunning { server.terminate() } }
+        let environment = [
+            "ASSENT_URL": try #require(printed["url"]),
+            "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+        ]
+        let created = try await Self.run(
+            ["admin", "operation", "create", "--user", "alice", "--data", "A2", "--title", "Log in?", "--json"],
+            environment: environment)
+        let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
+        let link = try await Self.run(
+            ["admin", "operation", "approval-link", operation.id, "--return", "https://bank.example/", "--json"],
+            environment: environment)
+        #expect(link.status == 0, "\(link.errors)")
+        let url = try #require(
+            URLComponents(
+                string: try OperatorJSON.decoder().decode(ApprovalLinkResponse.self, from: Data(link.output.utf8)).url))
+        let base = try #require(printed["url"])
+        let stream = try await EventStreamReader(
+            base: try #require(URL(string: base)),
+            path: "\(url.path)/events?\(url.query ?? "")")
+        try await stream.wait("the stream to start") { _ in !stream.text.isEmpty }
+
+        let signalled = ContinuousClock.now
+        server.terminate()  // SIGTERM
+        while server.isRunning, ContinuousClock.now - signalled < .seconds(20) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let took = ContinuousClock.now - signalled
+        #expect(!server.isRunning && took < .seconds(5), "assent serve took \(took) to stop")
+        #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+        try await stream.waitForEnd(seconds: 5)
+        #expect(stream.hasEndedCleanly)
+        let logged = (try? String(contentsOf: work.appendingPathComponent("serve.err"), encoding: .utf8)) ?? ""
+        #expect(logged.contains("shutting down") && logged.contains("\"stopped\""), "\(logged.suffix(600))")
     }
 
     @Test(

@@ -41,6 +41,8 @@ struct ConsoleBrowserTests {
             // A wrong key is refused; the right one signs in.
             try await browser.open("\(base)/console")
             try await browser.expectText("h1", "Sign in to the console")
+            // A first visit had no session: nothing says that one ended.
+            #expect(!(try await browser.pageText()).contains("session ended"))
             try await browser.type("#apiKey", "ak_not-a-key")
             try await browser.click("#submit")
             try await browser.expectText(".message", "This API key is not valid: check it, or ask for a new one.")
@@ -74,7 +76,12 @@ struct ConsoleBrowserTests {
             try await browser.expectText("#notice", "Activation committed.")
             try await browser.expectText("#state", "ACTIVE")
             try await browser.type("#reason", "lost phone")
+            // Blocking stops a person: a second step asks first, without a script; the reason is kept.
+            #expect(try await browser.attribute("#block", "class") == "danger")
             try await browser.click("#block")
+            try await browser.expectText("#question", "Block this activation?")
+            try await browser.screenshot("04-block-confirm")
+            try await browser.click("#confirm")
             try await browser.expectText("#state", "BLOCKED")
             try await browser.expectText("body", containing: "lost phone")
             try await browser.screenshot("04-blocked")
@@ -82,8 +89,20 @@ struct ConsoleBrowserTests {
             try await browser.expectText("#notice", "Activation unblocked.")
             try await browser.expectText("#state", "ACTIVE")
 
-            // An operation from the template; the phone approves; the page changes in place.
+            // An operation from the template, which names its parameters; a missing one is an error that keeps
+            // what was typed.
             try await browser.open("\(base)/console/operations/new?user=carol")
+            try await browser.expectText("#template", "payment (amount, currency, iban)")
+            try await browser.type("#params", "amount=250")
+            try await browser.click("#create")
+            try await browser.expectText("#notice", "The template needs the parameters currency, iban.")
+            #expect(try await browser.attribute("#notice", "class") == "message")
+            #expect(
+                try await browser.execute("return document.querySelector('#params').value;") as? String
+                    == "amount=250")
+            #expect(try await browser.attribute("#user", "value") == "carol")
+            try await browser.screenshot("05-template-error")
+            // The phone approves; the page changes in place.
             try await browser.type(
                 "#params", "amount=250\ncurrency=EUR\niban=CZ2730300000001165254011")
             try await browser.click("#create")
@@ -112,6 +131,11 @@ struct ConsoleBrowserTests {
             let phone = OperationsService(client: client)
             let offline = try await phone.parseOfflineOperation(offlineText)
             #expect(offline.title == "Pay 12 EUR")
+            // A wrong code says so, as an error, with the tries left.
+            try await browser.type("#offline-code", "12345678-12345678")
+            try await browser.click("#verify")
+            try await browser.expectText("#notice", "The code is wrong: 4 tries left. Check it on the phone.")
+            #expect(try await browser.attribute("#notice", "class") == "message")
             try await browser.type("#offline-code", try await phone.offlineApprovalCode(for: offline, pin: "1234"))
             try await browser.click("#verify")
             try await browser.expectText("#notice", "The code is right: the operation is approved.")
@@ -152,6 +176,28 @@ struct ConsoleBrowserTests {
             try await browser.expectText("body", containing: "This form is stale or did not come from this console")
             try await browser.screenshot("09-csrf-refused")
             #expect(try await server.store.activations(userId: "mallory").isEmpty)
+
+            // Removing is for good: it asks first; going back leaves the activation as it was.
+            try await browser.open("\(base)/console/users/carol")
+            try await browser.click("#activations a")
+            try await browser.click("#remove")
+            try await browser.expectText("#question", "Remove this activation for good?")
+            try await browser.click("#back")
+            try await browser.expectText("#state", "ACTIVE")
+            try await browser.click("#remove")
+            try await browser.click("#confirm")
+            try await browser.expectText("#notice", "Activation removed.")
+            try await browser.expectText("#state", "REMOVED")
+
+            // An activation whose code expired unused shows as such, without its QR code.
+            let unused = try await server.createActivation(http, userId: "erin")
+            server.clock.advance(by: 301)
+            try await ActivationService(environment: server.environment).expireUnusedCodes()
+            try await browser.open("\(base)/console/activations/\(unused.activationId)")
+            try await browser.expectText("#state", "REMOVED")
+            try await browser.expectText("#expired", prefix: "The activation code expired unused at ")
+            #expect(!(try await browser.exists("#activation-qr")))
+            try await browser.screenshot("10-expired-activation")
 
             // Signing out ends the session.
             try await browser.open("\(base)/console")
@@ -201,10 +247,13 @@ struct ConsoleProtectionTests {
                 return String(cookie.prefix { $0 != ";" })
             }
 
-            // Signed out: every page goes to the sign-in page.
+            // Signed out: every page goes to the sign-in page; "session ended" only for a browser that had one.
             for path in ["/console", "/console/users", "/console/operations", "/console/audit", "/console/live"] {
                 let page = try await call(.get, path)
-                #expect(page.status == .seeOther && page.location == "/console/sign-in?expired=1", "\(path)")
+                #expect(page.status == .seeOther && page.location == "/console/sign-in", "\(path)")
+                let stale = try await call(
+                    .get, path, cookie: "__Host-assent-console=\(String(repeating: "x", count: 43))")
+                #expect(stale.status == .seeOther && stale.location == "/console/sign-in?expired=1", "\(path)")
             }
             let form = try await call(.get, "/console/sign-in")
             #expect(form.status == .ok && form.headers[.cacheControl] == "no-store")

@@ -116,17 +116,27 @@ struct OfflineAndProximityTests {
             func check(_ otp: String, received: Date = now.addingTimeInterval(-2), sent: Date = now) -> ProximityCheck {
                 ProximityCheck(otp: otp, type: "QR_CODE", timestampReceived: received, timestampSent: sent)
             }
+            // No proximity code at all is a request error: nothing counts, and the device is told what is missing
+            // (not a failed signature, which an app reports as a wrong PIN).
             let missing = try await device.authorizeOperation(id: operation.id, data: operation.data)
-            #expect(missing.status == 401)
+            #expect(missing.status == 400 && missing.errorCode == "PROXIMITY_CHECK_MISSING", "\(missing.text)")
+            #expect(try await server.operation(client, operation.id).failedAttempts == 0)
+            // A wrong or stale code counts against the operation (so it cannot be guessed) and is audited.
             let wrongCode = String(code.otp.reversed()) == code.otp ? "00000000" : String(code.otp.reversed())
             let wrong = try await device.authorizeOperation(
                 id: operation.id, data: operation.data, proximityCheck: check(wrongCode))
-            #expect(wrong.status == 401)
+            #expect(wrong.status == 400 && wrong.errorCode == "PROXIMITY_CHECK_FAILED")
+            #expect(wrong.errorMessage?.contains("4 attempts left") == true, "\(wrong.text)")
             let implausible = try await device.authorizeOperation(
                 id: operation.id, data: operation.data,
                 proximityCheck: check(code.otp, received: now, sent: now.addingTimeInterval(-60)))
-            #expect(implausible.status == 401)
-            #expect(try await server.operation(client, operation.id).failedAttempts == 3)
+            #expect(implausible.status == 400 && implausible.errorCode == "PROXIMITY_CHECK_FAILED")
+            #expect(try await server.operation(client, operation.id).failedAttempts == 2)
+            let audit = try await server.operatorCall(
+                client, "GET", "/api/v1/audit?userId=alice", as: AuditList.self)
+            let failures = audit.events.filter { $0.type == "operation.attempt_failed" }
+            #expect(failures.count == 2 && failures.allSatisfy { $0.activationId == device.activationId })
+            #expect(failures.contains { $0.detail.contains("proximity check code is wrong") })
 
             // The offline QR of such an operation carries the TOTP as its sixth line, bound into the signature body.
             let qr = try await server.operatorCall(

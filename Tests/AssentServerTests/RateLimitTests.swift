@@ -150,7 +150,7 @@ struct RateLimitTests {
             for _ in 0..<2 {
                 let attempt = try await device.authorizeOperation(
                     id: proximity.id, data: proximity.data, proximityCheck: wrong)
-                #expect(attempt.status == 401)
+                #expect(attempt.status == 400 && attempt.errorCode == "PROXIMITY_CHECK_FAILED")
             }
             let limited = try await device.authorizeOperation(
                 id: proximity.id, data: proximity.data, proximityCheck: wrong)

@@ -119,6 +119,11 @@ struct TFACodeTests {
                     TFAEmailSendRequest(assertion: assertion, emailId: emails.emails[0].id)))
             #expect(again.status == 429)
             #expect(again.header("Retry-After") != nil)
+            #expect(again.header("Cache-Control") == "no-store")
+            let malformed = try await client.send(
+                "POST", "/api/tfa/email/send", headers: ["Content-Type": "application/json"], body: Data("{".utf8))
+            #expect(malformed.status == 400 && malformed.errorCode == "ERR_REQUEST")
+            #expect(malformed.header("Cache-Control") == "no-store")
 
             let bad = try await flow.post(
                 "/api/tfa/email/verify",
@@ -139,6 +144,10 @@ struct TFACodeTests {
             let claims = try await flow.verifyLoginToken(success.loginToken)
             #expect(claims.amr == ["pwd", "otp", "mfa"])
             #expect(claims.tfa == "email")
+            // The address that took the code was just verified; the other was not.
+            let verified = try await server.operatorCall(
+                client, "GET", "/api/v1/tfa/accounts/alice", as: TFAAccountInfo.self)
+            #expect(verified.factors.map { $0.lastVerification != nil } == [true, false])
 
             // E-mail cannot be registered in a login, and the destination's limit (3 here) holds across assertions.
             for _ in 0..<2 {

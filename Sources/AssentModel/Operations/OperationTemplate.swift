@@ -35,6 +35,11 @@ public enum OperationTemplate {
         }
     }
 
+    /// The parameters `body` needs, sorted.
+    public static func parameters(of body: [String: JSONValue]) -> [String] {
+        Set(body.values.flatMap(placeholderNames)).sorted()
+    }
+
     private static func placeholderNames(_ value: JSONValue) -> [String] {
         switch value {
         case .string(let text): placeholders(in: text).map(\.name)

@@ -42,7 +42,8 @@ struct ConsoleLive: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         // The state: the status last sent per id, and how many looks in a row found nothing new.
-        return WebPages.eventStream(subscription: subscription, state: ([String: String](), 0)) { writer, state in
+        return WebPages.eventStream(subscription: subscription, state: ([String: String](), 0)) {
+            writer, state, pause in
             var changes: [Change] = []
             for id in activationIds {
                 if let current = try await store.activation(id: id)?.state.name, state.0[id] != current {
@@ -65,11 +66,7 @@ struct ConsoleLive: Sendable {
                 try await writer.write(ByteBuffer(string: ": waiting\n\n"))
                 state.1 = 0
             }
-            if let subscription {
-                await subscription.next(upTo: .seconds(2))
-            } else {
-                try await Task.sleep(for: .seconds(2))
-            }
+            await pause(upTo: .seconds(2))
             return true
         }
     }

@@ -72,10 +72,23 @@ extension ConsolePages {
                 }
             }
         }
+        let confirmations: [String: Confirmation] = [
+            "block": Confirmation(
+                title: "Block the activation", question: "Block this activation?",
+                consequence: "The phone can no longer approve anything until an operator unblocks it.",
+                button: "Block the activation"),
+            "remove": Confirmation(
+                title: "Remove the activation", question: "Remove this activation for good?",
+                consequence: "The phone can never approve anything again; this cannot be undone. The user must "
+                    + "activate the phone anew with a new activation code.",
+                button: "Remove for good"),
+        ]
         for verb in ["commit", "block", "unblock", "remove"] {
             router.post("console/activations/{id}/\(verb)") { request, context in
                 let id = try context.parameters.require("id")
-                return try await action(request, scope: .activationsWrite, back: Self.activationPath(id)) { visit in
+                return try await action(
+                    request, scope: .activationsWrite, back: Self.activationPath(id), confirm: confirmations[verb]
+                ) { visit in
                     switch verb {
                     case "commit": _ = try await activations.commit(id: id, actor: visit.actor)
                     case "block":
@@ -135,7 +148,8 @@ extension ConsolePages {
                 ("Name", activation.activationName), ("Platform", activation.platform),
                 ("Device", activation.deviceInfo), ("Commit mode", activation.commitMode.rawValue),
                 ("Failed attempts", "\(activation.failedAttempts) of \(activation.maxFailedAttempts)"),
-                ("Blocked because", activation.blockedReason), ("Created", Self.time(activation.createdAt)),
+                (activation.state == .removed ? "Removed because" : "Blocked because", activation.blockedReason),
+                ("Created", Self.time(activation.createdAt)),
                 ("Last used", activation.lastUsedAt.map(Self.time) ?? "never"),
             ].compactMap { label, value in value.map { ["label": label, "value": $0] } },
             "canCommit": write && activation.state == .pendingCommit,
@@ -145,6 +159,11 @@ extension ConsolePages {
         ]
         context["live"] = Self.liveURL(activations: [activation.id])
         if let fingerprint = try activation.fingerprint() { context["fingerprint"] = fingerprint }
+        if activation.state == .removed, activation.blockedReason == ActivationService.codeExpiredReason {
+            context["expired"] =
+                "The activation code expired unused at \(Self.time(activation.codeExpiresAt)): create a new "
+                + "activation for \(activation.userId)."
+        }
         if let registration = try await environment.store.pushRegistration(activationId: activation.id) {
             context["push"] =
                 [registration.platform.rawValue, registration.environment?.rawValue].compactMap { $0 }

@@ -16,11 +16,22 @@ extension ConsolePages {
         router.get("console/operations/new") { request, _ in
             try await page(request, scope: .operationsWrite) { visit in
                 let templates = try await environment.store.templates()
+                let chosen = kept(visit, "template")
                 return try await show(
                     "console-new-operation",
                     [
-                        "title": "New operation", "user": visit.query("user") ?? "",
-                        "templates": templates.map { ["name": $0.name] }, "noTemplates": templates.isEmpty,
+                        "title": "New operation", "user": kept(visit, "user") ?? visit.query("user") ?? "",
+                        "params": kept(visit, "params") ?? "", "proximity": kept(visit, "proximity") == "on",
+                        "templates": templates.map { template in
+                            let body = try? JSONDecoder().decode(
+                                [String: JSONValue].self, from: Data(template.body.utf8))
+                            let needs = body.map(OperationTemplate.parameters(of:)) ?? []
+                            return [
+                                "name": template.name, "selected": template.name == chosen,
+                                "parameters": needs.isEmpty ? "no parameters" : needs.joined(separator: ", "),
+                            ] as [String: Any]
+                        },
+                        "noTemplates": templates.isEmpty,
                     ], visit)
             }
         }
@@ -38,7 +49,14 @@ extension ConsolePages {
         }
         router.post("console/operations/{id}/cancel") { request, context in
             let id = try context.parameters.require("id")
-            return try await action(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
+            let confirm = Confirmation(
+                title: "Cancel the operation", question: "Cancel this operation?",
+                consequence: "The user's phones no longer show it and it can no longer be approved; this cannot be "
+                    + "undone.",
+                button: "Cancel the operation")
+            return try await action(
+                request, scope: .operationsWrite, back: Self.operationPath(id), confirm: confirm
+            ) { visit in
                 let reason = visit.form["reason"].flatMap { $0.isEmpty ? nil : $0 }
                 _ = try await operations.cancel(id: id, reason: reason, actor: visit.actor)
                 return (Self.operationPath(id), "Operation canceled.")
@@ -58,12 +76,16 @@ extension ConsolePages {
         router.post("console/operations/{id}/offline-verify") { request, context in
             let id = try context.parameters.require("id")
             return try await action(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
-                let (valid, _) = try await operations.verifyOffline(
+                let (valid, updated) = try await operations.verifyOffline(
                     id: id, activationId: visit.form["activation"] ?? "", code: visit.form["code"] ?? "")
-                return (
-                    Self.operationPath(id),
-                    valid ? "The code is right: the operation is approved." : "The code is wrong."
-                )
+                guard valid else {
+                    let left = max(0, updated.maxFailedAttempts - updated.failedAttempts)
+                    throw AssentServerError.invalidRequest(
+                        updated.status == .failed
+                            ? "The code is wrong, and that was the last try: the operation failed."
+                            : "The code is wrong: \(left) \(left == 1 ? "try" : "tries") left. Check it on the phone.")
+                }
+                return (Self.operationPath(id), "The code is right: the operation is approved.")
             }
         }
         router.get("console/operations/{id}/proximity.png") { request, context in

@@ -8,7 +8,12 @@ import Hummingbird
 /// the next page.
 struct ConsoleState: Codable, Sendable {
     var apiKeyId: String
+    /// The sentence the last action left for the next page.
     var message: String?
+    /// Whether that sentence says the action was refused.
+    var failed: Bool?
+    /// What the refused form held (without its token), so the page it goes back to shows it again.
+    var form: [String: String]?
 }
 
 /// The operator console under `/console`: server-rendered pages over the same services as the operator API. An
@@ -167,7 +172,9 @@ struct ConsolePages: Sendable {
         _ request: Request, scope: APIScope?, postedFrom back: String?, _ body: (Visit) async throws -> Response
     ) async throws -> Response {
         guard let (session, key) = try await signedIn(request) else {
-            return WebPages.redirect("\(Self.signInPath)?expired=1")
+            // "Your session ended" only for a browser that had one; a first visit just signs in.
+            let hadSession = request.cookies[sessions.cookieName] != nil
+            return WebPages.redirect(hadSession ? "\(Self.signInPath)?expired=1" : Self.signInPath)
         }
         var form: [String: String] = [:]
         if let back {
@@ -192,11 +199,18 @@ struct ConsolePages: Sendable {
 
     /// A form whose `body` acts and names the page to go to and the sentence to show there (post/redirect/get); a
     /// refused action goes to `back` with the reason.
+    /// With `confirm`, the form first leads to a page that asks for it (``confirmation(_:_:action:back:fields:)``),
+    /// whose button posts the same fields again with `confirm=yes`.
     func action(
-        _ request: Request, scope: APIScope, back: String,
+        _ request: Request, scope: APIScope, back: String, confirm: Confirmation? = nil,
         _ body: (Visit) async throws -> (location: String, message: String)
     ) async throws -> Response {
         try await form(request, scope: scope, back: back) { visit in
+            if let confirm, visit.form["confirm"] != "yes" {
+                return try await confirmation(
+                    visit, confirm, action: request.uri.path, back: back,
+                    fields: visit.form.filter { $0.key != "csrf" && $0.key != "confirm" })
+            }
             var session = visit.session
             var location = back
             do {
@@ -204,6 +218,8 @@ struct ConsolePages: Sendable {
                 (location, session.state.message) = (outcome.location, outcome.message)
             } catch let error as AssentServerError where error.status < 500 {
                 session.state.message = error.message
+                session.state.failed = true
+                session.state.form = visit.form.filter { $0.key != "csrf" }
             }
             _ = try await sessions.save(&session)
             return WebPages.redirect(location)
@@ -232,8 +248,37 @@ struct ConsolePages: Sendable {
         full["navActivations"] = visit.allows(.activationsRead)
         full["navOperations"] = visit.allows(.operationsRead)
         full["navAudit"] = visit.allows(.auditRead)
-        if let message = visit.session.state.message { full["message"] = message }
+        if let message = visit.session.state.message {
+            full[visit.session.state.failed == true ? "error" : "message"] = message
+        }
         return pages.page(template, full, status: status)
+    }
+
+    /// What a destructive action asks before it acts.
+    struct Confirmation {
+        var title: String
+        var question: String
+        var consequence: String
+        var button: String
+    }
+
+    /// A second step for an action that cannot be undone or stops a person: the question, what follows, and a
+    /// form that posts `fields` again to `action` with `confirm=yes` (no script needed); Back returns to `back`.
+    func confirmation(
+        _ visit: Visit, _ confirm: Confirmation, action: String, back: String, fields: [String: String]
+    ) async throws -> Response {
+        try await show(
+            "console-confirm",
+            [
+                "title": confirm.title, "question": confirm.question, "consequence": confirm.consequence,
+                "action": action, "button": confirm.button, "back": back,
+                "fields": fields.sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] },
+            ], visit)
+    }
+
+    /// What a refused form held, for the page it went back to.
+    func kept(_ visit: Visit, _ field: String) -> String? {
+        visit.session.state.failed == true ? visit.session.state.form?[field] : nil
     }
 
     /// Renders a page and forgets the sentence it showed.
@@ -241,9 +286,11 @@ struct ConsolePages: Sendable {
         _ template: String, _ context: [String: Any], _ visit: Visit, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let response = render(template, context, visit, status: status)
-        if visit.session.state.message != nil {
+        if visit.session.state.message != nil || visit.session.state.form != nil {
             var session = visit.session
             session.state.message = nil
+            session.state.failed = nil
+            session.state.form = nil
             _ = try await sessions.save(&session)
         }
         return response

@@ -131,8 +131,8 @@ struct EventStreamRoutes {
     }
 }
 
-/// Set once, read from the stream's loop.
-private final class StopFlag: Sendable {
+/// Set once, read from a stream's loop.
+final class StopFlag: Sendable {
     private let value = Atomic(false)
     var isSet: Bool { value.load(ordering: .relaxed) }
     func set() { value.store(true, ordering: .relaxed) }

@@ -34,6 +34,8 @@ struct ErrorMiddleware: RouterMiddleware {
             }
             var response = try Self.response(failure, request: request, context: context, error: error)
             if let retryAfter = failure.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            // An error answers this request only: never kept by a cache (the two-factor API promises it).
+            response.headers[.cacheControl] = "no-store"
             if !allowed.isEmpty { response.headers[.allow] = allowed.joined(separator: ", ") }
             return response
         }
@@ -71,9 +73,8 @@ struct ErrorMiddleware: RouterMiddleware {
     }
 
     /// The Mobile Token API's code and status for a failure: `INVALID_REQUEST`, `INVALID_ACTIVATION`,
-    /// `INVALID_OPERATION`, `POWERAUTH_AUTH_FAIL` / `OPERATION_FAILED` (401), the `OPERATION_…` states and
-    /// `PIN_EXPIRED` (400),
-    /// and `ERROR_GENERIC` for the rest.
+    /// `INVALID_OPERATION`, `POWERAUTH_AUTH_FAIL` / `OPERATION_FAILED` (401), the `OPERATION_…` states,
+    /// `PIN_EXPIRED` and `PROXIMITY_CHECK_MISSING` / `PROXIMITY_CHECK_FAILED` (400), and `ERROR_GENERIC` for the rest.
     static func mobileTokenError(_ failure: AssentServerError) -> (code: String, status: Int) {
         let code =
             switch failure.code {
@@ -82,7 +83,7 @@ struct ErrorMiddleware: RouterMiddleware {
             case "OPERATION_NOT_FOUND": "INVALID_OPERATION"
             case let code
             where code == "POWERAUTH_AUTH_FAIL" || code == "PUSH_REGISTRATION_FAILED" || code == "ERR_RATE_LIMITED"
-                || code == "PIN_EXPIRED" || code.hasPrefix("OPERATION_"):
+                || code == "PIN_EXPIRED" || code.hasPrefix("OPERATION_") || code.hasPrefix("PROXIMITY_CHECK_"):
                 code
             default: "ERROR_GENERIC"
             }

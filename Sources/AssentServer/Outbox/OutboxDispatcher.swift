@@ -62,6 +62,16 @@ struct OutboxDispatcher: Service {
                 await environment.outboxWakeup.wait(upTo: policy.pollInterval)
             }
         }
+        // Messages this process leased but did not finish are free for another process at once.
+        do {
+            let released = try await environment.store.releaseOutboxLeases(owner: owner)
+            if released > 0 {
+                environment.logger.info("outbox leases released", metadata: ["outbox.count": "\(released)"])
+            }
+        } catch {
+            environment.logger.warning(
+                "outbox leases not released", metadata: ["error": "\(String(reflecting: error))"])
+        }
         for sender in senders.values { await sender.shutdown() }
     }
 

@@ -92,6 +92,43 @@ public struct ActivationService: Sendable {
         }
     }
 
+    private struct CodeStillValid: Error {}
+
+    /// The reason an activation whose code expired unused was removed with (in ``ActivationRecord/blockedReason``).
+    public static let codeExpiredReason = "ACTIVATION_CODE_EXPIRED"
+
+    /// Moves every `CREATED` activation whose code expired unused to `REMOVED` (reason `ACTIVATION_CODE_EXPIRED`,
+    /// the code cleared), as PowerAuth does; returns how many.
+    @discardableResult
+    public func expireUnusedCodes() async throws -> Int {
+        var count = 0
+        while true {
+            let ids = try await environment.store.activationsWithExpiredCode(now: environment.nowMillis, limit: 100)
+            for id in ids {
+                let now = environment.nowMillis
+                let activation: ActivationRecord
+                do {
+                    (activation, _) = try await environment.updateActivation(id: id) { activation in
+                        // Used meanwhile: nothing to write.
+                        guard activation.state == .created, activation.activationCode != nil,
+                            activation.codeExpiresAt <= now
+                        else { throw CodeStillValid() }
+                        activation.state = .removed
+                        activation.activationCode = nil
+                        activation.blockedReason = Self.codeExpiredReason
+                    }
+                } catch is CodeStillValid {
+                    continue
+                }
+                count += 1
+                await environment.audit(
+                    "activation.expired", activation: activation, actor: "system",
+                    "The activation code expired unused: removed.")
+            }
+            if ids.count < 100 { return count }
+        }
+    }
+
     private func transition(
         id: String, actor: String, event: String, detail: String, _ change: (inout ActivationRecord) throws -> Void
     ) async throws -> ActivationRecord {

@@ -285,8 +285,11 @@ public struct OperationService: Sendable {
         case rejected
         case notVisible
         case finished(OperationStatus)
-        case attemptFailed(String)
-        case operationFailed(String)
+        /// The attempt counted against the operation; `error` says what failed.
+        case attemptFailed(AssentServerError)
+        case operationFailed(AssentServerError)
+        /// The request cannot be an approval (e.g. no proximity code for an operation that needs one): nothing counts.
+        case refused(AssentServerError)
     }
 
     /// `/operation/authorize`: the device's signature (already verified) approves the operation if the data, the
@@ -314,16 +317,23 @@ public struct OperationService: Sendable {
             guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
             if operation.expireIfDue(now: now) { return .finished(.expired) }
             guard operation.status == .pending else { return .finished(operation.status) }
+            if operation.proximitySeed != nil, request.proximityCheck == nil {
+                return .refused(AssentServerError.proximityCheckMissing())
+            }
             operation.userId = device.activation.userId
-            let problem: String? =
+            let problem: AssentServerError? =
                 if !Bytes.constantTimeEqual(Data(request.data.utf8), Data(operation.data.utf8)) {
-                    "The signed data is not the operation's data."
+                    .authenticationFailed("The signed data is not the operation's data.")
                 } else if !Self.allows(operation.allowedSignatureType, device.signatureType) {
-                    "The operation needs \(operation.allowedSignatureType.variants.joined(separator: " or "))."
-                } else if let seed = operation.proximitySeed {
-                    try Self.proximityProblem(
-                        request.proximityCheck, seed: seed, operation: operation, now: now,
-                        tolerance: tolerance)
+                    .authenticationFailed(
+                        "The operation needs \(operation.allowedSignatureType.variants.joined(separator: " or ")).")
+                } else if let seed = operation.proximitySeed,
+                    let proximity = try Self.proximityProblem(
+                        request.proximityCheck, seed: seed, operation: operation, now: now, tolerance: tolerance)
+                {
+                    .proximityCheckFailed(
+                        proximity,
+                        attemptsLeft: max(0, operation.maxFailedAttempts - operation.failedAttempts - 1))
                 } else {
                     nil
                 }
@@ -334,6 +344,14 @@ public struct OperationService: Sendable {
             operation.approvedWith = device.signatureType.rawValue
             operation.mobileContext = request.mobileContext
             return .approved
+        }
+        switch outcome {
+        case .attemptFailed(let error), .operationFailed(let error):
+            await environment.audit(
+                "operation.attempt_failed", activation: device.activation, actor: "device",
+                "Approval of operation \(operation.id) failed (\(operation.failedAttempts)/"
+                    + "\(operation.maxFailedAttempts)): \(error.message)")
+        default: break
         }
         try Self.throwUnlessDone(outcome)
         return operation
@@ -363,14 +381,15 @@ public struct OperationService: Sendable {
             if operation.expireIfDue(now: now) { return .finished(.expired) }
             guard operation.status == .pending else { return .finished(operation.status) }
             return Self.countFailure(
-                &operation, problem: "The signature does not match.", activationId: activation.id, now: now)
+                &operation, problem: .authenticationFailed("The signature does not match."),
+                activationId: activation.id, now: now)
         }
         if case .operationFailed = result?.1 { return true }
         return false
     }
 
     static func countFailure(
-        _ operation: inout OperationRecord, problem: String, activationId: String, now: Millis
+        _ operation: inout OperationRecord, problem: AssentServerError, activationId: String, now: Millis
     ) -> ApprovalOutcome {
         operation.failedAttempts += 1
         guard operation.failedAttempts >= operation.maxFailedAttempts else { return .attemptFailed(problem) }
@@ -383,7 +402,7 @@ public struct OperationService: Sendable {
         case .approved, .rejected: return
         case .notVisible: throw AssentServerError.operationNotFound()
         case .finished(let status): throw AssentServerError.operationFinished(status)
-        case .attemptFailed(let problem): throw AssentServerError.authenticationFailed(problem)
+        case .attemptFailed(let error), .refused(let error): throw error
         case .operationFailed: throw AssentServerError.operationFailed()
         }
     }
@@ -543,7 +562,8 @@ public struct OperationService: Sendable {
             guard operation.status == .pending else { return .finished(operation.status) }
             guard valid else {
                 return Self.countFailure(
-                    &operation, problem: "The offline code does not match.", activationId: activation.id, now: now)
+                    &operation, problem: .authenticationFailed("The offline code does not match."),
+                    activationId: activation.id, now: now)
             }
             operation.userId = activation.userId
             operation.finish(.approved, reason: nil, activationId: activation.id, at: now)

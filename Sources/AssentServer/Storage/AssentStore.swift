@@ -46,6 +46,8 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
 
     /// Deletes expired temporary keys and replay-guard entries.
     func purgeExpired(before: Millis) async throws
+    /// Up to `limit` activations still `CREATED` whose code expired unused at or before `now`.
+    func activationsWithExpiredCode(now: Millis, limit: Int) async throws -> [String]
 
     func insertAPIKey(_ key: APIKeyRecord) async throws
     func apiKey(hash: Data) async throws -> APIKeyRecord?
@@ -75,6 +77,10 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     /// Records an attempt of a message `owner` leased: delivered, to be retried, or abandoned.
     func recordOutboxAttempt(id: Int64, owner: String, attempts: Int, result: OutboxAttempt, now: Millis)
         async throws
+    /// Gives up `owner`'s leases of messages still pending (a process stopping), so another process may deliver them
+    /// at once instead of after the lease; returns how many.
+    @discardableResult
+    func releaseOutboxLeases(owner: String) async throws -> Int
     /// Deletes delivered and abandoned messages finished before `before`, and the undelivered messages of
     /// `undeliverable` channels (no sender configured) recorded before it.
     func purgeOutbox(before: Millis, undeliverable: [OutboxChannel]) async throws

@@ -55,6 +55,7 @@ enum Migrations {
         Migration(version: 10, sqlite: consoleV10, postgres: consoleV10),
         Migration(version: 11, sqlite: outboxV11, postgres: outboxV11),
         Migration(version: 12, sqlite: pagesV12, postgres: pagesV12),
+        Migration(version: 13, sqlite: activationCodesV13, postgres: activationCodesV13),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -650,5 +651,14 @@ extension Migrations {
         "DROP INDEX IF EXISTS outbox_subject",
         "DROP INDEX IF EXISTS operations_finished",
         "CREATE INDEX IF NOT EXISTS operations_finished ON operations(finished_at) WHERE finished_at IS NOT NULL",
+    ]
+
+    /// Version 13: the sweeper finds the activations whose code expired unused; only rows that still hold a code
+    /// (a device has not used it) are in the index.
+    static let activationCodesV13 = [
+        """
+        CREATE INDEX IF NOT EXISTS activations_code_expiry ON activations(code_expires_at) \
+        WHERE activation_code IS NOT NULL
+        """
     ]
 }

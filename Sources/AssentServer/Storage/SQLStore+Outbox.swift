@@ -62,6 +62,16 @@ extension SQLStore {
         ).run()
     }
 
+    @discardableResult
+    public func releaseOutboxLeases(owner: String) async throws -> Int {
+        try await database.raw(
+            """
+            UPDATE outbox SET lease_owner = NULL, lease_until = 0 \
+            WHERE lease_owner = \(bind: owner) AND state = 'pending' RETURNING id
+            """
+        ).all().count
+    }
+
     public func purgeOutbox(before: Millis, undeliverable: [OutboxChannel]) async throws {
         try await database.raw("DELETE FROM outbox WHERE state <> 'pending' AND finished_at < \(bind: before)").run()
         for channel in undeliverable {

@@ -464,6 +464,15 @@ public final class SQLStore: AssentStore {
         ).all()).isEmpty
     }
 
+    public func activationsWithExpiredCode(now: Millis, limit: Int) async throws -> [String] {
+        try await database.raw(
+            """
+            SELECT id FROM activations WHERE activation_code IS NOT NULL AND code_expires_at <= \(bind: now) \
+            AND state = \(bind: Int64(ActivationState.created.rawValue)) LIMIT \(unsafeRaw: String(max(1, limit)))
+            """
+        ).all().map { try $0.decode(column: "id", as: String.self) }
+    }
+
     public func purgeExpired(before: Millis) async throws {
         try await database.raw("DELETE FROM used_values WHERE expires_at < \(bind: before)").run()
         try await database.raw("DELETE FROM temporary_keys WHERE expires_at < \(bind: before)").run()

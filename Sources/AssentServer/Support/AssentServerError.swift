@@ -103,7 +103,6 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The approval attempt that just failed was the last one the operation allowed.
     /// The proximity code of an operation created without `proximityCheck`: it has none.
     public static func proximityCheckNotEnabled() -> Self {
         .init(
@@ -111,6 +110,23 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
             message: "The operation was created without proximityCheck: it has no proximity code.")
     }
 
+    /// An approval without the proximity code the operation needs: a request error that counts nothing.
+    public static func proximityCheckMissing() -> Self {
+        .init(
+            code: "PROXIMITY_CHECK_MISSING", status: 400,
+            message: "The operation needs a proximity check: scan the QR code (or open the link) the site shows and "
+                + "send its code with the approval.")
+    }
+
+    /// An approval whose proximity code is wrong, too old or implausibly timed: it counts against the operation.
+    public static func proximityCheckFailed(_ problem: String, attemptsLeft: Int) -> Self {
+        .init(
+            code: "PROXIMITY_CHECK_FAILED", status: 400,
+            message: "\(problem) Scan the current code again. \(attemptsLeft) "
+                + "\(attemptsLeft == 1 ? "attempt" : "attempts") left on this operation.")
+    }
+
+    /// The approval attempt that just failed was the last one the operation allowed.
     public static func operationFailed() -> Self {
         .init(
             code: "OPERATION_FAILED", status: 401,

@@ -115,6 +115,8 @@ struct CodeFactor: Sendable {
                 try await environment.store.activateTFAFactor(
                     id: code.factorId, replacing: nil, at: environment.nowMillis)
             else { throw TFAError.challengeSpent() }
+        } else {
+            try await environment.store.markTFAFactorVerified(id: code.factorId, at: environment.nowMillis)
         }
         return try await flows.pass(challenge)
     }

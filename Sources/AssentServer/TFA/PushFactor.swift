@@ -82,17 +82,19 @@ struct PushFactor: Sendable {
         case .pending:
             return TFAPushStatus(status: "PENDING")
         case .approved:
-            let devices: [String]
+            let factors: [TFAFactorRecord]
             if challenge.mode == .register {
                 guard let factorId = challenge.factorId,
                     let factor = try await environment.store.tfaFactor(id: factorId)
                 else { throw TFAError.challengeSpent() }
-                devices = [factor.destination].compactMap { $0 }
+                factors = [factor]
             } else {
-                devices = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
-                    .filter { $0.provider == .push && $0.state == .active }.compactMap(\.destination)
+                factors = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
+                    .filter { $0.provider == .push && $0.state == .active }
             }
-            guard let approver = operation.activationId, devices.contains(approver) else {
+            guard let approver = operation.activationId,
+                let approving = factors.first(where: { $0.destination == approver })
+            else {
                 throw TFAError(
                     status: .forbidden, code: "PUSH_DEVICE_NOT_OPTED_IN",
                     message: "The approval came from a device that is not opted in to sign-in approvals.")
@@ -102,6 +104,8 @@ struct PushFactor: Sendable {
                     try await environment.store.activateTFAFactor(
                         id: factorId, replacing: nil, at: environment.nowMillis)
                 else { throw TFAError.challengeSpent() }
+            } else {
+                try await environment.store.markTFAFactorVerified(id: approving.id, at: environment.nowMillis)
             }
             let proof = try await flows.pass(challenge)
             return TFAPushStatus(status: "APPROVED", providerAssertion: proof.providerAssertion)

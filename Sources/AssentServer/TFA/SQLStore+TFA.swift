@@ -264,6 +264,12 @@ extension SQLStore {
         try await database.raw("UPDATE tfa_factors SET last_method = \(bind: method) WHERE id = \(bind: id)").run()
     }
 
+    public func markTFAFactorVerified(id: String, at now: Millis) async throws {
+        try await database.raw(
+            "UPDATE tfa_factors SET last_verified_at = \(bind: now) WHERE id = \(bind: id) AND state = 'active'"
+        ).run()
+    }
+
     public func deleteTFAFactor(id: String, applicationId: String, userId: String) async throws -> Bool {
         !(try await database.raw(
             """

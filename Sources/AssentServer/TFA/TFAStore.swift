@@ -146,6 +146,8 @@ public protocol TFAStore: Sendable {
     func takeTFACodeAttempt(tokenHash: Data, at now: Millis) async throws -> Int?
     /// Records how the factor's latest code went out.
     func setTFAFactorMethod(id: String, method: String) async throws
+    /// Records that an active factor was just verified (its `lastVerification`).
+    func markTFAFactorVerified(id: String, at now: Millis) async throws
     /// Deletes a factor of the account; returns whether it existed.
     func deleteTFAFactor(id: String, applicationId: String, userId: String) async throws -> Bool
 

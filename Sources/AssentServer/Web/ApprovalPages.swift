@@ -74,10 +74,8 @@ struct ApprovalLinks: Sendable {
     }
 
     static func isReturnURL(_ text: String) -> Bool {
-        guard text.utf8.count <= 2048, let url = URLComponents(string: text),
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false
-        else { return false }
-        return true
+        // The page's CSP names the return URL's origin (see WebPages.origin(of:)), so it must have a plain one.
+        text.utf8.count <= 2048 && WebPages.origin(of: text) != nil
     }
 }
 
@@ -138,7 +136,7 @@ struct ApprovalPages: Sendable {
                 guard operation.status == .pending else {
                     return WebPages.redirect(Self.returnURL(claims.ret, operation))
                 }
-                return try await offlinePage(operation, token: token, qr: nil, request: request)
+                return try await offlinePage(operation, claims: claims, token: token, qr: nil, request: request)
             }
         }
         router.post("approve/{id}/offline") { request, context in
@@ -210,8 +208,8 @@ struct ApprovalPages: Sendable {
     /// phones can scan it), the phone that answers, and the code it shows. `qr` is the code shown before (kept
     /// while it is still the operation's latest, so a mistyped code does not change what was scanned).
     private func offlinePage(
-        _ operation: OperationRecord, token: String, qr: String?, request: Request, message: String? = nil,
-        status: HTTPResponse.Status = .ok
+        _ operation: OperationRecord, claims: ApprovalLinks.Claims, token: String, qr: String?, request: Request,
+        message: String? = nil, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let text: String
         // A form sends line breaks as CR LF.
@@ -241,7 +239,10 @@ struct ApprovalPages: Sendable {
             "action": "\(Self.path(operation.id))/offline?t=\(token)",
             "backUrl": "\(Self.path(operation.id))?t=\(token)",
         ]
-        return pages.page("approve-offline", context.compactMapValues { $0 }, status: status)
+        // The right code redirects the form's answer to the return URL: the page must allow its origin.
+        return pages.page(
+            "approve-offline", context.compactMapValues { $0 }, status: status,
+            formTargets: WebPages.origin(of: claims.ret).map { [$0] } ?? [])
     }
 
     /// `POST /approve/{id}/offline`: the code the phone showed; right → on to the return URL, wrong → the same QR
@@ -266,7 +267,8 @@ struct ApprovalPages: Sendable {
         let current = try await links.operations.get(id: operation.id)
         if current.status != .pending { return WebPages.redirect(Self.returnURL(claims.ret, current)) }
         var response = try await offlinePage(
-            current, token: token, qr: form["qr"], request: request, message: message, status: status)
+            current, claims: claims, token: token, qr: form["qr"], request: request, message: message,
+            status: status)
         if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         return response
     }

@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import Mustache
 import NIOCore
+import ServiceLifecycle
 
 /// The server-rendered pages a person sees: Mustache templates shipped as resources (`Resources/web`), HTML-escaped
 /// by default, answered with headers that keep them out of caches and frames and allow only this server's own
@@ -28,7 +29,7 @@ struct WebPages: Sendable {
             "login-done", "approve", "approve-offline", "error", "console-layout", "console-signin", "console-error",
             "console-dashboard",
             "console-users", "console-user", "console-activation", "console-operations", "console-operation",
-            "console-new-operation", "console-audit",
+            "console-new-operation", "console-audit", "console-confirm",
         ] {
             let text = String(decoding: Self.resource("\(name).mustache"), as: UTF8.self)
             do {
@@ -48,23 +49,44 @@ struct WebPages: Sendable {
         return data
     }
 
-    /// The headers of every page: never cached, never framed, no inline script or style, no referrer.
-    static let securityHeaders: HTTPFields = [
-        .cacheControl: "no-store",
-        .contentSecurityPolicy:
-            "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; "
-            + "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
-        HTTPField.Name("X-Frame-Options")!: "DENY",
-        HTTPField.Name("Referrer-Policy")!: "no-referrer",
-    ]
+    /// The headers of every page: never cached, never framed, no inline script or style, no referrer. Forms post
+    /// to this server only.
+    static let securityHeaders = securityHeaders(formTargets: [])
 
-    /// `template` rendered with `context` as a complete page.
-    func page(_ template: String, _ context: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+    /// The same headers, with forms (and the redirects that follow them) also allowed to reach the origins in
+    /// `formTargets`: a page whose form ends at a relying party's return URL must name that origin, or the browser
+    /// blocks the redirect.
+    static func securityHeaders(formTargets: [String]) -> HTTPFields {
+        [
+            .cacheControl: "no-store",
+            .contentSecurityPolicy:
+                "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self'; connect-src 'self'; "
+                + "form-action \((["'self'"] + formTargets).joined(separator: " ")); frame-ancestors 'none'; "
+                + "base-uri 'none'",
+            HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            HTTPField.Name("X-Frame-Options")!: "DENY",
+            HTTPField.Name("Referrer-Policy")!: "no-referrer",
+        ]
+    }
+
+    /// The origin of an absolute http(s) URL as a CSP source (`https://bank.example:8443`); `nil` for anything that
+    /// is not plainly one.
+    static func origin(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
+            host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-[]:".contains($0)) })
+        else { return nil }
+        return "\(scheme)://\(host.lowercased())" + (components.port.map { ":\($0)" } ?? "")
+    }
+
+    /// `template` rendered with `context` as a complete page; its forms may also reach `formTargets`.
+    func page(
+        _ template: String, _ context: [String: Any], status: HTTPResponse.Status = .ok, formTargets: [String] = []
+    ) -> Response {
         guard let html = library.render(context, withTemplate: template) else {
             preconditionFailure("The template \(template) is not bundled.")
         }
-        var headers = Self.securityHeaders
+        var headers = formTargets.isEmpty ? Self.securityHeaders : Self.securityHeaders(formTargets: formTargets)
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
@@ -82,27 +104,24 @@ struct WebPages: Sendable {
     static func waitForAnswer(_ environment: ServerEnvironment, operationId: String, userId: String?) -> Response {
         let subscription = userId.map { environment.events.subscribe(userId: $0) }
         let operations = OperationService(environment: environment)
-        return eventStream(subscription: subscription, state: ()) { writer, _ in
+        return eventStream(subscription: subscription, state: ()) { writer, _, pause in
             if try await operations.get(id: operationId).status != .pending {
                 try await writer.write(ByteBuffer(string: "event: done\ndata: answered\n\n"))
                 return false
             }
-            if let subscription {
-                await subscription.next(upTo: .seconds(15))
-            } else {
-                try await Task.sleep(for: .seconds(3))
-            }
+            await pause(upTo: subscription == nil ? .seconds(3) : .seconds(15))
             try await writer.write(ByteBuffer(string: ": waiting\n\n"))
             return true
         }
     }
 
-    /// A page's event stream: `step` writes what is new (keeping what it needs in `state`) and waits, and runs again
-    /// while it returns `true`, for at most 15 minutes (the browser reconnects after 3 s); the subscription ends with
-    /// the stream.
+    /// A page's event stream: `step` writes what is new (keeping what it needs in `state`) and waits with its
+    /// ``StreamPause`` (woken early by the subscription), and runs again while it returns `true`, for at most 15
+    /// minutes (the browser reconnects after 3 s). A server shutting down ends the stream at once, cleanly, so that
+    /// it can stop; the subscription ends with the stream.
     static func eventStream<State: Sendable>(
         subscription: EventHub.Subscription?, state initial: State,
-        _ step: @escaping @Sendable (inout any ResponseBodyWriter, inout State) async throws -> Bool
+        _ step: @escaping @Sendable (inout any ResponseBodyWriter, inout State, StreamPause) async throws -> Bool
     ) -> Response {
         let deadline = ContinuousClock.now + .seconds(900)
         return Response(
@@ -113,9 +132,16 @@ struct WebPages: Sendable {
             ],
             body: ResponseBody { writer in
                 defer { subscription?.cancel() }
+                let pause = StreamPause(wakeup: subscription?.wakeup ?? Wakeup())
                 try await writer.write(ByteBuffer(string: "retry: 3000\n\n"))
                 var state = initial
-                while ContinuousClock.now < deadline, !Task.isCancelled, try await step(&writer, &state) {}
+                try await withTaskCancellationOrGracefulShutdownHandler {
+                    while ContinuousClock.now < deadline, !Task.isCancelled, !pause.isStopping,
+                        try await step(&writer, &state, pause)
+                    {}
+                } onCancelOrGracefulShutdown: {
+                    pause.stop()
+                }
                 try await writer.finish(nil)
             })
     }
@@ -140,5 +166,26 @@ struct WebPages: Sendable {
                 ],
                 body: .init(byteBuffer: ByteBuffer(bytes: Self.resource(name))))
         }
+    }
+}
+
+/// How a page's event stream waits between looks: until its subscription wakes it, the time is up, or the server
+/// shuts down (then ``isStopping`` is set and every later wait returns at once).
+struct StreamPause: Sendable {
+    let wakeup: Wakeup
+    let stopping = StopFlag()
+
+    /// Waits until woken, for at most `timeout`.
+    func callAsFunction(upTo timeout: Duration) async {
+        guard !stopping.isSet else { return }
+        await wakeup.wait(upTo: timeout)
+    }
+
+    var isStopping: Bool { stopping.isSet }
+
+    /// Ends the stream: sets ``isStopping`` and wakes the wait.
+    func stop() {
+        stopping.set()
+        wakeup.signal()
     }
 }

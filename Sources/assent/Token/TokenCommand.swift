@@ -35,8 +35,13 @@ struct TokenCommand: AsyncParsableCommand {
         @Option(help: "The server URL.") var server: String
         @Option(help: "The SDK configuration string the server printed.") var config: String
         @Argument(help: "The activation code, or the QR text CODE#signature.") var code: String
+        @Option(help: "The name the operator sees for this device.") var name = "assent token"
         @Flag(help: "Activate with this machine alone, without a PIN: only one-factor operations can be approved.")
         var deviceOnly = false
+
+        func validate() throws {
+            guard (1...255).contains(name.count) else { throw ValidationError("--name has 1 to 255 characters.") }
+        }
 
         func run() async throws {
             try await TokenFailure.reporting {
@@ -45,18 +50,41 @@ struct TokenCommand: AsyncParsableCommand {
                 }
                 let stored = StoredProfile(serverURL: url.absoluteString, configuration: config)
                 let client = try profile.client(stored)
-                let started = try await client.startActivation(code: code, name: "assent token")
-                profile.note("Fingerprint: \(started.fingerprint) (compare it with the operator's).")
-                if deviceOnly {
-                    try await client.finishActivation(with: .device)
-                } else {
-                    let policy = await client.pinPolicy
-                    let pin = try profile.readPIN(
-                        prompt: "Choose a PIN (\(policy.minimumLength)-\(policy.maximumLength) "
-                            + (policy.digitsOnly ? "digits" : "characters") + "): ", confirm: true)
-                    try await client.finishActivation(pin: pin)
+                guard await !client.isActivatedLocally else {
+                    throw AssentError(
+                        .alreadyActivated, "\(profile.directory.path) already holds a token: use another --profile.")
                 }
-                try profile.save(stored)
+                // Everything that can fail here is checked before the code reaches the server, which spends it.
+                var pin: String?
+                if !deviceOnly {
+                    try await client.loadConfiguration()
+                    let policy = await client.pinPolicy
+                    pin = try profile.readNewPIN(policy)
+                }
+                try profile.prepareDirectory()
+                let started = try await client.startActivation(code: code, name: name)
+                profile.note("Fingerprint: \(started.fingerprint) (compare it with the operator's).")
+                do {
+                    if let pin {
+                        try await client.finishActivation(pin: pin)
+                    } else {
+                        try await client.finishActivation(with: .device)
+                    }
+                    try profile.save(stored)
+                } catch {
+                    // Never leave an activation on the server that this machine cannot use.
+                    let removed: Bool
+                    if await client.isActivatedLocally, let pin {
+                        removed = (try? await client.removeActivation(pin: pin)) != nil
+                    } else {
+                        removed = (try? await client.abandonActivation()) != nil
+                    }
+                    try? await client.removeActivationLocally()
+                    if removed {
+                        profile.note("The activation was removed on the server again: ask for a new activation code.")
+                    }
+                    throw error
+                }
                 try profile.output(["activationId": started.activationId, "fingerprint": started.fingerprint]) {
                     TextTable.fields([("activationId", started.activationId), ("fingerprint", started.fingerprint)])
                 }
@@ -116,19 +144,73 @@ struct TokenCommand: AsyncParsableCommand {
 
     struct Approve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Approve an operation with the PIN.", discussion: "Example: assent token approve <id>")
+            abstract: "Approve an operation with the PIN.",
+            discussion: """
+                An operation with a proximity check needs the code the site shows: --proximity-qr with the scanned \
+                QR text (a file, or - for standard input) or --proximity-code with the link or the digits.
+                Example: assent token approve <id>
+                """)
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "The operation id.") var id: String
+        @Option(help: "A file with the proximity QR code's text (the JWT or the link), or - for standard input.")
+        var proximityQr: String?
+        @Option(help: "The proximity code: the link the site shows, or its digits.") var proximityCode: String?
+
+        func validate() throws {
+            guard proximityQr == nil || proximityCode == nil else {
+                throw ValidationError("Give --proximity-qr or --proximity-code, not both.")
+            }
+            guard proximityQr != "-" || !profile.pinStdin else {
+                throw ValidationError("Standard input cannot carry both the proximity QR text and the PIN.")
+            }
+        }
 
         func run() async throws {
             try await TokenFailure.reporting {
+                let received = Date()
+                let check = try proximityCheck(received: received)
                 let operations = try profile.operations()
                 let operation = try await operations.detail(id: id).value
+                // A finished operation cannot be approved: say so before asking for a PIN, and count nothing.
+                try TokenCommand.requirePending(operation)
                 if !profile.json { print(TextTable.render(TokenCommand.detail(operation))) }
                 let pin = try profile.readPIN(prompt: "PIN: ")
-                try await operations.authorize(operation, factor: .pin(pin))
+                do {
+                    try await operations.authorize(operation, factor: .pin(pin), proximityCheck: check)
+                } catch var error as AssentError where error.code == .proximityCheckMissing {
+                    error.message += " Run again with --proximity-qr FILE or --proximity-code CODE."
+                    throw error
+                }
                 try profile.output(["id": id, "status": "APPROVED"]) { [["Approved", id]] }
             }
+        }
+
+        /// The proximity check from --proximity-qr or --proximity-code, for this operation; `nil` without either.
+        func proximityCheck(received: Date) throws -> ProximityCheck? {
+            let scanned: ProximityCode
+            let type: String
+            if let file = proximityQr {
+                let text = try TokenCommand.readText(file)
+                guard let code = ProximityCode(parsing: text) else {
+                    throw AssentError(.invalidInput, "\(file) holds no proximity QR code (a JWT or an oid/potp link).")
+                }
+                (scanned, type) = (code, "QR_CODE")
+            } else if let given = proximityCode?.trimmingCharacters(in: .whitespaces) {
+                if given.allSatisfy(\.isNumber), (6...10).contains(given.count) {
+                    (scanned, type) = (ProximityCode(operationId: id, totp: given), "DEEPLINK")
+                } else if let code = ProximityCode(parsing: given) {
+                    (scanned, type) = (code, "DEEPLINK")
+                } else {
+                    throw AssentError(.invalidInput, "--proximity-code is the link the site shows, or its digits.")
+                }
+            } else {
+                return nil
+            }
+            guard scanned.operationId == id else {
+                throw AssentError(
+                    .invalidInput, "The proximity code is for operation \(scanned.operationId), not \(id).")
+            }
+            return ProximityCheck(otp: scanned.totp, type: type, timestampReceived: received, timestampSent: received)
         }
     }
 
@@ -184,18 +266,10 @@ struct TokenCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await TokenFailure.reporting {
-                let text: String
-                if file == "-" {
-                    guard !profile.pinStdin else {
-                        throw ValidationError("Standard input cannot carry both the QR text and the PIN.")
-                    }
-                    text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-                } else {
-                    guard let data = FileManager.default.contents(atPath: file) else {
-                        throw ValidationError("Cannot read \(file).")
-                    }
-                    text = String(decoding: data, as: UTF8.self)
+                guard file != "-" || !profile.pinStdin else {
+                    throw ValidationError("Standard input cannot carry both the QR text and the PIN.")
                 }
+                let text = try TokenCommand.readText(file)
                 let operations = try profile.operations()
                 var trimmed = text
                 while trimmed.last == "\n" { trimmed.removeLast() }
@@ -316,6 +390,28 @@ struct TokenCommand: AsyncParsableCommand {
         }
     }
 
+    /// The text of `file`, or of standard input for `-`.
+    static func readText(_ file: String) throws -> String {
+        if file == "-" { return String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self) }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ValidationError("Cannot read \(file).")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Throws the SDK's error for an operation that is no longer pending.
+    static func requirePending(_ operation: MobileOperation) throws {
+        switch operation.status {
+        case .pending: return
+        case .expired:
+            throw AssentError(.operationExpired, "The operation expired; ask for a new one.")
+        default:
+            throw AssentError(
+                .operationFinished,
+                "The operation is already \(operation.status.rawValue): there is nothing to approve.")
+        }
+    }
+
     static func table(_ operations: [MobileOperation]) -> [[String]] {
         [["OPERATION", "NAME", "TITLE", "STATUS", "EXPIRES"]]
             + operations.map { [$0.id, $0.name, $0.formData.title, $0.status.rawValue, $0.operationExpires] }
@@ -391,6 +487,37 @@ struct ProfileOptions: ParsableArguments {
         FileHandle.standardError.write(Data((text + (newline ? "\n" : "")).utf8))
     }
 
+    /// Creates the profile directory, so that a directory that cannot be written fails before the activation.
+    func prepareDirectory() throws {
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw AssentError(.keystore, "Cannot create \(directory.path): \(error.localizedDescription)")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory.path) else {
+            throw AssentError(.keystore, "Cannot write to \(directory.path).")
+        }
+    }
+
+    /// A new PIN that follows `policy`: one line with --pin-stdin; on a terminal asked twice, and asked again (up to
+    /// three times) when it breaks the policy or the two differ.
+    func readNewPIN(_ policy: PINPolicy) throws -> String {
+        let prompt =
+            "Choose a PIN (\(policy.minimumLength)-\(policy.maximumLength) "
+            + (policy.digitsOnly ? "digits" : "characters") + "): "
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let pin = try readPIN(prompt: prompt, confirm: true)
+                try policy.validate(pin)
+                return pin
+            } catch let error where !pinStdin && attempt < 3 {
+                note((error as? AssentError)?.message ?? "\(error)")
+            }
+        }
+    }
+
     /// Reads a PIN: one line from standard input with --pin-stdin, else from the terminal without echo.
     func readPIN(prompt: String, confirm: Bool = false) throws -> String {
         if pinStdin {
@@ -401,7 +528,7 @@ struct ProfileOptions: ParsableArguments {
         }
         let pin = try Self.readHidden(prompt)
         if confirm, try Self.readHidden("Repeat the PIN: ") != pin {
-            throw ValidationError("The PINs differ.")
+            throw AssentError(.invalidInput, "The two PINs differ.")
         }
         return pin
     }
@@ -442,10 +569,10 @@ enum TokenFailure {
             let exitCode: Int32 =
                 switch error.code {
                 case .network: 6
-                case .wrongPIN, .blocked, .removed, .factorUnavailable: 4
+                case .wrongPIN, .blocked, .removed, .factorUnavailable, .proximityCheckFailed: 4
                 case .notActivated: 3
                 case .operationFinished, .operationExpired, .operationFailed, .alreadyActivated: 5
-                case .invalidInput: 2
+                case .invalidInput, .proximityCheckMissing: 2
                 default: error.httpStatus.map(CLIFailure.exitCode(forStatus:)) ?? 1
                 }
             CLIFailure.fail(code: error.code.rawValue, message: message(error), exitCode: exitCode)

@@ -19,11 +19,14 @@ final class EventStreamReader: Sendable {
         let events = Mutex<[ServerSentEvent]>([])
         let raw = Mutex<String>("")
         let ended = Mutex(false)
+        let endedCleanly = Mutex(false)
     }
 
-    /// Opens `GET /api/auth/token/app/operation/events` on `base` with `headers`.
-    init(base: URL, headers: [String: String]) async throws {
-        var request = URLRequest(url: URL(string: "/api/auth/token/app/operation/events", relativeTo: base)!)
+    /// Opens `GET path` (by default a device's `/api/auth/token/app/operation/events`) on `base` with `headers`.
+    init(base: URL, path: String = "/api/auth/token/app/operation/events", headers: [String: String] = [:])
+        async throws
+    {
+        var request = URLRequest(url: URL(string: path, relativeTo: base)!)
         request.httpMethod = "GET"
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (status, body) = try await URLSessionTransport().stream(request)
@@ -36,6 +39,7 @@ final class EventStreamReader: Sendable {
                     let parsed = try parser.feed(chunk)
                     collected.events.withLock { $0.append(contentsOf: parsed) }
                 }
+                collected.endedCleanly.withLock { $0 = true }
             } catch {}
             collected.ended.withLock { $0 = true }
         }
@@ -45,6 +49,8 @@ final class EventStreamReader: Sendable {
     var received: [ServerSentEvent] { collected.events.withLock { $0 } }
     var text: String { collected.raw.withLock { $0 } }
     var hasEnded: Bool { collected.ended.withLock { $0 } }
+    /// Whether the server ended the stream with a proper end of the response (not a broken connection).
+    var hasEndedCleanly: Bool { collected.endedCleanly.withLock { $0 } }
 
     /// Waits until `condition` holds for the events received (at most `seconds`).
     @discardableResult
