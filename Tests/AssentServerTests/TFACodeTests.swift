@@ -237,6 +237,10 @@ struct TFACodeTests {
                 let verifying = try await flow.start(second.regToken, .verify, provider: .phone)
                 let phones = try await flow.post("/api/tfa/phone/phones", TFAAssertionRequest(assertion: verifying))
                     .decode(TFAPhonesResponse.self)
+                let registeredAt = try #require(
+                    try await server.store.tfaFactors(applicationId: server.application.id, userId: "bob").first?
+                        .lastVerifiedAt)
+                #expect(phones.phones.first?.lastVerification != nil)
                 #expect(phones.phones.count == 1)
                 #expect(phones.phones.first?.obfuscated == "+********3456")
                 #expect(phones.phones.first?.lastMethod == .sms)
@@ -258,6 +262,11 @@ struct TFACodeTests {
                         regToken: second.regToken, assertion: verifying, providerAssertion: voiceProof.providerAssertion
                     )
                 ).decode(TFALoginSuccess.self)
+                // The sign-in by voice is the phone's latest verification.
+                let verifiedAt = try #require(
+                    try await server.store.tfaFactors(applicationId: server.application.id, userId: "bob").first?
+                        .lastVerifiedAt)
+                #expect(verifiedAt > registeredAt)
                 // A code is single use with its assertion.
                 let replay = try await flow.post(
                     "/api/tfa/phone/verify",
@@ -320,6 +329,11 @@ struct TFAPushTests {
                     providerAssertion: try #require(optedIn.providerAssertion))
             ).decode(TFALoginSuccess.self)
             #expect(try await flow.verifyLoginToken(success.loginToken).amr == ["pwd", "hwk", "mfa"])
+            func pushVerifiedAt() async throws -> Millis? {
+                try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice")
+                    .first { $0.provider == .push }?.lastVerifiedAt
+            }
+            let optedInAt = try #require(try await pushVerifiedAt())
 
             // A sign-in: both devices see the request; the tablet is not opted in, so its approval does not count.
             let second = try await flow.interruption("alice")
@@ -364,6 +378,9 @@ struct TFAPushTests {
                     providerAssertion: try #require(approved.providerAssertion))
             ).decode(TFALoginSuccess.self)
             #expect(try await flow.verifyLoginToken(signedIn.loginToken).tfa == "push")
+            // The approved sign-in is the phone's latest verification.
+            let lastSignIn = try #require(try await pushVerifiedAt())
+            #expect(lastSignIn > optedInAt)
         }
     }
 }
