@@ -20,8 +20,10 @@ struct Assent: AsyncParsableCommand {
 
     static func main() async {
         let arguments = SharedOptions.reordered(Array(CommandLine.arguments.dropFirst()))
+        var parsed: (any ParsableCommand.Type)?
         do {
             var command = try parseAsRoot(arguments)
+            parsed = type(of: command)
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -30,8 +32,17 @@ struct Assent: AsyncParsableCommand {
         } catch {
             // A usage error exits 2, as the discussion above promises (the parser's own default is 64).
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            FileHandle.standardError.write(Data((usageError(error, in: parsed) + "\n").utf8))
             Foundation.exit(2)
         }
+    }
+
+    /// A usage error with the usage of the command it is about: the parser's own message for errors found while
+    /// parsing, and for one a command's `run` found, its usage rather than the top-level one.
+    static func usageError(_ error: any Error, in command: (any ParsableCommand.Type)?) -> String {
+        guard let command, let validation = error as? ValidationError else { return fullMessage(for: error) }
+        let usage = usageString(for: command)
+        let path = usage.split(separator: " ").prefix { !"[<-".contains($0.first ?? "-") }.joined(separator: " ")
+        return "Error: \(validation.message)\nUsage: \(usage)\n  See '\(path) --help' for more information."
     }
 }

@@ -15,8 +15,11 @@ enum CLIFailure {
         }
     }
 
+    /// The exit code for an HTTP status of the server's answer, the same for `assent admin` and `assent token`:
+    /// a request the server finds malformed is a usage error (2).
     static func exitCode(forStatus status: Int) -> Int32 {
         switch status {
+        case 400, 413: 2
         case 404: 3
         case 401, 403: 4
         case 409: 5

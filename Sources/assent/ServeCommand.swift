@@ -206,7 +206,7 @@ struct StorageOptions: ParsableArguments {
     @Option(
         name: .customLong("database"),
         help:
-            "PostgreSQL URL (postgres://user:password@host:port/db); default: SQLite in --data-directory. Env: ASSENT_DATABASE_URL."
+            "PostgreSQL URL (postgres://user:password@host:port/db); default: SQLite in --data-dir. Env: ASSENT_DATABASE_URL."
     )
     var databaseOption: String?
 

@@ -142,7 +142,7 @@ struct CLITests {
         #expect(shownClient.output.contains("https://bank.example/cb"))
         let badMode = try await Self.run(
             ["admin", "client", "create", "--name", "x", "--mode", "ping"], environment: connection)
-        #expect(badMode.status == 1 && badMode.errors.contains("notificationEndpoint"), "\(badMode.errors)")
+        #expect(badMode.status == 2 && badMode.errors.contains("notificationEndpoint"), "\(badMode.errors)")
         #expect(try await Self.run(["admin", "client", "rotate-keys"], environment: connection).status == 0)
         #expect(
             try await Self.run(["admin", "client", "remove", registered.client.clientId], environment: connection)
@@ -197,7 +197,7 @@ struct CLITests {
         let badLink = try await Self.run(
             ["admin", "operation", "approval-link", info.id, "--return", "javascript:alert(1)"], environment: connection
         )
-        #expect(badLink.status == 1 && badLink.errors.contains("returnUrl"))
+        #expect(badLink.status == 2 && badLink.errors.contains("returnUrl"))
         let canceled = try await Self.run(
             ["admin", "operation", "cancel", info.id, "--reason", "WRONG_AMOUNT"], environment: connection)
         #expect(
@@ -266,6 +266,25 @@ struct CLITests {
             "ASSENT_URL": url, "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
         ]
         let profile = ["--profile", work.appendingPathComponent("token").path]
+        // The name people see, set by the operator; a name the server refuses is a usage error.
+        let renamed = try await Self.run(
+            ["admin", "application", "update", "--name", "Example Bank"], environment: environment)
+        #expect(renamed.status == 0 && renamed.output.contains("Example Bank"), "\(renamed.errors)")
+        let shownApplication = try await Self.run(["admin", "application"], environment: environment)
+        #expect(shownApplication.output.contains("name") && shownApplication.output.contains("Example Bank"))
+        let blank = try await Self.run(
+            ["admin", "application", "update", "--name", "   "], environment: environment)
+        #expect(blank.status == 2 && blank.errors.contains("1 to 100 characters"), "\(blank.errors)")
+        // A key that was sent but is wrong is called refused, not missing.
+        let wrongKey = try await Self.run(
+            ["admin", "application"], environment: environment.merging(["ASSENT_API_KEY": "ak_wrong"]) { $1 })
+        #expect(wrongKey.status == 4 && wrongKey.errors.contains("The API key was refused"), "\(wrongKey.errors)")
+        // A usage error a command finds after parsing shows that command's usage.
+        let badServer = try await Self.run(
+            ["token", "activate", "--server", "ftp://bank.example", "--config", config, "ABCDE"] + profile)
+        #expect(
+            badServer.status == 2 && badServer.errors.contains("Usage: assent token activate"), "\(badServer.errors)")
+        #expect(badServer.errors.contains("See 'assent token activate --help'"), "\(badServer.errors)")
         let activation = try OperatorJSON.decoder().decode(
             CreateActivationResponse.self,
             from: Data(
@@ -337,6 +356,13 @@ struct CLITests {
         let again = try await Self.run(
             ["token", "approve", operation.id] + profile, environment: environment, input: "")
         #expect(again.status == 5 && again.errors.contains("OPERATION_FINISHED"), "\(again.errors)")
+        // An id nobody knows: not found, as `assent admin` says it.
+        let unknown = try await Self.run(
+            ["token", "approve", UUID().uuidString.lowercased()] + profile, environment: environment, input: "")
+        #expect(unknown.status == 3 && unknown.errors.contains("OPERATION_NOT_FOUND"), "\(unknown.errors)")
+        let adminUnknown = try await Self.run(
+            ["admin", "operation", "show", UUID().uuidString.lowercased()], environment: environment)
+        #expect(adminUnknown.status == 3 && adminUnknown.errors.contains("OPERATION_NOT_FOUND"))
         #expect(!again.errors.contains("PIN"), "\(again.errors)")
         #expect(try await failedAttempts() == 1)
         server.terminate()
@@ -366,6 +392,7 @@ struct CLITests {
             ["admin", "operation", "approval-link", operation.id, "--return", "https://bank.example/", "--json"],
             environment: environment)
         #expect(link.status == 0, "\(link.errors)")
+        #expect(!link.output.contains("\\/"), "JSON meant for copying keeps its slashes: \(link.output)")
         let url = try #require(
             URLComponents(
                 string: try OperatorJSON.decoder().decode(ApprovalLinkResponse.self, from: Data(link.output.utf8)).url))
@@ -498,7 +525,7 @@ struct CLITests {
             input: "2468\n")
         #expect(approvedOnPage.status == 0, "\(approvedOnPage.errors)")
         try await browser.element("#signed-in", seconds: 60)
-        try await browser.expectText("#methods", "pwd, hwk, mfa")
+        try await browser.expectText("#methods", "password and approval on your phone")
         try await browser.screenshot("02-signed-in")
         await browser.quit()
 

@@ -27,6 +27,12 @@ struct LoginPageBrowserTests {
             defer { Task { await browser.quit() } }
             try await TFAClient(server: server, client: http).createAccount("alice")
             let base = http.base.absoluteString
+            // The name people see is the operator's, everywhere: the pages and the authenticator app's entry.
+            let renamed = try await server.operatorCall(
+                http, "PATCH", "/api/v1/application",
+                body: try OperatorJSON.encoder().encode(UpdateApplicationRequest(name: "  Example Bank ")),
+                as: ApplicationInfo.self)
+            #expect(renamed.name == "Example Bank")
 
             try await browser.open("\(base)/login")
             try await browser.expectText("h1", "Sign in")
@@ -48,7 +54,8 @@ struct LoginPageBrowserTests {
             try await browser.element("#qr")
             let shot = try await browser.screenshot("03-totp-qr")
             let uri = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
-            #expect(uri.hasPrefix("otpauth://totp/"))
+            #expect(uri.hasPrefix("otpauth://totp/Example%20Bank:alice?"), "\(uri)")
+            #expect(uri.contains("issuer=Example%20Bank"), "\(uri)")
             let secret = try await browser.text("#secret").replacingOccurrences(of: " ", with: "")
             #expect(uri.contains("secret=\(secret)"))
 
@@ -60,8 +67,8 @@ struct LoginPageBrowserTests {
             try await browser.type("#code", code)
             try await browser.click("#remember")
             try await browser.click("#verify")
-            try await browser.expectText("#signed-in", containing: "as alice")
-            try await browser.expectText("#methods", "pwd, otp, mfa")
+            try await browser.expectText("#signed-in", "You are signed in to Example Bank as alice.")
+            try await browser.expectText("#methods", "password and authenticator app")
             try await browser.screenshot("05-signed-in")
 
             let cookies = try await browser.cookies()
@@ -77,7 +84,7 @@ struct LoginPageBrowserTests {
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
-            try await browser.expectText("#methods", "pwd")
+            try await browser.expectText("#methods", "password and this browser, remembered")
             try await browser.screenshot("06-remembered")
 
             // The operator revokes the browser: the next sign-in asks for the authenticator's code again.
@@ -100,7 +107,7 @@ struct LoginPageBrowserTests {
             server.clock.advance(by: 30)
             try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
             try await browser.click("#verify")
-            try await browser.expectText("#methods", "pwd, otp, mfa")
+            try await browser.expectText("#methods", "password and authenticator app")
             try await browser.screenshot("07-verified")
             await browser.quit()
         }
@@ -147,7 +154,7 @@ struct LoginPageBrowserTests {
             try await operations.authorize(optIn, factor: .pin("1234"))
             // The page's event stream hears the answer and continues without a click.
             try await browser.element("#signed-in", seconds: 60)
-            try await browser.expectText("#methods", "pwd, hwk, mfa")
+            try await browser.expectText("#methods", "password and approval on your phone")
             try await browser.screenshot("03-opted-in")
 
             try await browser.click("#logout")
@@ -161,7 +168,7 @@ struct LoginPageBrowserTests {
             #expect(login.formData.title == "Sign in to \(server.application.name)?")
             try await operations.authorize(login, factor: .pin("1234"))
             try await browser.element("#signed-in", seconds: 60)
-            try await browser.expectText("#methods", "pwd, hwk, mfa")
+            try await browser.expectText("#methods", "password and approval on your phone")
             try await browser.screenshot("05-signed-in")
 
             try await browser.click("#logout")
@@ -221,7 +228,7 @@ extension LoginPageBrowserTests {
                 try await browser.screenshot("02-email-code")
                 try await browser.type("#code", try #require(TFACodeTests.code(in: mail.body)))
                 try await browser.click("#verify")
-                try await browser.expectText("#methods", "pwd, otp, mfa")
+                try await browser.expectText("#methods", "password and code by e-mail")
                 try await browser.click("#logout")
                 try await browser.expectText("h1", "Sign in")
 
@@ -239,7 +246,7 @@ extension LoginPageBrowserTests {
                 #expect(sms.to == "+420777123456" && sms.channel == .sms)
                 try await browser.type("#code", sms.code)
                 try await browser.click("#verify")
-                try await browser.expectText("#methods", "pwd, sms, mfa")
+                try await browser.expectText("#methods", "password and code by text message or call")
                 try await browser.click("#logout")
                 try await browser.expectText("h1", "Sign in")
                 try await signIn("bob")
@@ -252,7 +259,7 @@ extension LoginPageBrowserTests {
                 #expect(call.channel == .voice)
                 try await browser.type("#code", call.code)
                 try await browser.click("#verify")
-                try await browser.expectText("#methods", "pwd, sms, mfa")
+                try await browser.expectText("#methods", "password and code by text message or call")
                 try await browser.screenshot("05-signed-in")
                 await browser.quit()
             }

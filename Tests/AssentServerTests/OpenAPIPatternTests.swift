@@ -138,9 +138,11 @@ extension OpenAPIPatternTests {
 }
 
 extension OpenAPIPatternTests {
-    @Test("Display names: API key and client names are 1 to 100 characters as sent, not only spaces, in both places")
+    @Test(
+        "Display names: API key, client and application names are 1 to 100 characters as sent, not only spaces, in both places"
+    )
     func displayNames() throws {
-        for schema in ["CreateAPIKeyRequest", "CreateClientRequest"] {
+        for schema in ["CreateAPIKeyRequest", "CreateClientRequest", "UpdateApplicationRequest"] {
             let property = try Self.property(schema, "name")
             #expect(property["pattern"] as? String == InputText.displayNamePattern, "\(schema)")
             #expect(property["maxLength"] as? Int == InputText.displayNameMaximumLength, "\(schema)")

@@ -24,6 +24,14 @@ public struct ApplicationInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// `PATCH /api/v1/application` request: the display name people see (pages, the phone's requests, the
+/// authenticator app's issuer).
+public struct UpdateApplicationRequest: Codable, Sendable {
+    public var name: String
+
+    public init(name: String) { self.name = name }
+}
+
 /// `POST /api/v1/activations` request.
 public struct CreateActivationRequest: Codable, Sendable {
     public var userId: String

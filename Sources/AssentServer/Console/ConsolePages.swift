@@ -78,6 +78,14 @@ struct ConsolePages: Sendable {
             return WebPages.redirect(Self.signInPath, cookies: [cookie])
         }
         router.get("console") { request, _ in try await page(request) { try await dashboard($0) } }
+        router.post("console/application") { request, _ in
+            try await action(request, scope: .applicationWrite, back: "/console") { visit in
+                let renamed = try await applications.rename(
+                    id: try await applications.defaultApplication().id, to: visit.form["name"] ?? "",
+                    actor: visit.actor)
+                return ("/console", "People now see the application as \(renamed.name).")
+            }
+        }
         registerActivations(on: router)
         registerOperations(on: router)
         router.get("console/audit") { request, _ in
@@ -318,6 +326,12 @@ struct ConsolePages: Sendable {
                 ["status": $0.rawValue, "count": totals[$0] ?? 0] as [String: Any]
             }
         }
+        if visit.allows(.applicationRead) {
+            context["showApplication"] = true
+            context["applicationName"] = try await applications.defaultApplication().name
+            context["canRename"] = visit.allows(.applicationWrite)
+        }
+        context["nothing"] = !visit.allows(.activationsRead) && !visit.allows(.operationsRead)
         return try await show("console-dashboard", context, visit)
     }
 

@@ -29,13 +29,14 @@ struct OperatorRoutes {
 
         api.get("application") { _, context in
             try require(.applicationRead, context)
-            let application = try await defaultApplication()
-            return try json(
-                ApplicationInfo(
-                    applicationId: application.id, name: application.name, applicationKey: application.applicationKey,
-                    applicationSecret: application.applicationSecret,
-                    masterServerPublicKey: application.masterPublicKey.x963.base64EncodedString(),
-                    sdkConfiguration: try ApplicationService.sdkConfiguration(of: application)))
+            return try json(try Self.info(try await defaultApplication()))
+        }
+        api.patch("application") { request, context in
+            try require(.applicationWrite, context)
+            let body = try await HTTPSupport.decode(UpdateApplicationRequest.self, from: request)
+            let renamed = try await applications.rename(
+                id: try await defaultApplication().id, to: body.name, actor: actor(context))
+            return try json(try Self.info(renamed))
         }
         api.post("activations") { request, context in
             try require(.activationsWrite, context)
@@ -161,6 +162,14 @@ struct OperatorRoutes {
         guard key.allows(scope) else { throw AssentServerError.forbidden(scope) }
     }
 
+    static func info(_ application: ApplicationRecord) throws -> ApplicationInfo {
+        ApplicationInfo(
+            applicationId: application.id, name: application.name, applicationKey: application.applicationKey,
+            applicationSecret: application.applicationSecret,
+            masterServerPublicKey: application.masterPublicKey.x963.base64EncodedString(),
+            sdkConfiguration: try ApplicationService.sdkConfiguration(of: application))
+    }
+
     func actor(_ context: AssentRequestContext) -> String { "operator:\(context.apiKey?.name ?? "?")" }
 
     func json<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
@@ -218,7 +227,7 @@ struct APIKeyMiddleware: RouterMiddleware {
         if let client { try await limiter.check(rule, "operator.key", client) }
         guard let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count))) else {
             if let client { await limiter.recordFailure(rule, "operator.key", client) }
-            throw AssentServerError.unauthorized()
+            throw AssentServerError.apiKeyRefused()
         }
         var context = context
         context.apiKey = key

@@ -30,26 +30,43 @@ public struct ApplicationService: Sendable {
         return (try await create(name: "default"), true)
     }
 
-    /// The first application, the one the operator API works with. Kept per process once read: applications never
-    /// change, and the first one is never replaced.
+    /// The first application, the one the operator API works with. Kept per process for a while once read (see
+    /// ``ApplicationCache``).
     func defaultApplication() async throws -> ApplicationRecord {
-        if let cached = environment.applications.withLock({ $0.first }) { return cached }
+        let now = ContinuousClock.now
+        if let cached = environment.applications.withLock({ $0.first?.fresh(at: now) }) { return cached }
         guard let application = try await environment.store.applications().first else {
             throw AssentServerError.internalError("The server has no application.")
         }
-        environment.applications.withLock { $0.first = application }
+        environment.applications.withLock { $0.first = .init(application, readAt: now) }
         return application
     }
 
-    /// The application with `key`, or an authentication failure. Applications never change once created, so
-    /// each process keeps the ones it has read (and never caches an unknown key).
+    /// The application with `key`, or an authentication failure. Kept per process for a while once read (an
+    /// unknown key is never kept).
     func application(key: String) async throws -> ApplicationRecord {
-        if let cached = environment.applications.withLock({ $0.byKey[key] }) { return cached }
+        let now = ContinuousClock.now
+        if let cached = environment.applications.withLock({ $0.byKey[key]?.fresh(at: now) }) { return cached }
         guard let application = try await environment.store.application(key: key) else {
             throw AssentServerError.authenticationFailed("Unknown application key.")
         }
-        environment.applications.withLock { $0.byKey[key] = application }
+        environment.applications.withLock { $0.byKey[key] = .init(application, readAt: now) }
         return application
+    }
+
+    /// Sets the display name people see for `id` — on the pages, in the phone's sign-in requests, as the
+    /// authenticator app's issuer: 1 to 100 characters, not only spaces.
+    public func rename(id: String, to name: String, actor: String) async throws -> ApplicationRecord {
+        guard let trimmed = InputText.displayName(name) else {
+            throw AssentServerError.invalidRequest("An application name has 1 to 100 characters, not only spaces.")
+        }
+        guard try await environment.store.renameApplication(id: id, name: trimmed),
+            let renamed = try await environment.store.application(id: id)
+        else { throw AssentServerError.notFound("No application has this id.") }
+        // This process shows the new name at once; others within the cache's lifetime.
+        environment.applications.withLock { $0 = .init() }
+        await environment.audit("application.renamed", actor: actor, "Application \(id) is now named \(trimmed).")
+        return renamed
     }
 
     /// The opaque string that bundles application key, secret and master public key for the SDK.
@@ -62,12 +79,29 @@ public struct ApplicationService: Sendable {
     }
 }
 
-/// Applications read once per process, by key and the first one (they are immutable).
+/// Applications read by this process, by key and the first one. Their keys never change, but their display name
+/// can: an entry is used for 30 seconds after it was read, so a name another process set shows everywhere within
+/// half a minute, at the cost of one read per application and half minute.
 final class ApplicationCache: Sendable {
+    struct Entry {
+        var application: ApplicationRecord
+        var readAt: ContinuousClock.Instant
+
+        init(_ application: ApplicationRecord, readAt: ContinuousClock.Instant) {
+            self.application = application
+            self.readAt = readAt
+        }
+
+        /// The application while the entry is fresh at `now`.
+        func fresh(at now: ContinuousClock.Instant) -> ApplicationRecord? {
+            now - readAt < .seconds(30) ? application : nil
+        }
+    }
+
     struct Entries {
-        var byKey: [String: ApplicationRecord] = [:]
+        var byKey: [String: Entry] = [:]
         /// The first application (the operator API's).
-        var first: ApplicationRecord?
+        var first: Entry?
     }
     private let storage = Mutex(Entries())
 

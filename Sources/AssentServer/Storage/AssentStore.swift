@@ -21,6 +21,8 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     func applications() async throws -> [ApplicationRecord]
     func application(id: String) async throws -> ApplicationRecord?
     func application(key: String) async throws -> ApplicationRecord?
+    /// Sets the application's display name; returns whether the application exists.
+    func renameApplication(id: String, name: String) async throws -> Bool
 
     func insertActivation(_ activation: ActivationRecord) async throws
     func activation(id: String) async throws -> ActivationRecord?

@@ -150,6 +150,8 @@ public struct TemporaryKeyRecord: Sendable {
 public enum APIScope: String, Sendable, Codable, CaseIterable {
     /// Read the application's keys and SDK configuration.
     case applicationRead = "application:read"
+    /// Change the application's display name.
+    case applicationWrite = "application:write"
     /// Read activations.
     case activationsRead = "activations:read"
     /// Create, commit, block, unblock and remove activations.

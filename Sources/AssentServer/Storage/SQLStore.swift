@@ -222,6 +222,11 @@ public final class SQLStore: AssentStore {
         try await database.raw("SELECT * FROM applications WHERE id = \(bind: id)").first().map(decodeApplication)
     }
 
+    public func renameApplication(id: String, name: String) async throws -> Bool {
+        !(try await database.raw("UPDATE applications SET name = \(bind: name) WHERE id = \(bind: id) RETURNING id")
+            .all()).isEmpty
+    }
+
     public func application(key: String) async throws -> ApplicationRecord? {
         try await database.raw("SELECT * FROM applications WHERE application_key = \(bind: key)").first()
             .map(decodeApplication)

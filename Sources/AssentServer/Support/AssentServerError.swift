@@ -58,11 +58,18 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
             message: "The activation code is unknown, already used or expired: ask for a new one.")
     }
 
-    /// A missing or wrong operator API key.
+    /// A missing operator API key.
     public static func unauthorized() -> Self {
         .init(
             code: "UNAUTHORIZED", status: 401,
             message: "Send an operator API key as 'Authorization: Bearer <key>'.")
+    }
+
+    /// An operator API key that is unknown or revoked.
+    public static func apiKeyRefused() -> Self {
+        .init(
+            code: "UNAUTHORIZED", status: 401,
+            message: "The API key was refused: it is unknown or revoked. Check it, or ask for a new one.")
     }
 
     /// The API key lacks the scope.

@@ -42,7 +42,7 @@ struct LoginState: Codable, Sendable {
     /// Where the code went, obfuscated.
     var destination: String?
     var operationId: String?
-    /// After sign-in: the authentication methods (RFC 8176) of the login token.
+    /// After sign-in: what the login token was verified with, in words (``LoginPages/methods(of:)``).
     var methods: [String] = []
     /// A sentence for the next page (shown once).
     var message: String?
@@ -266,7 +266,10 @@ struct LoginPages: Sendable {
             return pages.page("login-push", context)
         case .signedIn:
             context["title"] = "Signed in"
-            context["methods"] = state.methods.joined(separator: ", ")
+            context["methods"] =
+                state.methods.count > 1
+                ? state.methods.dropLast().joined(separator: ", ") + " and " + state.methods[state.methods.count - 1]
+                : state.methods.first ?? "password"
             return pages.page("login-done", context)
         }
     }
@@ -585,12 +588,23 @@ struct LoginPages: Sendable {
         }.joined(separator: " ")
     }
 
-    /// The `amr` of a login token this server just signed.
+    /// What a login token this server just signed was verified with, in words: the password (`amr` `pwd`) and the
+    /// second factor its `tfa` claim names, e.g. `["password", "authenticator app"]`.
     static func methods(of loginToken: String) -> [String] {
         let parts = loginToken.split(separator: ".")
         guard parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
             let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
         else { return [] }
-        return claims["amr"] as? [String] ?? []
+        let first = (claims["amr"] as? [String] ?? []).contains("pwd") ? ["password"] : []
+        let second: String? =
+            switch claims["tfa"] as? String {
+            case TFAProvider.totp.rawValue: "authenticator app"
+            case TFAProvider.email.rawValue: "code by e-mail"
+            case TFAProvider.phone.rawValue: "code by text message or call"
+            case TFAProvider.push.rawValue: "approval on your phone"
+            case "remembered-device": "this browser, remembered"
+            default: nil
+            }
+        return first + (second.map { [$0] } ?? [])
     }
 }

@@ -76,18 +76,46 @@ enum TextTable {
 
 struct ApplicationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "application", abstract: "Show the application's keys and SDK configuration string.",
-        discussion: "Example: assent admin application --json")
-    @OptionGroup var connection: ConnectionOptions
+        commandName: "application", abstract: "Show the application's keys, or set the name people see.",
+        subcommands: [Show.self, Update.self], defaultSubcommand: Show.self)
 
-    func run() async throws {
-        try await CLIFailure.reporting {
-            let info = try await connection.client().get("api/v1/application", as: ApplicationInfo.self)
-            try connection.output(info) {
-                TextTable.fields([
-                    ("applicationId", info.applicationId), ("applicationKey", info.applicationKey),
-                    ("masterServerPublicKey", info.masterServerPublicKey), ("sdkConfiguration", info.sdkConfiguration),
-                ])
+    static func table(_ info: ApplicationInfo) -> [[String]] {
+        TextTable.fields([
+            ("applicationId", info.applicationId), ("name", info.name), ("applicationKey", info.applicationKey),
+            ("masterServerPublicKey", info.masterServerPublicKey), ("sdkConfiguration", info.sdkConfiguration),
+        ])
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the application's name, keys and SDK configuration string (the default).",
+            discussion: "Example: assent admin application --json")
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let info = try await connection.client().get("api/v1/application", as: ApplicationInfo.self)
+                try connection.output(info) { ApplicationCommand.table(info) }
+            }
+        }
+    }
+
+    struct Update: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Set the application's display name.",
+            discussion: """
+                The name people see on the sign-in and approval pages, in the sign-in requests on their phones and as \
+                the issuer in their authenticator app. Other server processes show it within 30 seconds.
+                Example: assent admin application update --name "Example Bank"
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "The display name (1 to 100 characters).") var name: String
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let info = try await connection.client().send(
+                    "PATCH", "api/v1/application", body: UpdateApplicationRequest(name: name), as: ApplicationInfo.self)
+                try connection.output(info) { ApplicationCommand.table(info) }
             }
         }
     }

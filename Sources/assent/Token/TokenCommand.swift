@@ -565,6 +565,11 @@ enum TokenFailure {
     static func reporting(_ body: () async throws -> Void) async throws {
         do {
             try await body()
+        } catch let error as AssentError where error.code == .server && error.serverCode == "INVALID_OPERATION" {
+            // The Mobile Token API says INVALID_OPERATION for an id it does not know: as `assent admin` says it.
+            CLIFailure.fail(
+                code: "OPERATION_NOT_FOUND", message: "No operation with this id is available to this token.",
+                exitCode: 3)
         } catch let error as AssentError {
             let exitCode: Int32 =
                 switch error.code {
