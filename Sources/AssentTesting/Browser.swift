@@ -235,6 +235,16 @@ public final class Browser: Sendable {
         return byName
     }
 
+    /// Resizes the window (in CSS pixels): ``phone`` for a phone's screen, ``desktop`` for the default.
+    public func resize(_ size: (width: Int, height: Int)) async throws {
+        _ = try await command("POST", "/window/rect", ["width": size.width, "height": size.height])
+    }
+
+    /// A phone's screen, 390 × 844 (an iPhone 12 to 15).
+    public static let phone = (width: 390, height: 844)
+    /// The window the browser starts with.
+    public static let desktop = (width: 900, height: 1400)
+
     /// A PNG of the window, also kept as `<artefacts>/<name>.png`.
     @discardableResult
     public func screenshot(_ name: String) async throws -> Data {

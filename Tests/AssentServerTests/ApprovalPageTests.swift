@@ -39,6 +39,14 @@ struct ApprovalPageBrowserTests {
             let shown = try await browser.text(".operation")
             #expect(shown.contains("2199,40 Kč") && shown.contains("238400856/0300"))
             try await browser.screenshot("01-waiting")
+            // On a phone's screen the card keeps a margin from the edges.
+            try await browser.resize(Browser.phone)
+            try await browser.screenshot("01-waiting-phone")
+            let left = try await browser.execute("return document.querySelector('main').getBoundingClientRect().left;")
+            #expect(
+                (left as? Double ?? (left as? Int).map(Double.init) ?? 0) >= 8,
+                "main starts at \(String(describing: left))")
+            try await browser.resize(Browser.desktop)
             // The phone scans the proximity code off the screen (zbarimg reads a screenshot) and sends it along.
             let shot = try await browser.screenshot(of: "#proximity", "02-proximity-qr")
             let text = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
@@ -80,6 +88,13 @@ extension ApprovalPageBrowserTests {
                 as: ApprovalLinkResponse.self)
             let url = try #require(URLComponents(string: link.url))
             try await browser.open("\(base)\(url.path)?\(url.query ?? "")")
+            // A phone cannot scan its own screen: on a phone-sized screen the page does not offer it.
+            try await browser.resize(Browser.phone)
+            try await browser.screenshot("00-waiting-phone")
+            #expect(
+                try await browser.execute("return document.querySelector('#offline').offsetParent === null;")
+                    as? Bool == true)
+            try await browser.resize(Browser.desktop)
             try await browser.click("#offline")
             try await browser.expectText("h1", "Approve without a connection")
             let shot = try await browser.screenshot(of: "#offline-qr", "01-offline-qr")
@@ -162,6 +177,11 @@ struct ApprovalPageLinkTests {
 
             let shown = try await call(.get, page)
             #expect(shown.status == .ok && shown.body.contains("Confirm Payment"))
+            // The page speaks English, so it shows the operation's English texts even to a Czech browser: one
+            // language on the page, and its section says which.
+            let czechBrowser = try await PageAnswer.fetch(client, .get, page, headers: [.acceptLanguage: "cs-CZ"])
+            #expect(czechBrowser.body.contains("Confirm Payment") && !czechBrowser.body.contains("Potvrďte"))
+            #expect(czechBrowser.body.contains("lang=\"en\""))
             #expect(shown.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
             #expect(shown.body.contains("/web/assets/wait.js"))
             #expect(!shown.body.contains("proximity.png"), "no proximity check, no QR code")
@@ -181,6 +201,9 @@ struct ApprovalPageLinkTests {
                 offlineShown.headers[.contentSecurityPolicy]?.contains(
                     "form-action 'self' https://bank.example:8443;") == true)
             #expect(shown.headers[.contentSecurityPolicy]?.contains("form-action 'self';") == true)
+            // Browsers ask for /favicon.ico whatever the page links: it is the icon, not a 404.
+            let icon = try await call(.get, "/favicon.ico")
+            #expect(icon.status == .ok && icon.headers[.contentType] == "image/svg+xml")
             // Tampered, missing, or for another operation: refused.
             var characters = Array(page)
             characters[characters.count - 10] = characters[characters.count - 10] == "A" ? "B" : "A"

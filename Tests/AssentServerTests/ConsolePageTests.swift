@@ -126,6 +126,8 @@ struct ConsoleBrowserTests {
             try await browser.click("#create")
             try await browser.expectText("#operation-title", "Pay 12 EUR")
             try await browser.click("#show-offline")
+            try await browser.element("#offline-qr")
+            try await browser.screenshot("06-offline-shown")
             let offlineShot = try await browser.screenshot(of: "#offline-qr", "06-offline-qr")
             let offlineText = try #require(try await QRReader.scan(png: offlineShot), "no offline QR code on the page")
             let phone = OperationsService(client: client)
@@ -136,6 +138,10 @@ struct ConsoleBrowserTests {
             try await browser.click("#verify")
             try await browser.expectText("#notice", "The code is wrong: 4 tries left. Check it on the phone.")
             #expect(try await browser.attribute("#notice", "class") == "message")
+            // The same QR code again: the code from the first scan still works.
+            #expect(
+                try await QRReader.scan(png: try await browser.screenshot(of: "#offline-qr", "06-same-qr"))
+                    == offlineText)
             try await browser.type("#offline-code", try await phone.offlineApprovalCode(for: offline, pin: "1234"))
             try await browser.click("#verify")
             try await browser.expectText("#notice", "The code is right: the operation is approved.")
@@ -311,6 +317,7 @@ struct ConsoleProtectionTests {
             let dashboard = try await call(.get, "/console", cookie: audit)
             #expect(dashboard.status == .ok && dashboard.body.contains("href=\"/console/audit\""))
             #expect(!dashboard.body.contains("href=\"/console/users\"") && !dashboard.body.contains("<svg"))
+            #expect(dashboard.body.contains("may read none of the dashboard's figures"))
             for path in ["/console/users", "/console/operations", activationPath, "\(activationPath)/qr.png"] {
                 let page = try await call(.get, path, cookie: audit)
                 #expect(page.status == .forbidden && page.body.contains("lacks the scope"), "\(path)")
@@ -333,7 +340,37 @@ struct ConsoleProtectionTests {
             let next = try #require(Self.href("next-page", first.body))
             let second = try await call(.get, next.replacingOccurrences(of: "&amp;", with: "&"), cookie: audit)
             #expect(second.body.components(separatedBy: "<tr data-id=").count - 1 == 11)
-            #expect(second.body.contains("<td>dave</td>") && !second.body.contains("id=\"next-page\""))
+            #expect(
+                second.body.contains("<td><a href=\"/console/users/dave\">dave</a></td>")
+                    && !second.body.contains("id=\"next-page\""))
+            // A date range of whole UTC days: today has them, a day long ago none; a malformed date is refused.
+            let today = Date().formatted(.iso8601.year().month().day())
+            let todays = try await call(.get, "/console/audit?from=\(today)&until=\(today)", cookie: audit)
+            #expect(todays.body.components(separatedBy: "<tr data-id=").count - 1 == 50)
+            let old = try await call(.get, "/console/audit?from=2001-01-01&until=2001-01-31", cookie: audit)
+            #expect(old.body.contains("No events."))
+            let malformed = try await call(.get, "/console/audit?from=yesterday", cookie: audit)
+            #expect(malformed.status == .badRequest && malformed.body.contains("YYYY-MM-DD"))
+
+            // The operations list pages by 100, newest first, with nothing skipped or repeated.
+            var paged: [String] = []
+            for _ in 0..<103 {
+                paged.append(
+                    try await api(
+                        .post, "/api/v1/operations",
+                        try OperatorJSON.encoder().encode(try OperationFixtures.payment(userId: "olga")),
+                        as: OperationInfo.self
+                    ).id)
+            }
+            let newest = try await call(.get, "/console/operations?user=olga", cookie: admin)
+            let olderLink = try #require(Self.href("next-page", newest.body))
+            let older = try await call(.get, olderLink.replacingOccurrences(of: "&amp;", with: "&"), cookie: admin)
+            func ids(_ page: PageAnswer) -> [String] {
+                page.body.matches(of: /data-status-of="([0-9a-f-]{36})"/).map { String($0.output.1) }
+            }
+            #expect(ids(newest).count == 100 && ids(older).count == 3)
+            #expect(Set(ids(newest) + ids(older)) == Set(paged))
+            #expect(!older.body.contains("id=\"next-page\"") && older.body.contains("id=\"first-page\""))
 
             // Revoking the key ends the sessions it opened.
             let revoked = try await client.execute(

@@ -36,11 +36,20 @@ struct LoginPageBrowserTests {
 
             try await browser.open("\(base)/login")
             try await browser.expectText("h1", "Sign in")
+            #expect(try await browser.attribute("link[rel=icon]", "href") == "/web/assets/icon.svg")
+            // On a phone's screen the card keeps a margin from the edges.
+            try await browser.resize(Browser.phone)
+            try await browser.screenshot("01-sign-in-phone")
+            let left = try await browser.execute("return document.querySelector('main').getBoundingClientRect().left;")
+            #expect(
+                (left as? Double ?? (left as? Int).map(Double.init) ?? 0) >= 8,
+                "main starts at \(String(describing: left))")
+            try await browser.resize(Browser.desktop)
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "wrong password")
             try await browser.screenshot("01-sign-in")
             try await browser.click("#submit")
-            try await browser.expectText(".message", "The user id or the password is wrong.")
+            try await browser.expectText(".message", "The user name or the password is wrong.")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
 
@@ -178,7 +187,7 @@ struct LoginPageBrowserTests {
             try await browser.element("#status")
             try await operations.reject(id: try await pendingRequest().id, reason: RejectReason.unexpectedOperation)
             try await browser.element(".message", seconds: 60)
-            try await browser.expectText(".message", "The user rejected the sign-in on the phone.")
+            try await browser.expectText(".message", "You rejected the sign-in on your phone.")
             try await browser.expectText("h1", "Confirm it is you")
             try await browser.screenshot("06-rejected")
             await browser.quit()
@@ -355,7 +364,7 @@ struct LoginPageProtectionTests {
                 #expect(wrong.headers[.setCookie] == nil, "no session for a wrong password")
                 #expect(
                     wrong.body.contains(
-                        attempt <= 2 ? "The user id or the password is wrong." : "Too many attempts: try again in"))
+                        attempt <= 2 ? "The user name or the password is wrong." : "Too many attempts: try again in"))
                 #expect(wrong.body.contains("value=\"alice\""), "the user name stays filled in")
             }
 

@@ -126,7 +126,8 @@ extension ConsolePages {
         ]
         context["live"] = Self.liveURL(activations: list.map(\.id))
         if visit.allows(.operationsRead) {
-            let recent = try await environment.store.recentOperations(userId: userId, status: nil, limit: 10)
+            let recent = try await environment.store.recentOperations(
+                userId: userId, status: nil, before: nil, limit: 10)
             context["operations"] = recent.map(Self.operationRow)
             context["operationsUrl"] = Self.link("/console/operations", ["user": userId])
             context["showOperations"] = true

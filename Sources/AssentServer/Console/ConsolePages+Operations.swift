@@ -75,17 +75,31 @@ extension ConsolePages {
         }
         router.post("console/operations/{id}/offline-verify") { request, context in
             let id = try context.parameters.require("id")
-            return try await action(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
-                let (valid, updated) = try await operations.verifyOffline(
-                    id: id, activationId: visit.form["activation"] ?? "", code: visit.form["code"] ?? "")
-                guard valid else {
+            return try await form(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
+                let activationId = visit.form["activation"] ?? ""
+                let message: String
+                do {
+                    let (valid, updated) = try await operations.verifyOffline(
+                        id: id, activationId: activationId, code: visit.form["code"] ?? "")
+                    if valid {
+                        var session = visit.session
+                        session.state.message = "The code is right: the operation is approved."
+                        _ = try await sessions.save(&session)
+                        return WebPages.redirect(Self.operationPath(id))
+                    }
                     let left = max(0, updated.maxFailedAttempts - updated.failedAttempts)
-                    throw AssentServerError.invalidRequest(
+                    message =
                         updated.status == .failed
-                            ? "The code is wrong, and that was the last try: the operation failed."
-                            : "The code is wrong: \(left) \(left == 1 ? "try" : "tries") left. Check it on the phone.")
+                        ? "The code is wrong, and that was the last try: the operation failed."
+                        : "The code is wrong: \(left) \(left == 1 ? "try" : "tries") left. Check it on the phone."
+                } catch let error as AssentServerError where error.status < 500 {
+                    message = error.message
                 }
-                return (Self.operationPath(id), "The code is right: the operation is approved.")
+                // The same QR code again while it is still the operation's latest: the code from that scan still
+                // works, and the operator can type it again.
+                return try await operation(
+                    id, visit, offlineQR: try await currentOfflineQR(visit.form["qr"], operationId: id),
+                    offlineActivation: activationId, error: message)
             }
         }
         router.get("console/operations/{id}/proximity.png") { request, context in
@@ -101,18 +115,24 @@ extension ConsolePages {
 
     /// A row of an operations table.
     static func operationRow(_ operation: OperationRecord) -> [String: Any] {
-        [
+        var row: [String: Any] = [
             "id": operation.id, "url": operationPath(operation.id), "user": operation.userId ?? "—",
             "name": operation.name, "title": operation.content.form(acceptLanguage: nil).title,
             "status": operation.status.rawValue, "statusClass": operation.status.rawValue.lowercased(),
             "created": time(operation.createdAt),
         ]
+        if let userId = operation.userId { row["userUrl"] = userPath(userId) }
+        return row
     }
 
     private func list(_ visit: Visit) async throws -> Response {
         let userId = visit.query("user")
         let status = try HTTPSupport.operationStatus(visit.query("status"))
-        let list = try await environment.store.recentOperations(userId: userId, status: status, limit: 100)
+        let before = visit.query("before").flatMap(OperationCursor.init(text:))
+        let pageSize = 100
+        let found = try await environment.store.recentOperations(
+            userId: userId, status: status, before: before, limit: pageSize + 1)
+        let list = Array(found.prefix(pageSize))
         var context: [String: Any] = [
             "title": "Operations", "user": userId ?? "", "empty": list.isEmpty,
             "statuses": OperationStatus.allCases.map {
@@ -122,21 +142,45 @@ extension ConsolePages {
             "canCreate": visit.allows(.operationsWrite),
             "newUrl": Self.link("/console/operations/new", ["user": userId]),
         ]
+        if found.count > pageSize, let last = list.last {
+            context["next"] = Self.link(
+                "/console/operations",
+                [
+                    "user": userId, "status": status?.rawValue,
+                    "before": OperationCursor(createdAt: last.createdAt, id: last.id).text,
+                ])
+        }
+        if before != nil {
+            context["first"] = Self.link("/console/operations", ["user": userId, "status": status?.rawValue])
+        }
         context["live"] = Self.liveURL(operations: list.filter { $0.status == .pending }.map(\.id))
         return try await show("console-operations", context, visit)
     }
 
-    private func operation(_ id: String, _ visit: Visit, offlineQR: String? = nil, offlineActivation: String? = nil)
-        async throws -> Response
-    {
+    /// `text` if it is the offline QR code the operation was last shown with (as a form sends it back), else `nil`.
+    private func currentOfflineQR(_ text: String?, operationId: String) async throws -> String? {
+        // A form sends line breaks as CR LF.
+        guard let text = text?.replacingOccurrences(of: "\r\n", with: "\n"),
+            let parsed = try? OfflineOperationQR(parsing: text), parsed.operationId == operationId
+        else { return nil }
+        let operation = try await operations.get(id: operationId)
+        guard operation.status == .pending, parsed.nonce.base64EncodedString() == operation.offlineNonce else {
+            return nil
+        }
+        return text
+    }
+
+    private func operation(
+        _ id: String, _ visit: Visit, offlineQR: String? = nil, offlineActivation: String? = nil, error: String? = nil
+    ) async throws -> Response {
         let operation = try await operations.get(id: id)
-        let form = operation.content.form(acceptLanguage: visit.request.headers[HTTPSupport.acceptLanguage])
+        let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let pending = operation.status == .pending
         let write = visit.allows(.operationsWrite)
         var context: [String: Any] = [
             "title": "Operation", "id": operation.id, "status": operation.status.rawValue,
             "statusClass": operation.status.rawValue.lowercased(),
-            "formTitle": form.title, "formMessage": form.message,
+            "formTitle": form.title, "formMessage": form.message, "formLanguage": language,
             "attributes": form.attributes.compactMap(ApprovalPages.display),
             "details": [
                 ("Name", operation.name), ("User", operation.userId ?? "any user's phone"),
@@ -164,8 +208,13 @@ extension ConsolePages {
                 ] as [String: Any]
             }
         }
-        if let offlineQR {
+        if let offlineQR, pending {
             context["offlineQR"] = try QRCode(text: offlineQR, errorCorrection: .low).pngDataURL(scale: 4)
+            context["offlineQRText"] = offlineQR
+        }
+        if let error {
+            context["error"] = error
+            return render("console-operation", context, visit, status: .badRequest)
         }
         return try await show("console-operation", context, visit)
     }

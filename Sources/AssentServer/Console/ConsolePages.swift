@@ -256,7 +256,7 @@ struct ConsolePages: Sendable {
         full["navActivations"] = visit.allows(.activationsRead)
         full["navOperations"] = visit.allows(.operationsRead)
         full["navAudit"] = visit.allows(.auditRead)
-        if let message = visit.session.state.message {
+        if full["error"] == nil, let message = visit.session.state.message {
             full[visit.session.state.failed == true ? "error" : "message"] = message
         }
         return pages.page(template, full, status: status)
@@ -336,35 +336,48 @@ struct ConsolePages: Sendable {
     }
 
     private func audit(_ visit: Visit) async throws -> Response {
+        // The date range is of whole days in UTC, both ends included (as the dates are typed: YYYY-MM-DD).
+        let from = visit.query("from"), until = visit.query("until")
+        guard from.map({ Self.dayStart($0) != nil }) ?? true, until.map({ Self.dayStart($0) != nil }) ?? true else {
+            throw AssentServerError.invalidRequest("Dates are written YYYY-MM-DD.")
+        }
         let filter = AuditFilter(
             activationId: visit.query("activation"), userId: visit.query("user"), typePrefix: visit.query("type"),
-            beforeId: visit.query("before").flatMap { Int64($0) })
+            beforeId: visit.query("before").flatMap { Int64($0) }, from: from.flatMap(Self.dayStart),
+            until: until.flatMap(Self.dayStart).map { $0 + 86_400_000 })
         let pageSize = 50
         let events = try await environment.store.auditEvents(filter, limit: pageSize + 1)
         var context: [String: Any] = [
             "title": "Audit log", "user": filter.userId ?? "", "activation": filter.activationId ?? "",
-            "type": filter.typePrefix ?? "",
-            "events": events.prefix(pageSize).map {
-                [
-                    "id": $0.id ?? 0, "at": Self.time($0.at), "type": $0.type, "user": $0.userId ?? "",
-                    "activation": $0.activationId ?? "", "actor": $0.actor, "detail": $0.detail,
-                ] as [String: Any]
+            "type": filter.typePrefix ?? "", "from": from ?? "", "until": until ?? "",
+            "events": events.prefix(pageSize).map { event in
+                var row: [String: Any] = [
+                    "id": event.id ?? 0, "at": Self.time(event.at), "type": event.type, "user": event.userId ?? "",
+                    "activation": event.activationId ?? "", "actor": event.actor, "detail": event.detail,
+                ]
+                if let userId = event.userId { row["userUrl"] = Self.userPath(userId) }
+                if let activationId = event.activationId { row["activationUrl"] = Self.activationPath(activationId) }
+                return row
             },
         ]
         context["empty"] = events.isEmpty
+        let kept: [String: String?] = [
+            "user": filter.userId, "activation": filter.activationId, "type": filter.typePrefix, "from": from,
+            "until": until,
+        ]
         if events.count > pageSize, let last = events[pageSize - 1].id {
-            context["next"] = Self.link(
-                "/console/audit",
-                [
-                    "user": filter.userId, "activation": filter.activationId, "type": filter.typePrefix,
-                    "before": String(last),
-                ])
+            context["next"] = Self.link("/console/audit", kept.merging(["before": String(last)]) { $1 })
         }
-        if filter.beforeId != nil {
-            context["first"] = Self.link(
-                "/console/audit", ["user": filter.userId, "activation": filter.activationId, "type": filter.typePrefix])
-        }
+        if filter.beforeId != nil { context["first"] = Self.link("/console/audit", kept) }
         return try await show("console-audit", context, visit)
+    }
+
+    /// Midnight UTC of a `YYYY-MM-DD` day, in milliseconds.
+    static func dayStart(_ text: String) -> Millis? {
+        guard text.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil,
+            let date = try? Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day().parse(text)
+        else { return nil }
+        return Millis(date.timeIntervalSince1970 * 1000)
     }
 
     // MARK: Helpers

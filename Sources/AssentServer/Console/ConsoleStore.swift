@@ -12,6 +12,28 @@ public struct ConsoleUser: Sendable, Equatable {
 }
 
 /// Which audit events to list, newest first.
+/// Where a page of operations, newest first, ends: its last operation's creation time and id.
+public struct OperationCursor: Sendable, Equatable {
+    public var createdAt: Millis
+    public var id: String
+
+    public init(createdAt: Millis, id: String) {
+        self.createdAt = createdAt
+        self.id = id
+    }
+
+    /// `createdAt.id`, as a page link carries it.
+    public var text: String { "\(createdAt).\(id)" }
+
+    /// The cursor a page link carried; `nil` for anything else.
+    public init?(text: String) {
+        guard let dot = text.firstIndex(of: "."), let createdAt = Millis(text[..<dot]) else { return nil }
+        let id = String(text[text.index(after: dot)...])
+        guard !id.isEmpty, id.utf8.count <= 64 else { return nil }
+        self.init(createdAt: createdAt, id: id)
+    }
+}
+
 public struct AuditFilter: Sendable, Equatable {
     public var activationId: String?
     public var userId: String?
@@ -19,8 +41,17 @@ public struct AuditFilter: Sendable, Equatable {
     public var typePrefix: String?
     /// Only events older than this id (the next page).
     public var beforeId: Int64?
+    /// Only events at or after this time.
+    public var from: Millis?
+    /// Only events before this time.
+    public var until: Millis?
 
-    public init(activationId: String? = nil, userId: String? = nil, typePrefix: String? = nil, beforeId: Int64? = nil) {
+    public init(
+        activationId: String? = nil, userId: String? = nil, typePrefix: String? = nil, beforeId: Int64? = nil,
+        from: Millis? = nil, until: Millis? = nil
+    ) {
+        self.from = from
+        self.until = until
         self.activationId = activationId
         self.userId = userId
         self.typePrefix = typePrefix
@@ -37,8 +68,10 @@ public protocol ConsoleStore: Sendable {
     func finishedOperationsPerHour(since: Millis) async throws -> [(hour: Int64, status: OperationStatus, count: Int)]
     /// Users with activations whose id starts with `prefix` (all when `nil`), the most recently activated first.
     func consoleUsers(prefix: String?, limit: Int) async throws -> [ConsoleUser]
-    /// The newest operations, of one user and in one status when given.
-    func recentOperations(userId: String?, status: OperationStatus?, limit: Int) async throws -> [OperationRecord]
+    /// The newest operations, of one user and in one status when given, older than `before` (the last one of the
+    /// previous page) when given.
+    func recentOperations(userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int)
+        async throws -> [OperationRecord]
     /// Audit events matching `filter`, newest first.
     func auditEvents(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent]
 }

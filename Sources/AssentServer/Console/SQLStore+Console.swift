@@ -59,16 +59,29 @@ extension SQLStore {
         }
     }
 
-    public func recentOperations(userId: String?, status: OperationStatus?, limit: Int) async throws
-        -> [OperationRecord]
+    public func recentOperations(userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int)
+        async throws -> [OperationRecord]
     {
-        if let userId { return try await operations(userId: userId, status: status, limit: limit) }
-        var query = SQLQueryString("SELECT * FROM operations")
+        var query = SQLQueryString("SELECT * FROM operations WHERE 1 = 1")
+        if let userId {
+            query.appendInterpolation(unsafeRaw: " AND user_id = ")
+            query.appendInterpolation(bind: userId)
+        }
         if let status {
-            query.appendInterpolation(unsafeRaw: " WHERE status = ")
+            query.appendInterpolation(unsafeRaw: " AND status = ")
             query.appendInterpolation(bind: status.rawValue)
         }
-        query.appendInterpolation(unsafeRaw: " ORDER BY created_at DESC LIMIT \(max(1, min(limit, 1000)))")
+        if let before {
+            query.appendInterpolation(unsafeRaw: " AND (created_at < ")
+            query.appendInterpolation(bind: before.createdAt)
+            query.appendInterpolation(unsafeRaw: " OR (created_at = ")
+            query.appendInterpolation(bind: before.createdAt)
+            query.appendInterpolation(unsafeRaw: " AND id < ")
+            query.appendInterpolation(bind: before.id)
+            query.appendInterpolation(unsafeRaw: "))")
+        }
+        query.appendInterpolation(
+            unsafeRaw: " ORDER BY created_at DESC, id DESC LIMIT \(max(1, min(limit, 1000)))")
         return try await database.raw(query).all().map(decodeOperation)
     }
 
@@ -90,6 +103,14 @@ extension SQLStore {
         if let beforeId = filter.beforeId {
             query.appendInterpolation(unsafeRaw: " AND id < ")
             query.appendInterpolation(bind: beforeId)
+        }
+        if let from = filter.from {
+            query.appendInterpolation(unsafeRaw: " AND at >= ")
+            query.appendInterpolation(bind: from)
+        }
+        if let until = filter.until {
+            query.appendInterpolation(unsafeRaw: " AND at < ")
+            query.appendInterpolation(bind: until)
         }
         query.appendInterpolation(unsafeRaw: " ORDER BY id DESC LIMIT \(max(1, min(limit, 1000)))")
         return try await database.raw(query).all().map { row in

@@ -135,7 +135,7 @@ public struct ActivationService: Sendable {
         let (activation, _) = try await environment.updateActivation(id: id, change)
         await environment.audit(event, activation: activation, actor: actor, detail)
         environment.logger.info(
-            "activation \(event)", metadata: ["activation.id": "\(activation.id)", "actor": "\(actor)"])
+            "\(event)", metadata: ["activation.id": "\(activation.id)", "actor": "\(actor)"])
         return activation
     }
 }

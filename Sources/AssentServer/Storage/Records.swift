@@ -111,7 +111,8 @@ public struct ActivationRecord: Sendable, Equatable {
     }
 
     /// How a page names the device to a person: its name, else its platform, else the start of its id.
-    var deviceLabel: String { activationName ?? platform ?? "Device \(id.prefix(8))" }
+    /// How people tell their phones apart: the name given at activation (or the platform), and the id's start.
+    var deviceLabel: String { "\(activationName ?? platform ?? "Device") (\(id.prefix(8)))" }
 
     public static func == (lhs: ActivationRecord, rhs: ActivationRecord) -> Bool {
         lhs.id == rhs.id && lhs.version == rhs.version && lhs.state == rhs.state && lhs.counter == rhs.counter
@@ -264,15 +265,24 @@ public struct OperationContent: Codable, Sendable, Equatable {
     public var ui: OperationUI?
 
     /// The form for the best match of an `Accept-Language` header.
-    public func form(acceptLanguage: String?) -> FormData {
+    public func form(acceptLanguage: String?) -> FormData { localized(acceptLanguage: acceptLanguage).form }
+
+    /// The texts in the best language for `acceptLanguage`, with that language's tag (as the operation names it).
+    public func localized(acceptLanguage: String?) -> (language: String, form: FormData) {
         for tag in Self.languages(acceptLanguage) {
-            if let form = formData[tag] { return form }
+            if let form = formData[tag] { return (tag, form) }
             if let primary = tag.split(separator: "-").first.map(String.init), let form = formData[primary] {
-                return form
+                return (primary, form)
             }
         }
-        return formData[defaultLanguage] ?? formData.values.first ?? FormData(title: "", message: "")
+        if let form = formData[defaultLanguage] { return (defaultLanguage, form) }
+        if let (language, form) = formData.min(by: { $0.key < $1.key }) { return (language, form) }
+        return (defaultLanguage, FormData(title: "", message: ""))
     }
+
+    /// The language of the pages a person reads an operation on: its texts are taken in it where the operation has
+    /// them, so a page does not mix languages; otherwise in the operation's default language.
+    public static let pageLanguage = "en"
 
     /// The language tags of an `Accept-Language` header, most preferred first (lower-cased, `*` and q=0 dropped).
     static func languages(_ header: String?) -> [String] {

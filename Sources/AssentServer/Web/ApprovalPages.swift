@@ -179,14 +179,16 @@ struct ApprovalPages: Sendable {
         message: String? = nil
     ) async throws -> Response {
         let application = try await environment.store.application(id: operation.applicationId)
-        let form = operation.content.form(acceptLanguage: request.headers[HTTPSupport.acceptLanguage])
+        // The page speaks English: the operation's English texts where it has them, so the page reads in one
+        // language (its section says which, for a screen reader, when it is another).
+        let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let attributes = form.attributes.compactMap(Self.display)
         let pending = operation.status == .pending
         let context: [String: Any?] = [
             "application": application?.name ?? "Assent",
             "title": pending ? "Approve on your phone" : Self.outcome(operation.status),
             "message": message,
-            "formTitle": form.title, "formMessage": form.message,
+            "formTitle": form.title, "formMessage": form.message, "formLanguage": language,
             "attributes": attributes, "hasAttributes": !attributes.isEmpty,
             "pending": pending,
             "proximity": pending && operation.proximitySeed != nil,
@@ -226,10 +228,10 @@ struct ApprovalPages: Sendable {
         let devices = try await environment.store.activations(userId: operation.userId ?? "").filter {
             $0.state == .active && $0.applicationId == operation.applicationId
         }
-        let form = operation.content.form(acceptLanguage: request.headers[HTTPSupport.acceptLanguage])
+        let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let context: [String: Any?] = [
             "application": application?.name ?? "Assent", "title": "Approve without a connection",
-            "message": message, "formTitle": form.title, "formMessage": form.message,
+            "message": message, "formTitle": form.title, "formMessage": form.message, "formLanguage": language,
             "qr": try QRCode(text: text, errorCorrection: .low).pngDataURL(scale: 4), "qrText": text,
             "devices": devices.map {
                 ["id": $0.id, "label": $0.deviceLabel]

@@ -546,6 +546,9 @@ struct LoginPages: Sendable {
             let application = state.application
             state = LoginState(application: application)
             state.message = "Your sign-in expired: sign in again."
+        case "INVALID_LOGIN":
+            // The form asks for a user name.
+            state.message = "The user name or the password is wrong."
         case "ASSERTION_SPENT", "INVALID_ASSERTION", "PUSH_NOT_SENT", "TOTP_NOT_REGISTERED":
             state.clearFactor()
             state.step = .chooseFactor
@@ -553,7 +556,16 @@ struct LoginPages: Sendable {
         case "PUSH_REJECTED", "PUSH_NOT_APPROVED", "PUSH_DEVICE_NOT_OPTED_IN":
             state.clearFactor()
             state.step = .chooseFactor
-            state.message = error.message
+            // The API speaks to a relying party about its user; the page speaks to the person.
+            state.message =
+                switch error.code {
+                case "PUSH_REJECTED":
+                    error.message.contains("fraud")
+                        ? "You reported this sign-in as fraud on your phone: it was stopped."
+                        : "You rejected the sign-in on your phone."
+                case "PUSH_NOT_APPROVED": "The request on your phone expired or was withdrawn: choose a method again."
+                default: "A phone that does not approve your sign-ins answered: approve on the phone you set up."
+                }
         default:
             state.message = error.message
             if error.attemptsLeft == 0 {

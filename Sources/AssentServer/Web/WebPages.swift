@@ -20,6 +20,7 @@ struct WebPages: Sendable {
         "assent.css": "text/css; charset=utf-8",
         "wait.js": "text/javascript; charset=utf-8",
         "console.js": "text/javascript; charset=utf-8",
+        "icon.svg": "image/svg+xml",
     ]
 
     private init() {
@@ -157,15 +158,22 @@ struct WebPages: Sendable {
     func register(on router: Router<AssentRequestContext>) {
         router.get("web/assets/{name}") { _, context in
             let name = try context.parameters.require("name")
-            guard let type = Self.assets[name] else { throw AssentServerError.notFound("No such asset.") }
-            return Response(
-                status: .ok,
-                headers: [
-                    .contentType: type, .cacheControl: "public, max-age=3600",
-                    HTTPField.Name("X-Content-Type-Options")!: "nosniff",
-                ],
-                body: .init(byteBuffer: ByteBuffer(bytes: Self.resource(name))))
+            guard Self.assets[name] != nil else { throw AssentServerError.notFound("No such asset.") }
+            return Self.asset(name)
         }
+        // Browsers ask for it whatever the page links: the icon, rather than a 404 logged for every visit.
+        router.get("favicon.ico") { _, _ in Self.asset("icon.svg") }
+    }
+
+    /// A bundled asset of ``assets`` as an answer that caches for an hour.
+    static func asset(_ name: String) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                .contentType: assets[name] ?? "application/octet-stream", .cacheControl: "public, max-age=3600",
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            ],
+            body: .init(byteBuffer: ByteBuffer(bytes: resource(name))))
     }
 }
 
