@@ -240,6 +240,14 @@ public final class Browser: Sendable {
         _ = try await command("POST", "/window/rect", ["width": size.width, "height": size.height])
     }
 
+    /// Makes the pages run in the time zone `identifier` (e.g. `Europe/Prague`), as a person's browser there does
+    /// (Chromium's DevTools protocol through chromedriver).
+    public func timeZone(_ identifier: String) async throws {
+        _ = try await command(
+            "POST", "/goog/cdp/execute",
+            ["cmd": "Emulation.setTimezoneOverride", "params": ["timezoneId": identifier]])
+    }
+
     /// A phone's screen, 390 × 844 (an iPhone 12 to 15).
     public static let phone = (width: 390, height: 844)
     /// The window the browser starts with.

@@ -108,6 +108,15 @@ struct ConsoleBrowserTests {
             try await browser.click("#create")
             try await browser.expectText("#operation-title", "Pay 250 EUR")
             try await browser.expectText("#status", "PENDING")
+            // Times show in the browser's time zone, UTC in their title.
+            try await browser.timeZone("Asia/Kolkata")
+            try await browser.open(try await browser.url())
+            try await browser.expectText("#status", "PENDING")
+            let created = try #require(
+                try await browser.execute(
+                    "var t = document.querySelector('.details time'); return [t.textContent, t.title];") as? [String])
+            #expect(created[1].hasSuffix(" UTC") && created[0] != created[1], "\(created)")
+            #expect(created[0].contains("GMT+5:30") || created[0].contains("IST"), "\(created)")
             let operationId = try await browser.text("#operation-id")
             try await browser.execute("window.assentMarker = 'this page'; return 1;")
             try await browser.screenshot("05-operation-pending")

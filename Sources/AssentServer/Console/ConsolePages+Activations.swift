@@ -24,6 +24,7 @@ extension ConsolePages {
                             [
                                 "user": $0.userId, "url": Self.userPath($0.userId), "activations": $0.activations,
                                 "active": $0.active, "latest": Self.time($0.latest),
+                                "latestIso": Self.iso($0.latest),
                             ] as [String: Any]
                         },
                     ], visit)
@@ -111,14 +112,16 @@ extension ConsolePages {
         var rows: [[String: Any]] = []
         for activation in list.reversed() {
             let push = try await environment.store.pushRegistration(activationId: activation.id)
-            rows.append([
+            var row: [String: Any] = [
                 "id": activation.id, "url": Self.activationPath(activation.id), "state": activation.state.name,
                 "stateClass": activation.state.name.lowercased(),
                 "name": activation.activationName ?? activation.platform ?? "—",
                 "fingerprint": try activation.fingerprint() ?? "—", "push": push?.platform.rawValue ?? "—",
                 "failed": "\(activation.failedAttempts) of \(activation.maxFailedAttempts)",
                 "lastUsed": activation.lastUsedAt.map(Self.time) ?? "never",
-            ])
+            ]
+            if let lastUsed = activation.lastUsedAt { row["lastUsedIso"] = Self.iso(lastUsed) }
+            rows.append(row)
         }
         var context: [String: Any] = [
             "title": userId, "user": userId, "canCreate": visit.allows(.activationsWrite), "activations": rows,
@@ -145,14 +148,17 @@ extension ConsolePages {
             "title": "Activation", "id": activation.id, "user": activation.userId,
             "userUrl": Self.userPath(activation.userId), "state": activation.state.name,
             "stateClass": activation.state.name.lowercased(),
-            "details": [
-                ("Name", activation.activationName), ("Platform", activation.platform),
-                ("Device", activation.deviceInfo), ("Commit mode", activation.commitMode.rawValue),
-                ("Failed attempts", "\(activation.failedAttempts) of \(activation.maxFailedAttempts)"),
-                (activation.state == .removed ? "Removed because" : "Blocked because", activation.blockedReason),
-                ("Created", Self.time(activation.createdAt)),
-                ("Last used", activation.lastUsedAt.map(Self.time) ?? "never"),
-            ].compactMap { label, value in value.map { ["label": label, "value": $0] } },
+            "details": Self.details([
+                ("Name", .text(activation.activationName)), ("Platform", .text(activation.platform)),
+                ("Device", .text(activation.deviceInfo)), ("Commit mode", .text(activation.commitMode.rawValue)),
+                ("Failed attempts", .text("\(activation.failedAttempts) of \(activation.maxFailedAttempts)")),
+                (
+                    activation.state == .removed ? "Removed because" : "Blocked because",
+                    .text(activation.blockedReason)
+                ),
+                ("Created", .time(activation.createdAt)),
+                activation.lastUsedAt == nil ? ("Last used", .text("never")) : ("Last used", .time(activation.lastUsedAt)),
+            ]),
             "canCommit": write && activation.state == .pendingCommit,
             "canBlock": write && activation.state == .active,
             "canUnblock": write && activation.state == .blocked,

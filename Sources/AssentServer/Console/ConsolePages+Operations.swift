@@ -119,7 +119,7 @@ extension ConsolePages {
             "id": operation.id, "url": operationPath(operation.id), "user": operation.userId ?? "—",
             "name": operation.name, "title": operation.content.form(acceptLanguage: nil).title,
             "status": operation.status.rawValue, "statusClass": operation.status.rawValue.lowercased(),
-            "created": time(operation.createdAt),
+            "created": time(operation.createdAt), "createdIso": iso(operation.createdAt),
         ]
         if let userId = operation.userId { row["userUrl"] = userPath(userId) }
         return row
@@ -182,14 +182,14 @@ extension ConsolePages {
             "statusClass": operation.status.rawValue.lowercased(),
             "formTitle": form.title, "formMessage": form.message, "formLanguage": language,
             "attributes": form.attributes.compactMap(ApprovalPages.display),
-            "details": [
-                ("Name", operation.name), ("User", operation.userId ?? "any user's phone"),
-                ("Data", operation.data), ("Template", operation.template),
-                ("Created", Self.time(operation.createdAt)), ("Expires", Self.time(operation.expiresAt)),
-                ("Finished", operation.finishedAt.map(Self.time)), ("Reason", operation.statusReason),
-                ("Approved with", operation.activationId),
-                ("Failed attempts", "\(operation.failedAttempts) of \(operation.maxFailedAttempts)"),
-            ].compactMap { label, value in value.map { ["label": label, "value": $0] } },
+            "details": Self.details([
+                ("Name", .text(operation.name)), ("User", .text(operation.userId ?? "any user's phone")),
+                ("Data", .text(operation.data)), ("Template", .text(operation.template)),
+                ("Created", .time(operation.createdAt)), ("Expires", .time(operation.expiresAt)),
+                ("Finished", .time(operation.finishedAt)), ("Reason", .text(operation.statusReason)),
+                ("Approved with", .text(operation.activationId)),
+                ("Failed attempts", .text("\(operation.failedAttempts) of \(operation.maxFailedAttempts)")),
+            ]),
             "canCancel": write && pending,
             "proximity": pending && operation.proximitySeed != nil,
             "proximityUrl": "\(Self.operationPath(operation.id))/proximity.png?",

@@ -352,7 +352,8 @@ struct ConsolePages: Sendable {
             "type": filter.typePrefix ?? "", "from": from ?? "", "until": until ?? "",
             "events": events.prefix(pageSize).map { event in
                 var row: [String: Any] = [
-                    "id": event.id ?? 0, "at": Self.time(event.at), "type": event.type, "user": event.userId ?? "",
+                    "id": event.id ?? 0, "at": Self.time(event.at), "atIso": Self.iso(event.at), "type": event.type,
+                    "user": event.userId ?? "",
                     "activation": event.activationId ?? "", "actor": event.actor, "detail": event.detail,
                 ]
                 if let userId = event.userId { row["userUrl"] = Self.userPath(userId) }
@@ -382,10 +383,30 @@ struct ConsolePages: Sendable {
 
     // MARK: Helpers
 
-    /// A time as the console shows it: UTC to the second.
+    /// A time as the console shows it without a script: UTC to the second. The page's script shows it in the
+    /// browser's time zone, keeping this in the element's title (``iso(_:)`` is the machine-readable form).
     static func time(_ millis: Millis) -> String {
         Date(millis: millis).formatted(.iso8601).replacingOccurrences(of: "T", with: " ")
             .replacingOccurrences(of: "Z", with: " UTC")
+    }
+
+    /// A time as ISO 8601, for a `<time datetime>` the page's script shows in the browser's time zone.
+    static func iso(_ millis: Millis) -> String { Date(millis: millis).formatted(.iso8601) }
+
+    /// A value of a details list: text, or a time.
+    enum Detail {
+        case text(String?)
+        case time(Millis?)
+    }
+
+    /// The rows of a details list (`label`, `value`, and `iso` for a time), leaving out what has no value.
+    static func details(_ entries: [(String, Detail)]) -> [[String: String]] {
+        entries.compactMap { label, detail in
+            switch detail {
+            case .text(let value): value.map { ["label": label, "value": $0] }
+            case .time(let millis): millis.map { ["label": label, "value": time($0), "iso": iso($0)] }
+            }
+        }
     }
 
     /// `path` with the non-empty `query` values.

@@ -3,6 +3,17 @@
 // the page again when its status changes (its actions depend on it); what data-pending-of an operation
 // marks is hidden once the operation is no longer PENDING. The browser reconnects a dropped stream.
 "use strict";
+// Times come in UTC (kept in each element's title); they are shown in the browser's time zone.
+document.addEventListener("DOMContentLoaded", function () {
+    var format = new Intl.DateTimeFormat(undefined, {
+        year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+        timeZoneName: "short"
+    });
+    Array.prototype.forEach.call(document.querySelectorAll("time[datetime]"), function (element) {
+        var date = new Date(element.getAttribute("datetime"));
+        if (!isNaN(date.getTime())) { element.textContent = format.format(date); }
+    });
+});
 document.addEventListener("DOMContentLoaded", function () {
     var main = document.getElementById("live");
     if (!main || !main.dataset.live || !window.EventSource) { return; }
