@@ -40,13 +40,7 @@ struct ApprovalPageBrowserTests {
             #expect(shown.contains("2199,40 Kč") && shown.contains("238400856/0300"))
             try await browser.screenshot("01-waiting")
             // On a phone's screen the card keeps a margin from the edges.
-            try await browser.resize(Browser.phone)
-            try await browser.screenshot("01-waiting-phone")
-            let left = try await browser.execute("return document.querySelector('main').getBoundingClientRect().left;")
-            #expect(
-                (left as? Double ?? (left as? Int).map(Double.init) ?? 0) >= 8,
-                "main starts at \(String(describing: left))")
-            try await browser.resize(Browser.desktop)
+            try await browser.expectPhoneLayout("01-waiting-phone")
             // The phone scans the proximity code off the screen (zbarimg reads a screenshot) and sends it along.
             let shot = try await browser.screenshot(of: "#proximity", "02-proximity-qr")
             let text = try #require(try await QRReader.scan(png: shot), "no QR code on the page")

@@ -220,6 +220,24 @@ struct CLITests {
         #expect(server.terminationReason == .exit && server.terminationStatus == 0)
     }
 
+    /// Runs `body` with `assent serve` started on a free port, its data in a fresh folder `work` (removed
+    /// afterwards), and the lines it printed; a server `body` did not stop is stopped. Records an issue instead when
+    /// the executable is not built.
+    static func withServer(
+        _ name: String, _ body: (_ work: URL, _ server: Process, _ printed: [String: String]) async throws -> Void
+    ) async throws {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            Issue.record("The assent executable is not built at \(executable.path); run swift build first.")
+            return
+        }
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(name)-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        let (server, printed) = try await serve(work)
+        defer { if server.isRunning { server.terminate() } }
+        try await body(work, server, printed)
+    }
+
     /// Starts `assent serve` on a free port with its data under `work`; returns the process and the lines it
     /// printed as `label: value` (and `url`), once it listens.
     static func serve(_ work: URL) async throws -> (Process, [String: String]) {
@@ -251,417 +269,395 @@ struct CLITests {
 
     @Test("token activate checks the PIN before spending the code; token approve takes and names the proximity code")
     func tokenPINAndProximity() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
-            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
-            return
-        }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-token-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let (server, printed) = try await Self.serve(work)
-        defer { if server.isRunning { server.terminate() } }
-        let url = try #require(printed["url"])
-        let config = try #require(printed["SDK configuration"])
-        let environment = [
-            "ASSENT_URL": url, "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-        ]
-        let profile = ["--profile", work.appendingPathComponent("token").path]
-        // The name people see, set by the operator; a name the server refuses is a usage error.
-        let renamed = try await Self.run(
-            ["admin", "application", "update", "--name", "Example Bank"], environment: environment)
-        #expect(renamed.status == 0 && renamed.output.contains("Example Bank"), "\(renamed.errors)")
-        let shownApplication = try await Self.run(["admin", "application"], environment: environment)
-        #expect(shownApplication.output.contains("name") && shownApplication.output.contains("Example Bank"))
-        let blank = try await Self.run(
-            ["admin", "application", "update", "--name", "   "], environment: environment)
-        #expect(blank.status == 2 && blank.errors.contains("1 to 100 characters"), "\(blank.errors)")
-        // A key that was sent but is wrong is called refused, not missing.
-        let wrongKey = try await Self.run(
-            ["admin", "application"], environment: environment.merging(["ASSENT_API_KEY": "ak_wrong"]) { $1 })
-        #expect(wrongKey.status == 4 && wrongKey.errors.contains("The API key was refused"), "\(wrongKey.errors)")
-        // A usage error a command finds after parsing shows that command's usage.
-        let badServer = try await Self.run(
-            ["token", "activate", "--server", "ftp://bank.example", "--config", config, "ABCDE"] + profile)
-        #expect(
-            badServer.status == 2 && badServer.errors.contains("Usage: assent token activate"), "\(badServer.errors)")
-        #expect(badServer.errors.contains("See 'assent token activate --help'"), "\(badServer.errors)")
-        let activation = try OperatorJSON.decoder().decode(
-            CreateActivationResponse.self,
-            from: Data(
-                try await Self.run(
-                    ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment
-                ).output.utf8))
-        func activationState() async throws -> String {
-            try OperatorJSON.decoder().decode(
-                ActivationInfo.self,
+        try await Self.withServer("token") { work, server, printed in
+            let url = try #require(printed["url"])
+            let config = try #require(printed["SDK configuration"])
+            let environment = [
+                "ASSENT_URL": url,
+                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+            ]
+            let profile = ["--profile", work.appendingPathComponent("token").path]
+            // The name people see, set by the operator; a name the server refuses is a usage error.
+            let renamed = try await Self.run(
+                ["admin", "application", "update", "--name", "Example Bank"], environment: environment)
+            #expect(renamed.status == 0 && renamed.output.contains("Example Bank"), "\(renamed.errors)")
+            let shownApplication = try await Self.run(["admin", "application"], environment: environment)
+            #expect(shownApplication.output.contains("name") && shownApplication.output.contains("Example Bank"))
+            let blank = try await Self.run(
+                ["admin", "application", "update", "--name", "   "], environment: environment)
+            #expect(blank.status == 2 && blank.errors.contains("1 to 100 characters"), "\(blank.errors)")
+            // A key that was sent but is wrong is called refused, not missing.
+            let wrongKey = try await Self.run(
+                ["admin", "application"], environment: environment.merging(["ASSENT_API_KEY": "ak_wrong"]) { $1 })
+            #expect(wrongKey.status == 4 && wrongKey.errors.contains("The API key was refused"), "\(wrongKey.errors)")
+            // A usage error a command finds after parsing shows that command's usage.
+            let badServer = try await Self.run(
+                ["token", "activate", "--server", "ftp://bank.example", "--config", config, "ABCDE"] + profile)
+            #expect(
+                badServer.status == 2 && badServer.errors.contains("Usage: assent token activate"),
+                "\(badServer.errors)")
+            #expect(badServer.errors.contains("See 'assent token activate --help'"), "\(badServer.errors)")
+            let activation = try OperatorJSON.decoder().decode(
+                CreateActivationResponse.self,
                 from: Data(
                     try await Self.run(
-                        ["admin", "--json", "activation", "show", activation.activationId], environment: environment
-                    ).output.utf8)
-            ).status
-        }
-        // A PIN the policy refuses stops the activation before the code reaches the server: the code stays usable.
-        let activate = ["token", "activate", "--server", url, "--config", config, activation.activationCode]
-        let short = try await Self.run(
-            activate + ["--pin-stdin", "--name", "Alice's laptop"] + profile, environment: environment, input: "12\n")
-        #expect(short.status == 2 && short.errors.contains("The PIN must have 4 to"), "\(short.errors)")
-        #expect(!short.errors.contains("Fingerprint"))
-        #expect(try await activationState() == "CREATED")
-        let activated = try await Self.run(
-            activate + ["--pin-stdin", "--name", "Alice's laptop"] + profile, environment: environment,
-            input: "2468\n")
-        #expect(activated.status == 0, "\(activated.errors)")
-        #expect(try await activationState() == "ACTIVE")
-        let shown = try await Self.run(
-            ["admin", "activation", "show", activation.activationId], environment: environment)
-        #expect(shown.output.contains("Alice's laptop"), "\(shown.output)")
+                        ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment
+                    ).output.utf8))
+            func activationState() async throws -> String {
+                try OperatorJSON.decoder().decode(
+                    ActivationInfo.self,
+                    from: Data(
+                        try await Self.run(
+                            ["admin", "--json", "activation", "show", activation.activationId], environment: environment
+                        ).output.utf8)
+                ).status
+            }
+            // A PIN the policy refuses stops the activation before the code reaches the server: the code stays usable.
+            let activate = ["token", "activate", "--server", url, "--config", config, activation.activationCode]
+            let short = try await Self.run(
+                activate + ["--pin-stdin", "--name", "Alice's laptop"] + profile, environment: environment,
+                input: "12\n")
+            #expect(short.status == 2 && short.errors.contains("The PIN must have 4 to"), "\(short.errors)")
+            #expect(!short.errors.contains("Fingerprint"))
+            #expect(try await activationState() == "CREATED")
+            let activated = try await Self.run(
+                activate + ["--pin-stdin", "--name", "Alice's laptop"] + profile, environment: environment,
+                input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+            #expect(try await activationState() == "ACTIVE")
+            let shown = try await Self.run(
+                ["admin", "activation", "show", activation.activationId], environment: environment)
+            #expect(shown.output.contains("Alice's laptop"), "\(shown.output)")
 
-        // An operation with a proximity check: without the code, the CLI says so and nothing is counted.
-        let created = try await Self.run(
-            [
-                "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK", "--title", "Pay",
-                "--proximity-check", "--json",
-            ], environment: environment)
-        let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
-        func failedAttempts() async throws -> Int {
-            try OperatorJSON.decoder().decode(
-                OperationInfo.self,
-                from: Data(
-                    try await Self.run(
-                        ["admin", "--json", "operation", "show", operation.id], environment: environment
-                    )
-                    .output.utf8)
-            ).failedAttempts
+            // An operation with a proximity check: without the code, the CLI says so and nothing is counted.
+            let created = try await Self.run(
+                [
+                    "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK", "--title", "Pay",
+                    "--proximity-check", "--json",
+                ], environment: environment)
+            let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
+            func failedAttempts() async throws -> Int {
+                try OperatorJSON.decoder().decode(
+                    OperationInfo.self,
+                    from: Data(
+                        try await Self.run(
+                            ["admin", "--json", "operation", "show", operation.id], environment: environment
+                        )
+                        .output.utf8)
+                ).failedAttempts
+            }
+            let approve = ["token", "approve", operation.id, "--pin-stdin"] + profile
+            let missing = try await Self.run(approve, environment: environment, input: "2468\n")
+            #expect(missing.status == 2 && missing.errors.contains("PROXIMITY_CHECK_MISSING"), "\(missing.errors)")
+            #expect(missing.errors.contains("--proximity-qr") && !missing.errors.contains("WRONG_PIN"))
+            #expect(try await failedAttempts() == 0)
+            // A wrong code is named as such and counts against the operation.
+            let wrong = try await Self.run(
+                approve + ["--proximity-code", "00000000"], environment: environment, input: "2468\n")
+            #expect(wrong.status == 4 && wrong.errors.contains("PROXIMITY_CHECK_FAILED"), "\(wrong.errors)")
+            #expect(try await failedAttempts() == 1)
+            // The code the site shows, as the QR code's text in a file: approved.
+            let proximity = try await Self.run(
+                ["admin", "--json", "operation", "proximity", operation.id], environment: environment)
+            let code = try OperatorJSON.decoder().decode(ProximityCodeResponse.self, from: Data(proximity.output.utf8))
+            let qrFile = work.appendingPathComponent("proximity.txt")
+            try Data(code.jwt.utf8).write(to: qrFile)
+            let approved = try await Self.run(
+                approve + ["--proximity-qr", qrFile.path], environment: environment, input: "2468\n")
+            #expect(approved.status == 0, "\(approved.errors)")
+            // Finished: no PIN asked (standard input stays unread), nothing counted.
+            let again = try await Self.run(
+                ["token", "approve", operation.id] + profile, environment: environment, input: "")
+            #expect(again.status == 5 && again.errors.contains("OPERATION_FINISHED"), "\(again.errors)")
+            // An id nobody knows: not found, as `assent admin` says it.
+            let unknown = try await Self.run(
+                ["token", "approve", UUID().uuidString.lowercased()] + profile, environment: environment, input: "")
+            #expect(unknown.status == 3 && unknown.errors.contains("OPERATION_NOT_FOUND"), "\(unknown.errors)")
+            let adminUnknown = try await Self.run(
+                ["admin", "operation", "show", UUID().uuidString.lowercased()], environment: environment)
+            #expect(adminUnknown.status == 3 && adminUnknown.errors.contains("OPERATION_NOT_FOUND"))
+            #expect(!again.errors.contains("PIN"), "\(again.errors)")
+            #expect(try await failedAttempts() == 1)
+            server.terminate()
+            server.waitUntilExit()
         }
-        let approve = ["token", "approve", operation.id, "--pin-stdin"] + profile
-        let missing = try await Self.run(approve, environment: environment, input: "2468\n")
-        #expect(missing.status == 2 && missing.errors.contains("PROXIMITY_CHECK_MISSING"), "\(missing.errors)")
-        #expect(missing.errors.contains("--proximity-qr") && !missing.errors.contains("WRONG_PIN"))
-        #expect(try await failedAttempts() == 0)
-        // A wrong code is named as such and counts against the operation.
-        let wrong = try await Self.run(
-            approve + ["--proximity-code", "00000000"], environment: environment, input: "2468\n")
-        #expect(wrong.status == 4 && wrong.errors.contains("PROXIMITY_CHECK_FAILED"), "\(wrong.errors)")
-        #expect(try await failedAttempts() == 1)
-        // The code the site shows, as the QR code's text in a file: approved.
-        let proximity = try await Self.run(
-            ["admin", "--json", "operation", "proximity", operation.id], environment: environment)
-        let code = try OperatorJSON.decoder().decode(ProximityCodeResponse.self, from: Data(proximity.output.utf8))
-        let qrFile = work.appendingPathComponent("proximity.txt")
-        try Data(code.jwt.utf8).write(to: qrFile)
-        let approved = try await Self.run(
-            approve + ["--proximity-qr", qrFile.path], environment: environment, input: "2468\n")
-        #expect(approved.status == 0, "\(approved.errors)")
-        // Finished: no PIN asked (standard input stays unread), nothing counted.
-        let again = try await Self.run(
-            ["token", "approve", operation.id] + profile, environment: environment, input: "")
-        #expect(again.status == 5 && again.errors.contains("OPERATION_FINISHED"), "\(again.errors)")
-        // An id nobody knows: not found, as `assent admin` says it.
-        let unknown = try await Self.run(
-            ["token", "approve", UUID().uuidString.lowercased()] + profile, environment: environment, input: "")
-        #expect(unknown.status == 3 && unknown.errors.contains("OPERATION_NOT_FOUND"), "\(unknown.errors)")
-        let adminUnknown = try await Self.run(
-            ["admin", "operation", "show", UUID().uuidString.lowercased()], environment: environment)
-        #expect(adminUnknown.status == 3 && adminUnknown.errors.contains("OPERATION_NOT_FOUND"))
-        #expect(!again.errors.contains("PIN"), "\(again.errors)")
-        #expect(try await failedAttempts() == 1)
-        server.terminate()
-        server.waitUntilExit()
     }
 
     @Test("SIGTERM stops assent serve within seconds while a waiting page holds its live stream open")
     func stopsOnSIGTERM() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
-            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
-            return
-        }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-stop-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let (server, printed) = try await Self.serve(work)
-        defer { if server.isRunning { server.terminate() } }
-        let environment = [
-            "ASSENT_URL": try #require(printed["url"]),
-            "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-        ]
-        let created = try await Self.run(
-            ["admin", "operation", "create", "--user", "alice", "--data", "A2", "--title", "Log in?", "--json"],
-            environment: environment)
-        let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
-        let link = try await Self.run(
-            ["admin", "operation", "approval-link", operation.id, "--return", "https://bank.example/", "--json"],
-            environment: environment)
-        #expect(link.status == 0, "\(link.errors)")
-        #expect(!link.output.contains("\\/"), "JSON meant for copying keeps its slashes: \(link.output)")
-        let url = try #require(
-            URLComponents(
-                string: try OperatorJSON.decoder().decode(ApprovalLinkResponse.self, from: Data(link.output.utf8)).url))
-        let base = try #require(printed["url"])
-        let stream = try await EventStreamReader(
-            base: try #require(URL(string: base)),
-            path: "\(url.path)/events?\(url.query ?? "")")
-        try await stream.wait("the stream to start") { _ in !stream.text.isEmpty }
+        try await Self.withServer("stop") { work, server, printed in
+            let environment = [
+                "ASSENT_URL": try #require(printed["url"]),
+                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+            ]
+            let created = try await Self.run(
+                ["admin", "operation", "create", "--user", "alice", "--data", "A2", "--title", "Log in?", "--json"],
+                environment: environment)
+            let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
+            let link = try await Self.run(
+                ["admin", "operation", "approval-link", operation.id, "--return", "https://bank.example/", "--json"],
+                environment: environment)
+            #expect(link.status == 0, "\(link.errors)")
+            #expect(!link.output.contains("\\/"), "JSON meant for copying keeps its slashes: \(link.output)")
+            let url = try #require(
+                URLComponents(
+                    string: try OperatorJSON.decoder().decode(ApprovalLinkResponse.self, from: Data(link.output.utf8))
+                        .url))
+            let base = try #require(printed["url"])
+            let stream = try await EventStreamReader(
+                base: try #require(URL(string: base)),
+                path: "\(url.path)/events?\(url.query ?? "")")
+            try await stream.wait("the stream to start") { _ in !stream.text.isEmpty }
 
-        let signalled = ContinuousClock.now
-        server.terminate()  // SIGTERM
-        while server.isRunning, ContinuousClock.now - signalled < .seconds(20) {
-            try await Task.sleep(for: .milliseconds(50))
+            let signalled = ContinuousClock.now
+            server.terminate()  // SIGTERM
+            while server.isRunning, ContinuousClock.now - signalled < .seconds(20) {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let took = ContinuousClock.now - signalled
+            #expect(!server.isRunning && took < .seconds(5), "assent serve took \(took) to stop")
+            #expect(server.terminationReason == .exit && server.terminationStatus == 0)
+            try await stream.waitForEnd(seconds: 5)
+            #expect(stream.hasEndedCleanly)
+            let logged = (try? String(contentsOf: work.appendingPathComponent("serve.err"), encoding: .utf8)) ?? ""
+            #expect(logged.contains("shutting down") && logged.contains("\"stopped\""), "\(logged.suffix(600))")
         }
-        let took = ContinuousClock.now - signalled
-        #expect(!server.isRunning && took < .seconds(5), "assent serve took \(took) to stop")
-        #expect(server.terminationReason == .exit && server.terminationStatus == 0)
-        try await stream.waitForEnd(seconds: 5)
-        #expect(stream.hasEndedCleanly)
-        let logged = (try? String(contentsOf: work.appendingPathComponent("serve.err"), encoding: .utf8)) ?? ""
-        #expect(logged.contains("shutting down") && logged.contains("\"stopped\""), "\(logged.suffix(600))")
     }
 
     @Test(
         "assent admin tfa: accounts, e-mail factors, policy, devices, removal; push sign-ins approved by assent token")
     func adminTFA() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
-            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
-            return
-        }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-tfa-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let (server, printed) = try await Self.serve(work)
-        defer { if server.isRunning { server.terminate() } }
-        #expect(printed["Two-factor login"] == "/api/tfa with totp, push")
-        let environment = [
-            "ASSENT_URL": try #require(printed["url"]),
-            "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-        ]
-        let created = try await Self.run(
-            ["admin", "tfa", "create-account", "--user", "alice", "--password-stdin", "--email", "alice@bank.example"],
-            environment: environment, input: "correct horse battery\n")
-        #expect(created.status == 0, "\(created.errors)")
-        #expect(created.output.contains("a***e@b***k.example") && created.output.contains("yes"))
-        let short = try await Self.run(
-            ["admin", "tfa", "create-account", "--user", "bob", "--password-stdin"], environment: environment,
-            input: "short\n")
-        #expect(short.status != 0 && short.errors.contains("8 to 1024"))
-        let policy = try await Self.run(["admin", "tfa", "policy"], environment: environment)
-        #expect(policy.output.contains("yes") && policy.output.contains("totp, push"), "\(policy.output)")
-        let changed = try await Self.run(
-            ["admin", "tfa", "policy", "--required", "false", "--provider", "totp", "--json"], environment: environment)
-        let decoded = try JSONDecoder().decode(TFAPolicy.self, from: Data(changed.output.utf8))
-        #expect(decoded == TFAPolicy(required: false, providers: [.totp]))
-        let devices = try await Self.run(["admin", "tfa", "devices", "alice"], environment: environment)
-        #expect(devices.status == 0 && devices.output.contains("DEVICE ID"))
+        try await Self.withServer("tfa") { work, server, printed in
+            #expect(printed["Two-factor login"] == "/api/tfa with totp, push")
+            let environment = [
+                "ASSENT_URL": try #require(printed["url"]),
+                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+            ]
+            let created = try await Self.run(
+                [
+                    "admin", "tfa", "create-account", "--user", "alice", "--password-stdin", "--email",
+                    "alice@bank.example",
+                ],
+                environment: environment, input: "correct horse battery\n")
+            #expect(created.status == 0, "\(created.errors)")
+            #expect(created.output.contains("a***e@b***k.example") && created.output.contains("yes"))
+            let short = try await Self.run(
+                ["admin", "tfa", "create-account", "--user", "bob", "--password-stdin"], environment: environment,
+                input: "short\n")
+            #expect(short.status != 0 && short.errors.contains("8 to 1024"))
+            let policy = try await Self.run(["admin", "tfa", "policy"], environment: environment)
+            #expect(policy.output.contains("yes") && policy.output.contains("totp, push"), "\(policy.output)")
+            let changed = try await Self.run(
+                ["admin", "tfa", "policy", "--required", "false", "--provider", "totp", "--json"],
+                environment: environment)
+            let decoded = try JSONDecoder().decode(TFAPolicy.self, from: Data(changed.output.utf8))
+            #expect(decoded == TFAPolicy(required: false, providers: [.totp]))
+            let devices = try await Self.run(["admin", "tfa", "devices", "alice"], environment: environment)
+            #expect(devices.status == 0 && devices.output.contains("DEVICE ID"))
 
-        // A website sign-in approved with `assent token approve`: the token opts in, then approves the sign-in.
-        let url = try #require(printed["url"])
-        let profile = ["--profile", work.appendingPathComponent("token").path]
-        let activation = try OperatorJSON.decoder().decode(
-            CreateActivationResponse.self,
-            from: Data(
-                try await Self.run(
-                    ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment
-                )
-                .output.utf8))
-        let activated = try await Self.run(
-            ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"])]
-                + [activation.activationCode, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
-        #expect(activated.status == 0, "\(activated.errors)")
-        _ = try await Self.run(
-            ["admin", "tfa", "policy", "--required", "true", "--provider", "push"], environment: environment)
-        let web = TFAClient.Web(base: try #require(URL(string: url)))
-        for mode in [TFAMode.register, .verify] {
-            let login = try await web.post(
-                "/api/tfa/login", TFALoginRequest(userId: "alice", password: "correct horse battery"))
-            let interruption = try OperatorJSON.decoder().decode(TFAInterruption.self, from: login)
-            let started = try OperatorJSON.decoder().decode(
-                TFAInitResponse.self,
-                from: try await web.post(
-                    "/api/tfa/init", TFAInitRequest(regToken: interruption.regToken, provider: .push, mode: mode)))
-            let sentBody =
-                mode == .register
-                ? try await web.post(
-                    "/api/tfa/push/optin",
-                    TFAPushOptInRequest(assertion: started.assertion, activationId: activation.activationId))
-                : try await web.post("/api/tfa/push/send", TFAAssertionRequest(assertion: started.assertion))
-            let sent = try OperatorJSON.decoder().decode(TFAPushSent.self, from: sentBody)
-            let approved = try await Self.run(
-                ["token", "approve", sent.operationId, "--pin-stdin"] + profile, environment: environment,
+            // A website sign-in approved with `assent token approve`: the token opts in, then approves the sign-in.
+            let url = try #require(printed["url"])
+            let profile = ["--profile", work.appendingPathComponent("token").path]
+            let activation = try OperatorJSON.decoder().decode(
+                CreateActivationResponse.self,
+                from: Data(
+                    try await Self.run(
+                        ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment
+                    )
+                    .output.utf8))
+            let activated = try await Self.run(
+                ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"])]
+                    + [activation.activationCode, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+            _ = try await Self.run(
+                ["admin", "tfa", "policy", "--required", "true", "--provider", "push"], environment: environment)
+            let web = TFAClient.Web(base: try #require(URL(string: url)))
+            for mode in [TFAMode.register, .verify] {
+                let login = try await web.post(
+                    "/api/tfa/login", TFALoginRequest(userId: "alice", password: "correct horse battery"))
+                let interruption = try OperatorJSON.decoder().decode(TFAInterruption.self, from: login)
+                let started = try OperatorJSON.decoder().decode(
+                    TFAInitResponse.self,
+                    from: try await web.post(
+                        "/api/tfa/init", TFAInitRequest(regToken: interruption.regToken, provider: .push, mode: mode)))
+                let sentBody =
+                    mode == .register
+                    ? try await web.post(
+                        "/api/tfa/push/optin",
+                        TFAPushOptInRequest(assertion: started.assertion, activationId: activation.activationId))
+                    : try await web.post("/api/tfa/push/send", TFAAssertionRequest(assertion: started.assertion))
+                let sent = try OperatorJSON.decoder().decode(TFAPushSent.self, from: sentBody)
+                let approved = try await Self.run(
+                    ["token", "approve", sent.operationId, "--pin-stdin"] + profile, environment: environment,
+                    input: "2468\n")
+                #expect(approved.status == 0, "\(approved.errors)")
+                let status = try OperatorJSON.decoder().decode(
+                    TFAPushStatus.self,
+                    from: try await web.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: started.assertion)))
+                #expect(status.status == "APPROVED")
+                let success = try OperatorJSON.decoder().decode(
+                    TFALoginSuccess.self,
+                    from: try await web.post(
+                        "/api/tfa/finalize",
+                        TFAFinalizeRequest(
+                            regToken: interruption.regToken, assertion: started.assertion,
+                            providerAssertion: try #require(status.providerAssertion))))
+                #expect(success.userId == "alice")
+            }
+
+            // The same sign-in on the hosted page in a browser: it waits until `assent token approve`, then goes on.
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("login/cli"))
+            defer { Task { await browser.quit() } }
+            try await browser.open("\(url)/login")
+            try await browser.type("#userId", "alice")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+            try await browser.click("#provider-push")
+            try await browser.element("#status")
+            try await browser.screenshot("01-wait")
+            var requestId: String?
+            let deadline = Date().addingTimeInterval(240)
+            while requestId == nil, Date() < deadline {
+                let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
+                requestId =
+                    (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))?
+                    .first?.id
+                if requestId == nil { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            let approvedOnPage = try await Self.run(
+                ["token", "approve", try #require(requestId), "--pin-stdin"] + profile, environment: environment,
                 input: "2468\n")
-            #expect(approved.status == 0, "\(approved.errors)")
-            let status = try OperatorJSON.decoder().decode(
-                TFAPushStatus.self,
-                from: try await web.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: started.assertion)))
-            #expect(status.status == "APPROVED")
-            let success = try OperatorJSON.decoder().decode(
-                TFALoginSuccess.self,
-                from: try await web.post(
-                    "/api/tfa/finalize",
-                    TFAFinalizeRequest(
-                        regToken: interruption.regToken, assertion: started.assertion,
-                        providerAssertion: try #require(status.providerAssertion))))
-            #expect(success.userId == "alice")
-        }
+            #expect(approvedOnPage.status == 0, "\(approvedOnPage.errors)")
+            try await browser.element("#signed-in", seconds: 60)
+            try await browser.expectText("#methods", "password and approval on your phone")
+            try await browser.screenshot("02-signed-in")
+            await browser.quit()
 
-        // The same sign-in on the hosted page in a browser: it waits until `assent token approve`, then goes on.
-        let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("login/cli"))
-        defer { Task { await browser.quit() } }
-        try await browser.open("\(url)/login")
-        try await browser.type("#userId", "alice")
-        try await browser.type("#password", "correct horse battery")
-        try await browser.click("#submit")
-        try await browser.click("#provider-push")
-        try await browser.element("#status")
-        try await browser.screenshot("01-wait")
-        var requestId: String?
-        let deadline = Date().addingTimeInterval(240)
-        while requestId == nil, Date() < deadline {
-            let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
-            requestId =
-                (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))?
-                .first?.id
-            if requestId == nil { try await Task.sleep(for: .milliseconds(200)) }
+            #expect(
+                try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
+            #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)
         }
-        let approvedOnPage = try await Self.run(
-            ["token", "approve", try #require(requestId), "--pin-stdin"] + profile, environment: environment,
-            input: "2468\n")
-        #expect(approvedOnPage.status == 0, "\(approvedOnPage.errors)")
-        try await browser.element("#signed-in", seconds: 60)
-        try await browser.expectText("#methods", "password and approval on your phone")
-        try await browser.screenshot("02-signed-in")
-        await browser.quit()
-
-        #expect(try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
-        #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)
     }
 
     @Test("assent serve prints the console; an operator activates assent token from the QR on screen and sees APPROVED")
     func console() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
-            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
-            return
+        try await Self.withServer("console") { work, server, printed in
+            let url = try #require(printed["url"])
+            #expect(printed["Operator console"] == "\(url)/console (sign in with an operator API key)")
+            let apiKey = try #require(printed["Operator API key (shown once, store it now)"])
+            let environment = ["ASSENT_URL": url, "ASSENT_API_KEY": apiKey]
+            let template = work.appendingPathComponent("payment.json")
+            try Data(ConsoleBrowserTests.template.utf8).write(to: template)
+            let saved = try await Self.run(
+                ["admin", "operation", "template", "put", "payment", "--file", template.path], environment: environment)
+            #expect(saved.status == 0, "\(saved.errors)")
+
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/cli"))
+            defer { Task { await browser.quit() } }
+            try await browser.open("\(url)/console")
+            try await browser.type("#apiKey", apiKey)
+            try await browser.click("#submit")
+            try await browser.element("#operator")
+            try await browser.open("\(url)/console/users")
+            try await browser.type("#new-activation #user", "bob")
+            try await browser.click("#new-activation #create")
+            let shot = try await browser.screenshot(of: "#activation-qr", "01-activation-qr")
+            let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+            let profile = ["--profile", work.appendingPathComponent("token").path]
+            let activated = try await Self.run(
+                ["token"] + profile
+                    + ["activate", "--server", url, "--config", try #require(printed["SDK configuration"]), scanned]
+                    + ["--pin-stdin"], environment: environment, input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+            try await browser.expectText("#state", "ACTIVE")
+            try await browser.screenshot("02-active")
+
+            try await browser.open("\(url)/console/operations/new?user=bob")
+            try await browser.type("#params", "amount=99\ncurrency=CZK\niban=CZ2730300000001165254011")
+            try await browser.click("#create")
+            try await browser.expectText("#status", "PENDING")
+            let operationId = try await browser.text("#operation-id")
+            let approved = try await Self.run(
+                ["token"] + profile + ["approve", operationId, "--pin-stdin"], environment: environment, input: "2468\n"
+            )
+            #expect(approved.status == 0, "\(approved.errors)")
+            try await browser.expectText("#status", "APPROVED")
+            try await browser.screenshot("03-approved")
+            await browser.quit()
         }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-console-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let (server, printed) = try await Self.serve(work)
-        defer { if server.isRunning { server.terminate() } }
-        let url = try #require(printed["url"])
-        #expect(printed["Operator console"] == "\(url)/console (sign in with an operator API key)")
-        let apiKey = try #require(printed["Operator API key (shown once, store it now)"])
-        let environment = ["ASSENT_URL": url, "ASSENT_API_KEY": apiKey]
-        let template = work.appendingPathComponent("payment.json")
-        try Data(ConsoleBrowserTests.template.utf8).write(to: template)
-        let saved = try await Self.run(
-            ["admin", "operation", "template", "put", "payment", "--file", template.path], environment: environment)
-        #expect(saved.status == 0, "\(saved.errors)")
-
-        let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/cli"))
-        defer { Task { await browser.quit() } }
-        try await browser.open("\(url)/console")
-        try await browser.type("#apiKey", apiKey)
-        try await browser.click("#submit")
-        try await browser.element("#operator")
-        try await browser.open("\(url)/console/users")
-        try await browser.type("#new-activation #user", "bob")
-        try await browser.click("#new-activation #create")
-        let shot = try await browser.screenshot(of: "#activation-qr", "01-activation-qr")
-        let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
-        let profile = ["--profile", work.appendingPathComponent("token").path]
-        let activated = try await Self.run(
-            ["token"] + profile
-                + ["activate", "--server", url, "--config", try #require(printed["SDK configuration"]), scanned]
-                + ["--pin-stdin"], environment: environment, input: "2468\n")
-        #expect(activated.status == 0, "\(activated.errors)")
-        try await browser.expectText("#state", "ACTIVE")
-        try await browser.screenshot("02-active")
-
-        try await browser.open("\(url)/console/operations/new?user=bob")
-        try await browser.type("#params", "amount=99\ncurrency=CZK\niban=CZ2730300000001165254011")
-        try await browser.click("#create")
-        try await browser.expectText("#status", "PENDING")
-        let operationId = try await browser.text("#operation-id")
-        let approved = try await Self.run(
-            ["token"] + profile + ["approve", operationId, "--pin-stdin"], environment: environment, input: "2468\n")
-        #expect(approved.status == 0, "\(approved.errors)")
-        try await browser.expectText("#status", "APPROVED")
-        try await browser.screenshot("03-approved")
-        await browser.quit()
     }
 
     @Test("assent rp ciba gets a verified ID token after assent token approve, in poll, ping and push modes")
     func relyingPartyCIBA() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
-            Issue.record("The assent executable is not built at \(Self.executable.path); run swift build first.")
-            return
-        }
-        let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-rp-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: work) }
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let (server, printed) = try await Self.serve(work)
-        defer { if server.isRunning { server.terminate() } }
-        let url = try #require(printed["url"])
-        let environment = [
-            "ASSENT_URL": url, "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-        ]
-        let profile = ["--profile", work.appendingPathComponent("token").path]
-        let activation = try await Self.run(
-            ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment)
-        let code = try OperatorJSON.decoder().decode(
-            CreateActivationResponse.self, from: Data(activation.output.utf8)
-        ).activationCode
-        let activated = try await Self.run(
-            ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"]), code]
-                + ["--pin-stdin"] + profile, environment: environment, input: "2468\n")
-        #expect(activated.status == 0, "\(activated.errors)")
-
-        for (mode, answer) in [("poll", "approve"), ("ping", "approve"), ("push", "approve"), ("poll", "reject")] {
-            let port = try PostgresTestCluster.freePort()
-            var create = ["admin", "client", "create", "--name", mode, "--mode", mode, "--json"]
-            if mode != "poll" { create += ["--endpoint", "http://127.0.0.1:\(port)/ciba"] }
-            let registered = try OperatorJSON.decoder().decode(
-                CreateClientResponse.self, from: Data(try await Self.run(create, environment: environment).output.utf8))
-            let binding = "M-\(mode)-\(answer)"
-            var arguments = [
-                "rp", "ciba", "--server", url, "--client", registered.client.clientId, "--mode", mode,
-                "--login-hint", "alice", "--binding-message", binding, "--json",
+        try await Self.withServer("rp") { work, server, printed in
+            let url = try #require(printed["url"])
+            let environment = [
+                "ASSENT_URL": url,
+                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
             ]
-            if mode != "poll" { arguments += ["--listen", "127.0.0.1:\(port)"] }
-            let relyingParty = environment.merging(["ASSENT_CLIENT_SECRET": try #require(registered.clientSecret)]) {
-                $1
+            let profile = ["--profile", work.appendingPathComponent("token").path]
+            let activation = try await Self.run(
+                ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment)
+            let code = try OperatorJSON.decoder().decode(
+                CreateActivationResponse.self, from: Data(activation.output.utf8)
+            ).activationCode
+            let activated = try await Self.run(
+                ["token", "activate", "--server", url, "--config", try #require(printed["SDK configuration"]), code]
+                    + ["--pin-stdin"] + profile, environment: environment, input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+
+            for (mode, answer) in [("poll", "approve"), ("ping", "approve"), ("push", "approve"), ("poll", "reject")] {
+                let port = try PostgresTestCluster.freePort()
+                var create = ["admin", "client", "create", "--name", mode, "--mode", mode, "--json"]
+                if mode != "poll" { create += ["--endpoint", "http://127.0.0.1:\(port)/ciba"] }
+                let registered = try OperatorJSON.decoder().decode(
+                    CreateClientResponse.self,
+                    from: Data(try await Self.run(create, environment: environment).output.utf8))
+                let binding = "M-\(mode)-\(answer)"
+                var arguments = [
+                    "rp", "ciba", "--server", url, "--client", registered.client.clientId, "--mode", mode,
+                    "--login-hint", "alice", "--binding-message", binding, "--json",
+                ]
+                if mode != "poll" { arguments += ["--listen", "127.0.0.1:\(port)"] }
+                let relyingParty = environment.merging(["ASSENT_CLIENT_SECRET": try #require(registered.clientSecret)])
+                {
+                    $1
+                }
+                let running = Task { try await Self.run(arguments, environment: relyingParty) }
+                var operationId: String?
+                // Time-based: on a loaded machine each `assent` subprocess takes a while to start.
+                let deadline = Date().addingTimeInterval(240)
+                while operationId == nil, Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(200))
+                    let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
+                    let operations =
+                        (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))
+                        ?? []
+                    operationId = operations.first { $0.formData.title.contains(binding) }?.id
+                }
+                let id = try #require(operationId, "the request did not reach the token (\(mode))")
+                let done =
+                    answer == "approve"
+                    ? try await Self.run(
+                        ["token", "approve", id, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+                    : try await Self.run(["token", "reject", id] + profile, environment: environment)
+                #expect(done.status == 0, "\(done.errors)")
+                let result = try await running.value
+                if answer == "reject" {
+                    #expect(result.status == 4 && result.errors.contains("access_denied"), "\(result.errors)")
+                    continue
+                }
+                #expect(result.status == 0, "\(mode): \(result.errors)")
+                let claims = try #require(
+                    try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+                #expect(claims["sub"] as? String == "alice")
+                #expect(claims["binding_message"] as? String == binding)
+                #expect(claims["aud"] as? String == registered.client.clientId)
+                #expect(claims["iss"] as? String == url)
             }
-            let running = Task { try await Self.run(arguments, environment: relyingParty) }
-            var operationId: String?
-            // Time-based: on a loaded machine each `assent` subprocess takes a while to start.
-            let deadline = Date().addingTimeInterval(240)
-            while operationId == nil, Date() < deadline {
-                try await Task.sleep(for: .milliseconds(200))
-                let listed = try await Self.run(["token", "list", "--json"] + profile, environment: environment)
-                let operations =
-                    (try? MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(listed.output.utf8)))
-                    ?? []
-                operationId = operations.first { $0.formData.title.contains(binding) }?.id
-            }
-            let id = try #require(operationId, "the request did not reach the token (\(mode))")
-            let done =
-                answer == "approve"
-                ? try await Self.run(
-                    ["token", "approve", id, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
-                : try await Self.run(["token", "reject", id] + profile, environment: environment)
-            #expect(done.status == 0, "\(done.errors)")
-            let result = try await running.value
-            if answer == "reject" {
-                #expect(result.status == 4 && result.errors.contains("access_denied"), "\(result.errors)")
-                continue
-            }
-            #expect(result.status == 0, "\(mode): \(result.errors)")
-            let claims = try #require(
-                try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
-            #expect(claims["sub"] as? String == "alice")
-            #expect(claims["binding_message"] as? String == binding)
-            #expect(claims["aud"] as? String == registered.client.clientId)
-            #expect(claims["iss"] as? String == url)
+            server.terminate()
+            server.waitUntilExit()
         }
-        server.terminate()
-        server.waitUntilExit()
     }
 
     @Test("The README quickstart: serve, create an activation, activate the CLI token, approve an operation")

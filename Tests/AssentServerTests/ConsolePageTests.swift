@@ -162,6 +162,7 @@ struct ConsoleBrowserTests {
             try await browser.expectText("[data-state=ACTIVE]", "1")
             #expect(try await browser.exists("#chart rect.bar-approved"))
             try await browser.screenshot("07-dashboard")
+            try await browser.expectPhoneLayout("07-dashboard-phone")
             try await browser.open("\(base)/console/audit")
             try await browser.type("#user", "carol")
             try await browser.type("#type", "activation.")

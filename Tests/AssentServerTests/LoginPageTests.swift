@@ -38,13 +38,7 @@ struct LoginPageBrowserTests {
             try await browser.expectText("h1", "Sign in")
             #expect(try await browser.attribute("link[rel=icon]", "href") == "/web/assets/icon.svg")
             // On a phone's screen the card keeps a margin from the edges.
-            try await browser.resize(Browser.phone)
-            try await browser.screenshot("01-sign-in-phone")
-            let left = try await browser.execute("return document.querySelector('main').getBoundingClientRect().left;")
-            #expect(
-                (left as? Double ?? (left as? Int).map(Double.init) ?? 0) >= 8,
-                "main starts at \(String(describing: left))")
-            try await browser.resize(Browser.desktop)
+            try await browser.expectPhoneLayout("01-sign-in-phone")
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "wrong password")
             try await browser.screenshot("01-sign-in")

@@ -157,7 +157,7 @@ extension ConsolePages {
                     .text(activation.blockedReason)
                 ),
                 ("Created", .time(activation.createdAt)),
-                activation.lastUsedAt == nil ? ("Last used", .text("never")) : ("Last used", .time(activation.lastUsedAt)),
+                ("Last used", activation.lastUsedAt == nil ? .text("never") : .time(activation.lastUsedAt)),
             ]),
             "canCommit": write && activation.state == .pendingCommit,
             "canBlock": write && activation.state == .active,

@@ -24,4 +24,15 @@ extension Browser {
         let text = try await text(css, until: { $0.hasPrefix(prefix) })
         #expect(text.hasPrefix(prefix), "\(css): \(text)", sourceLocation: sourceLocation)
     }
+
+    /// Shows the page on a phone's screen (kept as the screenshot `name`), expects the page's card to keep a margin
+    /// from the screen's edges, and returns to the desktop window.
+    func expectPhoneLayout(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        try await resize(Browser.phone)
+        try await screenshot(name)
+        let left = try await execute("return document.querySelector('main').getBoundingClientRect().left;")
+        let margin = (left as? Double) ?? (left as? Int).map(Double.init) ?? 0
+        #expect(margin >= 8, "the card starts \(margin) px from the edge", sourceLocation: sourceLocation)
+        try await resize(Browser.desktop)
+    }
 }
