@@ -1,6 +1,5 @@
 import AssentModel
 import AssentSDK
-import AssentServer
 import AssentTesting
 import Foundation
 import HTTPTypes
@@ -8,6 +7,8 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
+@testable import AssentServer
 
 @Suite("Waiting-for-approval page in a real browser", .serialized)
 struct ApprovalPageBrowserTests {
@@ -195,6 +196,9 @@ struct ApprovalPageLinkTests {
                 offlineShown.headers[.contentSecurityPolicy]?.contains(
                     "form-action 'self' https://bank.example:8443;") == true)
             #expect(shown.headers[.contentSecurityPolicy]?.contains("form-action 'self';") == true)
+            #expect(WebPages.origin(of: "http://[::1]:8443/done") == "http://[::1]:8443")
+            #expect(WebPages.origin(of: "https://bank.example/x?y") == "https://bank.example")
+            #expect(WebPages.origin(of: "https://bank.example;script-src *") == nil)
             // Browsers ask for /favicon.ico whatever the page links: it is the icon, not a 404.
             let icon = try await call(.get, "/favicon.ico")
             #expect(icon.status == .ok && icon.headers[.contentType] == "image/svg+xml")

@@ -77,7 +77,10 @@ struct WebPages: Sendable {
             scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty,
             host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-[]:".contains($0)) })
         else { return nil }
-        return "\(scheme)://\(host.lowercased())" + (components.port.map { ":\($0)" } ?? "")
+        // An IPv6 literal keeps (or gets back) its brackets.
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let literal = bare.contains(":") ? "[\(bare.lowercased())]" : bare.lowercased()
+        return "\(scheme)://\(literal)" + (components.port.map { ":\($0)" } ?? "")
     }
 
     /// `template` rendered with `context` as a complete page; its forms may also reach `formTargets`.
