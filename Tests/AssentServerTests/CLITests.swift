@@ -364,7 +364,10 @@ struct CLITests {
             try Data(code.jwt.utf8).write(to: qrFile)
             let approved = try await Self.run(
                 approve + ["--proximity-qr", qrFile.path], environment: environment, input: "2468\n")
-            #expect(approved.status == 0, "\(approved.errors)")
+            #expect(
+                approved.status == 0 && approved.output.hasSuffix("\nApproved operation \(operation.id).\n"),
+                "\(approved.errors)"
+            )
             // Finished: no PIN asked (standard input stays unread), nothing counted.
             let again = try await Self.run(
                 ["token", "approve", operation.id] + profile, environment: environment, input: "")

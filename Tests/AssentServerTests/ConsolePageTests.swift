@@ -134,9 +134,15 @@ struct ConsoleBrowserTests {
             try await browser.type("#params", "amount=12\ncurrency=EUR\niban=CZ2730300000001165254011")
             try await browser.click("#create")
             try await browser.expectText("#operation-title", "Pay 12 EUR")
+            // The form for the code the phone shows comes with the QR code it belongs to, not before.
+            #expect(!(try await browser.exists("#verify-activation")))
             try await browser.click("#show-offline")
             try await browser.element("#offline-qr")
             try await browser.screenshot("06-offline-shown")
+            // Phones are told apart by the name given at activation and the start of their id.
+            let phoneLabel = try await browser.text("#verify-activation option")
+            let phoneId = try #require(await client.registrationId)
+            #expect(phoneLabel.hasSuffix("(\(phoneId.prefix(8)))"), "\(phoneLabel)")
             let offlineShot = try await browser.screenshot(of: "#offline-qr", "06-offline-qr")
             let offlineText = try #require(try await QRReader.scan(png: offlineShot), "no offline QR code on the page")
             let phone = OperationsService(client: client)
@@ -162,6 +168,11 @@ struct ConsoleBrowserTests {
             try await browser.expectText("[data-state=ACTIVE]", "1")
             #expect(try await browser.exists("#chart rect.bar-approved"))
             try await browser.screenshot("07-dashboard")
+            // The name people see is set here.
+            try await browser.type("#name", "Example Bank")
+            try await browser.click("#rename")
+            try await browser.expectText("#notice", "People now see the application as Example Bank.")
+            try await browser.expectText("#application-name", "Example Bank")
             try await browser.expectPhoneLayout("07-dashboard-phone")
             try await browser.open("\(base)/console/audit")
             try await browser.type("#user", "carol")

@@ -53,4 +53,34 @@ struct OutboxTests {
                 channels: [.webhook], owner: "late", now: now + 60_001, until: now + 60_002, limit: 100
             ).count == expected.count)
     }
+
+    @Test(
+        "A stopping process gives up its leases: another takes the messages at once, not after the lease",
+        arguments: Backend.all)
+    func releasedLeases(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let ids: [Int64] = try await server.live { client in
+            var ids: [Int64] = []
+            for _ in 0..<3 {
+                let operation = try await server.createOperation(client, try OperationFixtures.payment(userId: "bob"))
+                _ = try await server.operatorCall(
+                    client, "POST", "/api/v1/operations/\(operation.id)/cancel", as: OperationInfo.self)
+                ids += try await server.store.outboxItems(subject: operation.id).map(\.id)
+            }
+            return ids
+        }
+        let now = Date().millis + 1000
+        let leased = try await server.store.claimOutboxItems(
+            channels: [.webhook], owner: "stopping", now: now, until: now + 60_000, limit: 100)
+        #expect(Set(leased.map(\.id)) == Set(ids))
+        // One of them was delivered before the stop: giving up the leases leaves it delivered.
+        try await server.store.recordOutboxAttempt(
+            id: ids[0], owner: "stopping", attempts: 1, result: .delivered, now: now)
+        #expect(try await server.store.releaseOutboxLeases(owner: "other") == 0)
+        #expect(try await server.store.releaseOutboxLeases(owner: "stopping") == ids.count - 1)
+        let taken = try await server.store.claimOutboxItems(
+            channels: [.webhook], owner: "next", now: now + 1, until: now + 60_000, limit: 100)
+        #expect(Set(taken.map(\.id)) == Set(ids.dropFirst()))
+    }
 }

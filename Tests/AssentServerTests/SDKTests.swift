@@ -18,6 +18,33 @@ struct SDKTests {
     }
 
     @Test(
+        "An activation started but not finished on the device is removed on the server by abandonActivation",
+        arguments: Backend.all)
+    func abandon(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("assent-sdk-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await server.live { http in
+            let created = try await server.createActivation(http, userId: "alice")
+            let client = try Self.client(server, base: http.base, directory: directory)
+            await #expect(throws: AssentError.self) { try await client.abandonActivation() }
+            let started = try await client.startActivation(code: created.activationCode)
+            // Auto-commit: the server's side is ACTIVE while the device has saved nothing.
+            func state() async throws -> String {
+                try await server.operatorCall(
+                    http, "GET", "/api/v1/activations/\(started.activationId)", as: ActivationInfo.self
+                ).status
+            }
+            #expect(try await state() == "ACTIVE")
+            try await client.abandonActivation()
+            #expect(try await state() == "REMOVED")
+            #expect(await !client.isActivatedLocally)
+            await #expect(throws: AssentError.self) { try await client.finishActivation(pin: "1234") }
+        }
+    }
+
+    @Test(
         "Activate by QR, approve, reject, claim, history, offline approval, wrong PIN to blocked, removal",
         arguments: Backend.all)
     func endToEnd(backend: Backend) async throws {

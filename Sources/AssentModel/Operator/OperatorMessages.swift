@@ -220,11 +220,12 @@ public struct OperatorError: Codable, Sendable, Equatable, Error {
 
 /// JSON coders with the operator API's conventions (ISO 8601 dates).
 public enum OperatorJSON {
-    /// An encoder with ISO 8601 dates and sorted keys.
+    /// An encoder with ISO 8601 dates, sorted keys and slashes left as they are.
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys]
+        // URLs stay as people copy them (`https://…`, not `https:\/\/…`).
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
 

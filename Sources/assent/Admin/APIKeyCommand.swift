@@ -79,7 +79,7 @@ struct APIKeyCommand: AsyncParsableCommand {
         func run() async throws {
             try await CLIFailure.reporting {
                 _ = try await connection.client().delete("api/v1/api-keys/\(id)", as: OperatorClient.Empty.self)
-                if !connection.json { print("Revoked \(id).") } else { print(#"{"revoked":"\#(id)"}"#) }
+                try printDone("Revoked API key \(id).", json: connection.json, fields: ["revoked": id])
             }
         }
     }

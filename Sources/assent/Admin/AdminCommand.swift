@@ -54,6 +54,16 @@ func printOutput<T: Encodable>(_ value: T, json: Bool, table: () -> [[String]]) 
     }
 }
 
+/// What a command that changes something prints when it is done: one sentence, verb first in the past tense
+/// ("Removed client c-1."), or with `--json` the object `fields`.
+func printDone(_ sentence: String, json: Bool, fields: [String: String]) throws {
+    if json {
+        try printOutput(fields, json: true) { [] }
+    } else {
+        print(sentence)
+    }
+}
+
 /// Left-aligned columns separated by two spaces; the first row is the header.
 enum TextTable {
     static func render(_ rows: [[String]]) -> String {

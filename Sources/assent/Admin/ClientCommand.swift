@@ -99,7 +99,7 @@ struct ClientCommand: AsyncParsableCommand {
         func run() async throws {
             try await CLIFailure.reporting {
                 _ = try await connection.client().delete("api/v1/clients/\(id)", as: OperatorClient.Empty.self)
-                if !connection.json { print("Removed \(id).") } else { print(#"{"removed":"\#(id)"}"#) }
+                try printDone("Removed client \(id).", json: connection.json, fields: ["removed": id])
             }
         }
     }

@@ -296,7 +296,11 @@ struct TemplateCommand: AsyncParsableCommand {
                 else { throw ValidationError("\(file) is not a readable JSON object.") }
                 let saved = try await connection.client().send(
                     "PUT", "api/v1/operation-templates/\(name)", body: body, as: OperationTemplateInfo.self)
-                try connection.output(saved) { [["saved", saved.name]] }
+                if connection.json {
+                    try connection.output(saved) { [] }
+                } else {
+                    print("Saved template \(saved.name).")
+                }
             }
         }
     }
@@ -328,7 +332,7 @@ struct TemplateCommand: AsyncParsableCommand {
             try await CLIFailure.reporting {
                 _ = try await connection.client().delete(
                     "api/v1/operation-templates/\(name)", as: OperatorClient.Empty.self)
-                print("Deleted template \(name).")
+                try printDone("Deleted template \(name).", json: connection.json, fields: ["deleted": name])
             }
         }
     }

@@ -83,7 +83,7 @@ struct TFACommand: AsyncParsableCommand {
         func run() async throws {
             try await CLIFailure.reporting {
                 _ = try await connection.client().delete("api/v1/tfa/accounts/\(user)", as: OperatorClient.Empty.self)
-                if connection.json { print(#"{"removed":"\#(user)"}"#) } else { print("Removed \(user).") }
+                try printDone("Removed account \(user).", json: connection.json, fields: ["removed": user])
             }
         }
     }
@@ -123,7 +123,7 @@ struct TFACommand: AsyncParsableCommand {
             try await CLIFailure.reporting {
                 _ = try await connection.client().delete(
                     "api/v1/tfa/accounts/\(user)/factors/\(id)", as: OperatorClient.Empty.self)
-                if connection.json { print(#"{"removed":"\#(id)"}"#) } else { print("Removed \(id).") }
+                try printDone("Removed factor \(id).", json: connection.json, fields: ["removed": id])
             }
         }
     }
@@ -163,7 +163,7 @@ struct TFACommand: AsyncParsableCommand {
         func run() async throws {
             try await CLIFailure.reporting {
                 _ = try await connection.client().delete("api/v1/tfa/devices/\(id)", as: OperatorClient.Empty.self)
-                if connection.json { print(#"{"revoked":"\#(id)"}"#) } else { print("Revoked \(id).") }
+                try printDone("Revoked device \(id).", json: connection.json, fields: ["revoked": id])
             }
         }
     }

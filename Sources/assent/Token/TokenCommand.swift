@@ -181,7 +181,8 @@ struct TokenCommand: AsyncParsableCommand {
                     error.message += " Run again with --proximity-qr FILE or --proximity-code CODE."
                     throw error
                 }
-                try profile.output(["id": id, "status": "APPROVED"]) { [["Approved", id]] }
+                try printDone(
+                    "Approved operation \(id).", json: profile.json, fields: ["id": id, "status": "APPROVED"])
             }
         }
 
@@ -225,7 +226,8 @@ struct TokenCommand: AsyncParsableCommand {
         func run() async throws {
             try await TokenFailure.reporting {
                 try await profile.operations().reject(id: id, reason: reason)
-                try profile.output(["id": id, "status": "REJECTED"]) { [["Rejected", id]] }
+                try printDone(
+                    "Rejected operation \(id).", json: profile.json, fields: ["id": id, "status": "REJECTED"])
             }
         }
     }
@@ -365,7 +367,7 @@ struct TokenCommand: AsyncParsableCommand {
                 let old = try profile.readPIN(prompt: "Current PIN: ")
                 let new = try profile.readPIN(prompt: "New PIN: ", confirm: true)
                 try await client.changePIN(from: old, to: new)
-                try profile.output(["changed": "true"]) { [["PIN changed"]] }
+                try printDone("Changed the PIN.", json: profile.json, fields: ["changed": "true"])
             }
         }
     }
@@ -385,7 +387,9 @@ struct TokenCommand: AsyncParsableCommand {
                     try await client.removeActivation(pin: try profile.readPIN(prompt: "PIN: "))
                 }
                 try? FileManager.default.removeItem(at: profile.directory.appendingPathComponent("profile.json"))
-                try profile.output(["removed": "true"]) { [["Removed", local ? "on this machine" : "everywhere"]] }
+                try printDone(
+                    "Removed the activation \(local ? "on this machine" : "everywhere").", json: profile.json,
+                    fields: ["removed": "true"])
             }
         }
     }
