@@ -329,6 +329,29 @@ struct CLITests {
                 ["admin", "activation", "show", activation.activationId], environment: environment)
             #expect(shown.output.contains("Alice's laptop"), "\(shown.output)")
 
+            // Saving fails after the server activated (here the profile file's place is taken by a folder): the
+            // token removes the server's activation again rather than leave one no device holds.
+            let bobs = try OperatorJSON.decoder().decode(
+                CreateActivationResponse.self,
+                from: Data(
+                    try await Self.run(
+                        ["admin", "activation", "create", "--user", "bob", "--json"], environment: environment
+                    ).output.utf8))
+            let blocked = work.appendingPathComponent("bob-token")
+            try FileManager.default.createDirectory(
+                at: blocked.appendingPathComponent("profile.json"), withIntermediateDirectories: true)
+            let unsaved = try await Self.run(
+                ["token", "activate", "--server", url, "--config", config, bobs.activationCode, "--pin-stdin"]
+                    + ["--profile", blocked.path], environment: environment, input: "2468\n")
+            #expect(unsaved.status != 0 && unsaved.errors.contains("removed on the server again"), "\(unsaved.errors)")
+            let bobState = try OperatorJSON.decoder().decode(
+                ActivationInfo.self,
+                from: Data(
+                    try await Self.run(
+                        ["admin", "--json", "activation", "show", bobs.activationId], environment: environment
+                    ).output.utf8))
+            #expect(bobState.status == "REMOVED")
+
             // An operation with a proximity check: without the code, the CLI says so and nothing is counted.
             let created = try await Self.run(
                 [
