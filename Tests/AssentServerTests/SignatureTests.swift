@@ -142,6 +142,30 @@ struct ServerSignatureTests {
         }
     }
 
+    @Test(
+        "Copies of a used approval signature count against neither the activation nor the operation",
+        arguments: Backend.all)
+    func replayedApprovalIsNotAFailure(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await server.activatedDevice(client)
+            let operation = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+            // A valid signature over other data: the operation counts it as a failed approval, once.
+            let body = try MobileTokenJSON.encoder().encode(
+                RequestEnvelope(OperationAuthorizeRequest(id: operation.id, data: "A1*A1CZK")))
+            let header = try device.authorization(uriId: "/operation/authorize", body: body)
+            for _ in 0..<4 {
+                let answer = try await client.send(
+                    "POST", "/api/auth/token/app/operation/authorize", headers: [AuthorizationHeader.name: header],
+                    body: body)
+                #expect(answer.status == 401)
+            }
+            #expect(try await server.operation(client, operation.id).failedAttempts == 1)
+            #expect(try await device.status().failedAttempts == 0)
+        }
+    }
+
     @Test("50 concurrent requests carrying the same signature: exactly one is accepted", arguments: Backend.all)
     func concurrentReplay(backend: Backend) async throws {
         let server = try await TestServer.make(backend)

@@ -55,12 +55,11 @@ struct MobileTokenRoutes {
                 RequestEnvelope<OperationAuthorizeRequest>.self, from: body, decoder: MobileTokenJSON.decoder()
             ).requestObject
             let authorization = request.headers[HTTPSupport.authorization]
-            // The signature's counter and the operation's status commit together, once (PostgreSQL: one
-            // transaction). A refusal is an answer, not a failure: what it wrote (the counter, a failed attempt)
-            // commits with it.
+            // A refusal is an answer, not a failure: what it wrote (the counter, a failed attempt) commits with it.
             let refusal = try await environment.inOneCommit { environment -> AssentServerError? in
                 do {
-                    try await Self.approve(approval, authorization: authorization, body: body, environment: environment)
+                    _ = try await OperationService(environment: environment).approve(
+                        approval, authorization: authorization, body: body)
                     return nil
                 } catch let error as AssentServerError {
                     return error
@@ -79,29 +78,6 @@ struct MobileTokenRoutes {
             _ = try await operations.reject(rejection, device: device)
             return try HTTPSupport.json(StatusOnlyResponse())
         }
-    }
-
-    /// Verifies the signature — its counter moves, or a failed attempt counts — and approves the operation; a wrong
-    /// PIN counts against the operation too, so guessing cannot go on forever.
-    private static func approve(
-        _ approval: OperationAuthorizeRequest, authorization: String?, body: Data, environment: ServerEnvironment
-    ) async throws {
-        let operations = OperationService(environment: environment)
-        let device: AuthenticatedDevice
-        do {
-            device = try await PowerAuthService(environment: environment).authenticate(
-                authorization: authorization, method: "POST", uriId: "/operation/authorize", body: body,
-                allowed: Set(SignatureType.allCases))
-        } catch let error as AssentServerError where error.status == 401 {
-            if let authorization, let header = try? AuthorizationHeader(parsing: authorization),
-                let activation = try await environment.store.activation(id: header.activationId),
-                await operations.countFailedSignature(operationId: approval.id, activation: activation)
-            {
-                throw AssentServerError.operationFailed()
-            }
-            throw error
-        }
-        _ = try await operations.authorize(approval, device: device)
     }
 
     private func respond<T: Codable & Sendable>(_ value: T, timestamped: Bool) throws -> Response {

@@ -292,6 +292,30 @@ public struct OperationService: Sendable {
         case refused(AssentServerError)
     }
 
+    /// `/operation/authorize` from the request to the commit: verifies the device's signature — a failed one counts
+    /// against the operation too, so guessing a PIN on one cannot go on for ever; a replayed copy counts nowhere — and
+    /// approves the operation if its data, factors and proximity check match (``authorize(_:device:)``). Run it in
+    /// one commit (``ServerEnvironment/inOneCommit(_:)``): the signature's counter and the operation's status are
+    /// written together, and a refusal is an answer whose writes (the counter, a failed attempt) commit with it.
+    public func approve(_ approval: OperationAuthorizeRequest, authorization: String?, body: Data) async throws
+        -> OperationRecord
+    {
+        let verdict = try await PowerAuthService(environment: environment).verify(
+            authorization: authorization, method: "POST", uriId: "/operation/authorize", body: body,
+            allowed: Set(SignatureType.allCases))
+        switch verdict {
+        case .accepted(let device):
+            return try await authorize(approval, device: device)
+        case .failed(let activation, _):
+            if await countFailedSignature(operationId: approval.id, activation: activation) {
+                throw AssentServerError.operationFailed()
+            }
+            throw verdict.refusal
+        case .replayed:
+            throw verdict.refusal
+        }
+    }
+
     /// `/operation/authorize`: the device's signature (already verified) approves the operation if the data, the
     /// factors and the proximity check match; otherwise the attempt counts and the last allowed one fails it.
     public func authorize(

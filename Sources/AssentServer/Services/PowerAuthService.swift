@@ -233,10 +233,39 @@ public struct PowerAuthService: Sendable {
 
     /// Verifies `X-PowerAuth-Authorization` against the stored counter window and records the outcome atomically:
     /// a match advances the counter (and resets failures for 2FA), a mismatch counts a failure and blocks at the
-    /// limit. A signature is never accepted twice.
+    /// limit. A signature is never accepted twice. Anything but an accepted signature is a 401.
     public func authenticate(
         authorization: String?, method: String, uriId: String, body: Data, allowed: Set<SignatureType>
     ) async throws -> AuthenticatedDevice {
+        let verdict = try await verify(
+            authorization: authorization, method: method, uriId: uriId, body: body, allowed: allowed)
+        guard case .accepted(let device) = verdict else { throw verdict.refusal }
+        return device
+    }
+
+    /// What became of a well-formed signature of a known activation: accepted, failed (counted against the
+    /// activation, which it may have blocked) or replayed (a copy of one already used: nothing counted).
+    public enum Verdict: Sendable {
+        case accepted(AuthenticatedDevice)
+        case failed(ActivationRecord, blocked: Bool)
+        case replayed(ActivationRecord)
+
+        /// The 401 a refused signature is answered with.
+        var refusal: AssentServerError {
+            switch self {
+            case .replayed: .authenticationFailed("The signature was already used.")
+            case .accepted, .failed: .authenticationFailed("The signature does not match.")
+            }
+        }
+    }
+
+    /// Verifies and records a signature as ``authenticate(authorization:method:uriId:body:allowed:)`` does, and
+    /// returns the verdict with the activation it concerns, for a caller whose own rules depend on how a signature
+    /// failed (an operation counts a failed approval too). A missing or malformed header, a signature type not
+    /// `allowed`, an unknown application or activation throw a 401: there is no activation to speak of.
+    public func verify(
+        authorization: String?, method: String, uriId: String, body: Data, allowed: Set<SignatureType>
+    ) async throws -> Verdict {
         guard let authorization else {
             throw AssentServerError.authenticationFailed("The X-PowerAuth-Authorization header is missing.")
         }
@@ -272,8 +301,9 @@ public struct PowerAuthService: Sendable {
             environment.logger.debug(
                 "signature accepted",
                 metadata: ["activation.id": "\(activation.id)", "signature.offset": "\(offset)", "uri.id": "\(uriId)"])
-            return AuthenticatedDevice(
-                activation: activation, application: application, signatureType: header.signatureType)
+            return .accepted(
+                AuthenticatedDevice(
+                    activation: activation, application: application, signatureType: header.signatureType))
         case .failed(let blocked):
             await environment.audit(
                 "signature.failed", activation: activation, actor: "device",
@@ -282,12 +312,12 @@ public struct PowerAuthService: Sendable {
                 await environment.audit(
                     "activation.blocked", activation: activation, actor: "system", "Blocked: too many failed attempts.")
             }
-            throw AssentServerError.authenticationFailed("The signature does not match.")
+            return .failed(activation, blocked: blocked)
         case .replayed:
             await environment.audit(
                 "signature.replayed", activation: activation, actor: "device",
                 "A copy of an already used signature for \(uriId) was refused (not counted as a failed attempt).")
-            throw AssentServerError.authenticationFailed("The signature was already used.")
+            return .replayed(activation)
         }
     }
 
