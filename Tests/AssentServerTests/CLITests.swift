@@ -238,6 +238,14 @@ struct CLITests {
         try await body(work, server, printed)
     }
 
+    /// `ASSENT_URL` and `ASSENT_API_KEY` of the server that printed `printed`, as an operator exports them.
+    static func connection(_ printed: [String: String]) throws -> [String: String] {
+        [
+            "ASSENT_URL": try #require(printed["url"]),
+            "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
+        ]
+    }
+
     /// Starts `assent serve` on a free port with its data under `work`; returns the process and the lines it
     /// printed as `label: value` (and `url`), once it listens.
     static func serve(_ work: URL) async throws -> (Process, [String: String]) {
@@ -272,10 +280,7 @@ struct CLITests {
         try await Self.withServer("token") { work, server, printed in
             let url = try #require(printed["url"])
             let config = try #require(printed["SDK configuration"])
-            let environment = [
-                "ASSENT_URL": url,
-                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-            ]
+            let environment = try Self.connection(printed)
             let profile = ["--profile", work.appendingPathComponent("token").path]
             // The name people see, set by the operator; a name the server refuses is a usage error.
             let renamed = try await Self.run(
@@ -412,10 +417,7 @@ struct CLITests {
     @Test("SIGTERM stops assent serve within seconds while a waiting page holds its live stream open")
     func stopsOnSIGTERM() async throws {
         try await Self.withServer("stop") { work, server, printed in
-            let environment = [
-                "ASSENT_URL": try #require(printed["url"]),
-                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-            ]
+            let environment = try Self.connection(printed)
             let created = try await Self.run(
                 ["admin", "operation", "create", "--user", "alice", "--data", "A2", "--title", "Log in?", "--json"],
                 environment: environment)
@@ -455,10 +457,7 @@ struct CLITests {
     func adminTFA() async throws {
         try await Self.withServer("tfa") { work, server, printed in
             #expect(printed["Two-factor login"] == "/api/tfa with totp, push")
-            let environment = [
-                "ASSENT_URL": try #require(printed["url"]),
-                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-            ]
+            let environment = try Self.connection(printed)
             let created = try await Self.run(
                 [
                     "admin", "tfa", "create-account", "--user", "alice", "--password-stdin", "--email",
@@ -617,10 +616,7 @@ struct CLITests {
     func relyingPartyCIBA() async throws {
         try await Self.withServer("rp") { work, server, printed in
             let url = try #require(printed["url"])
-            let environment = [
-                "ASSENT_URL": url,
-                "ASSENT_API_KEY": try #require(printed["Operator API key (shown once, store it now)"]),
-            ]
+            let environment = try Self.connection(printed)
             let profile = ["--profile", work.appendingPathComponent("token").path]
             let activation = try await Self.run(
                 ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment)
