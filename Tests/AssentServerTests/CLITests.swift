@@ -238,6 +238,14 @@ struct CLITests {
         try await body(work, server, printed)
     }
 
+    /// Runs `assent admin --json <arguments>` and decodes what it printed.
+    static func admin<T: Decodable>(_ arguments: [String], environment: [String: String], as type: T.Type)
+        async throws -> T
+    {
+        let result = try await run(["admin", "--json"] + arguments, environment: environment)
+        return try OperatorJSON.decoder().decode(type, from: Data(result.output.utf8))
+    }
+
     /// `ASSENT_URL` and `ASSENT_API_KEY` of the server that printed `printed`, as an operator exports them.
     static func connection(_ printed: [String: String]) throws -> [String: String] {
         [
@@ -302,20 +310,12 @@ struct CLITests {
                 badServer.status == 2 && badServer.errors.contains("Usage: assent token activate"),
                 "\(badServer.errors)")
             #expect(badServer.errors.contains("See 'assent token activate --help'"), "\(badServer.errors)")
-            let activation = try OperatorJSON.decoder().decode(
-                CreateActivationResponse.self,
-                from: Data(
-                    try await Self.run(
-                        ["admin", "activation", "create", "--user", "alice", "--json"], environment: environment
-                    ).output.utf8))
-            func activationState() async throws -> String {
-                try OperatorJSON.decoder().decode(
-                    ActivationInfo.self,
-                    from: Data(
-                        try await Self.run(
-                            ["admin", "--json", "activation", "show", activation.activationId], environment: environment
-                        ).output.utf8)
-                ).status
+            let activation = try await Self.admin(
+                ["activation", "create", "--user", "alice"], environment: environment, as: CreateActivationResponse.self
+            )
+            func activationState(_ id: String) async throws -> String {
+                try await Self.admin(["activation", "show", id], environment: environment, as: ActivationInfo.self)
+                    .status
             }
             // A PIN the policy refuses stops the activation before the code reaches the server: the code stays usable.
             let activate = ["token", "activate", "--server", url, "--config", config, activation.activationCode]
@@ -324,24 +324,20 @@ struct CLITests {
                 input: "12\n")
             #expect(short.status == 2 && short.errors.contains("The PIN must have 4 to"), "\(short.errors)")
             #expect(!short.errors.contains("Fingerprint"))
-            #expect(try await activationState() == "CREATED")
+            #expect(try await activationState(activation.activationId) == "CREATED")
             let activated = try await Self.run(
                 activate + ["--pin-stdin", "--name", "Alice's laptop"] + profile, environment: environment,
                 input: "2468\n")
             #expect(activated.status == 0, "\(activated.errors)")
-            #expect(try await activationState() == "ACTIVE")
+            #expect(try await activationState(activation.activationId) == "ACTIVE")
             let shown = try await Self.run(
                 ["admin", "activation", "show", activation.activationId], environment: environment)
             #expect(shown.output.contains("Alice's laptop"), "\(shown.output)")
 
             // Saving fails after the server activated (here the profile file's place is taken by a folder): the
             // token removes the server's activation again rather than leave one no device holds.
-            let bobs = try OperatorJSON.decoder().decode(
-                CreateActivationResponse.self,
-                from: Data(
-                    try await Self.run(
-                        ["admin", "activation", "create", "--user", "bob", "--json"], environment: environment
-                    ).output.utf8))
+            let bobs = try await Self.admin(
+                ["activation", "create", "--user", "bob"], environment: environment, as: CreateActivationResponse.self)
             let blocked = work.appendingPathComponent("bob-token")
             try FileManager.default.createDirectory(
                 at: blocked.appendingPathComponent("profile.json"), withIntermediateDirectories: true)
@@ -349,13 +345,7 @@ struct CLITests {
                 ["token", "activate", "--server", url, "--config", config, bobs.activationCode, "--pin-stdin"]
                     + ["--profile", blocked.path], environment: environment, input: "2468\n")
             #expect(unsaved.status != 0 && unsaved.errors.contains("removed on the server again"), "\(unsaved.errors)")
-            let bobState = try OperatorJSON.decoder().decode(
-                ActivationInfo.self,
-                from: Data(
-                    try await Self.run(
-                        ["admin", "--json", "activation", "show", bobs.activationId], environment: environment
-                    ).output.utf8))
-            #expect(bobState.status == "REMOVED")
+            #expect(try await activationState(bobs.activationId) == "REMOVED")
 
             // An operation with a proximity check: without the code, the CLI says so and nothing is counted.
             let created = try await Self.run(
@@ -365,14 +355,10 @@ struct CLITests {
                 ], environment: environment)
             let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
             func failedAttempts() async throws -> Int {
-                try OperatorJSON.decoder().decode(
-                    OperationInfo.self,
-                    from: Data(
-                        try await Self.run(
-                            ["admin", "--json", "operation", "show", operation.id], environment: environment
-                        )
-                        .output.utf8)
-                ).failedAttempts
+                try await Self.admin(
+                    ["operation", "show", operation.id], environment: environment, as: OperationInfo.self
+                )
+                .failedAttempts
             }
             let approve = ["token", "approve", operation.id, "--pin-stdin"] + profile
             let missing = try await Self.run(approve, environment: environment, input: "2468\n")
