@@ -402,6 +402,14 @@ struct OperationTests {
                 "PUT", "/api/v1/operation-templates/bad", headers: ["Authorization": "Bearer \(server.apiKey)"],
                 body: Data(#"{"userId":"alice"}"#.utf8))
             #expect(badTemplate.status == 400)
+            // A template's name follows the operation name's rule.
+            for name in ["bad%20name", String(repeating: "n", count: 65), "z%C3%A1loha"] {
+                let badName = try await client.send(
+                    "PUT", "/api/v1/operation-templates/\(name)",
+                    headers: ["Authorization": "Bearer \(server.apiKey)"], body: Data(template.utf8))
+                #expect(
+                    badName.status == 400 && badName.text.contains("A template name is 1 to 64"), "\(name)")
+            }
         }
     }
 }

@@ -72,9 +72,7 @@ extension OperatorRoutes {
         api.put("operation-templates/:name") { request, context in
             try require(.operationsWrite, context)
             let name = try context.parameters.require("name")
-            guard (1...64).contains(name.count),
-                name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) })
-            else {
+            guard OperationService.isName(name) else {
                 throw AssentServerError.invalidRequest("A template name is 1 to 64 letters, digits, '_', '.', '-'.")
             }
             let body = try await HTTPSupport.decode([String: JSONValue].self, from: request)

@@ -84,14 +84,20 @@ public struct OperationService: Sendable {
         }
     }
 
+    /// The rule for an operation's system name and a template's name: 1 to 64 ASCII letters, digits, `_`, `.`, `-`.
+    static func isName(_ text: String) -> Bool {
+        (1...64).contains(text.count)
+            && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) }
+    }
+
     func validated(_ request: CreateOperationRequest, application: ApplicationRecord) throws -> OperationRecord {
         func invalid(_ message: String) -> AssentServerError { .invalidRequest(message) }
         if let userId = request.userId {
             guard UserID.isValid(userId) else { throw invalid(UserID.requirement) }
         }
-        guard let name = request.name, (1...64).contains(name.count),
-            name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_.-".contains($0)) })
-        else { throw invalid("name must be 1 to 64 letters, digits, '_', '.' or '-' (e.g. authorize_payment).") }
+        guard let name = request.name, Self.isName(name) else {
+            throw invalid("name must be 1 to 64 letters, digits, '_', '.' or '-' (e.g. authorize_payment).")
+        }
         guard let data = request.data else { throw invalid("data (the operation data string) is missing.") }
         do {
             _ = try OperationData(parsing: data)
