@@ -87,18 +87,15 @@ extension ConsolePages {
                         _ = try await sessions.save(&session)
                         return WebPages.redirect(Self.operationPath(id))
                     }
-                    let left = max(0, updated.maxFailedAttempts - updated.failedAttempts)
-                    message =
-                        updated.status == .failed
-                        ? "The code is wrong, and that was the last try: the operation failed."
-                        : "The code is wrong: \(left) \(left == 1 ? "try" : "tries") left. Check it on the phone."
+                    message = OperationService.wrongOfflineCode(updated)
                 } catch let error as AssentServerError where error.status < 500 {
                     message = error.message
                 }
                 // The same QR code again while it is still the operation's latest: the code from that scan still
                 // works, and the operator can type it again.
+                let current = try await operations.get(id: id)
                 return try await operation(
-                    id, visit, offlineQR: try await currentOfflineQR(visit.form["qr"], operationId: id),
+                    id, visit, offlineQR: OperationService.currentOfflineQR(visit.form["qr"], of: current),
                     offlineActivation: activationId, error: message)
             }
         }
@@ -155,19 +152,6 @@ extension ConsolePages {
         }
         context["live"] = Self.liveURL(operations: list.filter { $0.status == .pending }.map(\.id))
         return try await show("console-operations", context, visit)
-    }
-
-    /// `text` if it is the offline QR code the operation was last shown with (as a form sends it back), else `nil`.
-    private func currentOfflineQR(_ text: String?, operationId: String) async throws -> String? {
-        // A form sends line breaks as CR LF.
-        guard let text = text?.replacingOccurrences(of: "\r\n", with: "\n"),
-            let parsed = try? OfflineOperationQR(parsing: text), parsed.operationId == operationId
-        else { return nil }
-        let operation = try await operations.get(id: operationId)
-        guard operation.status == .pending, parsed.nonce.base64EncodedString() == operation.offlineNonce else {
-            return nil
-        }
-        return text
     }
 
     private func operation(

@@ -49,7 +49,7 @@ struct EventStreamRoutes {
             }
             let stream = Stream(
                 environment: environment, device: device, tokenId: token.id,
-                language: request.headers[HTTPSupport.acceptLanguage], subscription: subscription)
+                language: request.headers[HTTPSupport.acceptLanguage])
             return Response(
                 status: .ok,
                 headers: [
@@ -59,12 +59,11 @@ struct EventStreamRoutes {
                 body: ResponseBody { writer in
                     defer { subscription.cancel() }
                     // A server shutting down ends its streams (clients reconnect elsewhere with Last-Event-ID).
-                    let stopping = StopFlag()
+                    let pause = StreamPause(wakeup: subscription.wakeup)
                     try await withTaskCancellationOrGracefulShutdownHandler {
-                        try await stream.run(from: start, writer: &writer) { stopping.isSet }
+                        try await stream.run(from: start, writer: &writer, pause: pause)
                     } onCancelOrGracefulShutdown: {
-                        stopping.set()
-                        subscription.wakeup.signal()
+                        pause.stop()
                     }
                     try await writer.finish(nil)
                 })
@@ -77,15 +76,14 @@ struct EventStreamRoutes {
         let device: DevicePrincipal
         let tokenId: String
         let language: String?
-        let subscription: EventHub.Subscription
 
-        func run(from start: Int64, writer: inout any ResponseBodyWriter, isStopping: () -> Bool) async throws {
+        func run(from start: Int64, writer: inout any ResponseBodyWriter, pause: StreamPause) async throws {
             var cursor = start
             let hello =
                 "retry: 3000\n\n" + ServerSentEvent(id: "\(start)", event: OperationEvent.ready, data: "{}").encoded
             try await writer.write(ByteBuffer(string: hello))
             var lastBeat = ContinuousClock.now
-            while !Task.isCancelled, !isStopping() {
+            while !Task.isCancelled, !pause.isStopping {
                 var read = 0
                 repeat {
                     let events = try await environment.store.deviceEvents(
@@ -108,7 +106,7 @@ struct EventStreamRoutes {
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                     lastBeat = .now
                 }
-                await subscription.next(upTo: heartbeat - (ContinuousClock.now - lastBeat))
+                await pause(upTo: heartbeat - (ContinuousClock.now - lastBeat))
             }
         }
 
@@ -129,11 +127,4 @@ struct EventStreamRoutes {
             return String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
         }
     }
-}
-
-/// Set once, read from a stream's loop.
-final class StopFlag: Sendable {
-    private let value = Atomic(false)
-    var isSet: Bool { value.load(ordering: .relaxed) }
-    func set() { value.store(true, ordering: .relaxed) }
 }

@@ -483,6 +483,24 @@ public struct OperationService: Sendable {
 
     // MARK: Offline approval
 
+    /// `text` if it is the offline QR code `operation` was last shown with, as a form sends it back (CR LF line
+    /// breaks), so that a page can show the same code again after a mistyped answer; `nil` otherwise.
+    static func currentOfflineQR(_ text: String?, of operation: OperationRecord) -> String? {
+        guard operation.status == .pending, let text = text?.replacingOccurrences(of: "\r\n", with: "\n"),
+            let parsed = try? OfflineOperationQR(parsing: text), parsed.operationId == operation.id,
+            parsed.nonce.base64EncodedString() == operation.offlineNonce
+        else { return nil }
+        return text
+    }
+
+    /// What a page tells a person after a wrong offline code: the tries left, or that the operation failed.
+    static func wrongOfflineCode(_ operation: OperationRecord) -> String {
+        let left = max(0, operation.maxFailedAttempts - operation.failedAttempts)
+        return operation.status == .failed
+            ? "The code is wrong, and that was the last try: the operation failed."
+            : "The code is wrong: \(left) \(left == 1 ? "try" : "tries") left. Check it on the phone."
+    }
+
     /// Builds and signs the offline QR code of a pending operation with the master key or an activation's personal
     /// key, and remembers its nonce (and TOTP line) for ``verifyOffline(id:activationId:code:)``.
     public func offlineQR(id: String, request: OfflineQRRequest) async throws -> String {

@@ -214,12 +214,8 @@ struct ApprovalPages: Sendable {
         message: String? = nil, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let text: String
-        // A form sends line breaks as CR LF.
-        if let qr = qr?.replacingOccurrences(of: "\r\n", with: "\n"), let parsed = try? OfflineOperationQR(parsing: qr),
-            parsed.operationId == operation.id,
-            parsed.nonce.base64EncodedString() == operation.offlineNonce
-        {
-            text = qr
+        if let current = OperationService.currentOfflineQR(qr, of: operation) {
+            text = current
         } else {
             text = try await links.operations.offlineQR(
                 id: operation.id, request: OfflineQRRequest(keyType: "master", activationId: nil))
@@ -261,8 +257,7 @@ struct ApprovalPages: Sendable {
             let (valid, updated) = try await links.operations.verifyOffline(
                 id: operation.id, activationId: form["activation"] ?? "", code: code)
             if valid { return WebPages.redirect(Self.returnURL(claims.ret, updated)) }
-            let left = max(0, updated.maxFailedAttempts - updated.failedAttempts)
-            message = "The code is wrong: \(left) \(left == 1 ? "try" : "tries") left. Check it on the phone."
+            message = OperationService.wrongOfflineCode(updated)
         } catch let error as AssentServerError where error.status < 500 {
             (message, status, retryAfter) = (error.message, HTTPResponse.Status(code: error.status), error.retryAfter)
         }

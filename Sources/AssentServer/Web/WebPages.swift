@@ -5,6 +5,7 @@ import Hummingbird
 import Mustache
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// The server-rendered pages a person sees: Mustache templates shipped as resources (`Resources/web`), HTML-escaped
 /// by default, answered with headers that keep them out of caches and frames and allow only this server's own
@@ -180,11 +181,11 @@ struct WebPages: Sendable {
     }
 }
 
-/// How a page's event stream waits between looks: until its subscription wakes it, the time is up, or the server
-/// shuts down (then ``isStopping`` is set and every later wait returns at once).
+/// How an event stream (a page's or a device's) waits between looks: until its subscription wakes it, the time is
+/// up, or the server shuts down (then ``isStopping`` is set and every later wait returns at once).
 struct StreamPause: Sendable {
     let wakeup: Wakeup
-    let stopping = StopFlag()
+    private let stopping = StopFlag()
 
     /// Waits until woken, for at most `timeout`.
     func callAsFunction(upTo timeout: Duration) async {
@@ -199,4 +200,11 @@ struct StreamPause: Sendable {
         stopping.set()
         wakeup.signal()
     }
+}
+
+/// Set once, read from a stream's loop.
+private final class StopFlag: Sendable {
+    private let value = Atomic(false)
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
 }
