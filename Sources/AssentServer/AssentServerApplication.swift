@@ -26,7 +26,7 @@ public enum AssentServerApplication {
         }
         DeviceRoutes(service: PowerAuthService(environment: environment)).register(on: router)
         MobileTokenRoutes(environment: environment).register(on: router)
-        OperatorRoutes(environment: environment).register(on: router)
+        OperatorAPI(environment: environment).register(on: router)
         PushRoutes(environment: environment).register(on: router)
         EventStreamRoutes(environment: environment).register(on: router)
         OpenIDRoutes(environment: environment).register(on: router)

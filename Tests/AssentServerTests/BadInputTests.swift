@@ -153,6 +153,55 @@ extension BadInputTests {
 
 @Suite("Operator API")
 struct OperatorAPITests {
+    /// Every route of the operator API admits exactly the scope its OpenAPI operation names: a key with any other
+    /// single scope gets 403 naming that scope, a key with it gets past the check (whatever the request's fate).
+    @Test("Each operator route needs the scope the OpenAPI document names, and no other")
+    func scopesMatchTheDocument() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let document = try await client.send("GET", "/api/v1/openapi.json")
+            let paths = try #require(
+                (try JSONSerialization.jsonObject(with: document.body) as? [String: Any])?["paths"]
+                    as? [String: [String: Any]])
+            var routes: [(method: String, path: String, scope: String)] = []
+            for (path, operations) in paths where path.hasPrefix("/api/v1/") {
+                for (method, operation) in operations {
+                    let security = (operation as? [String: Any])?["security"] as? [[String: [String]]]
+                    guard let scope = security?.first?["apiKey"]?.first else { continue }
+                    let concrete = path.replacingOccurrences(
+                        of: #"\{[A-Za-z]+\}"#, with: "x1", options: .regularExpression)
+                    routes.append((method.uppercased(), concrete, scope))
+                }
+            }
+            #expect(routes.count >= 39)
+            var keys: [String: String] = [:]
+            for scope in Set(routes.map(\.scope)) {
+                let created = try await server.operatorCall(
+                    client, "POST", "/api/v1/api-keys",
+                    body: try OperatorJSON.encoder().encode(
+                        CreateAPIKeyRequest(name: "only \(scope)", scopes: [scope])),
+                    as: CreateAPIKeyResponse.self)
+                keys[scope] = created.apiKey
+            }
+            for route in routes {
+                let body = route.method == "GET" ? Data() : Data("{}".utf8)
+                let other = try #require(keys.keys.filter { $0 != route.scope }.sorted().first)
+                let refused = try await client.send(
+                    route.method, route.path, headers: ["Authorization": "Bearer \(keys[other]!)"],
+                    body: body)
+                #expect(
+                    refused.status == 403 && refused.errorMessage?.contains(route.scope) == true,
+                    "\(route.method) \(route.path) with \(other): \(refused.status)")
+                let admitted = try await client.send(
+                    route.method, route.path, headers: ["Authorization": "Bearer \(keys[route.scope]!)"],
+                    body: body)
+                #expect(
+                    ![401, 403].contains(admitted.status), "\(route.method) \(route.path): \(admitted.status)")
+            }
+        }
+    }
+
     @Test("Keys are required, scopes are enforced, revoked keys stop working", arguments: Backend.all)
     func authentication(backend: Backend) async throws {
         let server = try await TestServer.make(backend)

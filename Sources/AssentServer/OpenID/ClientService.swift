@@ -69,6 +69,17 @@ public struct ClientService: Sendable {
         return (client, method == "private_key_jwt" ? nil : secret)
     }
 
+    /// Every registered client.
+    public func all() async throws -> [OpenIDClientRecord] { try await environment.store.clients() }
+
+    /// The client with `id`, or `NOT_FOUND`.
+    public func get(id: String) async throws -> OpenIDClientRecord {
+        guard let client = try await environment.store.client(id: id) else {
+            throw AssentServerError.notFound("No OpenID client has id \(id).")
+        }
+        return client
+    }
+
     /// Deletes a client; its outstanding requests can no longer be redeemed.
     public func remove(id: String, actor: String) async throws {
         guard try await environment.store.deleteClient(id: id) else {

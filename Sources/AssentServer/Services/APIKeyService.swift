@@ -26,6 +26,32 @@ public struct APIKeyService: Sendable {
         return (record, key)
     }
 
+    /// Every key, without the keys themselves.
+    public func all() async throws -> [APIKeyRecord] { try await environment.store.apiKeys() }
+
+    /// The key with `id`, if it still exists.
+    public func key(id: String) async throws -> APIKeyRecord? { try await all().first { $0.id == id } }
+
+    /// Revokes the key `id`, or answers that there is none.
+    public func revoke(id: String, actor: String) async throws {
+        guard try await environment.store.deleteAPIKey(id: id) else {
+            throw AssentServerError.notFound("No API key has this id.")
+        }
+        await environment.audit("api_key.revoked", actor: actor, "API key \(id) revoked.")
+    }
+
+    /// The scopes named in a request, or a 400 naming the unknown one and those that exist.
+    public static func scopes(_ names: [String]) throws -> Set<APIScope> {
+        try Set(
+            names.map { name in
+                guard let scope = APIScope(rawValue: name) else {
+                    throw AssentServerError.invalidRequest(
+                        "Unknown scope \(name); known: \(APIScope.allCases.map(\.rawValue).joined(separator: ", ")).")
+                }
+                return scope
+            })
+    }
+
     /// The key record for a presented key, or `nil`.
     public func authenticate(_ key: String) async throws -> APIKeyRecord? {
         guard key.hasPrefix("ak_"), key.utf8.count <= 100 else { return nil }

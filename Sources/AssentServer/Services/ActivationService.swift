@@ -43,6 +43,28 @@ public struct ActivationService: Sendable {
             codeSignature: try code.signature(with: application.masterPrivateKey))
     }
 
+    /// The activation with `id`, or `ACTIVATION_NOT_FOUND`.
+    public func get(id: String) async throws -> ActivationRecord {
+        guard let activation = try await environment.store.activation(id: id) else {
+            throw AssentServerError.activationNotFound()
+        }
+        return activation
+    }
+
+    /// The user's activations with their push registrations, oldest first.
+    public func list(userId: String) async throws -> [(ActivationRecord, PushRegistrationRecord?)] {
+        var list: [(ActivationRecord, PushRegistrationRecord?)] = []
+        for activation in try await environment.store.activations(userId: userId) {
+            list.append((activation, try await pushRegistration(of: activation.id)))
+        }
+        return list
+    }
+
+    /// The activation's push registration, if it has one.
+    public func pushRegistration(of activationId: String) async throws -> PushRegistrationRecord? {
+        try await environment.store.pushRegistration(activationId: activationId)
+    }
+
     /// `PENDING_COMMIT → ACTIVE`, after the operator compared the fingerprint.
     public func commit(id: String, actor: String) async throws -> ActivationRecord {
         try await transition(id: id, actor: actor, event: "activation.committed", detail: "Committed.") { activation in

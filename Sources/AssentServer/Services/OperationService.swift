@@ -38,7 +38,7 @@ public struct OperationService: Sendable {
     public func create(_ request: CreateOperationRequest, application: ApplicationRecord, actor: String) async throws
         -> OperationRecord
     {
-        let resolved = try await resolveTemplate(request)
+        let resolved = try await OperationTemplateService(environment: environment).instantiate(request)
         let operation = try validated(resolved, application: application)
         try await environment.store.insertOperation(operation)
         await environment.audit(
@@ -49,39 +49,6 @@ public struct OperationService: Sendable {
         // writes are done (on SQLite they share one connection).
         environment.announceChange(userId: operation.userId)
         return operation
-    }
-
-    /// Merges the named template (placeholders filled with `params`) under the request's own fields.
-    func resolveTemplate(_ request: CreateOperationRequest) async throws -> CreateOperationRequest {
-        guard let name = request.template else {
-            guard request.params == nil else {
-                throw AssentServerError.invalidRequest("params are only used together with template.")
-            }
-            return request
-        }
-        guard let stored = try await environment.store.template(name: name) else {
-            throw AssentServerError.notFound("No operation template is named \(name).")
-        }
-        let body = try JSONDecoder().decode([String: JSONValue].self, from: Data(stored.body.utf8))
-        let filled: [String: JSONValue]
-        do {
-            filled = try OperationTemplate.instantiate(body, params: request.params ?? [:])
-        } catch let error as OperationDataError {
-            throw AssentServerError.invalidRequest(error.message)
-        }
-        var own = try JSONDecoder().decode([String: JSONValue].self, from: try JSONEncoder().encode(request))
-        own["template"] = nil
-        own["params"] = nil
-        let merged = filled.merging(own) { _, requestValue in requestValue }
-        do {
-            var result = try Self.strictDecoder().decode(
-                CreateOperationRequest.self, from: try JSONEncoder().encode(merged))
-            result.template = name
-            return result
-        } catch {
-            throw AssentServerError.invalidRequest(
-                "Template \(name) filled with the parameters is not a valid operation: \(HTTPSupport.describe(error))")
-        }
     }
 
     /// The rule for an operation's system name and a template's name: 1 to 64 ASCII letters, digits, `_`, `.`, `-`.
@@ -465,8 +432,11 @@ public struct OperationService: Sendable {
 
     // MARK: Proximity check
 
-    /// The current proximity code of a pending operation.
+    /// The current proximity code of a pending operation, its deep link in the app's URL `scheme`.
     public func proximityCode(id: String, scheme: String) async throws -> ProximityCodeResponse {
+        guard let first = scheme.first, first.isLetter,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { throw AssentServerError.invalidRequest("scheme must be a URL scheme such as myapp.") }
         let operation = try await get(id: id)
         guard operation.status == .pending else { throw AssentServerError.operationFinished(operation.status) }
         guard let seed = operation.proximitySeed else {

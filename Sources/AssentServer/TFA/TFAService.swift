@@ -251,6 +251,27 @@ struct TFAService: Sendable {
             ?? TFAPolicy(required: true, providers: environment.tfa.offeredProviders)
     }
 
+    /// Sets the application's policy: the providers must be ones this server offers (else `ERR_PROVIDER_NOT_OFFERED`,
+    /// a conflict with the server's configuration rather than a bad request), and a required second factor allows
+    /// at least one.
+    func setPolicy(_ policy: TFAPolicy, applicationId: String, actor: String) async throws {
+        let missing = policy.providers.filter { !environment.tfa.offeredProviders.contains($0) }
+        guard missing.isEmpty else {
+            throw AssentServerError(
+                code: "ERR_PROVIDER_NOT_OFFERED", status: 409,
+                message: "This server does not offer \(missing.map(\.rawValue).joined(separator: ", ")) yet; it "
+                    + "offers " + environment.tfa.offeredProviders.map(\.rawValue).joined(separator: ", ") + ".")
+        }
+        guard !policy.required || !policy.providers.isEmpty else {
+            throw AssentServerError.invalidRequest("A policy that requires a second factor allows at least one.")
+        }
+        try await environment.store.putTFAPolicy(applicationId: applicationId, policy)
+        await environment.audit(
+            "tfa.policy_set", actor: actor,
+            "Second factor \(policy.required ? "required" : "optional"), providers "
+                + policy.providers.map(\.rawValue).joined(separator: ", ") + ".")
+    }
+
     /// The providers a user may register: the policy's, less those the account has and e-mail (addresses come from
     /// the operator).
     static func registrable(_ policy: TFAPolicy, active: [TFAProvider]) -> [TFAProvider] {

@@ -1,0 +1,114 @@
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// The operator API under `/api/v1`, authenticated with `Authorization: Bearer <api key>`: one controller per
+/// resource, each admitting its routes by scope (``ScopeMiddleware``) and leaving the rules to its service.
+struct OperatorAPI {
+    let environment: ServerEnvironment
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get("api/v1/openapi.json") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.json)))
+        }
+        let apiKeys = APIKeyService(environment: environment)
+        let api = router.group("api/v1").add(
+            middleware: APIKeyMiddleware(apiKeys: apiKeys, limiter: RateLimiter(environment: environment)))
+        let applications = ApplicationService(environment: environment)
+        ApplicationController(applications: applications).addRoutes(to: api)
+        ActivationController(
+            applications: applications, activations: ActivationService(environment: environment)
+        ).addRoutes(to: api)
+        OperationController(
+            applications: applications, operations: OperationService(environment: environment),
+            links: ApprovalLinks(environment: environment)
+        ).addRoutes(to: api)
+        OperationTemplateController(templates: OperationTemplateService(environment: environment)).addRoutes(to: api)
+        ClientController(
+            applications: applications, clients: ClientService(environment: environment),
+            signingKeys: SigningKeyService(environment: environment)
+        ).addRoutes(to: api)
+        TFAOperatorController(
+            applications: applications, accounts: TFAAccountService(environment: environment),
+            flows: TFAService(environment: environment)
+        ).addRoutes(to: api)
+        AuditController(audit: AuditService(environment: environment)).addRoutes(to: api)
+        APIKeyController(apiKeys: apiKeys).addRoutes(to: api)
+    }
+}
+
+/// Admits a request whose API key has `scope`; the routes of a controller are grouped by the scope they need.
+struct ScopeMiddleware: RouterMiddleware {
+    typealias Context = AssentRequestContext
+    let scope: APIScope
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let key = context.apiKey else { throw AssentServerError.unauthorized() }
+        guard key.allows(scope) else { throw AssentServerError.forbidden(scope) }
+        return try await next(request, context)
+    }
+}
+
+extension RouterGroup<AssentRequestContext> {
+    /// A group at the same path whose routes need `scope`.
+    func requiring(_ scope: APIScope) -> RouterGroup<AssentRequestContext> {
+        group().add(middleware: ScopeMiddleware(scope: scope))
+    }
+}
+
+extension AssentRequestContext {
+    /// Who acts, as the audit trail names them: the operator key's name.
+    var actor: String { "operator:\(apiKey?.name ?? "?")" }
+
+    /// The path parameter `name`.
+    func parameter(_ name: String) throws -> String { try parameters.require(name) }
+}
+
+extension HTTPSupport {
+    /// A JSON response of the operator API (ISO 8601 dates, sorted keys, slashes as they are).
+    static func operatorJSON<T: Encodable>(_ value: T, status: HTTPResponse.Status = .ok) throws -> Response {
+        try json(value, status: status, encoder: OperatorJSON.encoder())
+    }
+
+    /// An optional JSON body: `nil` when the request has none, else `T` or a 400 saying what was expected.
+    static func optionalBody<T: Decodable>(_ type: T.Type, from request: Request, expected: String) async throws -> T? {
+        let body = try await body(request)
+        guard !body.isEmpty else { return nil }
+        do {
+            return try JSONDecoder().decode(type, from: body)
+        } catch {
+            throw AssentServerError.invalidRequest("The body must be \(expected) or empty.")
+        }
+    }
+}
+
+/// Authenticates `Authorization: Bearer <api key>` and puts the key into the context. Wrong keys count against the
+/// client's address; over the limit, its requests are refused with 429 until the window ends.
+struct APIKeyMiddleware: RouterMiddleware {
+    typealias Context = AssentRequestContext
+    let apiKeys: APIKeyService
+    let limiter: RateLimiter
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw AssentServerError.unauthorized()
+        }
+        let rule = limiter.environment.rateLimits.operatorKeyFailuresPerAddress
+        let client = context.clientLimitKey
+        if let client { try await limiter.check(rule, "operator.key", client) }
+        guard let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count))) else {
+            if let client { await limiter.recordFailure(rule, "operator.key", client) }
+            throw AssentServerError.apiKeyRefused()
+        }
+        var context = context
+        context.apiKey = key
+        return try await next(request, context)
+    }
+}

@@ -1,0 +1,45 @@
+import AssentModel
+import Foundation
+import Hummingbird
+
+/// `/api/v1/clients`: the OpenID provider's relying parties; `/api/v1/openid/keys/rotate`: its signing keys.
+struct ClientController {
+    let applications: ApplicationService
+    let clients: ClientService
+    let signingKeys: SigningKeyService
+
+    func addRoutes(to api: RouterGroup<AssentRequestContext>) {
+        api.requiring(.clientsRead)
+            .get("clients", use: list)
+            .get("clients/:id", use: show)
+        api.requiring(.clientsWrite)
+            .post("clients", use: create)
+            .delete("clients/:id", use: remove)
+            .post("openid/keys/rotate", use: rotateKeys)
+    }
+
+    @Sendable func create(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let body = try await HTTPSupport.decode(CreateClientRequest.self, from: request)
+        let (client, secret) = try await clients.create(
+            body, application: try await applications.defaultApplication(), actor: context.actor)
+        return try HTTPSupport.operatorJSON(
+            CreateClientResponse(client: ClientService.info(client), clientSecret: secret), status: .created)
+    }
+
+    @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try HTTPSupport.operatorJSON(ClientList(clients: try await clients.all().map(ClientService.info)))
+    }
+
+    @Sendable func show(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try HTTPSupport.operatorJSON(ClientService.info(try await clients.get(id: try context.parameter("id"))))
+    }
+
+    @Sendable func remove(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await clients.remove(id: try context.parameter("id"), actor: context.actor)
+        return Response(status: .noContent)
+    }
+
+    @Sendable func rotateKeys(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try HTTPSupport.operatorJSON(["keyIds": try await signingKeys.rotate(actor: context.actor)])
+    }
+}

@@ -1,0 +1,124 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// The operator's side of login accounts: create and remove accounts, add e-mail factors, remove factors, list and
+/// revoke remembered devices. The person's own side (registering factors, signing in) is ``TFAService``.
+public struct TFAAccountService: Sendable {
+    let environment: ServerEnvironment
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    /// An account with its active factors.
+    public struct Account: Sendable {
+        public var record: TFAAccountRecord
+        public var factors: [TFAFactorRecord]
+    }
+
+    /// Creates the account `userId` in `application`, with an optional password and up to ten e-mail addresses.
+    public func create(
+        userId: String, password: String?, emails: [String], in application: ApplicationRecord, actor: String
+    ) async throws -> Account {
+        // Lengths in Unicode scalars, as the OpenAPI document's JSON Schema counts them.
+        guard UserID.isValid(userId) else { throw AssentServerError.invalidRequest(UserID.requirement) }
+        if let password, !(8...PasswordHasher.maxLength).contains(password.unicodeScalars.count) {
+            throw AssentServerError.invalidRequest("A password is 8 to \(PasswordHasher.maxLength) characters.")
+        }
+        guard emails.count <= 10, emails.allSatisfy(SMTPClient.isAddress) else {
+            throw AssentServerError.invalidRequest("emails are at most 10 plain addresses (name@example.com).")
+        }
+        var hash: String?
+        if let password { hash = try await environment.tfa.passwordHasher.hash(password) }
+        let account = TFAAccountRecord(
+            applicationId: application.id, userId: userId, passwordHash: hash, createdAt: environment.nowMillis)
+        guard try await environment.store.insertTFAAccount(account) else {
+            throw AssentServerError(
+                code: "ACCOUNT_EXISTS", status: 409, message: "An account with user id \(userId) exists.")
+        }
+        // A millisecond apart, so that listings (ordered by creation) keep the order given.
+        for (index, email) in emails.enumerated() {
+            try await insertEmail(email, to: account, at: environment.nowMillis + Millis(index))
+        }
+        await environment.audit("tfa.account_created", userId: userId, actor: actor, "Login account created.")
+        return try await withFactors(account)
+    }
+
+    /// The account `userId` of `application` with its active factors, or `NOT_FOUND`.
+    public func get(userId: String, in application: ApplicationRecord) async throws -> Account {
+        try await withFactors(try await record(userId: userId, in: application))
+    }
+
+    /// Removes the account with its factors and remembered devices.
+    public func delete(userId: String, in application: ApplicationRecord, actor: String) async throws {
+        let account = try await record(userId: userId, in: application)
+        _ = try await environment.store.deleteTFAAccount(applicationId: account.applicationId, userId: account.userId)
+        await environment.audit(
+            "tfa.account_removed", userId: account.userId, actor: actor,
+            "Login account removed with its factors and remembered devices.")
+    }
+
+    /// Adds an e-mail factor, active at once (the operator vouches for the address).
+    public func addEmail(_ email: String, userId: String, in application: ApplicationRecord, actor: String)
+        async throws -> TFAFactorRecord
+    {
+        guard SMTPClient.isAddress(email) else {
+            throw AssentServerError.invalidRequest("email is a plain address (name@example.com).")
+        }
+        let account = try await record(userId: userId, in: application)
+        let factor = try await insertEmail(email, to: account, at: environment.nowMillis)
+        await environment.audit(
+            "tfa.email_added", userId: account.userId, actor: actor, "E-mail factor \(factor.id) added.")
+        return factor
+    }
+
+    /// Removes the account's factor `id`.
+    public func removeFactor(id: String, userId: String, in application: ApplicationRecord, actor: String)
+        async throws
+    {
+        let account = try await record(userId: userId, in: application)
+        guard
+            try await environment.store.deleteTFAFactor(
+                id: id, applicationId: account.applicationId, userId: account.userId)
+        else { throw AssentServerError.notFound("The account has no factor with id \(id).") }
+        await environment.audit("tfa.factor_removed", userId: account.userId, actor: actor, "Factor \(id) removed.")
+    }
+
+    /// The user's remembered devices, revoked ones included.
+    public func rememberedDevices(userId: String, in application: ApplicationRecord) async throws
+        -> [RememberedDeviceRecord]
+    {
+        try await environment.store.rememberedDevices(applicationId: application.id, userId: userId)
+    }
+
+    /// Revokes a remembered device of `application`; revoking one twice is no error.
+    public func revokeDevice(id: String, in application: ApplicationRecord, actor: String) async throws {
+        guard let device = try await environment.store.rememberedDevice(id: id), device.applicationId == application.id
+        else { throw AssentServerError.notFound("No remembered device has id \(id).") }
+        if try await environment.store.revokeRememberedDevice(id: id, at: environment.nowMillis) {
+            await environment.audit("tfa.device_revoked", userId: device.userId, actor: actor, "Device \(id) revoked.")
+        }
+    }
+
+    private func record(userId: String, in application: ApplicationRecord) async throws -> TFAAccountRecord {
+        guard let account = try await environment.store.tfaAccount(applicationId: application.id, userId: userId)
+        else { throw AssentServerError.notFound("No login account has user id \(userId).") }
+        return account
+    }
+
+    private func withFactors(_ account: TFAAccountRecord) async throws -> Account {
+        let factors = try await environment.store.tfaFactors(
+            applicationId: account.applicationId, userId: account.userId)
+        return Account(record: account, factors: factors.filter { $0.state == .active })
+    }
+
+    @discardableResult
+    private func insertEmail(_ email: String, to account: TFAAccountRecord, at createdAt: Millis) async throws
+        -> TFAFactorRecord
+    {
+        let factor = TFAFactorRecord(
+            id: TFATokens.id(), applicationId: account.applicationId, userId: account.userId, provider: .email,
+            state: .active, destination: email, createdAt: createdAt)
+        try await environment.store.insertTFAFactor(factor)
+        return factor
+    }
+}
