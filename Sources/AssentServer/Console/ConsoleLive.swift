@@ -30,13 +30,14 @@ struct ConsoleLive: Sendable {
         }
         let activationIds = visit.allows(.activationsRead) ? ids("activations") : []
         let operationIds = visit.allows(.operationsRead) ? ids("operations") : []
-        let store = environment.store
+        let activations = ActivationService(environment: environment)
+        let operations = OperationService(environment: environment)
         var users = Set<String>()
         for id in activationIds.prefix(1) {
-            if let user = try await store.activation(id: id)?.userId { users.insert(user) }
+            if let user = try await activations.find(id: id)?.userId { users.insert(user) }
         }
         for id in operationIds.prefix(1) {
-            if let user = try await store.operation(id: id)?.userId { users.insert(user) }
+            if let user = try await operations.find(id: id)?.userId { users.insert(user) }
         }
         let subscription = users.count == 1 ? users.first.map { environment.events.subscribe(userId: $0) } : nil
         let encoder = JSONEncoder()
@@ -46,12 +47,12 @@ struct ConsoleLive: Sendable {
             writer, state, pause in
             var changes: [Change] = []
             for id in activationIds {
-                if let current = try await store.activation(id: id)?.state.name, state.0[id] != current {
+                if let current = try await activations.find(id: id)?.state.name, state.0[id] != current {
                     changes.append(Change(id: id, status: current))
                 }
             }
             for id in operationIds {
-                if let current = try await store.operation(id: id)?.status.rawValue, state.0[id] != current {
+                if let current = try await operations.find(id: id)?.status.rawValue, state.0[id] != current {
                     changes.append(Change(id: id, status: current))
                 }
             }

@@ -14,7 +14,7 @@ extension ConsolePages {
         router.get("console/users") { request, _ in
             try await page(request, scope: .activationsRead) { visit in
                 let prefix = visit.query("q")
-                let users = try await environment.store.consoleUsers(prefix: prefix, limit: 100)
+                let users = try await queries.users(prefix: prefix, limit: 100)
                 return try await show(
                     "console-users",
                     [
@@ -60,7 +60,7 @@ extension ConsolePages {
             router.get("console/activations/{id}/qr.\(format)") { request, context in
                 let id = try context.parameters.require("id")
                 return try await page(request, scope: .activationsWrite) { _ in
-                    guard let text = try await activationQR(id) else {
+                    guard let text = try await activations.pendingQRText(id: id) else {
                         return Response(status: .notFound, headers: WebPages.securityHeaders)
                     }
                     let code = try QRCode(text: text, errorCorrection: .medium)
@@ -108,10 +108,9 @@ extension ConsolePages {
     static func activationPath(_ id: String) -> String { "/console/activations/\(FormEncoding.escape(id))" }
 
     private func user(_ userId: String, _ visit: Visit) async throws -> Response {
-        let list = try await environment.store.activations(userId: userId)
+        let list = try await activations.list(userId: userId).reversed()
         var rows: [[String: Any]] = []
-        for activation in list.reversed() {
-            let push = try await environment.store.pushRegistration(activationId: activation.id)
+        for (activation, push) in list {
             var row: [String: Any] = [
                 "id": activation.id, "url": Self.activationPath(activation.id), "state": activation.state.name,
                 "stateClass": activation.state.name.lowercased(),
@@ -127,20 +126,20 @@ extension ConsolePages {
             "title": userId, "user": userId, "canCreate": visit.allows(.activationsWrite), "activations": rows,
             "empty": list.isEmpty,
         ]
-        context["live"] = Self.liveURL(activations: list.map(\.id))
+        context["live"] = Self.liveURL(activations: list.map(\.0.id))
         if visit.allows(.operationsRead) {
-            let recent = try await environment.store.recentOperations(
+            let recent = try await queries.recentOperations(
                 userId: userId, status: nil, before: nil, limit: 10)
             context["operations"] = recent.map(Self.operationRow)
             context["operationsUrl"] = Self.link("/console/operations", ["user": userId])
             context["showOperations"] = true
-            context["live"] = Self.liveURL(activations: list.map(\.id), operations: recent.map(\.id))
+            context["live"] = Self.liveURL(activations: list.map(\.0.id), operations: recent.map(\.id))
         }
         return try await show("console-user", context, visit)
     }
 
     private func activation(_ id: String, _ visit: Visit) async throws -> Response {
-        guard let activation = try await environment.store.activation(id: id) else {
+        guard let activation = try await activations.find(id: id) else {
             throw AssentServerError.activationNotFound()
         }
         let write = visit.allows(.activationsWrite)
@@ -171,7 +170,7 @@ extension ConsolePages {
                 "The activation code expired unused at \(Self.time(activation.codeExpiresAt)): create a new "
                 + "activation for \(activation.userId)."
         }
-        if let registration = try await environment.store.pushRegistration(activationId: activation.id) {
+        if let registration = try await activations.pushRegistration(of: activation.id) {
             context["push"] =
                 [registration.platform.rawValue, registration.environment?.rawValue].compactMap { $0 }
                 .joined(separator: ", ") + ", registered \(Self.time(registration.registeredAt))"
@@ -185,15 +184,6 @@ extension ConsolePages {
             context["svgUrl"] = "\(Self.activationPath(activation.id))/qr.svg"
         }
         return try await show("console-activation", context, visit)
-    }
-
-    /// The activation QR text (`CODE#signature`) of an activation a device has not used yet.
-    private func activationQR(_ id: String) async throws -> String? {
-        guard let activation = try await environment.store.activation(id: id), activation.state == .created,
-            let code = activation.activationCode, activation.codeExpiresAt > environment.nowMillis,
-            let application = try await environment.store.application(id: activation.applicationId)
-        else { return nil }
-        return try ActivationQRCode(code: try ActivationCode(code), masterPrivateKey: application.masterPrivateKey).text
     }
 
     /// A PNG image answer that is never cached.

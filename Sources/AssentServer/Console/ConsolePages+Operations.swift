@@ -15,23 +15,21 @@ extension ConsolePages {
         }
         router.get("console/operations/new") { request, _ in
             try await page(request, scope: .operationsWrite) { visit in
-                let templates = try await environment.store.templates()
+                let saved = try await templates.all()
                 let chosen = kept(visit, "template")
                 return try await show(
                     "console-new-operation",
                     [
                         "title": "New operation", "user": kept(visit, "user") ?? visit.query("user") ?? "",
                         "params": kept(visit, "params") ?? "", "proximity": kept(visit, "proximity") == "on",
-                        "templates": templates.map { template in
-                            let body = try? JSONDecoder().decode(
-                                [String: JSONValue].self, from: Data(template.body.utf8))
-                            let needs = body.map(OperationTemplate.parameters(of:)) ?? []
+                        "templates": saved.map { template in
+                            let needs = OperationTemplate.parameters(of: template.body)
                             return [
                                 "name": template.name, "selected": template.name == chosen,
                                 "parameters": needs.isEmpty ? "no parameters" : needs.joined(separator: ", "),
                             ] as [String: Any]
                         },
-                        "noTemplates": templates.isEmpty,
+                        "noTemplates": saved.isEmpty,
                     ], visit)
             }
         }
@@ -127,7 +125,7 @@ extension ConsolePages {
         let status = try HTTPSupport.operationStatus(visit.query("status"))
         let before = visit.query("before").flatMap(OperationCursor.init(text:))
         let pageSize = 100
-        let found = try await environment.store.recentOperations(
+        let found = try await queries.recentOperations(
             userId: userId, status: status, before: before, limit: pageSize + 1)
         let list = Array(found.prefix(pageSize))
         var context: [String: Any] = [
@@ -181,9 +179,8 @@ extension ConsolePages {
         context["live"] = Self.liveURL(operations: [operation.id])
         if let userId = operation.userId { context["userUrl"] = Self.userPath(userId) }
         if write && pending {
-            let devices = try await environment.store.activations(userId: operation.userId ?? "").filter {
-                $0.state == .active
-            }
+            let devices = try await activations.active(
+                userId: operation.userId ?? "", applicationId: operation.applicationId)
             context["offline"] = true
             context["devices"] = devices.map {
                 [

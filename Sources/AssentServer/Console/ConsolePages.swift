@@ -28,6 +28,9 @@ struct ConsolePages: Sendable {
     let activations: ActivationService
     let operations: OperationService
     let applications: ApplicationService
+    let templates: OperationTemplateService
+    let audit: AuditService
+    let queries: ConsoleService
     let limiter: RateLimiter
     let pages = WebPages.shared
     typealias Session = WebSessions<ConsoleState>.Session
@@ -44,6 +47,9 @@ struct ConsolePages: Sendable {
         activations = ActivationService(environment: environment)
         operations = OperationService(environment: environment)
         applications = ApplicationService(environment: environment)
+        templates = OperationTemplateService(environment: environment)
+        audit = AuditService(environment: environment)
+        queries = ConsoleService(environment: environment)
         limiter = RateLimiter(environment: environment)
     }
 
@@ -144,7 +150,7 @@ struct ConsolePages: Sendable {
     }
 
     private func key(id: String) async throws -> APIKeyRecord? {
-        try await environment.store.apiKeys().first { $0.id == id }
+        try await apiKeys.key(id: id)
     }
 
     /// The request's session and its key, if the key still exists.
@@ -309,7 +315,7 @@ struct ConsolePages: Sendable {
     private func dashboard(_ visit: Visit) async throws -> Response {
         var context: [String: Any] = ["title": "Dashboard"]
         if visit.allows(.activationsRead) {
-            let counts = try await environment.store.activationCounts()
+            let counts = try await queries.activationCounts()
             context["showActivations"] = true
             context["activationCounts"] = ActivationState.allCases.map {
                 ["state": $0.name, "count": counts[$0] ?? 0] as [String: Any]
@@ -318,7 +324,7 @@ struct ConsolePages: Sendable {
         if visit.allows(.operationsRead) {
             let now = environment.nowMillis
             let hour = now / 3_600_000
-            let rows = try await environment.store.finishedOperationsPerHour(since: (hour - 23) * 3_600_000)
+            let rows = try await queries.finishedOperationsPerHour(since: (hour - 23) * 3_600_000)
             context["showChart"] = true
             context["chart"] = DashboardChart.svg(rows, lastHour: hour)
             let totals = Dictionary(grouping: rows, by: \.status).mapValues { $0.reduce(0) { $0 + $1.count } }
@@ -346,7 +352,7 @@ struct ConsolePages: Sendable {
             beforeId: visit.query("before").flatMap { Int64($0) }, from: from.flatMap(Self.dayStart),
             until: until.flatMap(Self.dayStart).map { $0 + 86_400_000 })
         let pageSize = 50
-        let events = try await environment.store.auditEvents(filter, limit: pageSize + 1)
+        let events = try await audit.events(filter, limit: pageSize + 1)
         var context: [String: Any] = [
             "title": "Audit log", "user": filter.userId ?? "", "activation": filter.activationId ?? "",
             "type": filter.typePrefix ?? "", "from": from ?? "", "until": until ?? "",

@@ -34,6 +34,9 @@ struct EventStreamRoutes {
                 }
                 resumeFrom = id
             }
+            let feed = DeviceEventFeed(
+                environment: environment, device: device, tokenId: token.id,
+                language: request.headers[HTTPSupport.acceptLanguage])
             // Subscribe before reading the position, so that no event falls between the two.
             let subscription = environment.events.subscribe(userId: device.userId)
             let start: Int64
@@ -41,15 +44,13 @@ struct EventStreamRoutes {
                 if let resumeFrom {
                     start = resumeFrom
                 } else {
-                    start = try await environment.store.latestDeviceEventId()
+                    start = try await feed.position()
                 }
             } catch {
                 subscription.cancel()
                 throw error
             }
-            let stream = Stream(
-                environment: environment, device: device, tokenId: token.id,
-                language: request.headers[HTTPSupport.acceptLanguage])
+            let stream = Stream(environment: environment, feed: feed)
             return Response(
                 status: .ok,
                 headers: [
@@ -73,9 +74,7 @@ struct EventStreamRoutes {
     /// One open stream.
     struct Stream: Sendable {
         let environment: ServerEnvironment
-        let device: DevicePrincipal
-        let tokenId: String
-        let language: String?
+        let feed: DeviceEventFeed
 
         func run(from start: Int64, writer: inout any ResponseBodyWriter, pause: StreamPause) async throws {
             var cursor = start
@@ -86,45 +85,20 @@ struct EventStreamRoutes {
             while !Task.isCancelled, !pause.isStopping {
                 var read = 0
                 repeat {
-                    let events = try await environment.store.deviceEvents(
-                        userId: device.userId, after: cursor, limit: EventStreamRoutes.batch)
-                    var text = ""
-                    for event in events {
-                        cursor = event.id
-                        if let data = try await payload(event) {
-                            text += ServerSentEvent(id: "\(event.id)", event: event.type, data: data).encoded
-                        }
-                    }
+                    let batch = try await feed.events(after: cursor, limit: EventStreamRoutes.batch)
+                    cursor = batch.position ?? cursor
+                    let text = batch.events.map(\.encoded).joined()
                     if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
-                    read = events.count
+                    read = batch.read
                 } while read == EventStreamRoutes.batch
                 let heartbeat = environment.streamHeartbeat
                 if ContinuousClock.now - lastBeat >= heartbeat {
-                    guard let (_, _, state) = try await environment.store.tokenWithActivation(id: tokenId),
-                        state == .active
-                    else { return }
+                    guard try await feed.tokenStillWorks() else { return }
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                     lastBeat = .now
                 }
                 await pause(upTo: heartbeat - (ContinuousClock.now - lastBeat))
             }
-        }
-
-        /// The event's JSON, or `nil` when the device may not see the operation.
-        func payload(_ event: DeviceEventRecord) async throws -> String? {
-            guard event.applicationId == device.applicationId,
-                let operation = try await environment.store.operation(id: event.operationId),
-                OperationService.isVisible(operation, to: device)
-            else { return nil }
-            let body =
-                event.type == OperationEvent.created
-                ? OperationEvent(
-                    operationId: operation.id, name: operation.name, status: event.status,
-                    operation: MobileTokenRoutes.view(operation, language: language))
-                : OperationEvent(
-                    operationId: operation.id, name: operation.name, status: event.status,
-                    statusReason: operation.statusReason)
-            return String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
         }
     }
 }

@@ -328,6 +328,15 @@ public struct CIBAService: Sendable {
         return OAuthTokenResponse(accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: request.scope)
     }
 
+    /// The access token's record while it is valid; `nil` for an unknown, expired or implausibly long token.
+    func validAccessToken(_ token: String) async throws -> AccessTokenRecord? {
+        guard !token.isEmpty, token.utf8.count <= 512,
+            let record = try await environment.store.accessToken(hash: Self.tokenHash(token)),
+            record.expiresAt > environment.nowMillis
+        else { return nil }
+        return record
+    }
+
     static func tokenHash(_ token: String) -> Data { Data(SHA256.hash(data: Data(token.utf8))) }
 
     /// `at_hash` (OpenID Connect Core §3.1.3.6): Base64URL of the left half of SHA-256 of the token's ASCII.

@@ -100,10 +100,9 @@ struct OpenIDRoutes {
     /// RFC 7662: the token's state for the client that owns it; any other client learns only `active: false`.
     private func introspect(_ form: [String: String], client: OpenIDClientRecord) async throws -> TokenIntrospection {
         guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token is missing.") }
-        guard token.utf8.count <= 512,
-            let record = try await environment.store.accessToken(hash: CIBAService.tokenHash(token)),
-            record.clientId == client.id, record.expiresAt > environment.nowMillis
-        else { return TokenIntrospection(active: false) }
+        guard let record = try await ciba.validAccessToken(token), record.clientId == client.id else {
+            return TokenIntrospection(active: false)
+        }
         return TokenIntrospection(
             active: true, scope: record.scope, clientId: record.clientId, sub: record.userId,
             exp: record.expiresAt / 1000, iat: record.createdAt / 1000, tokenType: "Bearer",
@@ -115,10 +114,7 @@ struct OpenIDRoutes {
         let header = request.headers[.authorization] ?? ""
         let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : ""
         do {
-            guard !token.isEmpty, token.utf8.count <= 512,
-                let record = try await environment.store.accessToken(hash: CIBAService.tokenHash(token)),
-                record.expiresAt > environment.nowMillis
-            else {
+            guard let record = try await ciba.validAccessToken(token) else {
                 var response = OAuthError(
                     "invalid_token", "The access token is missing, unknown or expired.", status: .unauthorized
                 ).response

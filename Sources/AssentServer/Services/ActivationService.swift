@@ -45,10 +45,28 @@ public struct ActivationService: Sendable {
 
     /// The activation with `id`, or `ACTIVATION_NOT_FOUND`.
     public func get(id: String) async throws -> ActivationRecord {
-        guard let activation = try await environment.store.activation(id: id) else {
-            throw AssentServerError.activationNotFound()
-        }
+        guard let activation = try await find(id: id) else { throw AssentServerError.activationNotFound() }
         return activation
+    }
+
+    /// The activation with `id`, if there is one.
+    public func find(id: String) async throws -> ActivationRecord? { try await environment.store.activation(id: id) }
+
+    /// The user's active devices in `applicationId`, oldest first: those an approval or a push sign-in can reach.
+    public func active(userId: String, applicationId: String) async throws -> [ActivationRecord] {
+        try await environment.store.activations(userId: userId).filter {
+            $0.state == .active && $0.applicationId == applicationId
+        }
+    }
+
+    /// The activation QR text (`CODE#signature`) of an activation no device has used yet and whose code is still
+    /// valid; `nil` otherwise.
+    public func pendingQRText(id: String) async throws -> String? {
+        guard let activation = try await find(id: id), activation.state == .created,
+            let code = activation.activationCode, activation.codeExpiresAt > environment.nowMillis,
+            let application = try await environment.store.application(id: activation.applicationId)
+        else { return nil }
+        return try ActivationQRCode(code: try ActivationCode(code), masterPrivateKey: application.masterPrivateKey).text
     }
 
     /// The user's activations with their push registrations, oldest first.

@@ -54,6 +54,11 @@ public struct ApplicationService: Sendable {
         return application
     }
 
+    /// The application with `id`, if there is one.
+    func application(id: String) async throws -> ApplicationRecord? {
+        try await environment.store.application(id: id)
+    }
+
     /// Sets the display name people see for `id` — on the pages, in the phone's sign-in requests, as the
     /// authenticator app's issuer: 1 to 100 characters, not only spaces.
     public func rename(id: String, to name: String, actor: String) async throws -> ApplicationRecord {

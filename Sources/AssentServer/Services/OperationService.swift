@@ -128,6 +128,9 @@ public struct OperationService: Sendable {
         try await mutate(id: id) { operation, now in _ = operation.expireIfDue(now: now) }.0
     }
 
+    /// The operation with `id` as stored (an overdue one not yet marked expired), if there is one.
+    public func find(id: String) async throws -> OperationRecord? { try await environment.store.operation(id: id) }
+
     /// The user's operations, newest first (expired ones shown as such).
     public func list(userId: String, status: OperationStatus?, limit: Int = 100) async throws -> [OperationRecord] {
         var result: [OperationRecord] = []

@@ -88,11 +88,15 @@ struct ApprovalLinks: Sendable {
 struct ApprovalPages: Sendable {
     let environment: ServerEnvironment
     let links: ApprovalLinks
+    let applications: ApplicationService
+    let activations: ActivationService
     let pages = WebPages.shared
 
     init(environment: ServerEnvironment) {
         self.environment = environment
         links = ApprovalLinks(environment: environment)
+        applications = ApplicationService(environment: environment)
+        activations = ActivationService(environment: environment)
     }
 
     static func path(_ operationId: String) -> String { "/approve/\(FormEncoding.escape(operationId))" }
@@ -178,7 +182,7 @@ struct ApprovalPages: Sendable {
         _ operation: OperationRecord, claims: ApprovalLinks.Claims, token: String, request: Request,
         message: String? = nil
     ) async throws -> Response {
-        let application = try await environment.store.application(id: operation.applicationId)
+        let application = try await applications.application(id: operation.applicationId)
         // The page speaks English: the operation's English texts where it has them, so the page reads in one
         // language (its section says which, for a screen reader, when it is another).
         let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
@@ -220,10 +224,9 @@ struct ApprovalPages: Sendable {
             text = try await links.operations.offlineQR(
                 id: operation.id, request: OfflineQRRequest(keyType: "master", activationId: nil))
         }
-        let application = try await environment.store.application(id: operation.applicationId)
-        let devices = try await environment.store.activations(userId: operation.userId ?? "").filter {
-            $0.state == .active && $0.applicationId == operation.applicationId
-        }
+        let application = try await applications.application(id: operation.applicationId)
+        let devices = try await activations.active(
+            userId: operation.userId ?? "", applicationId: operation.applicationId)
         let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let context: [String: Any?] = [
             "application": application?.name ?? "Assent", "title": "Approve without a connection",

@@ -182,7 +182,7 @@ struct LoginPages: Sendable {
                 .forbidden, "This form is stale or did not come from this site: open the sign-in page again.")
         }
         guard let id = form["application"], id.utf8.count <= 64,
-            let application = try await environment.store.application(id: id)
+            let application = try await ApplicationService(environment: environment).application(id: id)
         else {
             return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
         }
@@ -306,9 +306,8 @@ struct LoginPages: Sendable {
             context["newPhone"] = true
             context["phone"] = true
         case (.push, _):
-            let devices = try await environment.store.activations(userId: state.userId ?? "").filter {
-                $0.state == .active && $0.applicationId == state.application
-            }
+            let devices = try await ActivationService(environment: environment).active(
+                userId: state.userId ?? "", applicationId: state.application)
             context["devices"] = devices.enumerated().map {
                 [
                     "id": $1.id, "checked": $0 == 0,
