@@ -24,14 +24,17 @@ public enum AssentServerApplication {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
         }
-        DeviceRoutes(service: PowerAuthService(environment: environment)).register(on: router)
-        MobileTokenRoutes(environment: environment).register(on: router)
-        OperatorAPI(environment: environment).register(on: router)
-        PushRoutes(environment: environment).register(on: router)
-        EventStreamRoutes(environment: environment).register(on: router)
-        OpenIDRoutes(environment: environment).register(on: router)
-        PINAgeRoutes(environment: environment).register(on: router)
-        TFARoutes(environment: environment).register(on: router)
+        // Each API answers failures in its own dialect (ErrorDialect); pages and the routes above use the plain one.
+        func api(_ dialect: ErrorDialect) -> APIRoutes { APIRoutes(dialect, on: router, known: known) }
+        DeviceRoutes(service: PowerAuthService(environment: environment))
+            .register(plain: api(.plain), powerAuth: api(.powerAuth))
+        MobileTokenRoutes(environment: environment).register(on: api(.mobileToken))
+        PushRoutes(environment: environment).register(on: api(.mobileToken))
+        EventStreamRoutes(environment: environment).register(on: api(.mobileToken))
+        OperatorAPI(environment: environment).register(on: api(.plain))
+        PINAgeRoutes(environment: environment).register(on: api(.plain))
+        TFARoutes(environment: environment).register(on: api(.plain))
+        OpenIDRoutes(environment: environment).register(on: api(.oauth))
         WebPages.shared.register(on: router)
         LoginPages(environment: environment).register(on: router)
         ApprovalPages(environment: environment).register(on: router)

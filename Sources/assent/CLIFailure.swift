@@ -9,7 +9,7 @@ enum CLIFailure {
         do {
             try await body()
         } catch let error as AssentServerError {
-            fail(code: error.code, message: error.message, exitCode: exitCode(forStatus: error.status))
+            fail(code: error.code.rawValue, message: error.message, exitCode: exitCode(forStatus: error.status))
         } catch let error as OperatorClient.Failure {
             fail(code: error.code, message: error.message, exitCode: error.exitCode)
         }

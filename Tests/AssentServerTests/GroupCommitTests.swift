@@ -87,7 +87,7 @@ struct GroupCommitTests {
         let error = await #expect(throws: AssentServerError.self) {
             _ = try await wal.write { ran.store(true, ordering: .sequentiallyConsistent) }
         }
-        #expect(error?.code == "ERR_STORAGE")
+        #expect(error?.code == .storage)
         let statementRan = ran.load(ordering: .sequentiallyConsistent)
         #expect(!statementRan)
         await #expect(throws: AssentServerError.self) { try await wal.afterRead() }

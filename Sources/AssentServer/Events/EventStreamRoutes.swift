@@ -22,7 +22,7 @@ struct EventStreamRoutes {
     /// Events read from the log at a time.
     static let batch = 100
 
-    func register(on router: Router<AssentRequestContext>) {
+    func register(on router: APIRoutes) {
         let tokens = TokenAuthenticator(environment: environment)
         let environment = environment
         router.get("api/auth/token/app/operation/events") { request, _ in

@@ -6,7 +6,8 @@ import Hummingbird
 struct DeviceRoutes {
     let service: PowerAuthService
 
-    func register(on router: Router<AssentRequestContext>) {
+    /// Registers the configuration on `plain` and the PowerAuth endpoints on `powerAuth`.
+    func register(plain router: APIRoutes, powerAuth: APIRoutes) {
         // What a device reads before it activates: code format, PIN rules, enabled methods (no secret in it, but
         // only for a known application key).
         router.get("api/device/configuration") { request, _ in
@@ -16,7 +17,7 @@ struct DeviceRoutes {
             _ = try await ApplicationService(environment: service.environment).application(key: key)
             return try HTTPSupport.json(ResponseEnvelope(service.environment.policy.deviceConfiguration))
         }
-        let group = router.group("pa/v3")
+        let group = powerAuth.group("pa/v3")
         group.post("keystore/create") { request, _ in
             let body = try await HTTPSupport.decode(RequestEnvelope<TemporaryKeyRequest>.self, from: request)
             return try HTTPSupport.json(ResponseEnvelope(try await service.createTemporaryKey(body.requestObject)))

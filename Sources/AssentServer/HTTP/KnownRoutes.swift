@@ -4,6 +4,18 @@ import Synchronization
 /// answered 405 with `Allow` instead of 404. Filled once the routes are registered.
 final class KnownRoutes: Sendable {
     private let routes = Mutex<[(method: String, segments: [Substring])]>([])
+    private let dialects = Mutex<[(segments: [Substring], dialect: ErrorDialect)]>([])
+
+    /// Records that the routes at `pattern` answer failures in `dialect`.
+    func note(_ dialect: ErrorDialect, for pattern: String) {
+        dialects.withLock { $0.append((pattern.split(separator: "/"), dialect)) }
+    }
+
+    /// The dialect of the routes at `path`; ``ErrorDialect/plain`` when no API route has the path.
+    func dialect(for path: String) -> ErrorDialect {
+        let segments = path.split(separator: "/")
+        return dialects.withLock { $0.first { Self.matches($0.segments, segments) }?.dialect } ?? .plain
+    }
 
     /// Records `(method, pattern)` pairs, patterns as the router prints them (`/api/v1/operations/{id}`).
     func set(_ list: [(method: String, pattern: String)]) {

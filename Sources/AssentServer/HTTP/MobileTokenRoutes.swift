@@ -21,7 +21,7 @@ struct MobileTokenRoutes {
     /// Signature types that may read the history.
     static let historyTypes: Set<SignatureType> = [.possessionKnowledge, .possessionBiometry]
 
-    func register(on router: Router<AssentRequestContext>) {
+    func register(on router: APIRoutes) {
         let group = router.group("api/auth/token/app/operation")
         group.post("list") { request, _ in
             let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])

@@ -32,9 +32,9 @@ public struct CIBAService: Sendable {
             throw OAuthError.invalidRequest("Signed authentication requests are not supported by this provider.")
         }
         let scopes = Set((form["scope"] ?? "").split(separator: " ").map(String.init))
-        guard scopes.contains("openid") else { throw OAuthError("invalid_scope", "scope must contain openid.") }
+        guard scopes.contains("openid") else { throw OAuthError(.invalidScope, "scope must contain openid.") }
         if let unknown = scopes.subtracting(client.scopes + ["openid"]).sorted().first {
-            throw OAuthError("invalid_scope", "Scope \(unknown) is not allowed for this client.")
+            throw OAuthError(.invalidScope, "Scope \(unknown) is not allowed for this client.")
         }
         let hints = ["login_hint", "id_token_hint", "login_hint_token"].filter { form[$0] != nil }
         guard hints.count == 1 else {
@@ -71,7 +71,7 @@ public struct CIBAService: Sendable {
                 bindingMessage.unicodeScalars.allSatisfy({ !CharacterSet.controlCharacters.contains($0) })
             else {
                 throw OAuthError(
-                    "invalid_binding_message",
+                    .invalidBindingMessage,
                     "binding_message must be 1 to \(settings.bindingMessageLimit) characters without control characters."
                 )
             }
@@ -84,9 +84,9 @@ public struct CIBAService: Sendable {
         }
         guard devices.contains(where: { $0.state == .active }) else {
             if devices.contains(where: { $0.state == .blocked }) {
-                throw OAuthError("access_denied", "The user's devices are blocked.", status: .forbidden)
+                throw OAuthError(.accessDenied, "The user's devices are blocked.", status: .forbidden)
             }
-            throw OAuthError("unknown_user_id", "The hint does not identify a user with an active device.")
+            throw OAuthError(.unknownUserId, "The hint does not identify a user with an active device.")
         }
         guard let application = try await environment.store.application(id: client.applicationId) else {
             throw AssentServerError.internalError("Client \(client.id) names a missing application.")
@@ -139,7 +139,7 @@ public struct CIBAService: Sendable {
     /// JWT whose `sub` — or HID's `usercode` — names the user and whose `exp`, if present, has not passed). The login
     /// hint token's signature is not checked: the client that sends it authenticated itself.
     func resolveUser(hint: String, value: String, client: OpenIDClientRecord) async throws -> String {
-        let unknown = OAuthError("unknown_user_id", "The hint does not identify a user.")
+        let unknown = OAuthError(.unknownUserId, "The hint does not identify a user.")
         switch hint {
         case "login_hint":
             guard (1...256).contains(value.count) else { throw unknown }
@@ -167,7 +167,7 @@ public struct CIBAService: Sendable {
                 let user = claims.sub ?? claims.usercode, (1...256).contains(user.count)
             else { throw unknown }
             if let exp = claims.exp, exp * 1000 < Double(environment.nowMillis) {
-                throw OAuthError("expired_login_hint_token", "The login_hint_token has expired.")
+                throw OAuthError(.expiredLoginHintToken, "The login_hint_token has expired.")
             }
             return user
         }
@@ -246,13 +246,13 @@ public struct CIBAService: Sendable {
     /// Answers a token request of an authenticated client.
     func tokenRequest(_ form: [String: String], client: OpenIDClientRecord) async throws -> OAuthTokenResponse {
         guard form["grant_type"] == Self.grantType else {
-            throw OAuthError("unsupported_grant_type", "This token endpoint serves grant_type \(Self.grantType).")
+            throw OAuthError(.unsupportedGrantType, "This token endpoint serves grant_type \(Self.grantType).")
         }
         guard let authReqId = form["auth_req_id"], !authReqId.isEmpty else {
             throw OAuthError.invalidRequest("auth_req_id is missing.")
         }
         guard client.deliveryMode != CIBADeliveryMode.push.rawValue else {
-            throw OAuthError("unauthorized_client", "A push client receives its tokens at its notification endpoint.")
+            throw OAuthError(.unauthorizedClient, "A push client receives its tokens at its notification endpoint.")
         }
         guard authReqId.utf8.count <= 256, let request = try await environment.store.cibaRequest(authReqId: authReqId),
             request.clientId == client.id
@@ -262,17 +262,17 @@ public struct CIBAService: Sendable {
         switch operation.status {
         case .pending:
             if environment.nowMillis >= request.expiresAt {
-                throw OAuthError("expired_token", "The authentication request expired.")
+                throw OAuthError(.expiredToken, "The authentication request expired.")
             }
             guard
                 try await environment.store.recordPoll(
                     id: request.id, now: environment.nowMillis, penalty: environment.openID.slowDownPenalty)
             else {
                 throw OAuthError(
-                    "slow_down",
+                    .slowDown,
                     "Polled sooner than the interval: add \(environment.openID.slowDownPenalty) seconds to it.")
             }
-            throw OAuthError("authorization_pending", "The user has not answered yet.")
+            throw OAuthError(.authorizationPending, "The user has not answered yet.")
         case .approved:
             guard try await environment.store.redeemCIBARequest(id: request.id, at: environment.nowMillis) else {
                 throw OAuthError.invalidGrant("auth_req_id was already redeemed.")
@@ -286,12 +286,12 @@ public struct CIBAService: Sendable {
     /// The error a finished, unapproved operation comes to.
     static func denial(_ operation: OperationRecord) -> OAuthError {
         switch operation.status {
-        case .expired: OAuthError("expired_token", "The authentication request expired.")
-        case .canceled: OAuthError("access_denied", "The request was canceled.")
-        case .failed: OAuthError("access_denied", "The approval failed too many times.")
+        case .expired: OAuthError(.expiredToken, "The authentication request expired.")
+        case .canceled: OAuthError(.accessDenied, "The request was canceled.")
+        case .failed: OAuthError(.accessDenied, "The approval failed too many times.")
         case .rejected where operation.statusReason == RejectReason.fraud:
-            OAuthError("access_denied", "The user reported the request as fraud.")
-        default: OAuthError("access_denied", "The user rejected the request.")
+            OAuthError(.accessDenied, "The user reported the request as fraud.")
+        default: OAuthError(.accessDenied, "The user rejected the request.")
         }
     }
 

@@ -20,7 +20,7 @@ struct OpenIDRoutes {
         keys = SigningKeyService(environment: environment)
     }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func register(on router: APIRoutes) {
         router.get(".well-known/openid-configuration") { _, _ in
             try Self.json(discovery, cache: "public, max-age=300")
         }
@@ -28,23 +28,25 @@ struct OpenIDRoutes {
             try Self.json(try await keys.jwks(), cache: "public, max-age=300")
         }
         router.post("oauth2/bc-authorize") { request, context in
-            await oauth(request, context) { form, client in
+            try await oauth(request, context) { form, client in
                 try Self.json(try await ciba.authenticationRequest(form, client: client))
             }
         }
         router.post("oauth2/token") { request, context in
-            await oauth(request, context) { form, client in
+            try await oauth(request, context) { form, client in
                 try Self.json(try await ciba.tokenRequest(form, client: client))
             }
         }
         router.post("oauth2/introspect") { request, context in
-            await oauth(request, context) { form, client in try Self.json(try await introspect(form, client: client)) }
+            try await oauth(request, context) { form, client in
+                try Self.json(try await introspect(form, client: client))
+            }
         }
-        router.get("oauth2/userinfo") { request, _ in await userinfo(request) }
-        router.post("oauth2/userinfo") { request, _ in await userinfo(request) }
+        router.get("oauth2/userinfo") { request, _ in try await userinfo(request) }
+        router.post("oauth2/userinfo") { request, _ in try await userinfo(request) }
         router.get("oauth2/authorize") { _, _ in
             OAuthError(
-                "unsupported_response_type",
+                .unsupportedResponseType,
                 "This provider serves backchannel authentication (CIBA) only; there is no browser flow."
             ).response
         }
@@ -81,20 +83,16 @@ struct OpenIDRoutes {
         ]
     }
 
-    /// Reads the form, authenticates the client and runs `body`, turning every failure into an OAuth error.
+    /// Reads the form, authenticates the client and runs `body` (failures answer as OAuth errors: the routes speak
+    /// ``ErrorDialect/oauth``).
     private func oauth(
         _ request: Request, _ context: AssentRequestContext,
         _ body: ([String: String], OpenIDClientRecord) async throws -> Response
-    ) async -> Response {
-        do {
-            let form = try await Self.form(request)
-            let client = try await clients.authenticate(
-                form: form, authorization: request.headers[.authorization], address: context.clientLimitKey ?? "unknown"
-            )
-            return try await body(form, client)
-        } catch {
-            return Self.failure(error, context: context)
-        }
+    ) async throws -> Response {
+        let form = try await Self.form(request)
+        let client = try await clients.authenticate(
+            form: form, authorization: request.headers[.authorization], address: context.clientLimitKey ?? "unknown")
+        return try await body(form, client)
     }
 
     /// RFC 7662: the token's state for the client that owns it; any other client learns only `active: false`.
@@ -110,22 +108,17 @@ struct OpenIDRoutes {
     }
 
     /// OpenID Connect Core §5.3 with a bearer access token (RFC 6750 §3 errors).
-    private func userinfo(_ request: Request) async -> Response {
+    private func userinfo(_ request: Request) async throws -> Response {
         let header = request.headers[.authorization] ?? ""
         let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : ""
-        do {
-            guard let record = try await ciba.validAccessToken(token) else {
-                var response = OAuthError(
-                    "invalid_token", "The access token is missing, unknown or expired.", status: .unauthorized
-                ).response
-                response.headers[.wwwAuthenticate] = #"Bearer error="invalid_token""#
-                return response
-            }
-            return try Self.json(["sub": record.userId])
-        } catch {
-            return OAuthError("server_error", "The request could not be processed.", status: .internalServerError)
-                .response
+        guard let record = try await ciba.validAccessToken(token) else {
+            var response = OAuthError(
+                .invalidToken, "The access token is missing, unknown or expired.", status: .unauthorized
+            ).response
+            response.headers[.wwwAuthenticate] = #"Bearer error="invalid_token""#
+            return response
         }
+        return try Self.json(["sub": record.userId])
     }
 
     /// The `application/x-www-form-urlencoded` body; a repeated parameter is an error (RFC 6749 §3.1).
@@ -153,24 +146,5 @@ struct OpenIDRoutes {
         if cache == "no-store" { headers[OAuthError.pragma] = "no-cache" }
         return Response(
             status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
-    }
-
-    /// The OAuth answer of a failure: an ``OAuthError`` as is; a rate limit as 429 with `Retry-After`; the
-    /// operation service's request errors as `invalid_request`; anything else as `server_error` (logged).
-    static func failure(_ error: any Error, context: AssentRequestContext) -> Response {
-        switch error {
-        case let oauth as OAuthError:
-            return oauth.response
-        case let server as AssentServerError where server.status == 429:
-            var response = OAuthError("temporarily_unavailable", server.message, status: .tooManyRequests).response
-            response.headers[.retryAfter] = server.retryAfter.map(String.init)
-            return response
-        case let server as AssentServerError where server.status < 500:
-            return OAuthError.invalidRequest(server.message).response
-        default:
-            context.logger.error("OpenID request failed", metadata: ["error": "\(String(reflecting: error))"])
-            return OAuthError("server_error", "The request could not be processed.", status: .internalServerError)
-                .response
-        }
     }
 }

@@ -42,25 +42,47 @@ final class ListeningAddress: Sendable {
     func set(host: String, port: Int) { value.withLock { $0 = "http://\(host):\(port)" } }
 }
 
+/// The OAuth error codes this provider answers with (RFC 6749 §5.2, RFC 6750 §3.1, CIBA Core §11 and §13).
+enum OAuthErrorCode: String, Sendable, CaseIterable {
+    case invalidRequest = "invalid_request"
+    case invalidClient = "invalid_client"
+    case invalidGrant = "invalid_grant"
+    case invalidScope = "invalid_scope"
+    case invalidToken = "invalid_token"
+    case unauthorizedClient = "unauthorized_client"
+    case unsupportedGrantType = "unsupported_grant_type"
+    case unsupportedResponseType = "unsupported_response_type"
+    case accessDenied = "access_denied"
+    case serverError = "server_error"
+    case temporarilyUnavailable = "temporarily_unavailable"
+    case authorizationPending = "authorization_pending"
+    case slowDown = "slow_down"
+    case expiredToken = "expired_token"
+    case expiredLoginHintToken = "expired_login_hint_token"
+    case unknownUserId = "unknown_user_id"
+    case invalidBindingMessage = "invalid_binding_message"
+}
+
 /// An OAuth error answer (RFC 6749 §5.2; CIBA Core §11, §13) with its HTTP status.
-struct OAuthError: Error, Sendable {
-    let code: String
+struct OAuthError: RenderedError, Sendable {
+    let error: OAuthErrorCode
     let description: String
     let status: HTTPResponse.Status
+    var code: String { error.rawValue }
 
     static let pragma = HTTPField.Name("Pragma")!
 
-    init(_ code: String, _ description: String, status: HTTPResponse.Status = .badRequest) {
-        self.code = code
+    init(_ error: OAuthErrorCode, _ description: String, status: HTTPResponse.Status = .badRequest) {
+        self.error = error
         self.description = description
         self.status = status
     }
 
-    static func invalidRequest(_ description: String) -> OAuthError { OAuthError("invalid_request", description) }
+    static func invalidRequest(_ description: String) -> OAuthError { OAuthError(.invalidRequest, description) }
     static func invalidClient(_ description: String = "Client authentication failed.") -> OAuthError {
-        OAuthError("invalid_client", description, status: .unauthorized)
+        OAuthError(.invalidClient, description, status: .unauthorized)
     }
-    static func invalidGrant(_ description: String) -> OAuthError { OAuthError("invalid_grant", description) }
+    static func invalidGrant(_ description: String) -> OAuthError { OAuthError(.invalidGrant, description) }
 
     /// The JSON answer, never cached; a 401 names the Basic scheme (RFC 6749 §5.2).
     var response: Response {

@@ -11,7 +11,7 @@ struct PINAgeRoutes {
 
     static let uriId = "/pin/changed"
 
-    func register(on router: Router<AssentRequestContext>) {
+    func register(on router: APIRoutes) {
         let powerAuth = PowerAuthService(environment: environment)
         router.post("api/device/pin/changed") { request, _ in
             let body = try await HTTPSupport.body(request)

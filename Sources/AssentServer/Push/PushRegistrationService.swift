@@ -30,7 +30,7 @@ public struct PushRegistrationService: Sendable {
         throws -> PushRegistrationRecord
     {
         func refuse(_ message: String) -> AssentServerError {
-            .init(code: "PUSH_REGISTRATION_FAILED", status: 400, message: message)
+            .pushRegistrationFailed(message)
         }
         guard let platform = PushPlatform(name: request.platform) else {
             throw refuse("platform is one of apns, fcm, hms (or ios, android, huawei).")

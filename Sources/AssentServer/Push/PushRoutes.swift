@@ -8,7 +8,7 @@ import Hummingbird
 struct PushRoutes {
     let environment: ServerEnvironment
 
-    func register(on router: Router<AssentRequestContext>) {
+    func register(on router: APIRoutes) {
         let registrations = PushRegistrationService(environment: environment)
         let tokens = TokenAuthenticator(environment: environment)
         let powerAuth = PowerAuthService(environment: environment)

@@ -292,7 +292,7 @@ public struct PowerAuthService: Sendable {
         do {
             (activation, outcome) = try await recordSignature(
                 header: header, application: application, data: data, format: format, now: now)
-        } catch let error as AssentServerError where error.code == AssentServerError.activationNotFound().code {
+        } catch let error as AssentServerError where error.code == .activationNotFound {
             // An unknown activation fails like a removed one, so signed endpoints do not reveal which ids exist.
             throw AssentServerError.authenticationFailed("The activation is not active.")
         }

@@ -6,7 +6,7 @@ import AssentModel
 /// `{"code","message"}`. Messages never contain secrets, signatures or codes.
 public struct AssentServerError: Error, Sendable, CustomStringConvertible {
     /// The stable error code, e.g. `ACTIVATION_NOT_FOUND`.
-    public var code: String
+    public var code: ServerErrorCode
     /// The HTTP status to answer with.
     public var status: Int
     /// What happened and what to do.
@@ -14,163 +14,156 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
     /// Seconds after which trying again can succeed (sent as `Retry-After`).
     public var retryAfter: Int?
 
-    /// Creates an error.
-    public init(code: String, status: Int, message: String, retryAfter: Int? = nil) {
+    /// Creates an error with the code's status, or another where the HTTP layer gave one.
+    public init(_ code: ServerErrorCode, _ message: String, status: Int? = nil, retryAfter: Int? = nil) {
         self.code = code
-        self.status = status
+        self.status = status ?? code.status
         self.message = message
         self.retryAfter = retryAfter
     }
 
-    public var description: String { "\(code) (\(status)): \(message)" }
+    public var description: String { "\(code.rawValue) (\(status)): \(message)" }
 
     /// The request is malformed (JSON, Base64, lengths, missing fields).
     public static func invalidRequest(_ message: String) -> Self {
-        .init(code: "ERR_REQUEST", status: 400, message: message)
+        .init(.invalidRequest, message)
     }
 
     /// A signature, MAC token or encrypted message did not authenticate.
     public static func authenticationFailed(_ message: String = "Authentication failed.") -> Self {
-        .init(code: "POWERAUTH_AUTH_FAIL", status: 401, message: message)
+        .init(.authenticationFailed, message)
     }
 
     /// An end-to-end encrypted request could not be decrypted.
     public static func decryptionFailed() -> Self {
-        .init(
-            code: "ERR_ENCRYPTION", status: 400,
-            message: "The encrypted request could not be decrypted: check the keys, scope and temporary key.")
+        .init(.encryption, "The encrypted request could not be decrypted: check the keys, scope and temporary key.")
     }
 
     /// The activation does not exist.
     public static func activationNotFound() -> Self {
-        .init(code: "ACTIVATION_NOT_FOUND", status: 404, message: "No activation has this id.")
+        .init(.activationNotFound, "No activation has this id.")
     }
 
     /// The activation is in a state that does not allow the action.
     public static func invalidActivationState(_ message: String) -> Self {
-        .init(code: "ACTIVATION_INVALID_STATE", status: 409, message: message)
+        .init(.activationInvalidState, message)
     }
 
     /// The activation code is unknown, used or expired.
     public static func activationCodeInvalid() -> Self {
-        .init(
-            code: "ACTIVATION_CODE_INVALID", status: 400,
-            message: "The activation code is unknown, already used or expired: ask for a new one.")
+        .init(.activationCodeInvalid, "The activation code is unknown, already used or expired: ask for a new one.")
     }
 
     /// A missing operator API key.
     public static func unauthorized() -> Self {
-        .init(
-            code: "UNAUTHORIZED", status: 401,
-            message: "Send an operator API key as 'Authorization: Bearer <key>'.")
+        .init(.unauthorized, "Send an operator API key as 'Authorization: Bearer <key>'.")
     }
 
     /// An operator API key that is unknown or revoked.
     public static func apiKeyRefused() -> Self {
-        .init(
-            code: "UNAUTHORIZED", status: 401,
-            message: "The API key was refused: it is unknown or revoked. Check it, or ask for a new one.")
+        .init(.unauthorized, "The API key was refused: it is unknown or revoked. Check it, or ask for a new one.")
     }
 
     /// The API key lacks the scope.
     public static func forbidden(_ scope: APIScope) -> Self {
-        .init(code: "FORBIDDEN", status: 403, message: "This API key lacks the scope \(scope.rawValue).")
+        .init(.forbidden, "This API key lacks the scope \(scope.rawValue).")
     }
 
     /// A resource other than an activation was not found.
     public static func notFound(_ message: String) -> Self {
-        .init(code: "NOT_FOUND", status: 404, message: message)
+        .init(.notFound, message)
     }
 
     /// The body is larger than the limit.
     public static func payloadTooLarge(limit: Int) -> Self {
-        .init(code: "ERR_PAYLOAD_TOO_LARGE", status: 413, message: "The request body is larger than \(limit) bytes.")
+        .init(.payloadTooLarge, "The request body is larger than \(limit) bytes.")
     }
 
     /// The operation does not exist, or the caller may not see it.
     public static func operationNotFound() -> Self {
-        .init(code: "OPERATION_NOT_FOUND", status: 404, message: "No operation with this id is available.")
+        .init(.operationNotFound, "No operation with this id is available.")
     }
 
     /// The operation already ended (approved, rejected, canceled, expired or failed).
     public static func operationFinished(_ status: OperationStatus) -> Self {
         switch status {
         case .expired:
-            .init(code: "OPERATION_EXPIRED", status: 409, message: "The operation expired; start a new one.")
+            .init(.operationExpired, "The operation expired; start a new one.")
         case .failed:
-            .init(
-                code: "OPERATION_ALREADY_FAILED", status: 409,
-                message: "The operation failed after too many attempts; start a new one.")
+            .init(.operationAlreadyFailed, "The operation failed after too many attempts; start a new one.")
         case .canceled:
-            .init(code: "OPERATION_ALREADY_CANCELED", status: 409, message: "The operation was canceled.")
+            .init(.operationAlreadyCanceled, "The operation was canceled.")
         default:
-            .init(
-                code: "OPERATION_ALREADY_FINISHED", status: 409,
-                message: "The operation was already \(status.rawValue.lowercased()).")
+            .init(.operationAlreadyFinished, "The operation was already \(status.rawValue.lowercased()).")
         }
     }
 
     /// The proximity code of an operation created without `proximityCheck`: it has none.
     public static func proximityCheckNotEnabled() -> Self {
         .init(
-            code: "OPERATION_WITHOUT_PROXIMITY_CHECK", status: 409,
-            message: "The operation was created without proximityCheck: it has no proximity code.")
+            .operationWithoutProximityCheck,
+            "The operation was created without proximityCheck: it has no proximity code.")
     }
 
     /// An approval without the proximity code the operation needs: a request error that counts nothing.
     public static func proximityCheckMissing() -> Self {
         .init(
-            code: "PROXIMITY_CHECK_MISSING", status: 400,
-            message: "The operation needs a proximity check: scan the QR code (or open the link) the site shows and "
+            .proximityCheckMissing,
+            "The operation needs a proximity check: scan the QR code (or open the link) the site shows and "
                 + "send its code with the approval.")
     }
 
     /// An approval whose proximity code is wrong, too old or implausibly timed: it counts against the operation.
     public static func proximityCheckFailed(_ problem: String, attemptsLeft: Int) -> Self {
         .init(
-            code: "PROXIMITY_CHECK_FAILED", status: 400,
-            message: "\(problem) Scan the current code again. \(attemptsLeft) "
+            .proximityCheckFailed,
+            "\(problem) Scan the current code again. \(attemptsLeft) "
                 + "\(attemptsLeft == 1 ? "attempt" : "attempts") left on this operation.")
     }
 
     /// The approval attempt that just failed was the last one the operation allowed.
     public static func operationFailed() -> Self {
-        .init(
-            code: "OPERATION_FAILED", status: 401,
-            message: "The approval failed too many times; the operation is now FAILED.")
+        .init(.operationFailed, "The approval failed too many times; the operation is now FAILED.")
     }
 
     /// The PIN is older than the server's maximum PIN age: the device must change it before approving.
     public static func pinExpired() -> Self {
-        .init(
-            code: "PIN_EXPIRED", status: 403,
-            message: "The PIN is older than this server allows: change the PIN, then approve again.")
+        .init(.pinExpired, "The PIN is older than this server allows: change the PIN, then approve again.")
     }
+
+    /// A login account with `userId` exists.
+    public static func accountExists(_ userId: String) -> Self {
+        .init(.accountExists, "An account with user id \(userId) exists.")
+    }
+
+    /// A push registration the server cannot use.
+    public static func pushRegistrationFailed(_ message: String) -> Self { .init(.pushRegistrationFailed, message) }
+
+    /// A known endpoint asked with a method it does not accept.
+    public static func methodNotAllowed(_ message: String) -> Self { .init(.methodNotAllowed, message) }
 
     /// A rate limit refused the request.
     public static func rateLimited(retryAfter: Int) -> Self {
-        .init(
-            code: "ERR_RATE_LIMITED", status: 429,
-            message: "Too many attempts: try again in \(retryAfter) seconds.", retryAfter: retryAfter)
+        .init(.rateLimited, "Too many attempts: try again in \(retryAfter) seconds.", retryAfter: retryAfter)
     }
 
     /// Concurrent updates kept colliding.
     public static func conflict() -> Self {
-        .init(code: "ERR_CONFLICT", status: 409, message: "The record changed concurrently too often: try again.")
+        .init(.conflict, "The record changed concurrently too often: try again.")
     }
 
     /// Wrong configuration at start-up.
     public static func configuration(_ message: String) -> Self {
-        .init(code: "ERR_CONFIGURATION", status: 500, message: message)
+        .init(.configuration, message)
     }
 
     /// The database could not make a write durable; nothing more is acknowledged until a restart.
     public static func storageFailed(_ message: String) -> Self {
-        .init(code: "ERR_STORAGE", status: 503, message: message)
+        .init(.storage, message)
     }
 
     /// A server-side failure; details go to the log only.
     public static func internalError(_ message: String) -> Self {
-        .init(code: "ERR_INTERNAL", status: 500, message: message)
+        .init(.internalError, message)
     }
 }

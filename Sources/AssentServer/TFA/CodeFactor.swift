@@ -32,7 +32,7 @@ struct CodeFactor: Sendable {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .email)
         guard let factor = try await active(.email, flow).first(where: { $0.id == request.emailId }) else {
             throw TFAError(
-                status: .badRequest, code: "UNKNOWN_DESTINATION", message: "The account has no address with this id.")
+                status: .badRequest, error: .unknownDestination, message: "The account has no address with this id.")
         }
         return try await send(challenge, flow, factor, channel: "email", lang: request.lang)
     }
@@ -76,7 +76,7 @@ struct CodeFactor: Sendable {
         case .verify:
             guard let registered = try await active(.phone, flow).first(where: { $0.id == request.phoneId }) else {
                 throw TFAError(
-                    status: .badRequest, code: "UNKNOWN_DESTINATION",
+                    status: .badRequest, error: .unknownDestination,
                     message: "The account has no number with this phoneId.")
             }
             factor = registered
@@ -96,14 +96,14 @@ struct CodeFactor: Sendable {
             code.assertionHash == challenge.assertionHash
         else {
             throw TFAError(
-                status: .badRequest, code: "INVALID_PHV_TOKEN",
+                status: .badRequest, error: .invalidPhvToken,
                 message: "The phvToken names no code of this assertion: send a code first.")
         }
         try await flows.checkFailureLimit(flow)
         guard let left = try await environment.store.takeTFACodeAttempt(tokenHash: tokenHash, at: environment.nowMillis)
         else {
             throw TFAError(
-                status: .badRequest, code: "CODE_SPENT",
+                status: .badRequest, error: .codeSpent,
                 message: "This code expired or used all its tries: send a new one.")
         }
         guard Bytes.constantTimeEqual(Data(request.code.utf8), Data(code.code.utf8)) else {

@@ -22,7 +22,7 @@ struct PushFactor: Sendable {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
         guard challenge.mode == .register else {
             throw TFAError(
-                status: .badRequest, code: "INVALID_ASSERTION",
+                status: .badRequest, error: .invalidAssertion,
                 message: "This assertion verifies the account's push factor; opting in needs mode register.")
         }
         if let pending = try await pendingOperation(challenge) {
@@ -33,7 +33,7 @@ struct PushFactor: Sendable {
             activation.applicationId == flow.applicationId
         else {
             throw TFAError(
-                status: .badRequest, code: "UNKNOWN_DESTINATION",
+                status: .badRequest, error: .unknownDestination,
                 message: "No active device of this user has this activationId.")
         }
         let factor = TFAFactorRecord(
@@ -55,7 +55,7 @@ struct PushFactor: Sendable {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
         guard challenge.mode == .verify else {
             throw TFAError(
-                status: .badRequest, code: "INVALID_ASSERTION",
+                status: .badRequest, error: .invalidAssertion,
                 message: "This assertion registers a device; call /api/tfa/push/optin.")
         }
         if let pending = try await pendingOperation(challenge) {
@@ -74,7 +74,7 @@ struct PushFactor: Sendable {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
         guard let id = challenge.operationId else {
             throw TFAError(
-                status: .badRequest, code: "PUSH_NOT_SENT",
+                status: .badRequest, error: .pushNotSent,
                 message: "No approval was requested yet: call /api/tfa/push/send (or optin) first.")
         }
         let operation = try await operations.get(id: id)
@@ -96,7 +96,7 @@ struct PushFactor: Sendable {
                 let approving = factors.first(where: { $0.destination == approver })
             else {
                 throw TFAError(
-                    status: .forbidden, code: "PUSH_DEVICE_NOT_OPTED_IN",
+                    status: .forbidden, error: .pushDeviceNotOptedIn,
                     message: "The approval came from a device that is not opted in to sign-in approvals.")
             }
             if challenge.mode == .register, let factorId = challenge.factorId {
@@ -111,12 +111,12 @@ struct PushFactor: Sendable {
             return TFAPushStatus(status: "APPROVED", providerAssertion: proof.providerAssertion)
         case .rejected:
             throw TFAError(
-                status: .forbidden, code: "PUSH_REJECTED",
+                status: .forbidden, error: .pushRejected,
                 message: operation.statusReason == RejectReason.fraud
                     ? "The user reported this sign-in as fraud." : "The user rejected the sign-in on the phone.")
         default:
             throw TFAError(
-                status: .forbidden, code: "PUSH_NOT_APPROVED",
+                status: .forbidden, error: .pushNotApproved,
                 message: "The approval request ended without an answer (\(operation.status.rawValue)): ask again.")
         }
     }

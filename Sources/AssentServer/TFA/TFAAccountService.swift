@@ -32,8 +32,7 @@ public struct TFAAccountService: Sendable {
         let account = TFAAccountRecord(
             applicationId: application.id, userId: userId, passwordHash: hash, createdAt: environment.nowMillis)
         guard try await environment.store.insertTFAAccount(account) else {
-            throw AssentServerError(
-                code: "ACCOUNT_EXISTS", status: 409, message: "An account with user id \(userId) exists.")
+            throw AssentServerError.accountExists(userId)
         }
         // A millisecond apart, so that listings (ordered by creation) keep the order given.
         for (index, email) in emails.enumerated() {

@@ -21,108 +21,69 @@ struct TFARoutes {
         push = PushFactor(environment: environment)
     }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func register(on router: APIRoutes) {
         let api = router.group("api/tfa")
         api.post("login") { request, context in
-            try await answer {
-                let body = try await HTTPSupport.decode(TFALoginRequest.self, from: request)
-                switch try await flows.login(body, address: context.clientLimitKey) {
-                case .success(let success): return try Self.json(success)
-                case .interruption(let interruption): return try Self.json(interruption, status: .forbidden)
-                }
+            let body = try await HTTPSupport.decode(TFALoginRequest.self, from: request)
+            switch try await flows.login(body, address: context.clientLimitKey) {
+            case .success(let success): return try Self.json(success)
+            case .interruption(let interruption): return try Self.json(interruption, status: .forbidden)
             }
         }
         api.post("providers") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await flows.providers(try await HTTPSupport.decode(TFAProvidersRequest.self, from: request)))
-            }
+            try Self.json(
+                try await flows.providers(try await HTTPSupport.decode(TFAProvidersRequest.self, from: request)))
         }
         api.post("init") { request, _ in
-            try await answer {
-                try Self.json(try await flows.start(try await HTTPSupport.decode(TFAInitRequest.self, from: request)))
-            }
+            try Self.json(try await flows.start(try await HTTPSupport.decode(TFAInitRequest.self, from: request)))
         }
         api.post("totp/register") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await totp.register(try await HTTPSupport.decode(TOTPRegisterRequest.self, from: request)))
-            }
+            try Self.json(
+                try await totp.register(try await HTTPSupport.decode(TOTPRegisterRequest.self, from: request)))
         }
         api.post("totp/verify") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await totp.verify(try await HTTPSupport.decode(TOTPVerifyRequest.self, from: request)))
-            }
+            try Self.json(
+                try await totp.verify(try await HTTPSupport.decode(TOTPVerifyRequest.self, from: request)))
         }
         api.post("email/emails") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await codes.emails(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
-            }
+            try Self.json(
+                try await codes.emails(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
         }
         api.post("email/send") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await codes.sendEmail(try await HTTPSupport.decode(TFAEmailSendRequest.self, from: request)))
-            }
+            try Self.json(
+                try await codes.sendEmail(try await HTTPSupport.decode(TFAEmailSendRequest.self, from: request)))
         }
         api.post("email/verify") { request, _ in
-            try await answer {
-                let body = try await HTTPSupport.decode(TFACodeVerifyRequest.self, from: request)
-                return try Self.json(try await codes.verify(body, provider: .email))
-            }
+            let body = try await HTTPSupport.decode(TFACodeVerifyRequest.self, from: request)
+            return try Self.json(try await codes.verify(body, provider: .email))
         }
         api.post("phone/phones") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await codes.phones(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
-            }
+            try Self.json(
+                try await codes.phones(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
         }
         api.post("phone/send") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await codes.sendPhone(try await HTTPSupport.decode(TFAPhoneSendRequest.self, from: request)))
-            }
+            try Self.json(
+                try await codes.sendPhone(try await HTTPSupport.decode(TFAPhoneSendRequest.self, from: request)))
         }
         api.post("phone/verify") { request, _ in
-            try await answer {
-                let body = try await HTTPSupport.decode(TFACodeVerifyRequest.self, from: request)
-                return try Self.json(try await codes.verify(body, provider: .phone))
-            }
+            let body = try await HTTPSupport.decode(TFACodeVerifyRequest.self, from: request)
+            return try Self.json(try await codes.verify(body, provider: .phone))
         }
         api.post("push/optin") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await push.optIn(try await HTTPSupport.decode(TFAPushOptInRequest.self, from: request)))
-            }
+            try Self.json(
+                try await push.optIn(try await HTTPSupport.decode(TFAPushOptInRequest.self, from: request)))
         }
         api.post("push/send") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await push.send(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
-            }
+            try Self.json(
+                try await push.send(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
         }
         api.post("push/verify") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await push.verify(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
-            }
+            try Self.json(
+                try await push.verify(try await HTTPSupport.decode(TFAAssertionRequest.self, from: request)))
         }
         api.post("finalize") { request, _ in
-            try await answer {
-                try Self.json(
-                    try await flows.finalize(try await HTTPSupport.decode(TFAFinalizeRequest.self, from: request)))
-            }
-        }
-    }
-
-    /// Runs a handler, turning a ``TFAError`` into its answer (other failures go to the error middleware).
-    private func answer(_ body: () async throws -> Response) async throws -> Response {
-        do {
-            return try await body()
-        } catch let error as TFAError {
-            return error.response
+            try Self.json(
+                try await flows.finalize(try await HTTPSupport.decode(TFAFinalizeRequest.self, from: request)))
         }
     }
 

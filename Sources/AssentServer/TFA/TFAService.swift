@@ -118,7 +118,7 @@ struct TFAService: Sendable {
             environment.tfa.offeredProviders.contains(request.provider)
         else {
             throw TFAError(
-                status: .badRequest, code: "PROVIDER_NOT_ALLOWED",
+                status: .badRequest, error: .providerNotAllowed,
                 message: "This application does not offer \(request.provider.rawValue) as a second factor.")
         }
         var factorId: String?
@@ -126,24 +126,24 @@ struct TFAService: Sendable {
         case (.registration, .register):
             guard request.provider != .email else {
                 throw TFAError(
-                    status: .badRequest, code: "REGISTRATION_NOT_ALLOWED",
+                    status: .badRequest, error: .registrationNotAllowed,
                     message: "E-mail addresses are registered by the operator, not in a login.")
             }
         case (.verification, .verify):
             let factors = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
             guard let factor = factors.last(where: { $0.state == .active && $0.provider == request.provider }) else {
                 throw TFAError(
-                    status: .badRequest, code: "PROVIDER_NOT_REGISTERED",
+                    status: .badRequest, error: .providerNotRegistered,
                     message: "The account has no \(request.provider.rawValue) factor to verify.")
             }
             factorId = factor.id
         case (.verification, .register):
             throw TFAError(
-                status: .badRequest, code: "REGISTRATION_NOT_ALLOWED",
+                status: .badRequest, error: .registrationNotAllowed,
                 message: "The account already has a second factor: verify it before registering another.")
         case (.registration, .verify):
             throw TFAError(
-                status: .badRequest, code: "PROVIDER_NOT_REGISTERED",
+                status: .badRequest, error: .providerNotRegistered,
                 message: "The account has no second factor yet: register one (mode register).")
         }
         let now = environment.nowMillis
@@ -167,7 +167,7 @@ struct TFAService: Sendable {
             Bytes.constantTimeEqual(proof, TFATokens.hash(request.providerAssertion))
         else {
             throw TFAError(
-                status: .badRequest, code: "INVALID_PROVIDER_ASSERTION",
+                status: .badRequest, error: .invalidProviderAssertion,
                 message: "The providerAssertion does not prove a second factor of this login.")
         }
         guard try await environment.store.finishTFAFlow(id: flow.id, at: environment.nowMillis) else {
@@ -191,7 +191,7 @@ struct TFAService: Sendable {
             let flow = try await environment.store.tfaFlow(id: challenge.flowId)
         else {
             throw TFAError(
-                status: .badRequest, code: "INVALID_ASSERTION",
+                status: .badRequest, error: .invalidAssertion,
                 message: "The assertion is unknown or belongs to another provider: call /api/tfa/init first.")
         }
         let now = environment.nowMillis
@@ -258,8 +258,8 @@ struct TFAService: Sendable {
         let missing = policy.providers.filter { !environment.tfa.offeredProviders.contains($0) }
         guard missing.isEmpty else {
             throw AssentServerError(
-                code: "ERR_PROVIDER_NOT_OFFERED", status: 409,
-                message: "This server does not offer \(missing.map(\.rawValue).joined(separator: ", ")) yet; it "
+                .providerNotOffered,
+                "This server does not offer \(missing.map(\.rawValue).joined(separator: ", ")) yet; it "
                     + "offers " + environment.tfa.offeredProviders.map(\.rawValue).joined(separator: ", ") + ".")
         }
         guard !policy.required || !policy.providers.isEmpty else {

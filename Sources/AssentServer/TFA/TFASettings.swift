@@ -37,9 +37,32 @@ public struct TFASettings: Sendable {
 
 /// A two-factor login failure: the seed's numeric `errorCode` where it has one, a stable `code`, a sentence, and
 /// fields the client needs (tries left).
-struct TFAError: Error, Sendable {
+struct TFAError: RenderedError, Sendable {
+    /// The two-factor API's flow error codes.
+    enum Code: String, Sendable, CaseIterable {
+        case assertionSpent = "ASSERTION_SPENT"
+        case codeAlreadyUsed = "CODE_ALREADY_USED"
+        case codeSpent = "CODE_SPENT"
+        case invalidAssertion = "INVALID_ASSERTION"
+        case invalidCode = "INVALID_CODE"
+        case invalidLogin = "INVALID_LOGIN"
+        case invalidPhvToken = "INVALID_PHV_TOKEN"
+        case invalidProviderAssertion = "INVALID_PROVIDER_ASSERTION"
+        case invalidRegToken = "INVALID_REG_TOKEN"
+        case invalidSctToken = "INVALID_SCT_TOKEN"
+        case providerNotAllowed = "PROVIDER_NOT_ALLOWED"
+        case providerNotRegistered = "PROVIDER_NOT_REGISTERED"
+        case pushDeviceNotOptedIn = "PUSH_DEVICE_NOT_OPTED_IN"
+        case pushNotApproved = "PUSH_NOT_APPROVED"
+        case pushNotSent = "PUSH_NOT_SENT"
+        case pushRejected = "PUSH_REJECTED"
+        case registrationNotAllowed = "REGISTRATION_NOT_ALLOWED"
+        case totpNotRegistered = "TOTP_NOT_REGISTERED"
+        case unknownDestination = "UNKNOWN_DESTINATION"
+    }
+
     var status: HTTPResponse.Status
-    var code: String
+    var error: Code
     var errorCode: Int?
     var message: String
     var attemptsLeft: Int?
@@ -47,7 +70,7 @@ struct TFAError: Error, Sendable {
     /// A wrong code (400006), with the tries left for this assertion.
     static func invalidCode(attemptsLeft: Int) -> TFAError {
         TFAError(
-            status: .badRequest, code: "INVALID_CODE", errorCode: TFAErrorCode.invalidCode,
+            status: .badRequest, error: .invalidCode, errorCode: TFAErrorCode.invalidCode,
             message: attemptsLeft > 0
                 ? "The code is wrong: \(attemptsLeft) \(attemptsLeft == 1 ? "try" : "tries") left."
                 : "The code is wrong and no tries are left: start the second factor again.",
@@ -57,28 +80,30 @@ struct TFAError: Error, Sendable {
     /// A TOTP code of a time step already used.
     static func codeUsed() -> TFAError {
         TFAError(
-            status: .badRequest, code: "CODE_ALREADY_USED", errorCode: TFAErrorCode.invalidCode,
+            status: .badRequest, error: .codeAlreadyUsed, errorCode: TFAErrorCode.invalidCode,
             message: "This code was already used: wait for the authenticator's next code.")
     }
 
     /// The assertion has no tries left, expired, or already passed.
     static func challengeSpent() -> TFAError {
         TFAError(
-            status: .badRequest, code: "ASSERTION_SPENT",
+            status: .badRequest, error: .assertionSpent,
             message: "This verification has expired, passed, or used all its tries: start the second factor again.")
     }
 
     /// The `regToken` is unknown, forged, expired or already finalized.
     static func invalidRegToken() -> TFAError {
         TFAError(
-            status: .unauthorized, code: "INVALID_REG_TOKEN",
+            status: .unauthorized, error: .invalidRegToken,
             message: "The regToken is invalid, expired or already used: sign in again.")
     }
 
     /// Unknown user or wrong password (never which).
     static func invalidLogin() -> TFAError {
-        TFAError(status: .unauthorized, code: "INVALID_LOGIN", message: "The user id or the password is wrong.")
+        TFAError(status: .unauthorized, error: .invalidLogin, message: "The user id or the password is wrong.")
     }
+
+    var code: String { error.rawValue }
 
     var response: Response {
         var body: [String: JSONValue] = ["code": .string(code), "message": .string(message)]

@@ -17,7 +17,7 @@ struct TOTPFactor: Sendable {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .totp)
         guard challenge.mode == .register else {
             throw TFAError(
-                status: .badRequest, code: "INVALID_ASSERTION",
+                status: .badRequest, error: .invalidAssertion,
                 message: "This assertion verifies a registered TOTP factor; registering needs mode register.")
         }
         let application = try await flows.applicationRecord(id: flow.applicationId)
@@ -50,14 +50,14 @@ struct TOTPFactor: Sendable {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .totp)
         guard let factorId = challenge.factorId else {
             throw TFAError(
-                status: .badRequest, code: "TOTP_NOT_REGISTERED",
+                status: .badRequest, error: .totpNotRegistered,
                 message: "Register the TOTP secret (/api/tfa/totp/register) before verifying a code.")
         }
         if let sctToken = request.sctToken, challenge.mode == .register,
             !Bytes.constantTimeEqual(Data(sctToken.utf8), Data(factorId.utf8))
         {
             throw TFAError(
-                status: .badRequest, code: "INVALID_SCT_TOKEN",
+                status: .badRequest, error: .invalidSctToken,
                 message: "The sctToken is not the secret this registration issued: register again.")
         }
         guard let factor = try await environment.store.tfaFactor(id: factorId), let secret = factor.secret,

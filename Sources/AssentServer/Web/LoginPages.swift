@@ -540,29 +540,29 @@ struct LoginPages: Sendable {
 
     /// Turns a flow error into the message of the step the person continues at.
     static func absorb(_ error: TFAError, into state: inout LoginState) {
-        switch error.code {
-        case "INVALID_REG_TOKEN":
+        switch error.error {
+        case .invalidRegToken:
             let application = state.application
             state = LoginState(application: application)
             state.message = "Your sign-in expired: sign in again."
-        case "INVALID_LOGIN":
+        case .invalidLogin:
             // The form asks for a user name.
             state.message = "The user name or the password is wrong."
-        case "ASSERTION_SPENT", "INVALID_ASSERTION", "PUSH_NOT_SENT", "TOTP_NOT_REGISTERED":
+        case .assertionSpent, .invalidAssertion, .pushNotSent, .totpNotRegistered:
             state.clearFactor()
             state.step = .chooseFactor
             state.message = "That verification expired or used all its tries: choose a method again."
-        case "PUSH_REJECTED", "PUSH_NOT_APPROVED", "PUSH_DEVICE_NOT_OPTED_IN":
+        case .pushRejected, .pushNotApproved, .pushDeviceNotOptedIn:
             state.clearFactor()
             state.step = .chooseFactor
             // The API speaks to a relying party about its user; the page speaks to the person.
             state.message =
-                switch error.code {
-                case "PUSH_REJECTED":
+                switch error.error {
+                case .pushRejected:
                     error.message.contains("fraud")
                         ? "You reported this sign-in as fraud on your phone: it was stopped."
                         : "You rejected the sign-in on your phone."
-                case "PUSH_NOT_APPROVED": "The request on your phone expired or was withdrawn: choose a method again."
+                case .pushNotApproved: "The request on your phone expired or was withdrawn: choose a method again."
                 default: "A phone that does not approve your sign-ins answered: approve on the phone you set up."
                 }
         default:
