@@ -63,7 +63,7 @@ extension OperationsService {
         let activated = await client.activatedMethods
         let allowed = operation.allowedSignatureType
         var methods: [DeviceConfiguration.Method]
-        if allowed.type == "1FA" {
+        if allowed.type == .one {
             methods = activated
         } else {
             methods = []

@@ -35,7 +35,7 @@ public enum ProtectionPolicy: String, Sendable {
 
     /// The policy of the factors an operation accepts.
     public init(_ allowed: AllowedSignatureType) {
-        if allowed.type == "1FA" {
+        if allowed.type == .one {
             self = .none
         } else if allowed.variants.contains("possession_biometry") {
             self = .bioPassword

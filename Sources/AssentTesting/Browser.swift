@@ -44,28 +44,39 @@ public final class Browser: Sendable {
         defer { if !started { Self.slot.release() } }
         self.artefacts = artefacts
         try FileManager.default.createDirectory(at: artefacts, withIntermediateDirectories: true)
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("chromedriver-\(UUID().uuidString)")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        self.log = log
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: chromedriver)
-        process.arguments = ["--port=0"]
-        process.standardOutput = try FileHandle(forWritingTo: log)
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        var port: Int?
-        for _ in 0..<600 where port == nil {
-            try await Task.sleep(for: .milliseconds(50))
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "started successfully on port ") {
-                port = Int(text[range.upperBound...].prefix { $0.isNumber })
+        // A chromedriver that has not announced its port within 15 s (seen once on a loaded machine: it printed its
+        // banner and nothing more) is killed and started again, up to three times.
+        var launched: (process: Process, log: URL, port: Int)?
+        var logs: [String] = []
+        for _ in 0..<3 where launched == nil {
+            let log = FileManager.default.temporaryDirectory.appendingPathComponent("chromedriver-\(UUID().uuidString)")
+            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: chromedriver)
+            process.arguments = ["--port=0"]
+            process.standardOutput = try FileHandle(forWritingTo: log)
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            for _ in 0..<300 where launched == nil {
+                try await Task.sleep(for: .milliseconds(50))
+                let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                if let range = text.range(of: "started successfully on port "),
+                    let port = Int(text[range.upperBound...].prefix { $0.isNumber })
+                {
+                    launched = (process, log, port)
+                }
+            }
+            if launched == nil {
+                kill(process.processIdentifier, SIGKILL)
+                logs.append((try? String(contentsOf: log, encoding: .utf8)) ?? "")
+                try? FileManager.default.removeItem(at: log)
             }
         }
-        guard let port else {
-            kill(process.processIdentifier, SIGKILL)
-            throw TestFailure("chromedriver did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        guard let (process, log, port) = launched else {
+            throw TestFailure("chromedriver did not start in three tries: \(logs.joined(separator: " | "))")
         }
+        self.log = log
+        self.process = process
         driver = URL(string: "http://127.0.0.1:\(port)")!
         let capabilities: [String: Any] = [
             "capabilities": [

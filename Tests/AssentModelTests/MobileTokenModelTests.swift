@@ -5,6 +5,27 @@ import Testing
 
 @Suite("Mobile Token wire types")
 struct MobileTokenModelTests {
+    @Test("Wire values from a known set keep an unknown value as sent, and write it back unchanged")
+    func openEnums() throws {
+        let allowed = try JSONDecoder().decode(
+            AllowedSignatureType.self, from: Data(#"{"type":"3FA","variants":["possession_knowledge"]}"#.utf8))
+        #expect(allowed.type == .unknown("3FA") && allowed.type.known == nil)
+        #expect(String(decoding: try JSONEncoder().encode(allowed.type), as: UTF8.self) == #""3FA""#)
+        let two = try JSONDecoder().decode(AllowedSignatureType.self, from: Data(#"{"type":"2FA","variants":[]}"#.utf8))
+        #expect(two.type == .two && two.type == .known(.two) && two.type.rawValue == "2FA")
+        #expect(
+            AllowedSignatureType.oneFactor.allowsBiometry
+                && !AllowedSignatureType(type: .ecdsa, variants: []).allowsBiometry)
+
+        let check = try JSONDecoder().decode(
+            OpenEnum<ProximityCheck.Source>.self, from: Data(#""NFC""#.utf8))
+        #expect(check == .unknown("NFC"))
+        #expect(OpenEnum<ProximityCheck.Source>(rawValue: "QR_CODE") == .qrCode)
+        let key = try JSONDecoder().decode(
+            OfflineQRRequest.self, from: Data(#"{"keyType":"shared","activationId":null}"#.utf8))
+        #expect(key.keyType.rawValue == "shared" && key.keyType.known == nil)
+    }
+
     @Test("Form data decodes leniently: unknown types become UNKNOWN, broken attributes are dropped")
     func lenientAttributes() throws {
         let json = #"""

@@ -53,7 +53,7 @@ struct ApprovalPageBrowserTests {
                 LocalOperation(
                     id: operation.id, data: operation.data,
                     proximityCheck: ProximityCheck(
-                        otp: scanned.totp, type: "QR_CODE", timestampReceived: Date(), timestampSent: Date())),
+                        otp: scanned.totp, type: .qrCode, timestampReceived: Date(), timestampSent: Date())),
                 factor: .pin("1234"))
             var current = ""
             for _ in 0..<300 where !current.contains("status=") {

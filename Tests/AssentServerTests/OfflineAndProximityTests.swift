@@ -16,7 +16,7 @@ struct OfflineAndProximityTests {
             let personalKey = try #require(device.serverPublicKey)
             let masterKey = server.application.masterPublicKey
 
-            for keyType in ["master", "personal"] {
+            for keyType in [OfflineQRRequest.Key.master, .personal] {
                 let operation = try await server.createOperation(
                     client, try OperationFixtures.payment(userId: "alice"))
                 let text = try await server.operatorCall(
@@ -34,13 +34,13 @@ struct OfflineAndProximityTests {
                 #expect(lines[3] == Substring(operation.data))
                 #expect(lines[4] == "BXC")
                 #expect(Data(base64Encoded: String(lines[5]))?.count == 16)
-                #expect(lines[6].first == (keyType == "master" ? "0" : "1"))
+                #expect(lines[6].first == (keyType == .master ? "0" : "1"))
 
                 let qr = try OfflineOperationQR(parsing: text)
                 // The device checks the server's signature with the key the QR names, and only that one.
                 try qr.verify(masterPublicKey: masterKey, personalPublicKey: personalKey)
                 let otherKey = ECPrivateKey().publicKey
-                if keyType == "master" {
+                if keyType == .master {
                     #expect(throws: (any Error).self) {
                         try qr.verify(masterPublicKey: otherKey, personalPublicKey: personalKey)
                     }
@@ -81,8 +81,12 @@ struct OfflineAndProximityTests {
             let noActivation = try await client.send(
                 "POST", "/api/v1/operations/\(operation.id)/offline-qr",
                 headers: ["Authorization": "Bearer \(server.apiKey)"],
-                body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: "personal", activationId: nil)))
+                body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: .personal, activationId: nil)))
             #expect(noActivation.status == 400)
+            let unknownKey = try await client.send(
+                "POST", "/api/v1/operations/\(operation.id)/offline-qr",
+                headers: ["Authorization": "Bearer \(server.apiKey)"], body: Data(#"{"keyType":"shared"}"#.utf8))
+            #expect(unknownKey.status == 400 && unknownKey.errorMessage == "keyType is master or personal.")
             let malformed = try await client.send(
                 "POST", "/api/v1/operations/\(operation.id)/offline-verify",
                 headers: ["Authorization": "Bearer \(server.apiKey)"],
@@ -114,7 +118,7 @@ struct OfflineAndProximityTests {
 
             let now = server.clock.now
             func check(_ otp: String, received: Date = now.addingTimeInterval(-2), sent: Date = now) -> ProximityCheck {
-                ProximityCheck(otp: otp, type: "QR_CODE", timestampReceived: received, timestampSent: sent)
+                ProximityCheck(otp: otp, type: .qrCode, timestampReceived: received, timestampSent: sent)
             }
             // No proximity code at all is a request error: nothing counts, and the device is told what is missing
             // (not a failed signature, which an app reports as a wrong PIN).
@@ -141,7 +145,7 @@ struct OfflineAndProximityTests {
             // The offline QR of such an operation carries the TOTP as its sixth line, bound into the signature body.
             let qr = try await server.operatorCall(
                 client, "POST", "/api/v1/operations/\(operation.id)/offline-qr",
-                body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: "master", activationId: nil)),
+                body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: .master, activationId: nil)),
                 as: OfflineQRResponse.self
             ).qr
             let parsedQR = try OfflineOperationQR(parsing: qr)

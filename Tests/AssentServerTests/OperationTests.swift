@@ -109,6 +109,10 @@ struct OperationTests {
             let stolen = try await bob.authorizeOperation(id: fourth.id, data: fourth.data)
             #expect(stolen.errorCode == "INVALID_OPERATION")
             #expect(try await server.operation(client, fourth.id).status == .pending)
+            // Every audit event, written by a service or by the database's trigger, has a known type.
+            let types = Set(try await server.store.audit(activationId: nil, userId: nil, limit: 1000).map(\.type))
+            #expect(types.allSatisfy { AuditEventType(rawValue: $0) != nil }, "\(types)")
+            #expect(types.isSuperset(of: ["operation.approved", "operation.rejected", "operation.canceled"]))
         }
     }
 
@@ -278,6 +282,9 @@ struct OperationTests {
             let simple = try await server.createOperation(client, oneFactor)
             #expect(
                 try await device.authorizeOperation(id: simple.id, data: simple.data, type: .possession).status == 200)
+            let types = Set(try await server.store.audit(activationId: nil, userId: nil, limit: 1000).map(\.type))
+            #expect(types.allSatisfy { AuditEventType(rawValue: $0) != nil }, "\(types)")
+            #expect(types.isSuperset(of: ["operation.expired", "operation.failed", "operation.attempt_failed"]))
         }
     }
 
@@ -306,8 +313,15 @@ struct OperationTests {
                 ),
                 (
                     { (r: inout CreateOperationRequest) in
-                        r.allowedSignatureType = AllowedSignatureType(type: "2FA", variants: ["possession"])
+                        r.allowedSignatureType = AllowedSignatureType(type: .two, variants: ["possession"])
                     }, "2FA"
+                ),
+                (
+                    { (r: inout CreateOperationRequest) in
+                        var allowed = AllowedSignatureType.twoFactor
+                        allowed.type = .unknown("3FA")
+                        r.allowedSignatureType = allowed
+                    }, "allowedSignatureType.type must be 1FA or 2FA"
                 ),
             ] {
                 let response = try await create(change)

@@ -129,7 +129,7 @@ struct RateLimitTests {
                 let operation = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
                 _ = try await server.operatorCall(
                     client, "POST", "/api/v1/operations/\(operation.id)/offline-qr",
-                    body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: "master", activationId: nil)),
+                    body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: .master, activationId: nil)),
                     as: OfflineQRResponse.self)
                 return operation
             }
@@ -146,7 +146,7 @@ struct RateLimitTests {
                 client, try OperationFixtures.payment(userId: "alice", proximityCheck: true))
             let now = server.clock.now
             let wrong = ProximityCheck(
-                otp: "00000000", type: "QR_CODE", timestampReceived: now.addingTimeInterval(-2), timestampSent: now)
+                otp: "00000000", type: .qrCode, timestampReceived: now.addingTimeInterval(-2), timestampSent: now)
             for _ in 0..<2 {
                 let attempt = try await device.authorizeOperation(
                     id: proximity.id, data: proximity.data, proximityCheck: wrong)

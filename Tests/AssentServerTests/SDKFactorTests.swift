@@ -102,7 +102,7 @@ struct SDKFactorTests {
             let offline = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             let qrText = try await server.operatorCall(
                 http, "POST", "/api/v1/operations/\(offline.id)/offline-qr",
-                body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: "master", activationId: nil)),
+                body: try OperatorJSON.encoder().encode(OfflineQRRequest(keyType: .master, activationId: nil)),
                 as: OfflineQRResponse.self
             ).qr
             let qr = try await operations.parseOfflineOperation(qrText)

@@ -323,7 +323,7 @@ struct SDKOperationsTests {
                 LocalOperation(
                     id: near.id, data: near.data,
                     proximityCheck: ProximityCheck(
-                        otp: scanned.totp, type: "QR_CODE", timestampReceived: Date(), timestampSent: Date())),
+                        otp: scanned.totp, type: .qrCode, timestampReceived: Date(), timestampSent: Date())),
                 factor: .pin("1234"))
             #expect(try await server.operation(http, near.id).status == .approved)
         }

@@ -103,7 +103,7 @@ struct SDKTests {
             let qrText = try await server.operatorCall(
                 http, "POST", "/api/v1/operations/\(offline.id)/offline-qr",
                 body: try OperatorJSON.encoder().encode(
-                    OfflineQRRequest(keyType: "personal", activationId: started.activationId)),
+                    OfflineQRRequest(keyType: .personal, activationId: started.activationId)),
                 as: OfflineQRResponse.self
             ).qr
             let qr = try await operations.parseOfflineOperation(qrText)
@@ -126,7 +126,7 @@ struct SDKTests {
             try await operations.authorize(
                 try await operations.detail(id: scanned.operationId).value, factor: .pin("1234"),
                 proximityCheck: ProximityCheck(
-                    otp: scanned.totp, type: "DEEPLINK", timestampReceived: Date(), timestampSent: Date()))
+                    otp: scanned.totp, type: .deeplink, timestampReceived: Date(), timestampSent: Date()))
             #expect(try await server.operation(http, near.id).status == .approved)
 
             // Wrong PINs count down, then the activation blocks; the operator unblocks it.

@@ -65,7 +65,7 @@ struct SDKTransactionsTests {
             let userless = try await server.createOperation(http, try OperationFixtures.payment(userId: nil))
             let printed = try await server.operatorCall(
                 http, "POST", "/api/v1/operations/\(userless.id)/offline-qr",
-                body: try JSONEncoder().encode(OfflineQRRequest(keyType: "master", activationId: nil)),
+                body: try JSONEncoder().encode(OfflineQRRequest(keyType: .master, activationId: nil)),
                 as: OfflineQRResponse.self)
             let scanned = try await containers[0].operations.parseOfflineOperation(printed.qr)
             #expect(scanned.operationId == userless.id)

@@ -59,25 +59,35 @@ public enum OperationStatus: String, Codable, Sendable, CaseIterable {
 /// The factors that approve an operation: `1FA` (possession only; any signature will do), `2FA` with the allowed
 /// `variants`, or `ECDSA`.
 public struct AllowedSignatureType: Codable, Sendable, Equatable {
-    /// `1FA`, `2FA` or `ECDSA`.
-    public var type: String
+    /// How many factors an approval needs.
+    public enum Factors: String, Sendable, Hashable {
+        /// `1FA`: possession only.
+        case one = "1FA"
+        /// `2FA`: possession and a PIN or biometry.
+        case two = "2FA"
+        /// `ECDSA`: a device-signed approval.
+        case ecdsa = "ECDSA"
+    }
+
+    /// `1FA`, `2FA` or `ECDSA` (another value from a newer peer is kept as sent).
+    public var type: OpenEnum<Factors>
     /// For `2FA`: `possession_knowledge`, `possession_biometry`.
     public var variants: [String]
 
     /// Creates the value.
-    public init(type: String, variants: [String]) {
-        self.type = type
+    public init(type: Factors, variants: [String]) {
+        self.type = .known(type)
         self.variants = variants
     }
 
     /// Two factors: PIN or biometry.
     public static let twoFactor = AllowedSignatureType(
-        type: "2FA", variants: ["possession_knowledge", "possession_biometry"])
+        type: .two, variants: ["possession_knowledge", "possession_biometry"])
     /// One factor: the user just confirms.
-    public static let oneFactor = AllowedSignatureType(type: "1FA", variants: ["possession"])
+    public static let oneFactor = AllowedSignatureType(type: .one, variants: ["possession"])
 
     /// Whether biometry may approve: any `1FA` operation, or a `2FA` one listing `possession_biometry`.
-    public var allowsBiometry: Bool { type == "1FA" || variants.contains("possession_biometry") }
+    public var allowsBiometry: Bool { type == .one || variants.contains("possession_biometry") }
 }
 
 /// The texts and attributes of an operation's approval screen.

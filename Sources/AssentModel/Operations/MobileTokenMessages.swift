@@ -46,15 +46,21 @@ public struct OperationAuthorizeRequest: Codable, Sendable, Equatable {
 public struct ProximityCheck: Codable, Sendable, Equatable {
     /// The TOTP from the QR code or deeplink.
     public var otp: String
-    /// `QR_CODE` or `DEEPLINK`.
-    public var type: String
+    /// Where the app read the code.
+    public enum Source: String, Sendable, Hashable {
+        case qrCode = "QR_CODE"
+        case deeplink = "DEEPLINK"
+    }
+
+    /// `QR_CODE` or `DEEPLINK` (another value from a newer app is kept as sent).
+    public var type: OpenEnum<Source>
     /// When the app received the TOTP (ISO 8601).
     public var timestampReceived: Date
     /// When the app sent the approval (ISO 8601).
     public var timestampSent: Date
-    public init(otp: String, type: String, timestampReceived: Date, timestampSent: Date) {
+    public init(otp: String, type: Source, timestampReceived: Date, timestampSent: Date) {
         self.otp = otp
-        self.type = type
+        self.type = .known(type)
         self.timestampReceived = timestampReceived
         self.timestampSent = timestampSent
     }

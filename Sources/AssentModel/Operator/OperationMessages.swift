@@ -186,12 +186,20 @@ public struct CancelOperationRequest: Codable, Sendable, Equatable {
 
 /// `POST /api/v1/operations/{id}/offline-qr`.
 public struct OfflineQRRequest: Codable, Sendable, Equatable {
+    /// Which server key signs the QR code.
+    public enum Key: String, Sendable, Hashable, CaseIterable {
+        /// The application's master server key: any of the user's devices can check it.
+        case master
+        /// The activation's own server key: only that device can check it.
+        case personal
+    }
+
     /// `master` or `personal`.
-    public var keyType: String
+    public var keyType: OpenEnum<Key>
     /// The activation whose personal server key signs; required for `personal`.
     public var activationId: String?
-    public init(keyType: String, activationId: String?) {
-        self.keyType = keyType
+    public init(keyType: Key, activationId: String?) {
+        self.keyType = .known(keyType)
         self.activationId = activationId
     }
 }

@@ -67,7 +67,7 @@ extension ConsolePages {
                 let qr = try await operations.offlineQR(
                     id: id,
                     request: OfflineQRRequest(
-                        keyType: activationId == nil ? "master" : "personal", activationId: activationId))
+                        keyType: activationId == nil ? .master : .personal, activationId: activationId))
                 return try await operation(id, visit, offlineQR: qr, offlineActivation: activationId)
             }
         }

@@ -79,7 +79,7 @@ struct ConsolePages: Sendable {
             let cookie = try await sessions.end(session)
             if let key = try await key(id: session.state.apiKeyId) {
                 await environment.audit(
-                    "console.signed_out", actor: "operator:\(key.name)", "Signed out of the console.")
+                    .consoleSignedOut, actor: "operator:\(key.name)", "Signed out of the console.")
             }
             return WebPages.redirect(Self.signInPath, cookies: [cookie])
         }
@@ -144,7 +144,7 @@ struct ConsolePages: Sendable {
         }
         if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
         let (_, cookie) = try await sessions.create(ConsoleState(apiKeyId: key.id))
-        await environment.audit("console.signed_in", actor: "operator:\(key.name)", "Signed in to the console.")
+        await environment.audit(.consoleSignedIn, actor: "operator:\(key.name)", "Signed in to the console.")
         return WebPages.redirect(
             "/console", cookies: [cookie, formToken.removal])
     }

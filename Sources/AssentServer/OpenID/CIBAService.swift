@@ -106,7 +106,7 @@ public struct CIBAService: Sendable {
             expiresAt: operation.expiresAt, createdAt: now, redeemedAt: nil)
         try await environment.store.insertCIBARequest(record)
         await environment.audit(
-            "ciba.requested", userId: userId, actor: "client:\(client.id)",
+            .cibaRequested, userId: userId, actor: "client:\(client.id)",
             "Backchannel authentication requested by \(client.id) as operation \(operation.id).")
         return CIBAAcknowledgement(
             authReqId: record.authReqId, expiresIn: Int((operation.expiresAt - operation.createdAt) / 1000),
@@ -116,7 +116,7 @@ public struct CIBAService: Sendable {
     /// The authentication context classes a request may ask for (`acr_values`) and the factors each lets the device
     /// approve with — seed 003's signing-key protection policies: password, biometry or password, none.
     static let acrFactors: [String: AllowedSignatureType] = [
-        "urn:assent:acr:pin": AllowedSignatureType(type: "2FA", variants: ["possession_knowledge"]),
+        "urn:assent:acr:pin": AllowedSignatureType(type: .two, variants: ["possession_knowledge"]),
         "urn:assent:acr:pin-or-biometry": .twoFactor,
         "urn:assent:acr:device": .oneFactor,
     ]
@@ -323,7 +323,7 @@ public struct CIBAService: Sendable {
         let idToken = try CompactJWS.sign(
             payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
         await environment.audit(
-            "ciba.tokens_issued", userId: request.userId, actor: "client:\(client.id)",
+            .cibaTokensIssued, userId: request.userId, actor: "client:\(client.id)",
             "Tokens issued for operation \(operation.id) to \(client.id).")
         return OAuthTokenResponse(accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: request.scope)
     }

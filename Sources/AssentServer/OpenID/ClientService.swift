@@ -65,7 +65,7 @@ public struct ClientService: Sendable {
             jwks: method == "private_key_jwt" ? request.jwks : nil)
         try await environment.store.insertClient(client)
         await environment.audit(
-            "client.created", actor: actor, "OpenID client \(client.id) (\(name)) registered for \(mode) delivery.")
+            .clientCreated, actor: actor, "OpenID client \(client.id) (\(name)) registered for \(mode) delivery.")
         return (client, method == "private_key_jwt" ? nil : secret)
     }
 
@@ -85,7 +85,7 @@ public struct ClientService: Sendable {
         guard try await environment.store.deleteClient(id: id) else {
             throw AssentServerError.notFound("No OpenID client has id \(id).")
         }
-        await environment.audit("client.removed", actor: actor, "OpenID client \(id) removed.")
+        await environment.audit(.clientRemoved, actor: actor, "OpenID client \(id) removed.")
     }
 
     /// What a notification endpoint may be: an `https` URL to a host name or IPv4 address (ASCII letters, digits,

@@ -22,7 +22,7 @@ struct PINAgeRoutes {
             let (activation, _) = try await environment.updateActivation(id: device.activation.id) {
                 $0.pinChangedAt = now
             }
-            await environment.audit("activation.pin_changed", activation: activation, actor: "device", "PIN changed.")
+            await environment.audit(.activationPinChanged, activation: activation, actor: "device", "PIN changed.")
             return try HTTPSupport.json(StatusOnlyResponse())
         }
     }

@@ -30,7 +30,7 @@ public struct SigningKeyService: Sendable {
             created.append(key.kid)
         }
         await environment.audit(
-            "openid.keys_rotated", actor: actor, "Signing keys rotated; new key ids \(created.joined(separator: ", "))."
+            .openidKeysRotated, actor: actor, "Signing keys rotated; new key ids \(created.joined(separator: ", "))."
         )
         return created
     }

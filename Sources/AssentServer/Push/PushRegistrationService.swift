@@ -18,7 +18,7 @@ public struct PushRegistrationService: Sendable {
             request, activationId: device.activationId, language: language, now: environment.nowMillis)
         try await environment.store.putPushRegistration(registration)
         await environment.audit(
-            "push.registered", activation: try await environment.store.activation(id: device.activationId),
+            .pushRegistered, activation: try await environment.store.activation(id: device.activationId),
             userId: device.userId, actor: "device",
             "Activation \(device.activationId) registered a \(registration.platform.rawValue) push token"
                 + (registration.environment.map { " (\($0.rawValue))." } ?? "."))

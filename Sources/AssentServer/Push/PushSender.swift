@@ -74,7 +74,7 @@ struct PushSender: OutboxSender {
                 activationId: registration.activationId, registeredAt: registration.registeredAt)
             {
                 await environment.audit(
-                    "push.unregistered",
+                    .pushUnregistered,
                     activation: try? await environment.store.activation(id: registration.activationId), actor: "system",
                     "The \(registration.platform.rawValue) token of activation \(registration.activationId) is no "
                         + "longer valid (\(reason)); its push registration was removed.")

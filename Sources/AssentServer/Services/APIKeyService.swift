@@ -21,7 +21,7 @@ public struct APIKeyService: Sendable {
             createdAt: environment.nowMillis)
         try await environment.store.insertAPIKey(record)
         await environment.audit(
-            "api_key.created", actor: actor,
+            .apiKeyCreated, actor: actor,
             "API key \(trimmed) created with scopes \(scopes.map(\.rawValue).sorted().joined(separator: " ")).")
         return (record, key)
     }
@@ -37,7 +37,7 @@ public struct APIKeyService: Sendable {
         guard try await environment.store.deleteAPIKey(id: id) else {
             throw AssentServerError.notFound("No API key has this id.")
         }
-        await environment.audit("api_key.revoked", actor: actor, "API key \(id) revoked.")
+        await environment.audit(.apiKeyRevoked, actor: actor, "API key \(id) revoked.")
     }
 
     /// The scopes named in a request, or a 400 naming the unknown one and those that exist.

@@ -36,7 +36,7 @@ public struct ActivationService: Sendable {
             blockedReason: nil, version: 1, createdAt: now, updatedAt: now, lastUsedAt: nil)
         try await environment.store.insertActivation(activation)
         await environment.audit(
-            "activation.created", activation: activation, actor: actor,
+            .activationCreated, activation: activation, actor: actor,
             "Created with commit mode \(commitMode.rawValue).")
         return Created(
             activation: activation, code: code,
@@ -85,7 +85,7 @@ public struct ActivationService: Sendable {
 
     /// `PENDING_COMMIT → ACTIVE`, after the operator compared the fingerprint.
     public func commit(id: String, actor: String) async throws -> ActivationRecord {
-        try await transition(id: id, actor: actor, event: "activation.committed", detail: "Committed.") { activation in
+        try await transition(id: id, actor: actor, event: .activationCommitted, detail: "Committed.") { activation in
             guard activation.state == .pendingCommit else {
                 throw AssentServerError.invalidActivationState(
                     "Only an activation in PENDING_COMMIT can be committed; this one is \(activation.state.name).")
@@ -97,7 +97,7 @@ public struct ActivationService: Sendable {
     /// `ACTIVE → BLOCKED` with a reason.
     public func block(id: String, reason: String?, actor: String) async throws -> ActivationRecord {
         let reason = reason.flatMap { $0.isEmpty ? nil : String($0.prefix(255)) } ?? "BLOCKED_BY_OPERATOR"
-        return try await transition(id: id, actor: actor, event: "activation.blocked", detail: "Blocked: \(reason).") {
+        return try await transition(id: id, actor: actor, event: .activationBlocked, detail: "Blocked: \(reason).") {
             activation in
             guard activation.state == .active else {
                 throw AssentServerError.invalidActivationState(
@@ -110,7 +110,7 @@ public struct ActivationService: Sendable {
 
     /// `BLOCKED → ACTIVE`, resetting the failed attempts.
     public func unblock(id: String, actor: String) async throws -> ActivationRecord {
-        try await transition(id: id, actor: actor, event: "activation.unblocked", detail: "Unblocked.") { activation in
+        try await transition(id: id, actor: actor, event: .activationUnblocked, detail: "Unblocked.") { activation in
             guard activation.state == .blocked else {
                 throw AssentServerError.invalidActivationState(
                     "Only a BLOCKED activation can be unblocked; this one is \(activation.state.name).")
@@ -123,7 +123,7 @@ public struct ActivationService: Sendable {
 
     /// Any state → `REMOVED` (removing twice is an error, so callers learn the second did nothing).
     public func remove(id: String, actor: String) async throws -> ActivationRecord {
-        try await transition(id: id, actor: actor, event: "activation.removed", detail: "Removed.") { activation in
+        try await transition(id: id, actor: actor, event: .activationRemoved, detail: "Removed.") { activation in
             guard activation.state != .removed else {
                 throw AssentServerError.invalidActivationState("The activation is already REMOVED.")
             }
@@ -162,7 +162,7 @@ public struct ActivationService: Sendable {
                 }
                 count += 1
                 await environment.audit(
-                    "activation.expired", activation: activation, actor: "system",
+                    .activationExpired, activation: activation, actor: "system",
                     "The activation code expired unused: removed.")
             }
             if ids.count < 100 { return count }
@@ -170,7 +170,8 @@ public struct ActivationService: Sendable {
     }
 
     private func transition(
-        id: String, actor: String, event: String, detail: String, _ change: (inout ActivationRecord) throws -> Void
+        id: String, actor: String, event: AuditEventType, detail: String,
+        _ change: (inout ActivationRecord) throws -> Void
     ) async throws -> ActivationRecord {
         let (activation, _) = try await environment.updateActivation(id: id, change)
         await environment.audit(event, activation: activation, actor: actor, detail)

@@ -20,7 +20,7 @@ public struct ApplicationService: Sendable {
             createdAt: environment.nowMillis
         )
         try await environment.store.insertApplication(application)
-        await environment.audit("application.created", actor: "system", "Application \(name) created.")
+        await environment.audit(.applicationCreated, actor: "system", "Application \(name) created.")
         return application
     }
 
@@ -70,7 +70,7 @@ public struct ApplicationService: Sendable {
         else { throw AssentServerError.notFound("No application has this id.") }
         // This process shows the new name at once; others within the cache's lifetime.
         environment.applications.withLock { $0 = .init() }
-        await environment.audit("application.renamed", actor: actor, "Application \(id) is now named \(trimmed).")
+        await environment.audit(.applicationRenamed, actor: actor, "Application \(id) is now named \(trimmed).")
         return renamed
     }
 

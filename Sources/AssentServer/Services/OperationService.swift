@@ -42,7 +42,7 @@ public struct OperationService: Sendable {
         let operation = try validated(resolved, application: application)
         try await environment.store.insertOperation(operation)
         await environment.audit(
-            "operation.created", userId: operation.userId, actor: actor,
+            .operationCreated, userId: operation.userId, actor: actor,
             "Operation \(operation.id) (\(operation.name)) created"
                 + (operation.userId == nil ? " without a user." : "."))
         // The insert wrote the push messages and the device event: wake their readers once this request's own
@@ -96,9 +96,9 @@ public struct OperationService: Sendable {
             throw invalid("defaultLanguage \(defaultLanguage) has no formData.")
         }
         let allowed = request.allowedSignatureType ?? .twoFactor
-        switch allowed.type {
-        case "1FA": break
-        case "2FA":
+        switch allowed.type.known {
+        case .one: break
+        case .two:
             let variants = allowed.variants.map(SignatureType.init(rawValue:))
             guard !variants.isEmpty, variants.allSatisfy({ $0?.provesUserPresence == true }) else {
                 throw invalid("2FA variants are possession_knowledge, possession_biometry or both.")
@@ -348,7 +348,7 @@ public struct OperationService: Sendable {
         switch outcome {
         case .attemptFailed(let error), .operationFailed(let error):
             await environment.audit(
-                "operation.attempt_failed", activation: device.activation, actor: "device",
+                .operationAttemptFailed, activation: device.activation, actor: "device",
                 "Approval of operation \(operation.id) failed (\(operation.failedAttempts)/"
                     + "\(operation.maxFailedAttempts)): \(error.message)")
         default: break
@@ -409,7 +409,7 @@ public struct OperationService: Sendable {
 
     /// Whether a signature of `type` satisfies the operation's allowed factors (`1FA` accepts any signature).
     static func allows(_ allowed: AllowedSignatureType, _ type: SignatureType) -> Bool {
-        allowed.type == "1FA" || allowed.variants.contains(type.rawValue)
+        allowed.type == .one || allowed.variants.contains(type.rawValue)
     }
 
     /// Why the proximity check fails, or `nil` when the TOTP is current (or one step old) and the timestamps are
@@ -418,7 +418,7 @@ public struct OperationService: Sendable {
         _ check: ProximityCheck?, seed: Data, operation: OperationRecord, now: Millis, tolerance: Millis
     ) throws -> String? {
         guard let check else { return "The operation needs a proximity check." }
-        guard check.type == "QR_CODE" || check.type == "DEEPLINK" else {
+        guard check.type.known != nil else {
             return "The proximity check type is QR_CODE or DEEPLINK."
         }
         let received = check.timestampReceived.millis
@@ -484,18 +484,18 @@ public struct OperationService: Sendable {
         }
         let keyType: OfflineOperationQR.KeyType
         let signingKey: ECPrivateKey
-        switch request.keyType {
-        case "master":
+        switch request.keyType.known {
+        case .master:
             keyType = .master
             signingKey = application.masterPrivateKey
-        case "personal":
+        case .personal:
             guard let activationId = request.activationId else {
                 throw AssentServerError.invalidRequest("keyType personal needs the activationId whose key signs.")
             }
             let activation = try await offlineActivation(activationId, for: current)
             keyType = .personal
             signingKey = try activation.serverPrivateKey()
-        default:
+        case nil:
             throw AssentServerError.invalidRequest("keyType is master or personal.")
         }
         let form = current.content.form(acceptLanguage: nil)
@@ -574,7 +574,7 @@ public struct OperationService: Sendable {
         if case .accepted = outcome { valid = true } else { valid = false }
         if !valid {
             await environment.audit(
-                "signature.failed", activation: updatedActivation, actor: "operator",
+                .signatureFailed, activation: updatedActivation, actor: "operator",
                 "Offline code for operation \(id) failed (\(updatedActivation.failedAttempts)/"
                     + "\(updatedActivation.maxFailedAttempts)).")
         }

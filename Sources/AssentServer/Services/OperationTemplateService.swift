@@ -28,7 +28,7 @@ public struct OperationTemplateService: Sendable {
         let now = environment.nowMillis
         try await environment.store.putTemplate(
             name: name, body: String(decoding: try JSONEncoder().encode(body), as: UTF8.self), at: now)
-        await environment.audit("operation_template.saved", actor: actor, "Template \(name) saved.")
+        await environment.audit(.operationTemplateSaved, actor: actor, "Template \(name) saved.")
         return Template(name: name, body: body, updatedAt: now)
     }
 
@@ -44,7 +44,7 @@ public struct OperationTemplateService: Sendable {
         guard try await environment.store.deleteTemplate(name: name) else {
             throw AssentServerError.notFound("No operation template is named \(name).")
         }
-        await environment.audit("operation_template.deleted", actor: actor, "Template \(name) deleted.")
+        await environment.audit(.operationTemplateDeleted, actor: actor, "Template \(name) deleted.")
     }
 
     /// Merges the named template (placeholders filled with `params`) under the request's own fields.

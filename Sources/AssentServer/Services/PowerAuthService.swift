@@ -165,7 +165,7 @@ public struct PowerAuthService: Sendable {
             activation.state = activation.commitMode == .auto ? .active : .pendingCommit
         }
         await environment.audit(
-            "activation.device_completed", activation: activation, actor: "device",
+            .activationDeviceCompleted, activation: activation, actor: "device",
             "The device exchanged keys; state \(activation.state.name).")
         environment.logger.info(
             "activation completed by device",
@@ -225,7 +225,7 @@ public struct PowerAuthService: Sendable {
             activation.state = .removed
             activation.activationCode = nil
         }
-        await environment.audit("activation.removed", activation: activation, actor: "device", "Removed by the device.")
+        await environment.audit(.activationRemoved, activation: activation, actor: "device", "Removed by the device.")
         return ActivationIdResponse(activationId: activation.id)
     }
 
@@ -306,16 +306,16 @@ public struct PowerAuthService: Sendable {
                     activation: activation, application: application, signatureType: header.signatureType))
         case .failed(let blocked):
             await environment.audit(
-                "signature.failed", activation: activation, actor: "device",
+                .signatureFailed, activation: activation, actor: "device",
                 "Signature for \(uriId) failed (\(activation.failedAttempts)/\(activation.maxFailedAttempts)).")
             if blocked {
                 await environment.audit(
-                    "activation.blocked", activation: activation, actor: "system", "Blocked: too many failed attempts.")
+                    .activationBlocked, activation: activation, actor: "system", "Blocked: too many failed attempts.")
             }
             return .failed(activation, blocked: blocked)
         case .replayed:
             await environment.audit(
-                "signature.replayed", activation: activation, actor: "device",
+                .signatureReplayed, activation: activation, actor: "device",
                 "A copy of an already used signature for \(uriId) was refused (not counted as a failed attempt).")
             return .replayed(activation)
         }
@@ -427,7 +427,7 @@ public struct PowerAuthService: Sendable {
             signatureType: device.signatureType, createdAt: environment.nowMillis)
         try await environment.store.insertToken(token)
         await environment.audit(
-            "token.created", activation: device.activation, actor: "device",
+            .tokenCreated, activation: device.activation, actor: "device",
             "MAC token created with \(device.signatureType.rawValue).")
         return try decrypted.response(
             TokenCreateResponse(tokenId: token.id, tokenSecret: token.secret.base64EncodedString()),
@@ -443,7 +443,7 @@ public struct PowerAuthService: Sendable {
         guard try await environment.store.deleteToken(id: request.tokenId, activationId: device.activation.id) else {
             throw AssentServerError.notFound("The activation has no token with this id.")
         }
-        await environment.audit("token.removed", activation: device.activation, actor: "device", "MAC token removed.")
+        await environment.audit(.tokenRemoved, activation: device.activation, actor: "device", "MAC token removed.")
         return request
     }
 
@@ -456,7 +456,7 @@ public struct PowerAuthService: Sendable {
         guard let keys = try device.activation.keys() else { throw AssentServerError.internalError("No keys.") }
         let encryptedKey = try VaultKeyTransport.encrypt(vaultKey: keys.vault, transportKey: keys.transport)
         await environment.audit(
-            "vault.unlocked", activation: device.activation, actor: "device",
+            .vaultUnlocked, activation: device.activation, actor: "device",
             "Vault unlocked, reason \(reason.map { String($0.prefix(64)) } ?? "NOT_SPECIFIED").")
         return try decrypted.response(
             VaultUnlockResponse(encryptedVaultEncryptionKey: encryptedKey.base64EncodedString()),

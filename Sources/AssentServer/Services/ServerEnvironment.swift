@@ -78,18 +78,21 @@ public struct ServerEnvironment: Sendable {
 
     /// Appends an audit event; a failure to audit is logged, never hidden.
     func audit(
-        _ type: String, activation: ActivationRecord? = nil, userId: String? = nil, actor: String, _ detail: String
+        _ type: AuditEventType, activation: ActivationRecord? = nil, userId: String? = nil, actor: String,
+        _ detail: String
     )
         async
     {
         let event = AuditEvent(
-            id: nil, at: nowMillis, type: type, activationId: activation?.id, userId: userId ?? activation?.userId,
+            id: nil, at: nowMillis, type: type.rawValue, activationId: activation?.id,
+            userId: userId ?? activation?.userId,
             actor: actor, detail: detail)
         do {
             try await store.appendAudit(event)
         } catch {
             logger.error(
-                "audit write failed", metadata: ["audit.type": "\(type)", "error": "\(String(reflecting: error))"])
+                "audit write failed",
+                metadata: ["audit.type": "\(type.rawValue)", "error": "\(String(reflecting: error))"])
         }
     }
 

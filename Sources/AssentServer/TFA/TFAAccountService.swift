@@ -38,7 +38,7 @@ public struct TFAAccountService: Sendable {
         for (index, email) in emails.enumerated() {
             try await insertEmail(email, to: account, at: environment.nowMillis + Millis(index))
         }
-        await environment.audit("tfa.account_created", userId: userId, actor: actor, "Login account created.")
+        await environment.audit(.tfaAccountCreated, userId: userId, actor: actor, "Login account created.")
         return try await withFactors(account)
     }
 
@@ -52,7 +52,7 @@ public struct TFAAccountService: Sendable {
         let account = try await record(userId: userId, in: application)
         _ = try await environment.store.deleteTFAAccount(applicationId: account.applicationId, userId: account.userId)
         await environment.audit(
-            "tfa.account_removed", userId: account.userId, actor: actor,
+            .tfaAccountRemoved, userId: account.userId, actor: actor,
             "Login account removed with its factors and remembered devices.")
     }
 
@@ -66,7 +66,7 @@ public struct TFAAccountService: Sendable {
         let account = try await record(userId: userId, in: application)
         let factor = try await insertEmail(email, to: account, at: environment.nowMillis)
         await environment.audit(
-            "tfa.email_added", userId: account.userId, actor: actor, "E-mail factor \(factor.id) added.")
+            .tfaEmailAdded, userId: account.userId, actor: actor, "E-mail factor \(factor.id) added.")
         return factor
     }
 
@@ -79,7 +79,7 @@ public struct TFAAccountService: Sendable {
             try await environment.store.deleteTFAFactor(
                 id: id, applicationId: account.applicationId, userId: account.userId)
         else { throw AssentServerError.notFound("The account has no factor with id \(id).") }
-        await environment.audit("tfa.factor_removed", userId: account.userId, actor: actor, "Factor \(id) removed.")
+        await environment.audit(.tfaFactorRemoved, userId: account.userId, actor: actor, "Factor \(id) removed.")
     }
 
     /// The user's remembered devices, revoked ones included.
@@ -94,7 +94,7 @@ public struct TFAAccountService: Sendable {
         guard let device = try await environment.store.rememberedDevice(id: id), device.applicationId == application.id
         else { throw AssentServerError.notFound("No remembered device has id \(id).") }
         if try await environment.store.revokeRememberedDevice(id: id, at: environment.nowMillis) {
-            await environment.audit("tfa.device_revoked", userId: device.userId, actor: actor, "Device \(id) revoked.")
+            await environment.audit(.tfaDeviceRevoked, userId: device.userId, actor: actor, "Device \(id) revoked.")
         }
     }
 

@@ -47,7 +47,7 @@ struct TFAService: Sendable {
             await limiter.recordFailure(rules.loginFailuresPerUser, "login.user", userKey)
             if let address { await limiter.recordFailure(rules.loginFailuresPerAddress, "login.address", address) }
             await environment.audit(
-                "tfa.login_failed", userId: request.userId, actor: "user", "Wrong user id or password.")
+                .tfaLoginFailed, userId: request.userId, actor: "user", "Wrong user id or password.")
             throw TFAError.invalidLogin()
         }
         return try await secondFactor(
@@ -176,7 +176,7 @@ struct TFAService: Sendable {
         let application = try await applicationRecord(id: flow.applicationId)
         let amr = (flow.firstFactor.map { [$0] } ?? []) + [Self.method(challenge.provider), "mfa"]
         await environment.audit(
-            "tfa.login", userId: flow.userId, actor: "user",
+            .tfaLogin, userId: flow.userId, actor: "user",
             "Second factor \(challenge.provider.rawValue) (\(challenge.mode.rawValue)) passed.")
         return try await success(
             application, flow.userId, amr: amr, provider: challenge.provider.rawValue,
@@ -267,7 +267,7 @@ struct TFAService: Sendable {
         }
         try await environment.store.putTFAPolicy(applicationId: applicationId, policy)
         await environment.audit(
-            "tfa.policy_set", actor: actor,
+            .tfaPolicySet, actor: actor,
             "Second factor \(policy.required ? "required" : "optional"), providers "
                 + policy.providers.map(\.rawValue).joined(separator: ", ") + ".")
     }
@@ -318,7 +318,7 @@ struct TFAService: Sendable {
             result.deviceToken = token
             result.deviceTokenExpiresAt = Date(millis: expiresAt)
             await environment.audit(
-                "tfa.device_remembered", userId: userId, actor: "user", "Device \(device.id) remembered.")
+                .tfaDeviceRemembered, userId: userId, actor: "user", "Device \(device.id) remembered.")
         }
         return result
     }

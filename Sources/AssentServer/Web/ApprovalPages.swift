@@ -222,7 +222,7 @@ struct ApprovalPages: Sendable {
             text = current
         } else {
             text = try await links.operations.offlineQR(
-                id: operation.id, request: OfflineQRRequest(keyType: "master", activationId: nil))
+                id: operation.id, request: OfflineQRRequest(keyType: .master, activationId: nil))
         }
         let application = try await applications.application(id: operation.applicationId)
         let devices = try await activations.active(

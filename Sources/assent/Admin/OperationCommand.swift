@@ -19,7 +19,7 @@ struct OperationCommand: AsyncParsableCommand {
             ("title", form?.title),
             (
                 "signature",
-                "\(info.allowedSignatureType.type) \(info.allowedSignatureType.variants.joined(separator: ","))"
+                "\(info.allowedSignatureType.type.rawValue) \(info.allowedSignatureType.variants.joined(separator: ","))"
             ),
             ("failedAttempts", "\(info.failedAttempts)/\(info.maxFailedAttempts)"),
             ("proximityCheck", info.proximityCheck ? "yes" : "no"), ("template", info.template),
@@ -197,7 +197,7 @@ struct OperationCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
         @OptionGroup var qr: QROptions
         @Argument(help: "The operation id.") var id: String
-        @Option(help: "master or personal.") var keyType = "master"
+        @Option(help: "master or personal.") var keyType: OfflineQRRequest.Key = .master
         @Option(help: "The activation whose personal key signs.") var activation: String?
 
         func run() async throws {
@@ -337,3 +337,4 @@ struct TemplateCommand: AsyncParsableCommand {
         }
     }
 }
+extension OfflineQRRequest.Key: ExpressibleByArgument {}

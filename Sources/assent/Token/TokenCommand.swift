@@ -189,18 +189,18 @@ struct TokenCommand: AsyncParsableCommand {
         /// The proximity check from --proximity-qr or --proximity-code, for this operation; `nil` without either.
         func proximityCheck(received: Date) throws -> ProximityCheck? {
             let scanned: ProximityCode
-            let type: String
+            let type: ProximityCheck.Source
             if let file = proximityQr {
                 let text = try TokenCommand.readText(file)
                 guard let code = ProximityCode(parsing: text) else {
                     throw AssentError(.invalidInput, "\(file) holds no proximity QR code (a JWT or an oid/potp link).")
                 }
-                (scanned, type) = (code, "QR_CODE")
+                (scanned, type) = (code, .qrCode)
             } else if let given = proximityCode?.trimmingCharacters(in: .whitespaces) {
                 if given.allSatisfy(\.isNumber), (6...10).contains(given.count) {
-                    (scanned, type) = (ProximityCode(operationId: id, totp: given), "DEEPLINK")
+                    (scanned, type) = (ProximityCode(operationId: id, totp: given), .deeplink)
                 } else if let code = ProximityCode(parsing: given) {
-                    (scanned, type) = (code, "DEEPLINK")
+                    (scanned, type) = (code, .deeplink)
                 } else {
                     throw AssentError(.invalidInput, "--proximity-code is the link the site shows, or its digits.")
                 }
