@@ -57,7 +57,7 @@ public enum ServerBootstrap {
     public static func prepare(_ environment: ServerEnvironment) async throws -> Prepared {
         let (application, created) = try await ApplicationService(environment: environment).ensureDefault()
         var bootstrapKey: String?
-        if try await environment.store.apiKeys().isEmpty {
+        if try await APIKeyService(environment: environment).all().isEmpty {
             bootstrapKey = try await APIKeyService(environment: environment).create(
                 name: "bootstrap", scopes: [.all], actor: "system"
             ).key

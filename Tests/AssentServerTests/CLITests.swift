@@ -429,11 +429,13 @@ struct CLITests {
                 try await Task.sleep(for: .milliseconds(50))
             }
             let took = ContinuousClock.now - signalled
-            #expect(!server.isRunning && took < .seconds(5), "assent serve took \(took) to stop")
+            let logged = (try? String(contentsOf: work.appendingPathComponent("serve.err"), encoding: .utf8)) ?? ""
+            // A held stream would keep the server up for good; on a loaded machine a clean stop has taken over 5 s.
+            #expect(
+                !server.isRunning && took < .seconds(10), "assent serve took \(took) to stop: \(logged.suffix(1500))")
             #expect(server.terminationReason == .exit && server.terminationStatus == 0)
             try await stream.waitForEnd(seconds: 5)
             #expect(stream.hasEndedCleanly)
-            let logged = (try? String(contentsOf: work.appendingPathComponent("serve.err"), encoding: .utf8)) ?? ""
             #expect(logged.contains("shutting down") && logged.contains("\"stopped\""), "\(logged.suffix(600))")
         }
     }

@@ -34,33 +34,8 @@ public struct OperationCursor: Sendable, Equatable {
     }
 }
 
-public struct AuditFilter: Sendable, Equatable {
-    public var activationId: String?
-    public var userId: String?
-    /// Events whose type starts with this (`activation.`, `signature.failed`).
-    public var typePrefix: String?
-    /// Only events older than this id (the next page).
-    public var beforeId: Int64?
-    /// Only events at or after this time.
-    public var from: Millis?
-    /// Only events before this time.
-    public var until: Millis?
-
-    public init(
-        activationId: String? = nil, userId: String? = nil, typePrefix: String? = nil, beforeId: Int64? = nil,
-        from: Millis? = nil, until: Millis? = nil
-    ) {
-        self.from = from
-        self.until = until
-        self.activationId = activationId
-        self.userId = userId
-        self.typePrefix = typePrefix
-        self.beforeId = beforeId
-    }
-}
-
 /// The queries of the operator console that cut across users: counts for the dashboard, the users with
-/// activations, the newest operations, and the audit trail page by page.
+/// activations and the newest operations.
 public protocol ConsoleStore: Sendable {
     /// How many activations are in each state.
     func activationCounts() async throws -> [ActivationState: Int]
@@ -72,6 +47,4 @@ public protocol ConsoleStore: Sendable {
     /// previous page) when given.
     func recentOperations(userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int)
         async throws -> [OperationRecord]
-    /// Audit events matching `filter`, newest first.
-    func auditEvents(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent]
 }

@@ -6,17 +6,19 @@ import Foundation
 /// works.
 struct DeviceEventFeed: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ActivationStore & OperationStore & DeviceEventStore { environment.store }
     let device: DevicePrincipal
     let tokenId: String
     let language: String?
 
     /// The newest event's id (0 when there is none): where a new stream starts.
-    func position() async throws -> Int64 { try await environment.store.latestDeviceEventId() }
+    func position() async throws -> Int64 { try await store.latestDeviceEventId() }
 
     /// Up to `limit` events of the log after `after`, as the stream sends them; `position` is the last one read
     /// (also of those this device may not see), `read` how many were read.
     func events(after: Int64, limit: Int) async throws -> (events: [ServerSentEvent], position: Int64?, read: Int) {
-        let records = try await environment.store.deviceEvents(userId: device.userId, after: after, limit: limit)
+        let records = try await store.deviceEvents(userId: device.userId, after: after, limit: limit)
         var events: [ServerSentEvent] = []
         for record in records {
             if let data = try await payload(record) {
@@ -28,14 +30,14 @@ struct DeviceEventFeed: Sendable {
 
     /// Whether the stream's token still exists and its activation is active.
     func tokenStillWorks() async throws -> Bool {
-        guard let (_, _, state) = try await environment.store.tokenWithActivation(id: tokenId) else { return false }
+        guard let (_, _, state) = try await store.tokenWithActivation(id: tokenId) else { return false }
         return state == .active
     }
 
     /// The event's JSON, or `nil` when the device may not see the operation.
     private func payload(_ event: DeviceEventRecord) async throws -> String? {
         guard event.applicationId == device.applicationId,
-            let operation = try await environment.store.operation(id: event.operationId),
+            let operation = try await store.operation(id: event.operationId),
             OperationService.isVisible(operation, to: device)
         else { return nil }
         let body =

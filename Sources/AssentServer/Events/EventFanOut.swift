@@ -7,6 +7,8 @@ import ServiceLifecycle
 /// wakes every stream (they read what they may have missed from the event log) and listens again.
 struct EventFanOut: Service {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any DeviceEventStore { environment.store }
 
     func run() async throws {
         let environment = environment
@@ -14,7 +16,7 @@ struct EventFanOut: Service {
             var delay = Duration.milliseconds(500)
             while !Task.isCancelled {
                 do {
-                    try await environment.store.listenForDeviceEvents { userId in
+                    try await store.listenForDeviceEvents { userId in
                         environment.events.publish(userId: userId)
                     }
                     delay = .milliseconds(500)

@@ -13,6 +13,8 @@ extension OutboxChannel {
 /// A push grant is redeemed only once a delivery is acknowledged; each attempt mints fresh tokens.
 struct CIBASender: OutboxSender {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any OpenIDStore { environment.store }
     let service: CIBAService
     let client: HTTPClient
     var timeout: Duration = .seconds(10)
@@ -32,10 +34,10 @@ struct CIBASender: OutboxSender {
         let registered: OpenIDClientRecord
         let body: Data
         do {
-            guard let found = try await environment.store.cibaRequest(id: item.subject) else {
+            guard let found = try await store.cibaRequest(id: item.subject) else {
                 return .failed("The CIBA request no longer exists.")
             }
-            guard let client = try await environment.store.client(id: found.clientId),
+            guard let client = try await store.client(id: found.clientId),
                 let endpoint = client.notificationEndpoint, !endpoint.isEmpty
             else { return .failed("The client or its notification endpoint no longer exists.") }
             guard found.notificationToken != nil else { return .failed("The request has no notification token.") }
@@ -67,7 +69,7 @@ struct CIBASender: OutboxSender {
         switch status {
         case 200..<300:
             if request.deliveryMode == CIBADeliveryMode.push.rawValue {
-                _ = try? await environment.store.redeemCIBARequest(id: request.id, at: environment.nowMillis)
+                _ = try? await store.redeemCIBARequest(id: request.id, at: environment.nowMillis)
             }
             return .delivered
         case 300..<400: return .failed("The notification endpoint answered a redirect (\(status)); not followed.")

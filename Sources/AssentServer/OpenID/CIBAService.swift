@@ -8,6 +8,8 @@ import Foundation
 /// ones); the approval becomes an ID token and an access token, fetched by polling, announced by a ping, or pushed.
 public struct CIBAService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ApplicationStore & ActivationStore & OpenIDStore { environment.store }
     let keys: SigningKeyService
     let operations: OperationService
 
@@ -79,7 +81,7 @@ public struct CIBAService: Sendable {
         let transaction = try Self.transaction(form["transaction"])
         let acr = Self.acr(form["acr_values"])
         let userId = try await resolveUser(hint: hints[0], value: form[hints[0]]!, client: client)
-        let devices = try await environment.store.activations(userId: userId).filter {
+        let devices = try await store.activations(userId: userId).filter {
             $0.applicationId == client.applicationId
         }
         guard devices.contains(where: { $0.state == .active }) else {
@@ -88,7 +90,7 @@ public struct CIBAService: Sendable {
             }
             throw OAuthError(.unknownUserId, "The hint does not identify a user with an active device.")
         }
-        guard let application = try await environment.store.application(id: client.applicationId) else {
+        guard let application = try await store.application(id: client.applicationId) else {
             throw AssentServerError.internalError("Client \(client.id) names a missing application.")
         }
         let operation = try await operations.create(
@@ -104,7 +106,7 @@ public struct CIBAService: Sendable {
             acrValues: acr, bindingMessage: bindingMessage, notificationToken: notificationToken,
             deliveryMode: client.deliveryMode, pollInterval: settings.pollInterval, lastPollAt: nil,
             expiresAt: operation.expiresAt, createdAt: now, redeemedAt: nil)
-        try await environment.store.insertCIBARequest(record)
+        try await store.insertCIBARequest(record)
         await environment.audit(
             .cibaRequested, userId: userId, actor: "client:\(client.id)",
             "Backchannel authentication requested by \(client.id) as operation \(operation.id).")
@@ -254,7 +256,7 @@ public struct CIBAService: Sendable {
         guard client.deliveryMode != CIBADeliveryMode.push.rawValue else {
             throw OAuthError(.unauthorizedClient, "A push client receives its tokens at its notification endpoint.")
         }
-        guard authReqId.utf8.count <= 256, let request = try await environment.store.cibaRequest(authReqId: authReqId),
+        guard authReqId.utf8.count <= 256, let request = try await store.cibaRequest(authReqId: authReqId),
             request.clientId == client.id
         else { throw OAuthError.invalidGrant("auth_req_id is invalid.") }
         guard request.redeemedAt == nil else { throw OAuthError.invalidGrant("auth_req_id was already redeemed.") }
@@ -265,7 +267,7 @@ public struct CIBAService: Sendable {
                 throw OAuthError(.expiredToken, "The authentication request expired.")
             }
             guard
-                try await environment.store.recordPoll(
+                try await store.recordPoll(
                     id: request.id, now: environment.nowMillis, penalty: environment.openID.slowDownPenalty)
             else {
                 throw OAuthError(
@@ -274,7 +276,7 @@ public struct CIBAService: Sendable {
             }
             throw OAuthError(.authorizationPending, "The user has not answered yet.")
         case .approved:
-            guard try await environment.store.redeemCIBARequest(id: request.id, at: environment.nowMillis) else {
+            guard try await store.redeemCIBARequest(id: request.id, at: environment.nowMillis) else {
                 throw OAuthError.invalidGrant("auth_req_id was already redeemed.")
             }
             return try await issueTokens(request: request, client: client, operation: operation)
@@ -304,7 +306,7 @@ public struct CIBAService: Sendable {
         let now = environment.nowMillis
         let lifetime = environment.openID.tokenLifetime
         let accessToken = "at_" + Base64URL.encode(Bytes.random(count: 32))
-        try await environment.store.insertAccessToken(
+        try await store.insertAccessToken(
             AccessTokenRecord(
                 tokenHash: Self.tokenHash(accessToken), clientId: client.id, userId: request.userId,
                 scope: request.scope, cibaRequestId: request.id, createdAt: now,
@@ -331,7 +333,7 @@ public struct CIBAService: Sendable {
     /// The access token's record while it is valid; `nil` for an unknown, expired or implausibly long token.
     func validAccessToken(_ token: String) async throws -> AccessTokenRecord? {
         guard !token.isEmpty, token.utf8.count <= 512,
-            let record = try await environment.store.accessToken(hash: Self.tokenHash(token)),
+            let record = try await store.accessToken(hash: Self.tokenHash(token)),
             record.expiresAt > environment.nowMillis
         else { return nil }
         return record

@@ -7,6 +7,8 @@ import Foundation
 /// `client_secret_post`. A secret is 32 random bytes shown once; only its SHA-256 is stored.
 public struct ClientService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ReplayGuard & OpenIDStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -63,18 +65,18 @@ public struct ClientService: Sendable {
             authMethod: method, deliveryMode: deliveryMode.rawValue, notificationEndpoint: endpoint, scopes: scopes,
             idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis,
             jwks: method == "private_key_jwt" ? request.jwks : nil)
-        try await environment.store.insertClient(client)
+        try await store.insertClient(client)
         await environment.audit(
             .clientCreated, actor: actor, "OpenID client \(client.id) (\(name)) registered for \(mode) delivery.")
         return (client, method == "private_key_jwt" ? nil : secret)
     }
 
     /// Every registered client.
-    public func all() async throws -> [OpenIDClientRecord] { try await environment.store.clients() }
+    public func all() async throws -> [OpenIDClientRecord] { try await store.clients() }
 
     /// The client with `id`, or `NOT_FOUND`.
     public func get(id: String) async throws -> OpenIDClientRecord {
-        guard let client = try await environment.store.client(id: id) else {
+        guard let client = try await store.client(id: id) else {
             throw AssentServerError.notFound("No OpenID client has id \(id).")
         }
         return client
@@ -82,7 +84,7 @@ public struct ClientService: Sendable {
 
     /// Deletes a client; its outstanding requests can no longer be redeemed.
     public func remove(id: String, actor: String) async throws {
-        guard try await environment.store.deleteClient(id: id) else {
+        guard try await store.deleteClient(id: id) else {
             throw AssentServerError.notFound("No OpenID client has id \(id).")
         }
         await environment.audit(.clientRemoved, actor: actor, "OpenID client \(id) removed.")
@@ -153,7 +155,7 @@ public struct ClientService: Sendable {
         } else {
             throw OAuthError.invalidClient("No client authentication: use HTTP Basic or client_id and client_secret.")
         }
-        guard let client = try await environment.store.client(id: presented.id),
+        guard let client = try await store.client(id: presented.id),
             Bytes.constantTimeEqual(client.secretHash, Self.hash(presented.secret))
         else {
             await limiter.recordFailure(rule, "client-auth.address", address)
@@ -199,7 +201,7 @@ public struct ClientService: Sendable {
         guard parts.count == 3, assertion.utf8.count <= 16_384, let payload = try? Base64URL.decode(String(parts[1])),
             let unverified = try? JSONDecoder().decode(Claims.self, from: payload),
             claimedId == nil || claimedId == unverified.iss,
-            let client = try await environment.store.client(id: unverified.iss), client.authMethod == "private_key_jwt",
+            let client = try await store.client(id: unverified.iss), client.authMethod == "private_key_jwt",
             let keys = client.jwks, let verified = try? CompactJWS.verify(assertion, keys: keys),
             let claims = try? JSONDecoder().decode(Claims.self, from: verified)
         else { throw refused }
@@ -213,7 +215,7 @@ public struct ClientService: Sendable {
             claims.exp > now, claims.exp <= now + 3_600, (1...256).contains(claims.jti.count)
         else { throw refused }
         guard
-            try await environment.store.claimUnique(
+            try await store.claimUnique(
                 kind: "client_assertion:\(client.id)", value: claims.jti, expiresAt: Millis(claims.exp * 1000) + 1)
         else { throw OAuthError.invalidClient("The client assertion was used before.") }
         return client

@@ -6,6 +6,8 @@ import Foundation
 /// signed still verify until they expire.
 public struct SigningKeyService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any OpenIDStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -13,10 +15,10 @@ public struct SigningKeyService: Sendable {
 
     /// Creates a signing key for each algorithm that has none.
     public func ensureKeys() async throws {
-        let keys = try await environment.store.signingKeys()
+        let keys = try await store.signingKeys()
         for algorithm in Self.algorithms
         where !keys.contains(where: { $0.algorithm == algorithm && $0.retiredAt == nil }) {
-            try await environment.store.insertSigningKey(try newKey(algorithm))
+            try await store.insertSigningKey(try newKey(algorithm))
         }
     }
 
@@ -25,8 +27,8 @@ public struct SigningKeyService: Sendable {
         var created: [String] = []
         for algorithm in Self.algorithms {
             let key = try newKey(algorithm)
-            try await environment.store.insertSigningKey(key)
-            try await environment.store.retireSigningKeys(algorithm: algorithm, except: key.kid, at: key.createdAt)
+            try await store.insertSigningKey(key)
+            try await store.retireSigningKeys(algorithm: algorithm, except: key.kid, at: key.createdAt)
             created.append(key.kid)
         }
         await environment.audit(
@@ -37,10 +39,10 @@ public struct SigningKeyService: Sendable {
 
     /// The key that signs new tokens with `algorithm`.
     func signer(_ algorithm: String) async throws -> SigningKeyRecord {
-        let keys = try await environment.store.signingKeys()
+        let keys = try await store.signingKeys()
         if let key = keys.first(where: { $0.algorithm == algorithm && $0.retiredAt == nil }) { return key }
         try await ensureKeys()
-        guard let key = try await environment.store.signingKeys().first(where: { $0.algorithm == algorithm })
+        guard let key = try await store.signingKeys().first(where: { $0.algorithm == algorithm })
         else { throw AssentServerError.internalError("No \(algorithm) signing key.") }
         return key
     }
@@ -49,10 +51,10 @@ public struct SigningKeyService: Sendable {
     /// created here when there are none yet (`assent serve` creates them at start; a server built otherwise, as in
     /// the tests, on first use).
     public func jwks() async throws -> JWKSet {
-        var keys = try await environment.store.signingKeys()
+        var keys = try await store.signingKeys()
         if Set(keys.filter { $0.retiredAt == nil }.map(\.algorithm)).count < Self.algorithms.count {
             try await ensureKeys()
-            keys = try await environment.store.signingKeys()
+            keys = try await store.signingKeys()
         }
         let cutoff = environment.nowMillis - Millis(publishedAfterRetirement) * 1000
         return JWKSet(keys: try keys.filter { ($0.retiredAt ?? .max) >= cutoff }.map { try $0.jwk() })
@@ -60,7 +62,7 @@ public struct SigningKeyService: Sendable {
 
     /// Deletes keys whose grace period is over.
     func purge() async throws {
-        try await environment.store.deleteSigningKeys(
+        try await store.deleteSigningKeys(
             retiredBefore: environment.nowMillis - Millis(publishedAfterRetirement) * 1000)
     }
 

@@ -39,6 +39,8 @@ extension Duration {
 /// (``ServerEnvironment/outboxWakeup``); otherwise it reads the outbox every ``OutboxPolicy/pollInterval``.
 struct OutboxDispatcher: Service {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any OutboxStore { environment.store }
     let senders: [OutboxChannel: any OutboxSender]
     let policy: OutboxPolicy
     /// Identifies this process's leases.
@@ -64,7 +66,7 @@ struct OutboxDispatcher: Service {
         }
         // Messages this process leased but did not finish are free for another process at once.
         do {
-            let released = try await environment.store.releaseOutboxLeases(owner: owner)
+            let released = try await store.releaseOutboxLeases(owner: owner)
             if released > 0 {
                 environment.logger.info("outbox leases released", metadata: ["outbox.count": "\(released)"])
             }
@@ -79,7 +81,7 @@ struct OutboxDispatcher: Service {
     @discardableResult
     func deliverDue() async throws -> Int {
         let now = environment.nowMillis
-        let leased = try await environment.store.claimOutboxItems(
+        let leased = try await store.claimOutboxItems(
             channels: Array(senders.keys), owner: owner, now: now, until: now + policy.leaseDuration.millis,
             limit: policy.concurrency * 4)
         await withTaskGroup(of: Void.self) { group in
@@ -125,7 +127,7 @@ struct OutboxDispatcher: Service {
             environment.logger.warning("outbox message abandoned", metadata: metadata)
         }
         do {
-            try await environment.store.recordOutboxAttempt(
+            try await store.recordOutboxAttempt(
                 id: item.id, owner: owner, attempts: attempts, result: result, now: now)
         } catch {
             environment.logger.warning(

@@ -72,6 +72,8 @@ public enum WebhookSignature {
 /// retried by the dispatcher.
 struct WebhookSender: OutboxSender {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any OperationStore { environment.store }
     let settings: WebhookSettings
 
     var channel: OutboxChannel { .webhook }
@@ -88,7 +90,7 @@ struct WebhookSender: OutboxSender {
         if fields["name"] == nil {
             // A message from before the trigger wrote the operation's fields (schema version 2).
             do {
-                let operation = try await environment.store.operation(id: item.subject)
+                let operation = try await store.operation(id: item.subject)
                 payload.userId = operation?.userId
                 payload.name = operation?.name ?? ""
                 payload.activationId = operation?.activationId

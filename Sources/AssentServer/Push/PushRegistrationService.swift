@@ -5,6 +5,8 @@ import Foundation
 /// database when the activation is removed.
 public struct PushRegistrationService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ActivationStore & PushRegistrationStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -16,9 +18,9 @@ public struct PushRegistrationService: Sendable {
     {
         let registration = try Self.validated(
             request, activationId: device.activationId, language: language, now: environment.nowMillis)
-        try await environment.store.putPushRegistration(registration)
+        try await store.putPushRegistration(registration)
         await environment.audit(
-            .pushRegistered, activation: try await environment.store.activation(id: device.activationId),
+            .pushRegistered, activation: try await store.activation(id: device.activationId),
             userId: device.userId, actor: "device",
             "Activation \(device.activationId) registered a \(registration.platform.rawValue) push token"
                 + (registration.environment.map { " (\($0.rawValue))." } ?? "."))

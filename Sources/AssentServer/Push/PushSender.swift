@@ -7,6 +7,8 @@ import Logging
 /// credentials never removes a device); a new operation that finished before its push left is not announced.
 struct PushSender: OutboxSender {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ActivationStore & OperationStore & PushRegistrationStore { environment.store }
     let apns: APNsClient?
     let fcm: FCMClient?
     let hms: HMSClient?
@@ -30,8 +32,8 @@ struct PushSender: OutboxSender {
         let registration: PushRegistrationRecord?
         let operation: OperationRecord?
         do {
-            registration = try await environment.store.pushRegistration(activationId: activationId)
-            operation = try await environment.store.operation(id: item.subject)
+            registration = try await store.pushRegistration(activationId: activationId)
+            operation = try await store.operation(id: item.subject)
         } catch {
             return .retry("The registration or operation could not be read: \(type(of: error))")
         }
@@ -70,12 +72,12 @@ struct PushSender: OutboxSender {
             return .failed("\(reason); the token was registered again after that, so the registration stays.")
         }
         do {
-            if try await environment.store.deletePushRegistration(
+            if try await store.deletePushRegistration(
                 activationId: registration.activationId, registeredAt: registration.registeredAt)
             {
                 await environment.audit(
                     .pushUnregistered,
-                    activation: try? await environment.store.activation(id: registration.activationId), actor: "system",
+                    activation: try? await store.activation(id: registration.activationId), actor: "system",
                     "The \(registration.platform.rawValue) token of activation \(registration.activationId) is no "
                         + "longer valid (\(reason)); its push registration was removed.")
                 environment.logger.info(

@@ -83,6 +83,8 @@ public struct RateLimits: Sendable, Equatable {
 /// and lasts the rule's seconds; the first event after it ends opens the next.
 struct RateLimiter: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any RateLimitStore { environment.store }
 
     /// Counts one event for `key` under `rule`; throws 429 when it is over the limit (the event still counts, so
     /// hammering does not help).
@@ -98,7 +100,7 @@ struct RateLimiter: Sendable {
     func check(_ rule: RateLimitRule, _ scope: String, _ key: String) async throws {
         guard environment.rateLimits.enabled else { return }
         let now = environment.nowMillis
-        if let (count, windowEnd) = try await environment.store.rateLimit(key: "\(scope):\(key)", now: now),
+        if let (count, windowEnd) = try await store.rateLimit(key: "\(scope):\(key)", now: now),
             count >= rule.limit
         {
             throw refusal(scope, windowEnd: windowEnd, now: now)
@@ -120,7 +122,7 @@ struct RateLimiter: Sendable {
     private func count(_ rule: RateLimitRule, _ scope: String, _ key: String, now: Millis) async throws
         -> (count: Int, windowEnd: Millis)
     {
-        try await environment.store.hitRateLimit(key: "\(scope):\(key)", now: now, window: Int64(rule.window) * 1000)
+        try await store.hitRateLimit(key: "\(scope):\(key)", now: now, window: Int64(rule.window) * 1000)
     }
 
     private func refusal(_ scope: String, windowEnd: Millis, now: Millis) -> AssentServerError {

@@ -6,6 +6,8 @@ import Foundation
 /// Operator API keys: `ak_` followed by 32 random bytes in Base64URL; only their SHA-256 is stored.
 public struct APIKeyService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any APIKeyStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -19,7 +21,7 @@ public struct APIKeyService: Sendable {
         let record = APIKeyRecord(
             id: UUID().uuidString.lowercased(), name: trimmed, keyHash: Self.hash(key), scopes: scopes,
             createdAt: environment.nowMillis)
-        try await environment.store.insertAPIKey(record)
+        try await store.insertAPIKey(record)
         await environment.audit(
             .apiKeyCreated, actor: actor,
             "API key \(trimmed) created with scopes \(scopes.map(\.rawValue).sorted().joined(separator: " ")).")
@@ -27,14 +29,14 @@ public struct APIKeyService: Sendable {
     }
 
     /// Every key, without the keys themselves.
-    public func all() async throws -> [APIKeyRecord] { try await environment.store.apiKeys() }
+    public func all() async throws -> [APIKeyRecord] { try await store.apiKeys() }
 
     /// The key with `id`, if it still exists.
     public func key(id: String) async throws -> APIKeyRecord? { try await all().first { $0.id == id } }
 
     /// Revokes the key `id`, or answers that there is none.
     public func revoke(id: String, actor: String) async throws {
-        guard try await environment.store.deleteAPIKey(id: id) else {
+        guard try await store.deleteAPIKey(id: id) else {
             throw AssentServerError.notFound("No API key has this id.")
         }
         await environment.audit(.apiKeyRevoked, actor: actor, "API key \(id) revoked.")
@@ -55,7 +57,7 @@ public struct APIKeyService: Sendable {
     /// The key record for a presented key, or `nil`.
     public func authenticate(_ key: String) async throws -> APIKeyRecord? {
         guard key.hasPrefix("ak_"), key.utf8.count <= 100 else { return nil }
-        return try await environment.store.apiKey(hash: Self.hash(key))
+        return try await store.apiKey(hash: Self.hash(key))
     }
 
     static func hash(_ key: String) -> Data { Data(SHA256.hash(data: Data(key.utf8))) }

@@ -7,6 +7,8 @@ import Foundation
 /// `CREATED → PENDING_COMMIT → ACTIVE ⇄ BLOCKED → REMOVED`; every transition is one conditional update.
 public struct ActivationService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ApplicationStore & ActivationStore & PushRegistrationStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -34,7 +36,7 @@ public struct ActivationService: Sendable {
             counterData: .random(),
             counter: 0, failedAttempts: 0, maxFailedAttempts: environment.policy.maxFailedAttempts,
             blockedReason: nil, version: 1, createdAt: now, updatedAt: now, lastUsedAt: nil)
-        try await environment.store.insertActivation(activation)
+        try await store.insertActivation(activation)
         await environment.audit(
             .activationCreated, activation: activation, actor: actor,
             "Created with commit mode \(commitMode.rawValue).")
@@ -50,11 +52,11 @@ public struct ActivationService: Sendable {
     }
 
     /// The activation with `id`, if there is one.
-    public func find(id: String) async throws -> ActivationRecord? { try await environment.store.activation(id: id) }
+    public func find(id: String) async throws -> ActivationRecord? { try await store.activation(id: id) }
 
     /// The user's active devices in `applicationId`, oldest first: those an approval or a push sign-in can reach.
     public func active(userId: String, applicationId: String) async throws -> [ActivationRecord] {
-        try await environment.store.activations(userId: userId).filter {
+        try await store.activations(userId: userId).filter {
             $0.state == .active && $0.applicationId == applicationId
         }
     }
@@ -64,7 +66,7 @@ public struct ActivationService: Sendable {
     public func pendingQRText(id: String) async throws -> String? {
         guard let activation = try await find(id: id), activation.state == .created,
             let code = activation.activationCode, activation.codeExpiresAt > environment.nowMillis,
-            let application = try await environment.store.application(id: activation.applicationId)
+            let application = try await store.application(id: activation.applicationId)
         else { return nil }
         return try ActivationQRCode(code: try ActivationCode(code), masterPrivateKey: application.masterPrivateKey).text
     }
@@ -72,7 +74,7 @@ public struct ActivationService: Sendable {
     /// The user's activations with their push registrations, oldest first.
     public func list(userId: String) async throws -> [(ActivationRecord, PushRegistrationRecord?)] {
         var list: [(ActivationRecord, PushRegistrationRecord?)] = []
-        for activation in try await environment.store.activations(userId: userId) {
+        for activation in try await store.activations(userId: userId) {
             list.append((activation, try await pushRegistration(of: activation.id)))
         }
         return list
@@ -80,7 +82,7 @@ public struct ActivationService: Sendable {
 
     /// The activation's push registration, if it has one.
     public func pushRegistration(of activationId: String) async throws -> PushRegistrationRecord? {
-        try await environment.store.pushRegistration(activationId: activationId)
+        try await store.pushRegistration(activationId: activationId)
     }
 
     /// `PENDING_COMMIT → ACTIVE`, after the operator compared the fingerprint.
@@ -143,7 +145,7 @@ public struct ActivationService: Sendable {
     public func expireUnusedCodes() async throws -> Int {
         var count = 0
         while true {
-            let ids = try await environment.store.activationsWithExpiredCode(now: environment.nowMillis, limit: 100)
+            let ids = try await store.activationsWithExpiredCode(now: environment.nowMillis, limit: 100)
             for id in ids {
                 let now = environment.nowMillis
                 let activation: ActivationRecord

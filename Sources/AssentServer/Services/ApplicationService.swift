@@ -6,6 +6,8 @@ import Synchronization
 /// Applications: creation, look-up, and the SDK configuration string apps are configured with.
 public struct ApplicationService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ApplicationStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -19,14 +21,14 @@ public struct ApplicationService: Sendable {
             masterPrivateKey: ECPrivateKey(),
             createdAt: environment.nowMillis
         )
-        try await environment.store.insertApplication(application)
+        try await store.insertApplication(application)
         await environment.audit(.applicationCreated, actor: "system", "Application \(name) created.")
         return application
     }
 
     /// The first application, created as `default` when there is none. Returns whether it was created now.
     public func ensureDefault() async throws -> (ApplicationRecord, created: Bool) {
-        if let existing = try await environment.store.applications().first { return (existing, false) }
+        if let existing = try await store.applications().first { return (existing, false) }
         return (try await create(name: "default"), true)
     }
 
@@ -35,7 +37,7 @@ public struct ApplicationService: Sendable {
     func defaultApplication() async throws -> ApplicationRecord {
         let now = ContinuousClock.now
         if let cached = environment.applications.withLock({ $0.first?.fresh(at: now) }) { return cached }
-        guard let application = try await environment.store.applications().first else {
+        guard let application = try await store.applications().first else {
             throw AssentServerError.internalError("The server has no application.")
         }
         environment.applications.withLock { $0.first = .init(application, readAt: now) }
@@ -47,7 +49,7 @@ public struct ApplicationService: Sendable {
     func application(key: String) async throws -> ApplicationRecord {
         let now = ContinuousClock.now
         if let cached = environment.applications.withLock({ $0.byKey[key]?.fresh(at: now) }) { return cached }
-        guard let application = try await environment.store.application(key: key) else {
+        guard let application = try await store.application(key: key) else {
             throw AssentServerError.authenticationFailed("Unknown application key.")
         }
         environment.applications.withLock { $0.byKey[key] = .init(application, readAt: now) }
@@ -56,7 +58,7 @@ public struct ApplicationService: Sendable {
 
     /// The application with `id`, if there is one.
     func application(id: String) async throws -> ApplicationRecord? {
-        try await environment.store.application(id: id)
+        try await store.application(id: id)
     }
 
     /// Sets the display name people see for `id` — on the pages, in the phone's sign-in requests, as the
@@ -65,8 +67,8 @@ public struct ApplicationService: Sendable {
         guard let trimmed = InputText.displayName(name) else {
             throw AssentServerError.invalidRequest("An application name has 1 to 100 characters, not only spaces.")
         }
-        guard try await environment.store.renameApplication(id: id, name: trimmed),
-            let renamed = try await environment.store.application(id: id)
+        guard try await store.renameApplication(id: id, name: trimmed),
+            let renamed = try await store.application(id: id)
         else { throw AssentServerError.notFound("No application has this id.") }
         // This process shows the new name at once; others within the cache's lifetime.
         environment.applications.withLock { $0 = .init() }

@@ -3,12 +3,14 @@ import Foundation
 /// Reading the audit trail (writing it is ``ServerEnvironment/audit(_:activation:userId:actor:_:)``).
 public struct AuditService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any AuditStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// Events matching `filter`, newest first.
     public func events(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent] {
-        try await environment.store.auditEvents(filter, limit: limit)
+        try await store.auditEvents(filter, limit: limit)
     }
 }
 

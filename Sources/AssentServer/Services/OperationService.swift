@@ -11,6 +11,8 @@ import Foundation
 /// statement.
 public struct OperationService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ApplicationStore & ActivationStore & OperationStore { environment.store }
     let powerAuth: PowerAuthService
 
     public init(environment: ServerEnvironment) {
@@ -40,7 +42,7 @@ public struct OperationService: Sendable {
     {
         let resolved = try await OperationTemplateService(environment: environment).instantiate(request)
         let operation = try validated(resolved, application: application)
-        try await environment.store.insertOperation(operation)
+        try await store.insertOperation(operation)
         await environment.audit(
             .operationCreated, userId: operation.userId, actor: actor,
             "Operation \(operation.id) (\(operation.name)) created"
@@ -129,12 +131,12 @@ public struct OperationService: Sendable {
     }
 
     /// The operation with `id` as stored (an overdue one not yet marked expired), if there is one.
-    public func find(id: String) async throws -> OperationRecord? { try await environment.store.operation(id: id) }
+    public func find(id: String) async throws -> OperationRecord? { try await store.operation(id: id) }
 
     /// The user's operations, newest first (expired ones shown as such).
     public func list(userId: String, status: OperationStatus?, limit: Int = 100) async throws -> [OperationRecord] {
         var result: [OperationRecord] = []
-        for operation in try await environment.store.operations(userId: userId, status: status, limit: limit) {
+        for operation in try await store.operations(userId: userId, status: status, limit: limit) {
             let current =
                 operation.status == .pending && operation.expiresAt <= environment.nowMillis
                 ? try await get(id: operation.id) : operation
@@ -149,7 +151,7 @@ public struct OperationService: Sendable {
         id: String, _ change: (inout OperationRecord, Millis) throws -> Result
     ) async throws -> (OperationRecord, Result) {
         for _ in 0..<32 {
-            guard let stored = try await environment.store.operation(id: id) else {
+            guard let stored = try await store.operation(id: id) else {
                 throw AssentServerError.operationNotFound()
             }
             let now = environment.nowMillis
@@ -157,7 +159,7 @@ public struct OperationService: Sendable {
             let result = try change(&operation, now)
             if operation == stored { return (operation, result) }
             operation.updatedAt = now
-            if try await environment.store.updateOperation(operation, expectedVersion: stored.version) {
+            if try await store.updateOperation(operation, expectedVersion: stored.version) {
                 operation.version = stored.version + 1
                 // A status change wrote outbox messages (webhook, push) in the same statement.
                 if operation.status != stored.status { environment.announceChange(userId: operation.userId) }
@@ -186,7 +188,7 @@ public struct OperationService: Sendable {
     public func expireOverdue() async throws -> Int {
         var count = 0
         while true {
-            let ids = try await environment.store.overdueOperationIds(now: environment.nowMillis, limit: 100)
+            let ids = try await store.overdueOperationIds(now: environment.nowMillis, limit: 100)
             for id in ids {
                 let (_, expired) = try await mutate(id: id) { operation, now in operation.expireIfDue(now: now) }
                 if expired { count += 1 }
@@ -220,7 +222,7 @@ public struct OperationService: Sendable {
     public func pending(for device: DevicePrincipal) async throws -> [OperationRecord] {
         let now = environment.nowMillis
         var result: [OperationRecord] = []
-        for operation in try await environment.store.operations(userId: device.userId, status: .pending, limit: 100)
+        for operation in try await store.operations(userId: device.userId, status: .pending, limit: 100)
         where operation.applicationId == device.applicationId {
             if operation.expiresAt <= now {
                 _ = try? await get(id: operation.id)
@@ -479,7 +481,7 @@ public struct OperationService: Sendable {
     public func offlineQR(id: String, request: OfflineQRRequest) async throws -> String {
         let current = try await get(id: id)
         guard current.status == .pending else { throw AssentServerError.operationFinished(current.status) }
-        guard let application = try await environment.store.application(id: current.applicationId) else {
+        guard let application = try await store.application(id: current.applicationId) else {
             throw AssentServerError.internalError("The operation's application is missing.")
         }
         let keyType: OfflineOperationQR.KeyType
@@ -527,7 +529,7 @@ public struct OperationService: Sendable {
     }
 
     private func offlineActivation(_ id: String, for operation: OperationRecord) async throws -> ActivationRecord {
-        guard let activation = try await environment.store.activation(id: id) else {
+        guard let activation = try await store.activation(id: id) else {
             throw AssentServerError.activationNotFound()
         }
         guard activation.state == .active else {
@@ -556,7 +558,7 @@ public struct OperationService: Sendable {
         guard let nonceText = current.offlineNonce, let nonce = Data(base64Encoded: nonceText) else {
             throw AssentServerError.invalidRequest("Create the operation's offline QR code first.")
         }
-        guard let application = try await environment.store.application(id: activation.applicationId) else {
+        guard let application = try await store.application(id: activation.applicationId) else {
             throw AssentServerError.internalError("The activation's application is missing.")
         }
         let data = PowerAuthSignature.dataToSign(

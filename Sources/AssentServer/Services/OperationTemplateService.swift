@@ -5,6 +5,8 @@ import Foundation
 /// when an operation names one.
 public struct OperationTemplateService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any OperationStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -26,7 +28,7 @@ public struct OperationTemplateService: Sendable {
             throw AssentServerError.invalidRequest(error.message)
         }
         let now = environment.nowMillis
-        try await environment.store.putTemplate(
+        try await store.putTemplate(
             name: name, body: String(decoding: try JSONEncoder().encode(body), as: UTF8.self), at: now)
         await environment.audit(.operationTemplateSaved, actor: actor, "Template \(name) saved.")
         return Template(name: name, body: body, updatedAt: now)
@@ -34,14 +36,14 @@ public struct OperationTemplateService: Sendable {
 
     /// Every template, by name.
     public func all() async throws -> [Template] {
-        try await environment.store.templates().map {
+        try await store.templates().map {
             Template(name: $0.name, body: try Self.decode($0.body), updatedAt: $0.updatedAt)
         }
     }
 
     /// Removes the template `name`, or answers that there is none.
     public func delete(name: String, actor: String) async throws {
-        guard try await environment.store.deleteTemplate(name: name) else {
+        guard try await store.deleteTemplate(name: name) else {
             throw AssentServerError.notFound("No operation template is named \(name).")
         }
         await environment.audit(.operationTemplateDeleted, actor: actor, "Template \(name) deleted.")
@@ -55,7 +57,7 @@ public struct OperationTemplateService: Sendable {
             }
             return request
         }
-        guard let stored = try await environment.store.template(name: name) else {
+        guard let stored = try await store.template(name: name) else {
             throw AssentServerError.notFound("No operation template is named \(name).")
         }
         let body = try Self.decode(stored.body)

@@ -18,6 +18,8 @@ public struct PowerAuthService: Sendable {
     ]
 
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ActivationStore & ReplayGuard { environment.store }
     let applications: ApplicationService
     static let decoder = JSONDecoder()
     static let encoder: JSONEncoder = {
@@ -50,7 +52,7 @@ public struct PowerAuthService: Sendable {
         let verificationKey: Data
         let signingKey: ECPrivateKey
         if let activationId = claims.activationId {
-            guard let activation = try await environment.store.activation(id: activationId),
+            guard let activation = try await store.activation(id: activationId),
                 activation.applicationId == application.id, let keys = try activation.keys(),
                 activation.state != .removed
             else {
@@ -74,7 +76,7 @@ public struct PowerAuthService: Sendable {
         let key = TemporaryKeyRecord(
             id: UUID().uuidString.lowercased(), applicationId: application.id, activationId: claims.activationId,
             privateKey: ECPrivateKey(), expiresAt: now + Millis(environment.policy.temporaryKeyLifetime) * 1000)
-        try await environment.store.insertTemporaryKey(key)
+        try await store.insertTemporaryKey(key)
         let responseClaims = TemporaryKeyResponseClaims(
             sub: key.id, applicationKey: application.applicationKey, activationId: claims.activationId,
             challenge: claims.challenge, publicKey: key.privateKey.publicKey.x963.base64EncodedString(),
@@ -144,7 +146,7 @@ public struct PowerAuthService: Sendable {
         ] where (value?.utf8.count ?? 0) > 1024 {
             throw AssentServerError.invalidRequest("\(field) is longer than 1024 bytes.")
         }
-        guard let found = try await environment.store.activation(code: code.value, applicationId: application.id) else {
+        guard let found = try await store.activation(code: code.value, applicationId: application.id) else {
             throw await wrongCode(code)
         }
         let now = environment.nowMillis
@@ -193,7 +195,7 @@ public struct PowerAuthService: Sendable {
         } catch {
             throw AssentServerError.invalidRequest("challenge must be Base64 of 16 bytes.")
         }
-        guard let activation = try await environment.store.activation(id: request.activationId),
+        guard let activation = try await store.activation(id: request.activationId),
             let keys = try activation.keys()
         else {
             return ActivationStatusResponse(
@@ -425,7 +427,7 @@ public struct PowerAuthService: Sendable {
         let token = TokenRecord(
             id: UUID().uuidString.lowercased(), activationId: device.activation.id, secret: Bytes.random(count: 16),
             signatureType: device.signatureType, createdAt: environment.nowMillis)
-        try await environment.store.insertToken(token)
+        try await store.insertToken(token)
         await environment.audit(
             .tokenCreated, activation: device.activation, actor: "device",
             "MAC token created with \(device.signatureType.rawValue).")
@@ -440,7 +442,7 @@ public struct PowerAuthService: Sendable {
             authorization: authorization, method: "POST", uriId: "/pa/token/remove", body: body,
             allowed: Set(SignatureType.allCases))
         let request = try decodeJSON(RequestEnvelope<TokenIdObject>.self, body).requestObject
-        guard try await environment.store.deleteToken(id: request.tokenId, activationId: device.activation.id) else {
+        guard try await store.deleteToken(id: request.tokenId, activationId: device.activation.id) else {
             throw AssentServerError.notFound("The activation has no token with this id.")
         }
         await environment.audit(.tokenRemoved, activation: device.activation, actor: "device", "MAC token removed.")
@@ -508,7 +510,7 @@ public struct PowerAuthService: Sendable {
         guard abs(Int64(cryptogram.timestamp) - now) <= tolerance else {
             throw AssentServerError.invalidRequest("The encrypted request's timestamp is too far from the server time.")
         }
-        guard let key = try await environment.store.temporaryKey(id: request.temporaryKeyId),
+        guard let key = try await store.temporaryKey(id: request.temporaryKeyId),
             key.applicationId == application.id, key.activationId == activation?.id, key.expiresAt > now
         else {
             throw AssentServerError.invalidRequest(
@@ -534,7 +536,7 @@ public struct PowerAuthService: Sendable {
             throw AssentServerError.decryptionFailed()
         }
         guard
-            try await environment.store.claimUnique(
+            try await store.claimUnique(
                 kind: "ecies", value: "\(key.id):\(request.nonce)", expiresAt: now + 2 * tolerance)
         else {
             throw AssentServerError.invalidRequest("This encrypted request was already received (replay).")
@@ -543,7 +545,7 @@ public struct PowerAuthService: Sendable {
     }
 
     func activationForDevice(id: String, application: ApplicationRecord) async throws -> ActivationRecord {
-        guard let activation = try await environment.store.activation(id: id),
+        guard let activation = try await store.activation(id: id),
             activation.applicationId == application.id
         else { throw AssentServerError.activationNotFound() }
         return activation

@@ -5,6 +5,8 @@ import Foundation
 /// activation that is still `ACTIVE`.
 public struct TokenAuthenticator: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ActivationStore & ReplayGuard { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -19,7 +21,7 @@ public struct TokenAuthenticator: Sendable {
         } catch {
             throw AssentServerError.authenticationFailed("The X-PowerAuth-Token header is malformed.")
         }
-        guard let (token, principal, state) = try await environment.store.tokenWithActivation(id: header.tokenId),
+        guard let (token, principal, state) = try await store.tokenWithActivation(id: header.tokenId),
             header.isDigestValid(tokenSecret: token.secret)
         else { throw AssentServerError.authenticationFailed("The token is unknown or its digest is wrong.") }
         let now = environment.nowMillis
@@ -28,7 +30,7 @@ public struct TokenAuthenticator: Sendable {
             throw AssentServerError.authenticationFailed("The token timestamp is too far from the server time.")
         }
         guard
-            try await environment.store.claimUnique(
+            try await store.claimUnique(
                 kind: "token", value: "\(token.id):\(header.nonce.base64EncodedString())",
                 expiresAt: now + 2 * tolerance)
         else { throw AssentServerError.authenticationFailed("The token nonce was already used (replay).") }

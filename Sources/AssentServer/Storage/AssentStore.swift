@@ -7,7 +7,9 @@ import Foundation
 ///
 /// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
-public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
+public protocol AssentStore: ApplicationStore, ActivationStore, ReplayGuard, APIKeyStore, OperationStore, OutboxStore,
+    DeviceEventStore, RateLimitStore, PushRegistrationStore, AuditStore, OpenIDStore, TFAStore, WebStore, ConsoleStore
+{
     /// Creates or upgrades the schema. Safe to run from several processes at once.
     func migrate() async throws
     /// Closes connections.
@@ -17,13 +19,22 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     /// returns (group commit), so `body` gets this store and what it wrote before a thrown error stays.
     func inOneCommit<T: Sendable>(_ body: (any AssentStore) async throws -> T) async throws -> T
 
+    /// Deletes expired temporary keys and replay-guard entries.
+    func purgeExpired(before: Millis) async throws
+}
+
+/// Applications: their keys and names.
+public protocol ApplicationStore: Sendable {
     func insertApplication(_ application: ApplicationRecord) async throws
     func applications() async throws -> [ApplicationRecord]
     func application(id: String) async throws -> ApplicationRecord?
     func application(key: String) async throws -> ApplicationRecord?
     /// Sets the application's display name; returns whether the application exists.
     func renameApplication(id: String, name: String) async throws -> Bool
+}
 
+/// Activations, their MAC tokens and the temporary keys of their encrypted requests.
+public protocol ActivationStore: Sendable {
     func insertActivation(_ activation: ActivationRecord) async throws
     func activation(id: String) async throws -> ActivationRecord?
     func activation(code: String, applicationId: String) async throws -> ActivationRecord?
@@ -42,20 +53,27 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     func insertTemporaryKey(_ key: TemporaryKeyRecord) async throws
     func temporaryKey(id: String) async throws -> TemporaryKeyRecord?
 
+    /// Up to `limit` activations still `CREATED` whose code expired unused at or before `now`.
+    func activationsWithExpiredCode(now: Millis, limit: Int) async throws -> [String]
+}
+
+/// The replay guard: values (nonces, JWT ids) that may be used once until they expire.
+public protocol ReplayGuard: Sendable {
     /// Records `value` of `kind` as used until `expiresAt`; returns `false` if it was already recorded
     /// (a replayed nonce).
     func claimUnique(kind: String, value: String, expiresAt: Millis) async throws -> Bool
+}
 
-    /// Deletes expired temporary keys and replay-guard entries.
-    func purgeExpired(before: Millis) async throws
-    /// Up to `limit` activations still `CREATED` whose code expired unused at or before `now`.
-    func activationsWithExpiredCode(now: Millis, limit: Int) async throws -> [String]
-
+/// Operator API keys (only their hashes).
+public protocol APIKeyStore: Sendable {
     func insertAPIKey(_ key: APIKeyRecord) async throws
     func apiKey(hash: Data) async throws -> APIKeyRecord?
     func apiKeys() async throws -> [APIKeyRecord]
     func deleteAPIKey(id: String) async throws -> Bool
+}
 
+/// Operations and operation templates.
+public protocol OperationStore: Sendable {
     func insertOperation(_ operation: OperationRecord) async throws
     func operation(id: String) async throws -> OperationRecord?
     /// The user's operations, newest first, optionally only those in `status`.
@@ -70,7 +88,10 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     func template(name: String) async throws -> (body: String, updatedAt: Millis)?
     func templates() async throws -> [(name: String, body: String, updatedAt: Millis)]
     func deleteTemplate(name: String) async throws -> Bool
+}
 
+/// The one outbox of every delivery channel (webhooks, push, CIBA callbacks, codes).
+public protocol OutboxStore: Sendable {
     /// Leases up to `limit` messages of `channels` that are due at `now` and not leased by another process to
     /// `owner` until `until`, in one statement, and returns them oldest first. Concurrent callers never get the
     /// same message.
@@ -89,7 +110,10 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     /// Every message about `subject`, oldest first (for tests and diagnostics: no index serves it, so it reads the
     /// whole outbox).
     func outboxItems(subject: String) async throws -> [OutboxItem]
+}
 
+/// The device event log the live streams read.
+public protocol DeviceEventStore: Sendable {
     /// The user's device events after `after` (oldest first).
     func deviceEvents(userId: String, after: Int64, limit: Int) async throws -> [DeviceEventRecord]
     /// The newest device event's id (0 when there is none): where a new stream starts.
@@ -101,7 +125,10 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     /// Calls `onUser` with the user of every device event any process writes, until cancelled; returns at once
     /// where the database cannot announce them (SQLite: one process, which announces its own writes).
     func listenForDeviceEvents(_ onUser: @escaping @Sendable (String) -> Void) async throws
+}
 
+/// The one rate limiter's counters.
+public protocol RateLimitStore: Sendable {
     /// Counts one hit of `key` at `now` in its open window, or opens a window of `window` milliseconds at 1 when
     /// none is open; returns the count and when the window ends.
     func hitRateLimit(key: String, now: Millis, window: Millis) async throws -> (count: Int, windowEnd: Millis)
@@ -109,7 +136,10 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     func rateLimit(key: String, now: Millis) async throws -> (count: Int, windowEnd: Millis)?
     /// Deletes the counters of windows that ended before `before`.
     func purgeRateLimits(before: Millis) async throws
+}
 
+/// Push registrations of activations.
+public protocol PushRegistrationStore: Sendable {
     /// Stores the activation's push registration, replacing an earlier one.
     func putPushRegistration(_ registration: PushRegistrationRecord) async throws
     /// The activation's push registration.
@@ -117,7 +147,38 @@ public protocol AssentStore: OpenIDStore, TFAStore, WebStore, ConsoleStore {
     /// Deletes the activation's registration if it is still the one registered at `registeredAt` (a device that
     /// registered a new token meanwhile keeps it); returns whether one was deleted.
     func deletePushRegistration(activationId: String, registeredAt: Millis) async throws -> Bool
+}
 
+/// The audit trail.
+public protocol AuditStore: Sendable {
     func appendAudit(_ event: AuditEvent) async throws
     func audit(activationId: String?, userId: String?, limit: Int) async throws -> [AuditEvent]
+    /// Audit events matching `filter`, newest first.
+    func auditEvents(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent]
+}
+
+/// Which audit events a reader wants: of an activation or a user, of a kind, in a time range, page by page.
+public struct AuditFilter: Sendable, Equatable {
+    public var activationId: String?
+    public var userId: String?
+    /// Events whose type starts with this (`activation.`, `signature.failed`).
+    public var typePrefix: String?
+    /// Only events older than this id (the next page).
+    public var beforeId: Int64?
+    /// Only events at or after this time.
+    public var from: Millis?
+    /// Only events before this time.
+    public var until: Millis?
+
+    public init(
+        activationId: String? = nil, userId: String? = nil, typePrefix: String? = nil, beforeId: Int64? = nil,
+        from: Millis? = nil, until: Millis? = nil
+    ) {
+        self.from = from
+        self.until = until
+        self.activationId = activationId
+        self.userId = userId
+        self.typePrefix = typePrefix
+        self.beforeId = beforeId
+    }
 }

@@ -10,6 +10,8 @@ import Foundation
 struct CodeFactor: Sendable {
     let flows: TFAService
     var environment: ServerEnvironment { flows.environment }
+    /// The part of the store this sees.
+    var store: any TFAStore { environment.store }
 
     init(environment: ServerEnvironment) { flows = TFAService(environment: environment) }
 
@@ -61,7 +63,7 @@ struct CodeFactor: Sendable {
                 throw AssentServerError.invalidRequest(
                     "phone is an E.164 number: + and 7 to 15 digits, the first not 0 (e.g. +420777123456).")
             }
-            if let id = challenge.factorId, let pending = try await environment.store.tfaFactor(id: id),
+            if let id = challenge.factorId, let pending = try await store.tfaFactor(id: id),
                 pending.destination == phone, pending.state == .pending
             {
                 factor = pending
@@ -69,8 +71,8 @@ struct CodeFactor: Sendable {
                 factor = TFAFactorRecord(
                     id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .phone,
                     state: .pending, destination: phone, createdAt: environment.nowMillis)
-                try await environment.store.insertTFAFactor(factor)
-                try await environment.store.setTFAChallengeFactor(
+                try await store.insertTFAFactor(factor)
+                try await store.setTFAChallengeFactor(
                     assertionHash: challenge.assertionHash, factorId: factor.id)
             }
         case .verify:
@@ -82,7 +84,7 @@ struct CodeFactor: Sendable {
             factor = registered
         }
         let sent = try await send(challenge, flow, factor, channel: request.method.rawValue, lang: request.lang)
-        try await environment.store.setTFAFactorMethod(id: factor.id, method: request.method.rawValue)
+        try await store.setTFAFactorMethod(id: factor.id, method: request.method.rawValue)
         return sent
     }
 
@@ -92,7 +94,7 @@ struct CodeFactor: Sendable {
     func verify(_ request: TFACodeVerifyRequest, provider: TFAProvider) async throws -> TFAProofResponse {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: provider)
         let tokenHash = TFATokens.hash(request.phvToken)
-        guard request.phvToken.utf8.count <= 128, let code = try await environment.store.tfaCode(tokenHash: tokenHash),
+        guard request.phvToken.utf8.count <= 128, let code = try await store.tfaCode(tokenHash: tokenHash),
             code.assertionHash == challenge.assertionHash
         else {
             throw TFAError(
@@ -100,7 +102,7 @@ struct CodeFactor: Sendable {
                 message: "The phvToken names no code of this assertion: send a code first.")
         }
         try await flows.checkFailureLimit(flow)
-        guard let left = try await environment.store.takeTFACodeAttempt(tokenHash: tokenHash, at: environment.nowMillis)
+        guard let left = try await store.takeTFACodeAttempt(tokenHash: tokenHash, at: environment.nowMillis)
         else {
             throw TFAError(
                 status: .badRequest, error: .codeSpent,
@@ -112,11 +114,11 @@ struct CodeFactor: Sendable {
         }
         if challenge.mode == .register {
             guard
-                try await environment.store.activateTFAFactor(
+                try await store.activateTFAFactor(
                     id: code.factorId, replacing: nil, at: environment.nowMillis)
             else { throw TFAError.challengeSpent() }
         } else {
-            try await environment.store.markTFAFactorVerified(id: code.factorId, at: environment.nowMillis)
+            try await store.markTFAFactorVerified(id: code.factorId, at: environment.nowMillis)
         }
         return try await flows.pass(challenge)
     }
@@ -124,7 +126,7 @@ struct CodeFactor: Sendable {
     // MARK: Support
 
     private func active(_ provider: TFAProvider, _ flow: TFAFlowRecord) async throws -> [TFAFactorRecord] {
-        try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
+        try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
             .filter { $0.provider == provider && $0.state == .active }
     }
 
@@ -146,7 +148,7 @@ struct CodeFactor: Sendable {
         let now = environment.nowMillis
         let token = TFATokens.bearer()
         let expiresAt = min(flow.expiresAt, now + Millis(settings.challengeLifetime) * 1000)
-        try await environment.store.insertTFACode(
+        try await store.insertTFACode(
             TFACodeRecord(
                 id: TFATokens.id(), tokenHash: token.hash, assertionHash: challenge.assertionHash, factorId: factor.id,
                 channel: channel, code: Self.newCode(), lang: CodeMessages.language(lang),

@@ -34,17 +34,18 @@ struct PendingCode {
 
     /// The code of `item`, or the outcome that ends its delivery.
     static func read(_ item: OutboxItem, _ environment: ServerEnvironment) async -> Result<PendingCode, Stop> {
+        let store: any ApplicationStore & TFAStore = environment.store
         do {
-            guard let code = try await environment.store.tfaCode(id: item.subject) else {
+            guard let code = try await store.tfaCode(id: item.subject) else {
                 return .failure(Stop(outcome: .failed("The code no longer exists (expired and purged).")))
             }
             guard code.expiresAt > environment.nowMillis else {
                 return .failure(Stop(outcome: .failed("The code expired before it could be delivered.")))
             }
-            guard let factor = try await environment.store.tfaFactor(id: code.factorId),
+            guard let factor = try await store.tfaFactor(id: code.factorId),
                 let destination = factor.destination
             else { return .failure(Stop(outcome: .failed("The factor the code was for is gone."))) }
-            let application = try await environment.store.application(id: factor.applicationId)
+            let application = try await store.application(id: factor.applicationId)
             return .success(
                 PendingCode(
                     code: code, destination: destination,

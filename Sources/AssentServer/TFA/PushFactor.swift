@@ -10,6 +10,8 @@ struct PushFactor: Sendable {
     let flows: TFAService
     let operations: OperationService
     var environment: ServerEnvironment { flows.environment }
+    /// The part of the store this sees.
+    var store: any ActivationStore & OperationStore & TFAStore { environment.store }
 
     init(environment: ServerEnvironment) {
         flows = TFAService(environment: environment)
@@ -28,7 +30,7 @@ struct PushFactor: Sendable {
         if let pending = try await pendingOperation(challenge) {
             return TFAPushSent(operationId: pending.id, expiresAt: Date(millis: pending.expiresAt))
         }
-        guard let activation = try await environment.store.activation(id: request.activationId),
+        guard let activation = try await store.activation(id: request.activationId),
             activation.state == .active, activation.userId == flow.userId,
             activation.applicationId == flow.applicationId
         else {
@@ -39,8 +41,8 @@ struct PushFactor: Sendable {
         let factor = TFAFactorRecord(
             id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .push,
             state: .pending, destination: activation.id, createdAt: environment.nowMillis)
-        try await environment.store.insertTFAFactor(factor)
-        try await environment.store.setTFAChallengeFactor(assertionHash: challenge.assertionHash, factorId: factor.id)
+        try await store.insertTFAFactor(factor)
+        try await store.setTFAChallengeFactor(assertionHash: challenge.assertionHash, factorId: factor.id)
         let application = try await flows.applicationRecord(id: flow.applicationId)
         return try await ask(
             challenge, flow, name: "tfa_push_optin",
@@ -85,11 +87,11 @@ struct PushFactor: Sendable {
             let factors: [TFAFactorRecord]
             if challenge.mode == .register {
                 guard let factorId = challenge.factorId,
-                    let factor = try await environment.store.tfaFactor(id: factorId)
+                    let factor = try await store.tfaFactor(id: factorId)
                 else { throw TFAError.challengeSpent() }
                 factors = [factor]
             } else {
-                factors = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
+                factors = try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
                     .filter { $0.provider == .push && $0.state == .active }
             }
             guard let approver = operation.activationId,
@@ -101,11 +103,11 @@ struct PushFactor: Sendable {
             }
             if challenge.mode == .register, let factorId = challenge.factorId {
                 guard
-                    try await environment.store.activateTFAFactor(
+                    try await store.activateTFAFactor(
                         id: factorId, replacing: nil, at: environment.nowMillis)
                 else { throw TFAError.challengeSpent() }
             } else {
-                try await environment.store.markTFAFactorVerified(id: approving.id, at: environment.nowMillis)
+                try await store.markTFAFactorVerified(id: approving.id, at: environment.nowMillis)
             }
             let proof = try await flows.pass(challenge)
             return TFAPushStatus(status: "APPROVED", providerAssertion: proof.providerAssertion)
@@ -123,7 +125,7 @@ struct PushFactor: Sendable {
 
     /// The challenge's operation while the devices have not answered it: asking again answers the same one.
     private func pendingOperation(_ challenge: TFAChallengeRecord) async throws -> OperationRecord? {
-        guard let id = challenge.operationId, let operation = try await environment.store.operation(id: id),
+        guard let id = challenge.operationId, let operation = try await store.operation(id: id),
             operation.status == .pending
         else { return nil }
         return operation
@@ -143,7 +145,7 @@ struct PushFactor: Sendable {
                 formData: ["en": FormData(title: title, message: message, attributes: [])],
                 expiresIn: lifetime),
             application: application, actor: "tfa")
-        try await environment.store.setTFAChallengeOperation(
+        try await store.setTFAChallengeOperation(
             assertionHash: challenge.assertionHash, operationId: operation.id)
         return TFAPushSent(operationId: operation.id, expiresAt: Date(millis: operation.expiresAt))
     }

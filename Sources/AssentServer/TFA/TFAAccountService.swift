@@ -6,6 +6,8 @@ import Foundation
 /// revoke remembered devices. The person's own side (registering factors, signing in) is ``TFAService``.
 public struct TFAAccountService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any TFAStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -31,7 +33,7 @@ public struct TFAAccountService: Sendable {
         if let password { hash = try await environment.tfa.passwordHasher.hash(password) }
         let account = TFAAccountRecord(
             applicationId: application.id, userId: userId, passwordHash: hash, createdAt: environment.nowMillis)
-        guard try await environment.store.insertTFAAccount(account) else {
+        guard try await store.insertTFAAccount(account) else {
             throw AssentServerError.accountExists(userId)
         }
         // A millisecond apart, so that listings (ordered by creation) keep the order given.
@@ -50,7 +52,7 @@ public struct TFAAccountService: Sendable {
     /// Removes the account with its factors and remembered devices.
     public func delete(userId: String, in application: ApplicationRecord, actor: String) async throws {
         let account = try await record(userId: userId, in: application)
-        _ = try await environment.store.deleteTFAAccount(applicationId: account.applicationId, userId: account.userId)
+        _ = try await store.deleteTFAAccount(applicationId: account.applicationId, userId: account.userId)
         await environment.audit(
             .tfaAccountRemoved, userId: account.userId, actor: actor,
             "Login account removed with its factors and remembered devices.")
@@ -76,7 +78,7 @@ public struct TFAAccountService: Sendable {
     {
         let account = try await record(userId: userId, in: application)
         guard
-            try await environment.store.deleteTFAFactor(
+            try await store.deleteTFAFactor(
                 id: id, applicationId: account.applicationId, userId: account.userId)
         else { throw AssentServerError.notFound("The account has no factor with id \(id).") }
         await environment.audit(.tfaFactorRemoved, userId: account.userId, actor: actor, "Factor \(id) removed.")
@@ -86,26 +88,26 @@ public struct TFAAccountService: Sendable {
     public func rememberedDevices(userId: String, in application: ApplicationRecord) async throws
         -> [RememberedDeviceRecord]
     {
-        try await environment.store.rememberedDevices(applicationId: application.id, userId: userId)
+        try await store.rememberedDevices(applicationId: application.id, userId: userId)
     }
 
     /// Revokes a remembered device of `application`; revoking one twice is no error.
     public func revokeDevice(id: String, in application: ApplicationRecord, actor: String) async throws {
-        guard let device = try await environment.store.rememberedDevice(id: id), device.applicationId == application.id
+        guard let device = try await store.rememberedDevice(id: id), device.applicationId == application.id
         else { throw AssentServerError.notFound("No remembered device has id \(id).") }
-        if try await environment.store.revokeRememberedDevice(id: id, at: environment.nowMillis) {
+        if try await store.revokeRememberedDevice(id: id, at: environment.nowMillis) {
             await environment.audit(.tfaDeviceRevoked, userId: device.userId, actor: actor, "Device \(id) revoked.")
         }
     }
 
     private func record(userId: String, in application: ApplicationRecord) async throws -> TFAAccountRecord {
-        guard let account = try await environment.store.tfaAccount(applicationId: application.id, userId: userId)
+        guard let account = try await store.tfaAccount(applicationId: application.id, userId: userId)
         else { throw AssentServerError.notFound("No login account has user id \(userId).") }
         return account
     }
 
     private func withFactors(_ account: TFAAccountRecord) async throws -> Account {
-        let factors = try await environment.store.tfaFactors(
+        let factors = try await store.tfaFactors(
             applicationId: account.applicationId, userId: account.userId)
         return Account(record: account, factors: factors.filter { $0.state == .active })
     }
@@ -117,7 +119,7 @@ public struct TFAAccountService: Sendable {
         let factor = TFAFactorRecord(
             id: TFATokens.id(), applicationId: account.applicationId, userId: account.userId, provider: .email,
             state: .active, destination: email, createdAt: createdAt)
-        try await environment.store.insertTFAFactor(factor)
+        try await store.insertTFAFactor(factor)
         return factor
     }
 }

@@ -10,6 +10,8 @@ import Foundation
 /// finalizes the flow exactly once.
 struct TFAService: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ApplicationStore & TFAStore { environment.store }
     let tokens: TFATokens
     let limiter: RateLimiter
 
@@ -35,7 +37,7 @@ struct TFAService: Sendable {
         try await limiter.check(rules.loginFailuresPerUser, "login.user", userKey)
         if let address { try await limiter.check(rules.loginFailuresPerAddress, "login.address", address) }
         let hasher = environment.tfa.passwordHasher
-        let account = try await environment.store.tfaAccount(applicationId: application.id, userId: request.userId)
+        let account = try await store.tfaAccount(applicationId: application.id, userId: request.userId)
         let valid: Bool
         if let stored = account?.passwordHash {
             valid = try await hasher.verify(request.password, against: stored)
@@ -65,7 +67,7 @@ struct TFAService: Sendable {
         if let deviceToken,
             let device = try await rememberedDevice(deviceToken, application: application, userId: userId)
         {
-            try await environment.store.touchRememberedDevice(id: device.id, at: environment.nowMillis)
+            try await store.touchRememberedDevice(id: device.id, at: environment.nowMillis)
             return .success(try await success(application, userId, amr: first, provider: "remembered-device"))
         }
         let policy = try await policy(application.id)
@@ -78,7 +80,7 @@ struct TFAService: Sendable {
             id: TFATokens.id(), applicationId: application.id, userId: userId,
             kind: active.isEmpty ? .registration : .verification, firstFactor: firstFactor, createdAt: now,
             expiresAt: now + Millis(environment.tfa.flowLifetime) * 1000)
-        try await environment.store.insertTFAFlow(flow)
+        try await store.insertTFAFlow(flow)
         let (regToken, expiresAt) = try await tokens.sign(
             .registration, id: flow.id, userId: userId, applicationId: application.id,
             lifetime: environment.tfa.flowLifetime)
@@ -130,7 +132,7 @@ struct TFAService: Sendable {
                     message: "E-mail addresses are registered by the operator, not in a login.")
             }
         case (.verification, .verify):
-            let factors = try await environment.store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
+            let factors = try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
             guard let factor = factors.last(where: { $0.state == .active && $0.provider == request.provider }) else {
                 throw TFAError(
                     status: .badRequest, error: .providerNotRegistered,
@@ -149,7 +151,7 @@ struct TFAService: Sendable {
         let now = environment.nowMillis
         let assertion = TFATokens.bearer()
         let expiresAt = min(flow.expiresAt, now + Millis(environment.tfa.challengeLifetime) * 1000)
-        try await environment.store.insertTFAChallenge(
+        try await store.insertTFAChallenge(
             TFAChallengeRecord(
                 assertionHash: assertion.hash, flowId: flow.id, provider: request.provider, mode: request.mode,
                 factorId: factorId, attemptsLeft: environment.tfa.attemptsPerChallenge, createdAt: now,
@@ -162,7 +164,7 @@ struct TFAService: Sendable {
     func finalize(_ request: TFAFinalizeRequest) async throws -> TFALoginSuccess {
         let flow = try await openFlow(request.regToken)
         guard
-            let challenge = try await environment.store.tfaChallenge(assertionHash: TFATokens.hash(request.assertion)),
+            let challenge = try await store.tfaChallenge(assertionHash: TFATokens.hash(request.assertion)),
             challenge.flowId == flow.id, challenge.passedAt != nil, let proof = challenge.proofHash,
             Bytes.constantTimeEqual(proof, TFATokens.hash(request.providerAssertion))
         else {
@@ -170,7 +172,7 @@ struct TFAService: Sendable {
                 status: .badRequest, error: .invalidProviderAssertion,
                 message: "The providerAssertion does not prove a second factor of this login.")
         }
-        guard try await environment.store.finishTFAFlow(id: flow.id, at: environment.nowMillis) else {
+        guard try await store.finishTFAFlow(id: flow.id, at: environment.nowMillis) else {
             throw TFAError.invalidRegToken()
         }
         let application = try await applicationRecord(id: flow.applicationId)
@@ -186,9 +188,9 @@ struct TFAService: Sendable {
     /// The challenge an assertion names, if it belongs to an open flow and `provider`.
     func challenge(_ assertion: String, provider: TFAProvider) async throws -> (TFAChallengeRecord, TFAFlowRecord) {
         guard assertion.utf8.count <= 128,
-            let challenge = try await environment.store.tfaChallenge(assertionHash: TFATokens.hash(assertion)),
+            let challenge = try await store.tfaChallenge(assertionHash: TFATokens.hash(assertion)),
             challenge.provider == provider,
-            let flow = try await environment.store.tfaFlow(id: challenge.flowId)
+            let flow = try await store.tfaFlow(id: challenge.flowId)
         else {
             throw TFAError(
                 status: .badRequest, error: .invalidAssertion,
@@ -205,7 +207,7 @@ struct TFAService: Sendable {
     func takeAttempt(_ challenge: TFAChallengeRecord, flow: TFAFlowRecord) async throws -> Int {
         try await checkFailureLimit(flow)
         guard
-            let left = try await environment.store.takeTFAChallengeAttempt(
+            let left = try await store.takeTFAChallengeAttempt(
                 assertionHash: challenge.assertionHash, at: environment.nowMillis)
         else { throw TFAError.challengeSpent() }
         return left
@@ -227,7 +229,7 @@ struct TFAService: Sendable {
     func pass(_ challenge: TFAChallengeRecord) async throws -> TFAProofResponse {
         let proof = TFATokens.bearer()
         guard
-            try await environment.store.passTFAChallenge(
+            try await store.passTFAChallenge(
                 assertionHash: challenge.assertionHash, proofHash: proof.hash, at: environment.nowMillis)
         else { throw TFAError.challengeSpent() }
         return TFAProofResponse(providerAssertion: proof.value)
@@ -238,7 +240,7 @@ struct TFAService: Sendable {
     /// The flow a `regToken` names, if the token verifies and the flow is open.
     func openFlow(_ regToken: String) async throws -> TFAFlowRecord {
         guard let claims = try await tokens.verify(regToken, use: .registration),
-            let flow = try await environment.store.tfaFlow(id: claims.jti),
+            let flow = try await store.tfaFlow(id: claims.jti),
             flow.userId == claims.sub, flow.applicationId == claims.aud, flow.finishedAt == nil,
             flow.expiresAt > environment.nowMillis
         else { throw TFAError.invalidRegToken() }
@@ -247,7 +249,7 @@ struct TFAService: Sendable {
 
     /// The policy of the application: the operator's, else every implemented provider, required.
     func policy(_ applicationId: String) async throws -> TFAPolicy {
-        try await environment.store.tfaPolicy(applicationId: applicationId)
+        try await store.tfaPolicy(applicationId: applicationId)
             ?? TFAPolicy(required: true, providers: environment.tfa.offeredProviders)
     }
 
@@ -265,7 +267,7 @@ struct TFAService: Sendable {
         guard !policy.required || !policy.providers.isEmpty else {
             throw AssentServerError.invalidRequest("A policy that requires a second factor allows at least one.")
         }
-        try await environment.store.putTFAPolicy(applicationId: applicationId, policy)
+        try await store.putTFAPolicy(applicationId: applicationId, policy)
         await environment.audit(
             .tfaPolicySet, actor: actor,
             "Second factor \(policy.required ? "required" : "optional"), providers "
@@ -280,7 +282,7 @@ struct TFAService: Sendable {
 
     /// The providers of the account's active factors that the policy allows, in the policy's order.
     func activeProviders(_ applicationId: String, _ userId: String, policy: TFAPolicy) async throws -> [TFAProvider] {
-        let factors = try await environment.store.tfaFactors(applicationId: applicationId, userId: userId)
+        let factors = try await store.tfaFactors(applicationId: applicationId, userId: userId)
         let active = Set(factors.filter { $0.state == .active }.map(\.provider))
         return policy.providers.filter { active.contains($0) }
     }
@@ -290,7 +292,7 @@ struct TFAService: Sendable {
         -> RememberedDeviceRecord?
     {
         guard let claims = try await tokens.verify(token, use: .device), claims.aud == application.id,
-            claims.sub == userId, let device = try await environment.store.rememberedDevice(id: claims.jti),
+            claims.sub == userId, let device = try await store.rememberedDevice(id: claims.jti),
             device.revokedAt == nil, device.expiresAt > environment.nowMillis, device.userId == userId,
             device.applicationId == application.id
         else { return nil }
@@ -311,7 +313,7 @@ struct TFAService: Sendable {
             let device = RememberedDeviceRecord(
                 id: TFATokens.id(), applicationId: application.id, userId: userId, createdAt: now,
                 expiresAt: now + Millis(settings.rememberedDeviceLifetime) * 1000)
-            try await environment.store.insertRememberedDevice(device)
+            try await store.insertRememberedDevice(device)
             let (token, expiresAt) = try await tokens.sign(
                 .device, id: device.id, userId: userId, applicationId: application.id,
                 lifetime: settings.rememberedDeviceLifetime)
@@ -327,13 +329,13 @@ struct TFAService: Sendable {
     func application(_ name: String?) async throws -> ApplicationRecord {
         let applications = ApplicationService(environment: environment)
         guard let name else { return try await applications.defaultApplication() }
-        if let byId = try await environment.store.application(id: name) { return byId }
-        if let byKey = try await environment.store.application(key: name) { return byKey }
+        if let byId = try await store.application(id: name) { return byId }
+        if let byKey = try await store.application(key: name) { return byKey }
         throw AssentServerError.invalidRequest("No application has the id or key \(name.prefix(64)).")
     }
 
     func applicationRecord(id: String) async throws -> ApplicationRecord {
-        guard let application = try await environment.store.application(id: id) else {
+        guard let application = try await store.application(id: id) else {
             throw AssentServerError.internalError("The flow's application \(id) is gone.")
         }
         return application

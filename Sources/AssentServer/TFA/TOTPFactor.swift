@@ -9,6 +9,8 @@ import Foundation
 struct TOTPFactor: Sendable {
     let flows: TFAService
     var environment: ServerEnvironment { flows.environment }
+    /// The part of the store this sees.
+    var store: any TFAStore { environment.store }
 
     init(environment: ServerEnvironment) { flows = TFAService(environment: environment) }
 
@@ -22,7 +24,7 @@ struct TOTPFactor: Sendable {
         }
         let application = try await flows.applicationRecord(id: flow.applicationId)
         let factor: TFAFactorRecord
-        if let id = challenge.factorId, let issued = try await environment.store.tfaFactor(id: id),
+        if let id = challenge.factorId, let issued = try await store.tfaFactor(id: id),
             issued.state == .pending
         {
             // Asking again shows the secret this assertion already issued: one pending secret per assertion.
@@ -31,8 +33,8 @@ struct TOTPFactor: Sendable {
             factor = TFAFactorRecord(
                 id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .totp,
                 state: .pending, secret: Bytes.random(count: 20), createdAt: environment.nowMillis)
-            try await environment.store.insertTFAFactor(factor)
-            try await environment.store.setTFAChallengeFactor(
+            try await store.insertTFAFactor(factor)
+            try await store.setTFAChallengeFactor(
                 assertionHash: challenge.assertionHash, factorId: factor.id)
         }
         let uri = OTPKeyURI(
@@ -60,7 +62,7 @@ struct TOTPFactor: Sendable {
                 status: .badRequest, error: .invalidSctToken,
                 message: "The sctToken is not the secret this registration issued: register again.")
         }
-        guard let factor = try await environment.store.tfaFactor(id: factorId), let secret = factor.secret,
+        guard let factor = try await store.tfaFactor(id: factorId), let secret = factor.secret,
             factor.state == (challenge.mode == .register ? .pending : .active)
         else { throw TFAError.challengeSpent() }
         let left = try await flows.takeAttempt(challenge, flow: flow)
@@ -72,13 +74,13 @@ struct TOTPFactor: Sendable {
             await flows.recordFailure(flow)
             throw TFAError.invalidCode(attemptsLeft: left)
         }
-        guard try await environment.store.claimTOTPStep(factorId: factor.id, step: Int64(step), at: now.millis) else {
+        guard try await store.claimTOTPStep(factorId: factor.id, step: Int64(step), at: now.millis) else {
             await flows.recordFailure(flow)
             throw TFAError.codeUsed()
         }
         if challenge.mode == .register {
             guard
-                try await environment.store.activateTFAFactor(id: factor.id, replacing: .totp, at: now.millis)
+                try await store.activateTFAFactor(id: factor.id, replacing: .totp, at: now.millis)
             else { throw TFAError.challengeSpent() }
         }
         return try await flows.pass(challenge)

@@ -9,6 +9,8 @@ import Hummingbird
 /// per-session token every form carries back (CSRF protection on top of SameSite).
 struct WebSessions<State: Codable & Sendable>: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any WebStore { environment.store }
     /// The cookie's name (with the `__Host-` prefix browsers enforce).
     let cookieName: String
     /// The `kind` column of this session type's rows.
@@ -30,7 +32,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
             return nil
         }
         let idHash = TFATokens.hash(value)
-        guard let record = try await environment.store.webSession(idHash: idHash, at: environment.nowMillis),
+        guard let record = try await store.webSession(idHash: idHash, at: environment.nowMillis),
             record.kind == kind
         else { return nil }
         guard let state = try? JSONDecoder().decode(State.self, from: record.state) else { return nil }
@@ -45,7 +47,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
         let session = Session(
             idHash: idHash, csrfToken: Base64URL.encode(Bytes.random(count: 24)), state: state,
             expiresAt: now + Millis(lifetime) * 1000)
-        try await environment.store.insertWebSession(
+        try await store.insertWebSession(
             WebSessionRecord(
                 idHash: idHash, kind: kind, csrfToken: session.csrfToken, state: try JSONEncoder().encode(state),
                 createdAt: now, expiresAt: session.expiresAt))
@@ -55,13 +57,13 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     /// Stores the session's state and extends its life; `false` when it ended meanwhile.
     func save(_ session: inout Session) async throws -> Bool {
         session.expiresAt = environment.nowMillis + Millis(lifetime) * 1000
-        return try await environment.store.updateWebSession(
+        return try await store.updateWebSession(
             idHash: session.idHash, state: try JSONEncoder().encode(session.state), expiresAt: session.expiresAt)
     }
 
     /// Ends the session; the returned `Set-Cookie` value removes the cookie.
     func end(_ session: Session) async throws -> String {
-        try await environment.store.deleteWebSession(idHash: session.idHash)
+        try await store.deleteWebSession(idHash: session.idHash)
         return hostCookie(cookieName, "", maxAge: 0)
     }
 
