@@ -1,0 +1,92 @@
+import AssentCrypto
+
+/// The schema of the OpenID provider (version 7); ``Migrations/all`` orders every feature's versions.
+extension Migrations {
+    /// Version 7: the OpenID provider — its signing keys (sealed), registered clients (secrets hashed), CIBA
+    /// requests and access tokens (hashed) — and the factors that approved an operation and the app's mobile context. A CIBA request of a ping or
+    /// push client gets its callback in the outbox from the statement that finishes its operation.
+    static func openIDV7(_ dialect: Dialect) -> [String] {
+        [
+            dialect == .sqlite
+                ? "ALTER TABLE operations ADD COLUMN approved_with TEXT"
+                : "ALTER TABLE operations ADD COLUMN IF NOT EXISTS approved_with TEXT",
+            dialect == .sqlite
+                ? "ALTER TABLE activations ADD COLUMN pin_changed_at INTEGER"
+                : "ALTER TABLE activations ADD COLUMN IF NOT EXISTS pin_changed_at BIGINT",
+            dialect == .sqlite
+                ? "ALTER TABLE operations ADD COLUMN mobile_context TEXT"
+                : "ALTER TABLE operations ADD COLUMN IF NOT EXISTS mobile_context TEXT",
+            """
+            CREATE TABLE IF NOT EXISTS openid_keys (
+                kid TEXT PRIMARY KEY,
+                alg TEXT NOT NULL,
+                private_key \(dialect.blob) NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                retired_at \(dialect.bigint)
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS openid_clients (
+                id TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                secret_hash \(dialect.blob) NOT NULL,
+                auth_method TEXT NOT NULL,
+                delivery_mode TEXT NOT NULL,
+                notification_endpoint TEXT,
+                scopes TEXT NOT NULL,
+                id_token_alg TEXT NOT NULL,
+                application_id TEXT NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                jwks TEXT
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS ciba_requests (
+                id TEXT PRIMARY KEY,
+                request_hash \(dialect.blob) NOT NULL UNIQUE,
+                auth_req_id \(dialect.blob) NOT NULL,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                operation_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                acr_values TEXT,
+                binding_message TEXT,
+                notification_token \(dialect.blob),
+                delivery_mode TEXT NOT NULL,
+                poll_interval \(dialect.bigint) NOT NULL,
+                last_poll_at \(dialect.bigint),
+                expires_at \(dialect.bigint) NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                redeemed_at \(dialect.bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS ciba_requests_operation ON ciba_requests(operation_id)",
+            "CREATE INDEX IF NOT EXISTS ciba_requests_expires ON ciba_requests(expires_at)",
+            """
+            CREATE TABLE IF NOT EXISTS openid_access_tokens (
+                token_hash \(dialect.blob) PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                ciba_request_id TEXT,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS openid_access_tokens_expires ON openid_access_tokens(expires_at)",
+        ]
+            + dialect.trigger(
+                "operations_status_ciba", "AFTER UPDATE OF status ON operations", when: "NEW.status <> OLD.status",
+                body: [
+                    """
+                    INSERT INTO outbox (channel, event, subject, target, payload, at, next_attempt_at)
+                                SELECT 'ciba', 'ciba.' || c.delivery_mode, c.id, c.client_id, NULL, NEW.updated_at,
+                                NEW.updated_at
+                                FROM ciba_requests c WHERE c.operation_id = NEW.id AND c.delivery_mode <> 'poll'
+                    """
+                ])
+    }
+}
+
+extension Migrations {
+}
