@@ -87,12 +87,8 @@ public struct ActivationService: Sendable {
 
     /// `PENDING_COMMIT → ACTIVE`, after the operator compared the fingerprint.
     public func commit(id: String, actor: String) async throws -> ActivationRecord {
-        try await transition(id: id, actor: actor, event: .activationCommitted, detail: "Committed.") { activation in
-            guard activation.state == .pendingCommit else {
-                throw AssentServerError.invalidActivationState(
-                    "Only an activation in PENDING_COMMIT can be committed; this one is \(activation.state.name).")
-            }
-            activation.state = .active
+        try await transition(id: id, actor: actor, event: .activationCommitted, detail: "Committed.") {
+            try $0.commit()
         }
     }
 
@@ -100,37 +96,21 @@ public struct ActivationService: Sendable {
     public func block(id: String, reason: String?, actor: String) async throws -> ActivationRecord {
         let reason = reason.flatMap { $0.isEmpty ? nil : String($0.prefix(255)) } ?? "BLOCKED_BY_OPERATOR"
         return try await transition(id: id, actor: actor, event: .activationBlocked, detail: "Blocked: \(reason).") {
-            activation in
-            guard activation.state == .active else {
-                throw AssentServerError.invalidActivationState(
-                    "Only an ACTIVE activation can be blocked; this one is \(activation.state.name).")
-            }
-            activation.state = .blocked
-            activation.blockedReason = reason
+            try $0.block(reason: reason)
         }
     }
 
     /// `BLOCKED → ACTIVE`, resetting the failed attempts.
     public func unblock(id: String, actor: String) async throws -> ActivationRecord {
-        try await transition(id: id, actor: actor, event: .activationUnblocked, detail: "Unblocked.") { activation in
-            guard activation.state == .blocked else {
-                throw AssentServerError.invalidActivationState(
-                    "Only a BLOCKED activation can be unblocked; this one is \(activation.state.name).")
-            }
-            activation.state = .active
-            activation.failedAttempts = 0
-            activation.blockedReason = nil
+        try await transition(id: id, actor: actor, event: .activationUnblocked, detail: "Unblocked.") {
+            try $0.unblock()
         }
     }
 
     /// Any state → `REMOVED` (removing twice is an error, so callers learn the second did nothing).
     public func remove(id: String, actor: String) async throws -> ActivationRecord {
-        try await transition(id: id, actor: actor, event: .activationRemoved, detail: "Removed.") { activation in
-            guard activation.state != .removed else {
-                throw AssentServerError.invalidActivationState("The activation is already REMOVED.")
-            }
-            activation.state = .removed
-            activation.activationCode = nil
+        try await transition(id: id, actor: actor, event: .activationRemoved, detail: "Removed.") {
+            try $0.remove()
         }
     }
 
@@ -152,12 +132,7 @@ public struct ActivationService: Sendable {
                 do {
                     (activation, _) = try await environment.updateActivation(id: id) { activation in
                         // Used meanwhile: nothing to write.
-                        guard activation.state == .created, activation.activationCode != nil,
-                            activation.codeExpiresAt <= now
-                        else { throw CodeStillValid() }
-                        activation.state = .removed
-                        activation.activationCode = nil
-                        activation.blockedReason = Self.codeExpiredReason
+                        guard activation.expireUnusedCode(now: now) else { throw CodeStillValid() }
                     }
                 } catch is CodeStillValid {
                     continue

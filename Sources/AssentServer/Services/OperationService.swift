@@ -172,13 +172,10 @@ public struct OperationService: Sendable {
     /// Cancels a pending operation (operator side).
     public func cancel(id: String, reason: String?, actor: String) async throws -> OperationRecord {
         let reason = try Self.statusReason(reason)
-        let (operation, finished) = try await mutate(id: id) { operation, now -> OperationStatus? in
-            if operation.expireIfDue(now: now) { return .expired }
-            guard operation.status == .pending else { return operation.status }
-            operation.finish(.canceled, reason: reason, activationId: nil, at: now)
-            return nil
+        let (operation, outcome) = try await mutate(id: id) { operation, now in
+            operation.cancel(reason: reason, now: now)
         }
-        if let finished { throw AssentServerError.operationFinished(finished) }
+        try Self.throwUnlessDone(outcome)
         environment.logger.info("operation canceled", metadata: ["operation.id": "\(id)", "actor": "\(actor)"])
         return operation
     }
@@ -261,6 +258,7 @@ public struct OperationService: Sendable {
     enum ApprovalOutcome: Sendable {
         case approved
         case rejected
+        case canceled
         case notVisible
         case finished(OperationStatus)
         /// The attempt counted against the operation; `error` says what failed.
@@ -314,38 +312,11 @@ public struct OperationService: Sendable {
             try await RateLimiter(environment: environment).hit(
                 environment.rateLimits.proximityChecksPerOperation, "proximity.operation", request.id)
         }
-        let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
-            // Visibility first: another user's device learns nothing about the operation, not even its expiry.
-            guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
-            if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard operation.status == .pending else { return .finished(operation.status) }
-            if operation.proximitySeed != nil, request.proximityCheck == nil {
-                return .refused(AssentServerError.proximityCheckMissing())
-            }
-            operation.userId = device.activation.userId
-            let problem: AssentServerError? =
-                if !Bytes.constantTimeEqual(Data(request.data.utf8), Data(operation.data.utf8)) {
-                    .authenticationFailed("The signed data is not the operation's data.")
-                } else if !Self.allows(operation.allowedSignatureType, device.signatureType) {
-                    .authenticationFailed(
-                        "The operation needs \(operation.allowedSignatureType.variants.joined(separator: " or ")).")
-                } else if let seed = operation.proximitySeed,
-                    let proximity = try Self.proximityProblem(
-                        request.proximityCheck, seed: seed, operation: operation, now: now, tolerance: tolerance)
-                {
-                    .proximityCheckFailed(
-                        proximity,
-                        attemptsLeft: max(0, operation.maxFailedAttempts - operation.failedAttempts - 1))
-                } else {
-                    nil
-                }
-            if let problem {
-                return Self.countFailure(&operation, problem: problem, activationId: device.activation.id, now: now)
-            }
-            operation.finish(.approved, reason: nil, activationId: device.activation.id, at: now)
-            operation.approvedWith = device.signatureType.rawValue
-            operation.mobileContext = request.mobileContext
-            return .approved
+        let approval = OperationRecord.Approval(
+            device: device.activation.principal, data: request.data, signatureType: device.signatureType,
+            proximityCheck: request.proximityCheck, mobileContext: request.mobileContext)
+        let (operation, outcome) = try await mutate(id: request.id) { operation, now in
+            try operation.approve(approval, now: now, tolerance: tolerance)
         }
         switch outcome {
         case .attemptFailed(let error), .operationFailed(let error):
@@ -362,14 +333,8 @@ public struct OperationService: Sendable {
     /// `/operation/cancel`: the user rejects the operation.
     public func reject(_ request: OperationRejectRequest, device: AuthenticatedDevice) async throws -> OperationRecord {
         let reason = try Self.statusReason(request.reason ?? RejectReason.unknown)
-        let (operation, outcome) = try await mutate(id: request.id) { operation, now -> ApprovalOutcome in
-            // Visibility first: another user's device learns nothing about the operation, not even its expiry.
-            guard Self.isVisible(operation, to: device.activation.principal) else { return .notVisible }
-            if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard operation.status == .pending else { return .finished(operation.status) }
-            operation.userId = device.activation.userId
-            operation.finish(.rejected, reason: reason, activationId: device.activation.id, at: now)
-            return .rejected
+        let (operation, outcome) = try await mutate(id: request.id) { operation, now in
+            operation.reject(by: device.activation.principal, reason: reason, now: now)
         }
         try Self.throwUnlessDone(outcome)
         return operation
@@ -378,30 +343,16 @@ public struct OperationService: Sendable {
     /// Counts a failed signature of `activation` against the operation it tried to approve; returns whether that
     /// failed the operation.
     func countFailedSignature(operationId: String, activation: ActivationRecord) async -> Bool {
-        let result = try? await mutate(id: operationId) { operation, now -> ApprovalOutcome in
-            guard Self.isVisible(operation, to: activation.principal) else { return .notVisible }
-            if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard operation.status == .pending else { return .finished(operation.status) }
-            return Self.countFailure(
-                &operation, problem: .authenticationFailed("The signature does not match."),
-                activationId: activation.id, now: now)
+        let result = try? await mutate(id: operationId) { operation, now in
+            operation.countFailedSignature(by: activation.principal, now: now)
         }
         if case .operationFailed = result?.1 { return true }
         return false
     }
 
-    static func countFailure(
-        _ operation: inout OperationRecord, problem: AssentServerError, activationId: String, now: Millis
-    ) -> ApprovalOutcome {
-        operation.failedAttempts += 1
-        guard operation.failedAttempts >= operation.maxFailedAttempts else { return .attemptFailed(problem) }
-        operation.finish(.failed, reason: "MAX_FAILED_ATTEMPTS", activationId: activationId, at: now)
-        return .operationFailed(problem)
-    }
-
     static func throwUnlessDone(_ outcome: ApprovalOutcome) throws {
         switch outcome {
-        case .approved, .rejected: return
+        case .approved, .rejected, .canceled: return
         case .notVisible: throw AssentServerError.operationNotFound()
         case .finished(let status): throw AssentServerError.operationFinished(status)
         case .attemptFailed(let error), .refused(let error): throw error
@@ -517,14 +468,10 @@ public struct OperationService: Sendable {
         } catch let error as OperationDataError {
             throw AssentServerError.invalidRequest(error.message)
         }
-        let (_, finished) = try await mutate(id: id) { operation, now -> OperationStatus? in
-            if operation.expireIfDue(now: now) { return .expired }
-            guard operation.status == .pending else { return operation.status }
-            operation.offlineNonce = qr.nonce.base64EncodedString()
-            operation.offlineTOTP = totp
-            return nil
+        let (_, obstacle) = try await mutate(id: id) { operation, now in
+            operation.showOffline(nonce: qr.nonce.base64EncodedString(), totp: totp, now: now)
         }
-        if let finished { throw AssentServerError.operationFinished(finished) }
+        if let obstacle { try Self.throwUnlessDone(obstacle) }
         return qr.text
     }
 
@@ -580,18 +527,8 @@ public struct OperationService: Sendable {
                 "Offline code for operation \(id) failed (\(updatedActivation.failedAttempts)/"
                     + "\(updatedActivation.maxFailedAttempts)).")
         }
-        let (operation, result) = try await mutate(id: id) { operation, now -> ApprovalOutcome in
-            if operation.expireIfDue(now: now) { return .finished(.expired) }
-            guard operation.status == .pending else { return .finished(operation.status) }
-            guard valid else {
-                return Self.countFailure(
-                    &operation, problem: .authenticationFailed("The offline code does not match."),
-                    activationId: activation.id, now: now)
-            }
-            operation.userId = activation.userId
-            operation.finish(.approved, reason: nil, activationId: activation.id, at: now)
-            operation.approvedWith = matchedType?.rawValue
-            return .approved
+        let (operation, result) = try await mutate(id: id) { operation, now in
+            operation.approveOffline(by: activation.principal, matched: valid, signatureType: matchedType, now: now)
         }
         if case .finished(let status) = result { throw AssentServerError.operationFinished(status) }
         return (valid, operation)

@@ -153,18 +153,12 @@ public struct PowerAuthService: Sendable {
         guard found.state == .created, now < found.codeExpiresAt else { throw await wrongCode(code) }
         let (activation, _) = try await environment.updateActivation(id: found.id) { activation in
             // Checked again on the row being written: a concurrent use of the code wins once.
-            guard activation.state == .created, activation.activationCode == code.value,
-                now < activation.codeExpiresAt
-            else { throw AssentServerError.activationCodeInvalid() }
-            activation.masterSecret = try KeyDerivation.masterSecret(
-                privateKey: try activation.serverPrivateKey(), publicKey: devicePublicKey)
-            activation.devicePublicKeyX963 = devicePublicKey.x963
-            activation.activationCode = nil
-            activation.activationName = layer2.activationName
-            activation.platform = layer2.platform
-            activation.deviceInfo = layer2.deviceInfo
-            activation.extras = layer2.extras
-            activation.state = activation.commitMode == .auto ? .active : .pendingCommit
+            try activation.completeKeyExchange(
+                code: code.value, devicePublicKey: devicePublicKey,
+                device: .init(
+                    name: layer2.activationName, platform: layer2.platform, info: layer2.deviceInfo,
+                    extras: layer2.extras),
+                now: now)
         }
         await environment.audit(
             .activationDeviceCompleted, activation: activation, actor: "device",
@@ -223,10 +217,7 @@ public struct PowerAuthService: Sendable {
         let device = try await authenticate(
             authorization: authorization, method: "POST", uriId: "/pa/activation/remove", body: body,
             allowed: Self.twoFactorTypes)
-        let (activation, _) = try await environment.updateActivation(id: device.activation.id) { activation in
-            activation.state = .removed
-            activation.activationCode = nil
-        }
+        let (activation, _) = try await environment.updateActivation(id: device.activation.id) { try $0.remove() }
         await environment.audit(.activationRemoved, activation: activation, actor: "device", "Removed by the device.")
         return ActivationIdResponse(activationId: activation.id)
     }
@@ -400,13 +391,7 @@ public struct PowerAuthService: Sendable {
                     throw ReplayedSignature(activation: activation)
                 }
             }
-            activation.failedAttempts += 1
-            let blocked = activation.failedAttempts >= activation.maxFailedAttempts
-            if blocked {
-                activation.state = .blocked
-                activation.blockedReason = "MAX_FAILED_ATTEMPTS"
-            }
-            return (Outcome.failed(blocked: blocked), nil)
+            return (Outcome.failed(blocked: activation.countFailedSignature()), nil)
         }
     }
 
