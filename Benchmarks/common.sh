@@ -27,7 +27,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start_server() {
     local label=$1; shift
     port=$(free_port)
-    "$ASSENT" serve --port "$port" --data-dir "$work/$label" --log-level warning "$@" \
+    ${SERVER_PREFIX:-} "$ASSENT" serve --port "$port" --data-dir "$work/$label" --log-level warning "$@" \
         >"$work/$label.out" 2>"$work/$label.err" &
     server_pid=$!
     for _ in $(seq 100); do grep -q "listening" "$work/$label.out" 2>/dev/null && break; sleep 0.2; done
@@ -35,6 +35,11 @@ start_server() {
 }
 
 stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""; }
+
+# cpu_seconds PID: the process's user and system CPU time so far (/proc/PID/stat fields 14 and 15).
+cpu_seconds() {
+    awk -v tck="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); printf "%.3f\n", ($12 + $13) / tck }' "/proc/$1/stat"
+}
 
 # start_postgres DATABASE: a cluster on a free port; sets pg_url.
 start_postgres() {

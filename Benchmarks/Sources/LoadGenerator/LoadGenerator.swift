@@ -47,6 +47,17 @@ struct LoadGenerator: AsyncParsableCommand {
             is APPROVED, and each activation's last accepted request, sent again, is refused as a replay (401).
             """)
     var verify: String?
+    @Option(
+        help: """
+            The server's process id: the report adds the server's CPU time per request over the measured window             (user and system time from /proc/PID/stat).
+            """)
+    var serverPid: Int32?
+    @Option(
+        help: """
+            Instead of sending: write this many requests of the scenario (list or health) to --wrk-file, one per             line as the X-PowerAuth-Token header value (list) or an empty line (health), for Benchmarks/wrk/requests.lua.
+            """)
+    var wrkRequests: Int?
+    @Option(help: "Where --wrk-requests writes.") var wrkFile = "wrk-requests.txt"
 
     /// What a crash-test run saw acknowledged.
     struct Acknowledged: Codable {
@@ -102,6 +113,11 @@ struct LoadGenerator: AsyncParsableCommand {
         print("Activated \(devices.count) devices in \(ContinuousClock.now - setupStart).")
 
         let requests = try await prepare(devices: devices, client: client, auth: auth)
+        if let wrkRequests {
+            try exportForWrk(requests, count: wrkRequests)
+            return
+        }
+        let cpuStart = serverPid.flatMap(ProcessCPU.seconds(of:))
         let deadline = ContinuousClock.now + .milliseconds(Int(duration * 1000))
         let measuredStart = ContinuousClock.now
         let crashTest = record != nil
@@ -182,6 +198,7 @@ struct LoadGenerator: AsyncParsableCommand {
             return
         }
         let elapsed = ContinuousClock.now - measuredStart
+        let cpuEnd = serverPid.flatMap(ProcessCPU.seconds(of:))
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let sorted = results.latencies.sorted()
         func percentile(_ p: Double) -> String {
@@ -197,7 +214,32 @@ struct LoadGenerator: AsyncParsableCommand {
             \(String(format: "%.0f", Double(sorted.count) / seconds)) req/s, p50 \(percentile(0.5)), \
             p99 \(percentile(0.99)), errors \(results.errors) (activations \(devices.count), concurrency \(concurrency))
             """)
+        if let cpuStart, let cpuEnd, !sorted.isEmpty {
+            // One line a script can read: the server's CPU per answered request over the measured window.
+            print(
+                "[\(label)] \(scenario): server CPU "
+                    + String(format: "%.1f", (cpuEnd - cpuStart) * 1e6 / Double(sorted.count)) + " µs/request")
+        }
         if results.errors > 0 { throw ExitCode(1) }
+    }
+
+    /// Writes `count` requests of the scenario for wrk, each usable once (a MAC token's nonce is single use), spread
+    /// over the activations in turn.
+    func exportForWrk(_ requests: Prepared, count: Int) throws {
+        guard ["list", "health"].contains(scenario) else {
+            throw ValidationError("--wrk-requests prepares list or health requests; \(scenario) must run in order.")
+        }
+        var devices = requests.devices
+        var operations = requests.operations
+        var lines: [String] = []
+        lines.reserveCapacity(count)
+        for index in 0..<count {
+            let slot = index % devices.count
+            guard let request = try requests.make(&devices[slot], &operations[slot]) else { break }
+            lines.append(request.headers[HTTPField.Name(TokenHeader.name)!] ?? "")
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: wrkFile, atomically: true, encoding: .utf8)
+        print("Wrote \(lines.count) \(scenario) requests to \(wrkFile).")
     }
 
     /// The crash test's check after the restart (see `--verify`).
@@ -344,5 +386,18 @@ extension OperationAttribute {
         var copy = self
         copy.value = value
         return copy
+    }
+}
+
+/// A process's CPU time (user and system) as Linux accounts it in `/proc/PID/stat`.
+enum ProcessCPU {
+    static func seconds(of pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // After "pid (comm)": state is field 3, utime field 14, stime field 15.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
