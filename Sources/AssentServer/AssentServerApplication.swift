@@ -26,15 +26,14 @@ public enum AssentServerApplication {
         }
         // Each API answers failures in its own dialect (ErrorDialect); pages and the routes above use the plain one.
         func api(_ dialect: ErrorDialect) -> APIRoutes { APIRoutes(dialect, on: router, known: known) }
-        DeviceRoutes(service: PowerAuthService(environment: environment))
-            .register(plain: api(.plain), powerAuth: api(.powerAuth))
-        MobileTokenRoutes(environment: environment).register(on: api(.mobileToken))
-        PushRoutes(environment: environment).register(on: api(.mobileToken))
-        EventStreamRoutes(environment: environment).register(on: api(.mobileToken))
-        OperatorAPI(environment: environment).register(on: api(.plain))
-        PINAgeRoutes(environment: environment).register(on: api(.plain))
-        TFARoutes(environment: environment).register(on: api(.plain))
-        OpenIDRoutes(environment: environment).register(on: api(.oauth))
+        PowerAuthController(service: PowerAuthService(environment: environment)).addRoutes(to: api(.powerAuth))
+        DeviceController(environment: environment).addRoutes(to: api(.plain))
+        MobileTokenController(environment: environment).addRoutes(to: api(.mobileToken))
+        PushController(environment: environment).addRoutes(to: api(.mobileToken))
+        EventStreamController(environment: environment).addRoutes(to: api(.mobileToken))
+        OperatorAPI(environment: environment).addRoutes(to: api(.plain))
+        TFAController(environment: environment).addRoutes(to: api(.plain))
+        OpenIDController(environment: environment).addRoutes(to: api(.oauth))
         WebPages.shared.register(on: router)
         LoginPages(environment: environment).register(on: router)
         ApprovalPages(environment: environment).register(on: router)

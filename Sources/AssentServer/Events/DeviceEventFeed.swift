@@ -44,7 +44,7 @@ struct DeviceEventFeed: Sendable {
             event.type == OperationEvent.created
             ? OperationEvent(
                 operationId: operation.id, name: operation.name, status: event.status,
-                operation: MobileTokenRoutes.view(operation, language: language))
+                operation: MobileTokenController.view(operation, language: language))
             : OperationEvent(
                 operationId: operation.id, name: operation.name, status: event.status,
                 statusReason: operation.statusReason)

@@ -8,7 +8,7 @@ import Hummingbird
 struct OperatorAPI {
     let environment: ServerEnvironment
 
-    func register(on router: APIRoutes) {
+    func addRoutes(to router: APIRoutes) {
         router.get("api/v1/openapi.json") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/json"],

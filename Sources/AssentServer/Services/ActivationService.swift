@@ -114,6 +114,13 @@ public struct ActivationService: Sendable {
         }
     }
 
+    /// The device reported a PIN change (signed with the new PIN): the PIN's age starts again.
+    public func recordPINChange(activationId: String) async throws {
+        let now = environment.nowMillis
+        let (activation, _) = try await environment.updateActivation(id: activationId) { $0.pinChangedAt = now }
+        await environment.audit(.activationPinChanged, activation: activation, actor: "device", "PIN changed.")
+    }
+
     private struct CodeStillValid: Error {}
 
     /// The reason an activation whose code expired unused was removed with (in ``ActivationRecord/blockedReason``).

@@ -268,6 +268,24 @@ public struct OperationService: Sendable {
         case refused(AssentServerError)
     }
 
+    /// `/operation/authorize` as one commit: ``approve(_:authorization:body:)`` in
+    /// ``ServerEnvironment/inOneCommit(_:)``. A refusal is an answer, not a failure: what it wrote (the counter, a
+    /// failed attempt) commits with it, and then it is thrown.
+    public func approveInOneCommit(_ approval: OperationAuthorizeRequest, authorization: String?, body: Data)
+        async throws
+    {
+        let refusal = try await environment.inOneCommit { environment -> AssentServerError? in
+            do {
+                _ = try await OperationService(environment: environment).approve(
+                    approval, authorization: authorization, body: body)
+                return nil
+            } catch let error as AssentServerError {
+                return error
+            }
+        }
+        if let refusal { throw refusal }
+    }
+
     /// `/operation/authorize` from the request to the commit: verifies the device's signature — a failed one counts
     /// against the operation too, so guessing a PIN on one cannot go on for ever; a replayed copy counts nowhere — and
     /// approves the operation if its data, factors and proximity check match (``authorize(_:device:)``). Run it in

@@ -7,7 +7,7 @@ import Hummingbird
 /// The OpenID provider's endpoints: discovery, JWKS, the CIBA backchannel authentication endpoint, the token
 /// endpoint, userinfo and token introspection. They answer in OAuth's own JSON (`{"error","error_description"}`),
 /// never cached.
-struct OpenIDRoutes {
+struct OpenIDController {
     let environment: ServerEnvironment
     let clients: ClientService
     let ciba: CIBAService
@@ -20,36 +20,48 @@ struct OpenIDRoutes {
         keys = SigningKeyService(environment: environment)
     }
 
-    func register(on router: APIRoutes) {
-        router.get(".well-known/openid-configuration") { _, _ in
-            try Self.json(discovery, cache: "public, max-age=300")
+    func addRoutes(to router: APIRoutes) {
+        router.get(".well-known/openid-configuration", use: discoveryDocument)
+        router.group("oauth2")
+            .get("jwks", use: jwks)
+            .post("bc-authorize", use: backchannelAuthorize)
+            .post("token", use: token)
+            .post("introspect", use: introspect)
+            .get("userinfo", use: userinfo)
+            .post("userinfo", use: userinfo)
+            .get("authorize", use: authorize)
+    }
+
+    @Sendable func discoveryDocument(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try Self.json(discovery, cache: "public, max-age=300")
+    }
+
+    @Sendable func jwks(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try Self.json(try await keys.jwks(), cache: "public, max-age=300")
+    }
+
+    @Sendable func backchannelAuthorize(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await oauth(request, context) { form, client in
+            try Self.json(try await ciba.authenticationRequest(form, client: client))
         }
-        router.get("oauth2/jwks") { _, _ in
-            try Self.json(try await keys.jwks(), cache: "public, max-age=300")
+    }
+
+    @Sendable func token(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await oauth(request, context) { form, client in
+            try Self.json(try await ciba.tokenRequest(form, client: client))
         }
-        router.post("oauth2/bc-authorize") { request, context in
-            try await oauth(request, context) { form, client in
-                try Self.json(try await ciba.authenticationRequest(form, client: client))
-            }
+    }
+
+    @Sendable func introspect(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await oauth(request, context) { form, client in try Self.json(try await introspection(form, client: client))
         }
-        router.post("oauth2/token") { request, context in
-            try await oauth(request, context) { form, client in
-                try Self.json(try await ciba.tokenRequest(form, client: client))
-            }
-        }
-        router.post("oauth2/introspect") { request, context in
-            try await oauth(request, context) { form, client in
-                try Self.json(try await introspect(form, client: client))
-            }
-        }
-        router.get("oauth2/userinfo") { request, _ in try await userinfo(request) }
-        router.post("oauth2/userinfo") { request, _ in try await userinfo(request) }
-        router.get("oauth2/authorize") { _, _ in
-            OAuthError(
-                .unsupportedResponseType,
-                "This provider serves backchannel authentication (CIBA) only; there is no browser flow."
-            ).response
-        }
+    }
+
+    @Sendable func authorize(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        OAuthError(
+            .unsupportedResponseType,
+            "This provider serves backchannel authentication (CIBA) only; there is no browser flow."
+        ).response
     }
 
     /// The discovery document (OpenID Connect Discovery 1.0 §3, CIBA Core §4).
@@ -96,7 +108,9 @@ struct OpenIDRoutes {
     }
 
     /// RFC 7662: the token's state for the client that owns it; any other client learns only `active: false`.
-    private func introspect(_ form: [String: String], client: OpenIDClientRecord) async throws -> TokenIntrospection {
+    private func introspection(_ form: [String: String], client: OpenIDClientRecord) async throws
+        -> TokenIntrospection
+    {
         guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token is missing.") }
         guard let record = try await ciba.validAccessToken(token), record.clientId == client.id else {
             return TokenIntrospection(active: false)
@@ -108,7 +122,7 @@ struct OpenIDRoutes {
     }
 
     /// OpenID Connect Core §5.3 with a bearer access token (RFC 6750 §3 errors).
-    private func userinfo(_ request: Request) async throws -> Response {
+    @Sendable func userinfo(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let header = request.headers[.authorization] ?? ""
         let token = header.lowercased().hasPrefix("bearer ") ? String(header.dropFirst(7)) : ""
         guard let record = try await ciba.validAccessToken(token) else {

@@ -1,0 +1,44 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import Hummingbird
+
+/// `POST /api/push/device/register/token` (MAC token) and `POST /api/push/device/register` (PowerAuth signature,
+/// URI id `/push/device/register`): a device tells the server its push token.
+struct PushController {
+    let registrations: PushRegistrationService
+    let tokens: TokenAuthenticator
+    let powerAuth: PowerAuthService
+
+    init(environment: ServerEnvironment) {
+        registrations = PushRegistrationService(environment: environment)
+        tokens = TokenAuthenticator(environment: environment)
+        powerAuth = PowerAuthService(environment: environment)
+    }
+
+    func addRoutes(to router: APIRoutes) {
+        router.group("api/push/device")
+            .post("register/token", use: registerWithToken)
+            .post("register", use: registerWithSignature)
+    }
+
+    @Sendable func registerWithToken(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
+        let body = try await HTTPSupport.decode(RequestEnvelope<PushRegistrationRequest>.self, from: request)
+        try await registrations.register(
+            body.requestObject, device: device, language: request.headers[HTTPSupport.acceptLanguage])
+        return try HTTPSupport.json(StatusOnlyResponse())
+    }
+
+    @Sendable func registerWithSignature(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let body = try await HTTPSupport.body(request)
+        let device = try await powerAuth.authenticate(
+            authorization: request.headers[HTTPSupport.authorization], method: "POST",
+            uriId: "/push/device/register", body: body, allowed: Set(SignatureType.allCases))
+        let registration = try HTTPSupport.decode(RequestEnvelope<PushRegistrationRequest>.self, from: body)
+        try await registrations.register(
+            registration.requestObject, device: device.activation.principal,
+            language: request.headers[HTTPSupport.acceptLanguage])
+        return try HTTPSupport.json(StatusOnlyResponse())
+    }
+}
