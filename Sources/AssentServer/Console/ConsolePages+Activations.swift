@@ -15,19 +15,14 @@ extension ConsolePages {
             try await page(request, scope: .activationsRead) { visit in
                 let prefix = visit.query("q")
                 let users = try await queries.users(prefix: prefix, limit: 100)
-                return try await show(
-                    "console-users",
-                    [
-                        "title": "Users", "q": prefix ?? "", "empty": users.isEmpty,
-                        "canCreate": visit.allows(.activationsWrite),
-                        "users": users.map {
-                            [
-                                "user": $0.userId, "url": Self.userPath($0.userId), "activations": $0.activations,
-                                "active": $0.active, "latest": Self.time($0.latest),
-                                "latestIso": Self.iso($0.latest),
-                            ] as [String: Any]
-                        },
-                    ], visit)
+                let page = ConsoleUsersPage(
+                    q: prefix ?? "", empty: users.isEmpty, canCreate: visit.allows(.activationsWrite),
+                    users: users.map {
+                        ConsoleUsersPage.User(
+                            user: $0.userId, url: Self.userPath($0.userId), activations: $0.activations,
+                            active: $0.active, latest: Self.time($0.latest), latestIso: Self.iso($0.latest))
+                    })
+                return try await show(page, title: "Users", visit)
             }
         }
         router.get("console/users/{user}") { request, context in
@@ -109,33 +104,30 @@ extension ConsolePages {
 
     private func user(_ userId: String, _ visit: Visit) async throws -> Response {
         let list = try await activations.list(userId: userId).reversed()
-        var rows: [[String: Any]] = []
+        var rows: [ConsoleUserPage.Activation] = []
         for (activation, push) in list {
-            var row: [String: Any] = [
-                "id": activation.id, "url": Self.activationPath(activation.id), "state": activation.state.name,
-                "stateClass": activation.state.name.lowercased(),
-                "name": activation.activationName ?? activation.platform ?? "—",
-                "fingerprint": try activation.fingerprint() ?? "—", "push": push?.platform.rawValue ?? "—",
-                "failed": "\(activation.failedAttempts) of \(activation.maxFailedAttempts)",
-                "lastUsed": activation.lastUsedAt.map(Self.time) ?? "never",
-            ]
-            if let lastUsed = activation.lastUsedAt { row["lastUsedIso"] = Self.iso(lastUsed) }
-            rows.append(row)
+            rows.append(
+                ConsoleUserPage.Activation(
+                    id: activation.id, url: Self.activationPath(activation.id), state: activation.state.name,
+                    stateClass: activation.state.name.lowercased(),
+                    name: activation.activationName ?? activation.platform ?? "—",
+                    fingerprint: try activation.fingerprint() ?? "—", push: push?.platform.rawValue ?? "—",
+                    failed: "\(activation.failedAttempts) of \(activation.maxFailedAttempts)",
+                    lastUsed: activation.lastUsedAt.map(Self.time) ?? "never",
+                    lastUsedIso: activation.lastUsedAt.map(Self.iso)))
         }
-        var context: [String: Any] = [
-            "title": userId, "user": userId, "canCreate": visit.allows(.activationsWrite), "activations": rows,
-            "empty": list.isEmpty,
-        ]
-        context["live"] = Self.liveURL(activations: list.map(\.0.id))
+        var page = ConsoleUserPage(
+            user: userId, canCreate: visit.allows(.activationsWrite), activations: rows, empty: list.isEmpty)
+        var live = Self.liveURL(activations: list.map(\.0.id))
         if visit.allows(.operationsRead) {
             let recent = try await queries.recentOperations(
                 userId: userId, status: nil, before: nil, limit: 10)
-            context["operations"] = recent.map(Self.operationRow)
-            context["operationsUrl"] = Self.link("/console/operations", ["user": userId])
-            context["showOperations"] = true
-            context["live"] = Self.liveURL(activations: list.map(\.0.id), operations: recent.map(\.id))
+            page.operations = recent.map(Self.operationRow)
+            page.operationsUrl = Self.link("/console/operations", ["user": userId])
+            page.showOperations = true
+            live = Self.liveURL(activations: list.map(\.0.id), operations: recent.map(\.id))
         }
-        return try await show("console-user", context, visit)
+        return try await show(page, title: userId, live: live, visit)
     }
 
     private func activation(_ id: String, _ visit: Visit) async throws -> Response {
@@ -143,11 +135,10 @@ extension ConsolePages {
             throw AssentServerError.activationNotFound()
         }
         let write = visit.allows(.activationsWrite)
-        var context: [String: Any] = [
-            "title": "Activation", "id": activation.id, "user": activation.userId,
-            "userUrl": Self.userPath(activation.userId), "state": activation.state.name,
-            "stateClass": activation.state.name.lowercased(),
-            "details": Self.details([
+        var page = ConsoleActivationPage(
+            id: activation.id, user: activation.userId, userUrl: Self.userPath(activation.userId),
+            state: activation.state.name, stateClass: activation.state.name.lowercased(),
+            details: Self.details([
                 ("Name", .text(activation.activationName)), ("Platform", .text(activation.platform)),
                 ("Device", .text(activation.deviceInfo)), ("Commit mode", .text(activation.commitMode.rawValue)),
                 ("Failed attempts", .text("\(activation.failedAttempts) of \(activation.maxFailedAttempts)")),
@@ -158,32 +149,30 @@ extension ConsolePages {
                 ("Created", .time(activation.createdAt)),
                 ("Last used", activation.lastUsedAt == nil ? .text("never") : .time(activation.lastUsedAt)),
             ]),
-            "canCommit": write && activation.state == .pendingCommit,
-            "canBlock": write && activation.state == .active,
-            "canUnblock": write && activation.state == .blocked,
-            "canRemove": write && activation.state != .removed,
-        ]
-        context["live"] = Self.liveURL(activations: [activation.id])
-        if let fingerprint = try activation.fingerprint() { context["fingerprint"] = fingerprint }
+            canCommit: write && activation.state == .pendingCommit,
+            canBlock: write && activation.state == .active,
+            canUnblock: write && activation.state == .blocked,
+            canRemove: write && activation.state != .removed,
+            fingerprint: try activation.fingerprint())
         if activation.state == .removed, activation.blockedReason == ActivationService.codeExpiredReason {
-            context["expired"] =
+            page.expired =
                 "The activation code expired unused at \(Self.time(activation.codeExpiresAt)): create a new "
                 + "activation for \(activation.userId)."
         }
         if let registration = try await activations.pushRegistration(of: activation.id) {
-            context["push"] =
+            page.push =
                 [registration.platform.rawValue, registration.environment?.rawValue].compactMap { $0 }
                 .joined(separator: ", ") + ", registered \(Self.time(registration.registeredAt))"
         }
         if write, let code = activation.activationCode, activation.state == .created,
             activation.codeExpiresAt > environment.nowMillis
         {
-            context["code"] = code
-            context["codeExpires"] = Self.time(activation.codeExpiresAt)
-            context["qrUrl"] = "\(Self.activationPath(activation.id))/qr.png"
-            context["svgUrl"] = "\(Self.activationPath(activation.id))/qr.svg"
+            page.code = code
+            page.codeExpires = Self.time(activation.codeExpiresAt)
+            page.qrUrl = "\(Self.activationPath(activation.id))/qr.png"
+            page.svgUrl = "\(Self.activationPath(activation.id))/qr.svg"
         }
-        return try await show("console-activation", context, visit)
+        return try await show(page, title: "Activation", live: Self.liveURL(activations: [activation.id]), visit)
     }
 
     /// A PNG image answer that is never cached.

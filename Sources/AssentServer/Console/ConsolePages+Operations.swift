@@ -17,20 +17,17 @@ extension ConsolePages {
             try await page(request, scope: .operationsWrite) { visit in
                 let saved = try await templates.all()
                 let chosen = kept(visit, "template")
-                return try await show(
-                    "console-new-operation",
-                    [
-                        "title": "New operation", "user": kept(visit, "user") ?? visit.query("user") ?? "",
-                        "params": kept(visit, "params") ?? "", "proximity": kept(visit, "proximity") == "on",
-                        "templates": saved.map { template in
-                            let needs = OperationTemplate.parameters(of: template.body)
-                            return [
-                                "name": template.name, "selected": template.name == chosen,
-                                "parameters": needs.isEmpty ? "no parameters" : needs.joined(separator: ", "),
-                            ] as [String: Any]
-                        },
-                        "noTemplates": saved.isEmpty,
-                    ], visit)
+                let page = ConsoleNewOperationPage(
+                    user: kept(visit, "user") ?? visit.query("user") ?? "", params: kept(visit, "params") ?? "",
+                    proximity: kept(visit, "proximity") == "on",
+                    templates: saved.map { template in
+                        let needs = OperationTemplate.parameters(of: template.body)
+                        return ConsoleNewOperationPage.Template(
+                            name: template.name, selected: template.name == chosen,
+                            parameters: needs.isEmpty ? "no parameters" : needs.joined(separator: ", "))
+                    },
+                    noTemplates: saved.isEmpty)
+                return try await show(page, title: "New operation", visit)
             }
         }
         router.post("console/operations") { request, _ in
@@ -109,15 +106,13 @@ extension ConsolePages {
     static func operationPath(_ id: String) -> String { "/console/operations/\(FormEncoding.escape(id))" }
 
     /// A row of an operations table.
-    static func operationRow(_ operation: OperationRecord) -> [String: Any] {
-        var row: [String: Any] = [
-            "id": operation.id, "url": operationPath(operation.id), "user": operation.userId ?? "—",
-            "name": operation.name, "title": operation.content.form(acceptLanguage: nil).title,
-            "status": operation.status.rawValue, "statusClass": operation.status.rawValue.lowercased(),
-            "created": time(operation.createdAt), "createdIso": iso(operation.createdAt),
-        ]
-        if let userId = operation.userId { row["userUrl"] = userPath(userId) }
-        return row
+    static func operationRow(_ operation: OperationRecord) -> ConsoleOperationRow {
+        ConsoleOperationRow(
+            id: operation.id, url: operationPath(operation.id), user: operation.userId ?? "—",
+            userUrl: operation.userId.map(userPath), name: operation.name,
+            title: operation.content.form(acceptLanguage: nil).title, status: operation.status.rawValue,
+            statusClass: operation.status.rawValue.lowercased(), created: time(operation.createdAt),
+            createdIso: iso(operation.createdAt))
     }
 
     private func list(_ visit: Visit) async throws -> Response {
@@ -128,17 +123,13 @@ extension ConsolePages {
         let found = try await queries.recentOperations(
             userId: userId, status: status, before: before, limit: pageSize + 1)
         let list = Array(found.prefix(pageSize))
-        var context: [String: Any] = [
-            "title": "Operations", "user": userId ?? "", "empty": list.isEmpty,
-            "statuses": OperationStatus.allCases.map {
-                ["value": $0.rawValue, "selected": $0 == status] as [String: Any]
-            },
-            "operations": list.map(Self.operationRow),
-            "canCreate": visit.allows(.operationsWrite),
-            "newUrl": Self.link("/console/operations/new", ["user": userId]),
-        ]
+        var page = ConsoleOperationsPage(
+            user: userId ?? "", empty: list.isEmpty,
+            statuses: OperationStatus.allCases.map { .init(value: $0.rawValue, selected: $0 == status) },
+            operations: list.map(Self.operationRow), canCreate: visit.allows(.operationsWrite),
+            newUrl: Self.link("/console/operations/new", ["user": userId]))
         if found.count > pageSize, let last = list.last {
-            context["next"] = Self.link(
+            page.next = Self.link(
                 "/console/operations",
                 [
                     "user": userId, "status": status?.rawValue,
@@ -146,10 +137,10 @@ extension ConsolePages {
                 ])
         }
         if before != nil {
-            context["first"] = Self.link("/console/operations", ["user": userId, "status": status?.rawValue])
+            page.first = Self.link("/console/operations", ["user": userId, "status": status?.rawValue])
         }
-        context["live"] = Self.liveURL(operations: list.filter { $0.status == .pending }.map(\.id))
-        return try await show("console-operations", context, visit)
+        let live = Self.liveURL(operations: list.filter { $0.status == .pending }.map(\.id))
+        return try await show(page, title: "Operations", live: live, visit)
     }
 
     private func operation(
@@ -159,12 +150,11 @@ extension ConsolePages {
         let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let pending = operation.status == .pending
         let write = visit.allows(.operationsWrite)
-        var context: [String: Any] = [
-            "title": "Operation", "id": operation.id, "status": operation.status.rawValue,
-            "statusClass": operation.status.rawValue.lowercased(),
-            "formTitle": form.title, "formMessage": form.message, "formLanguage": language,
-            "attributes": form.attributes.compactMap(ApprovalPages.display),
-            "details": Self.details([
+        var page = ConsoleOperationPage(
+            id: operation.id, status: operation.status.rawValue, statusClass: operation.status.rawValue.lowercased(),
+            formTitle: form.title, formMessage: form.message, formLanguage: language,
+            attributes: form.attributes.compactMap(ApprovalPages.display),
+            details: Self.details([
                 ("Name", .text(operation.name)), ("User", .text(operation.userId ?? "any user's phone")),
                 ("Data", .text(operation.data)), ("Template", .text(operation.template)),
                 ("Created", .time(operation.createdAt)), ("Expires", .time(operation.expiresAt)),
@@ -172,32 +162,27 @@ extension ConsolePages {
                 ("Approved with", .text(operation.activationId)),
                 ("Failed attempts", .text("\(operation.failedAttempts) of \(operation.maxFailedAttempts)")),
             ]),
-            "canCancel": write && pending,
-            "proximity": pending && operation.proximitySeed != nil,
-            "proximityUrl": "\(Self.operationPath(operation.id))/proximity.png?",
-        ]
-        context["live"] = Self.liveURL(operations: [operation.id])
-        if let userId = operation.userId { context["userUrl"] = Self.userPath(userId) }
+            canCancel: write && pending,
+            proximity: pending && operation.proximitySeed != nil,
+            proximityUrl: "\(Self.operationPath(operation.id))/proximity.png?",
+            userUrl: operation.userId.map(Self.userPath))
         if write && pending {
             let devices = try await activations.active(
                 userId: operation.userId ?? "", applicationId: operation.applicationId)
-            context["offline"] = true
-            context["devices"] = devices.map {
-                [
-                    "id": $0.id, "label": $0.deviceLabel,
-                    "selected": $0.id == offlineActivation,
-                ] as [String: Any]
+            page.offline = true
+            page.devices = devices.map {
+                .init(id: $0.id, label: $0.deviceLabel, selected: $0.id == offlineActivation)
             }
         }
         if let offlineQR, pending {
-            context["offlineQR"] = try QRCode(text: offlineQR, errorCorrection: .low).pngDataURL(scale: 4)
-            context["offlineQRText"] = offlineQR
+            page.offlineQR = try QRCode(text: offlineQR, errorCorrection: .low).pngDataURL(scale: 4)
+            page.offlineQRText = offlineQR
         }
+        let live = Self.liveURL(operations: [operation.id])
         if let error {
-            context["error"] = error
-            return render("console-operation", context, visit, status: .badRequest)
+            return render(page, title: "Operation", live: live, error: error, visit, status: .badRequest)
         }
-        return try await show("console-operation", context, visit)
+        return try await show(page, title: "Operation", live: live, visit)
     }
 
     /// An operation request from the new-operation form: the user, a template and its `name=value` parameters (one

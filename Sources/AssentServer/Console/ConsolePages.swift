@@ -111,9 +111,10 @@ struct ConsolePages: Sendable {
         let (csrf, cookie) = formToken.issue(request)
         let expired = request.uri.queryParameters["expired"] != nil ? "Your session ended: sign in again." : nil
         var response = pages.page(
-            "console-signin",
-            ["title": "Sign in to the console", "application": "Assent console", "csrf": csrf]
-                .merging(["message": message ?? expired].compactMapValues { $0 }) { $1 }, status: status)
+            ConsoleSignInPage(csrf: csrf),
+            frame: LayoutFrame(
+                title: "Sign in to the console", application: "Assent console", message: message ?? expired),
+            status: status)
         response.headers.append(cookie)
         return response
     }
@@ -206,7 +207,7 @@ struct ConsolePages: Sendable {
             return try await body(visit)
         } catch let error as AssentServerError where error.status < 500 {
             return try await show(
-                "console-error", ["title": "Not possible", "detail": error.message], visit,
+                ConsoleErrorPage(detail: error.message), title: "Not possible", visit,
                 status: HTTPResponse.Status(code: error.status))
         }
     }
@@ -242,30 +243,27 @@ struct ConsolePages: Sendable {
 
     private func missing(_ scope: APIScope, _ visit: Visit) -> Response {
         render(
-            "console-error",
-            [
-                "title": "Not allowed",
-                "detail": "The API key \(visit.key.name) you signed in with lacks the scope \(scope.rawValue) "
-                    + "this page needs.",
-            ], visit, status: .forbidden)
+            ConsoleErrorPage(
+                detail: "The API key \(visit.key.name) you signed in with lacks the scope \(scope.rawValue) "
+                    + "this page needs."),
+            title: "Not allowed", visit, status: .forbidden)
     }
 
     /// A console page: the navigation the key's scopes allow, the operator's name, the form token, and the
     /// sentence an action left (shown once: the caller's session is saved without it).
-    func render(
-        _ template: String, _ context: [String: Any], _ visit: Visit, status: HTTPResponse.Status = .ok
+    /// A page that shows its own `error` shows no other.
+    func render<Content: PageContext>(
+        _ content: Content, title: String, live: String? = nil, error: String? = nil, _ visit: Visit,
+        status: HTTPResponse.Status = .ok
     ) -> Response {
-        var full = context
-        full["application"] = "Assent console"
-        full["operator"] = visit.key.name
-        full["csrf"] = visit.session.csrfToken
-        full["navActivations"] = visit.allows(.activationsRead)
-        full["navOperations"] = visit.allows(.operationsRead)
-        full["navAudit"] = visit.allows(.auditRead)
-        if full["error"] == nil, let message = visit.session.state.message {
-            full[visit.session.state.failed == true ? "error" : "message"] = message
+        var frame = ConsoleFrame(
+            title: title, operator: visit.key.name, csrf: visit.session.csrfToken,
+            navActivations: visit.allows(.activationsRead), navOperations: visit.allows(.operationsRead),
+            navAudit: visit.allows(.auditRead), error: error, live: live)
+        if error == nil, let message = visit.session.state.message {
+            if visit.session.state.failed == true { frame.error = message } else { frame.message = message }
         }
-        return pages.page(template, full, status: status)
+        return pages.page(content, frame: frame, status: status)
     }
 
     /// What a destructive action asks before it acts.
@@ -282,12 +280,13 @@ struct ConsolePages: Sendable {
         _ visit: Visit, _ confirm: Confirmation, action: String, back: String, fields: [String: String]
     ) async throws -> Response {
         try await show(
-            "console-confirm",
-            [
-                "title": confirm.title, "question": confirm.question, "consequence": confirm.consequence,
-                "action": action, "button": confirm.button, "back": back,
-                "fields": fields.sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] },
-            ], visit)
+            ConsoleConfirmPage(
+                question: confirm.question, consequence: confirm.consequence, action: action, button: confirm.button,
+                back: back,
+                fields: fields.sorted { $0.key < $1.key }.map {
+                    ConsoleConfirmPage.Field(name: $0.key, value: $0.value)
+                }
+            ), title: confirm.title, visit)
     }
 
     /// What a refused form held, for the page it went back to.
@@ -296,10 +295,10 @@ struct ConsolePages: Sendable {
     }
 
     /// Renders a page and forgets the sentence it showed.
-    func show(
-        _ template: String, _ context: [String: Any], _ visit: Visit, status: HTTPResponse.Status = .ok
+    func show<Content: PageContext>(
+        _ content: Content, title: String, live: String? = nil, _ visit: Visit, status: HTTPResponse.Status = .ok
     ) async throws -> Response {
-        let response = render(template, context, visit, status: status)
+        let response = render(content, title: title, live: live, visit, status: status)
         if visit.session.state.message != nil || visit.session.state.form != nil {
             var session = visit.session
             session.state.message = nil
@@ -313,32 +312,28 @@ struct ConsolePages: Sendable {
     // MARK: Dashboard and audit
 
     private func dashboard(_ visit: Visit) async throws -> Response {
-        var context: [String: Any] = ["title": "Dashboard"]
+        var page = ConsoleDashboardPage()
         if visit.allows(.activationsRead) {
             let counts = try await queries.activationCounts()
-            context["showActivations"] = true
-            context["activationCounts"] = ActivationState.allCases.map {
-                ["state": $0.name, "count": counts[$0] ?? 0] as [String: Any]
-            }
+            page.showActivations = true
+            page.activationCounts = ActivationState.allCases.map { .init(state: $0.name, count: counts[$0] ?? 0) }
         }
         if visit.allows(.operationsRead) {
             let now = environment.nowMillis
             let hour = now / 3_600_000
             let rows = try await queries.finishedOperationsPerHour(since: (hour - 23) * 3_600_000)
-            context["showChart"] = true
-            context["chart"] = DashboardChart.svg(rows, lastHour: hour)
+            page.showChart = true
+            page.chart = DashboardChart.svg(rows, lastHour: hour)
             let totals = Dictionary(grouping: rows, by: \.status).mapValues { $0.reduce(0) { $0 + $1.count } }
-            context["totals"] = DashboardChart.statuses.map {
-                ["status": $0.rawValue, "count": totals[$0] ?? 0] as [String: Any]
-            }
+            page.totals = DashboardChart.statuses.map { .init(status: $0.rawValue, count: totals[$0] ?? 0) }
         }
         if visit.allows(.applicationRead) {
-            context["showApplication"] = true
-            context["applicationName"] = try await applications.defaultApplication().name
-            context["canRename"] = visit.allows(.applicationWrite)
+            page.showApplication = true
+            page.applicationName = try await applications.defaultApplication().name
+            page.canRename = visit.allows(.applicationWrite)
         }
-        context["nothing"] = !visit.allows(.activationsRead) && !visit.allows(.operationsRead)
-        return try await show("console-dashboard", context, visit)
+        page.nothing = !visit.allows(.activationsRead) && !visit.allows(.operationsRead)
+        return try await show(page, title: "Dashboard", visit)
     }
 
     private func audit(_ visit: Visit) async throws -> Response {
@@ -353,30 +348,26 @@ struct ConsolePages: Sendable {
             until: until.flatMap(Self.dayStart).map { $0 + 86_400_000 })
         let pageSize = 50
         let events = try await audit.events(filter, limit: pageSize + 1)
-        var context: [String: Any] = [
-            "title": "Audit log", "user": filter.userId ?? "", "activation": filter.activationId ?? "",
-            "type": filter.typePrefix ?? "", "from": from ?? "", "until": until ?? "",
-            "events": events.prefix(pageSize).map { event in
-                var row: [String: Any] = [
-                    "id": event.id ?? 0, "at": Self.time(event.at), "atIso": Self.iso(event.at), "type": event.type,
-                    "user": event.userId ?? "",
-                    "activation": event.activationId ?? "", "actor": event.actor, "detail": event.detail,
-                ]
-                if let userId = event.userId { row["userUrl"] = Self.userPath(userId) }
-                if let activationId = event.activationId { row["activationUrl"] = Self.activationPath(activationId) }
-                return row
+        var page = ConsoleAuditPage(
+            user: filter.userId ?? "", activation: filter.activationId ?? "", type: filter.typePrefix ?? "",
+            from: from ?? "", until: until ?? "",
+            events: events.prefix(pageSize).map { event in
+                ConsoleAuditPage.Event(
+                    id: event.id ?? 0, at: Self.time(event.at), atIso: Self.iso(event.at), type: event.type,
+                    user: event.userId ?? "", activation: event.activationId ?? "", actor: event.actor,
+                    detail: event.detail, userUrl: event.userId.map(Self.userPath),
+                    activationUrl: event.activationId.map(Self.activationPath))
             },
-        ]
-        context["empty"] = events.isEmpty
+            empty: events.isEmpty)
         let kept: [String: String?] = [
             "user": filter.userId, "activation": filter.activationId, "type": filter.typePrefix, "from": from,
             "until": until,
         ]
         if events.count > pageSize, let last = events[pageSize - 1].id {
-            context["next"] = Self.link("/console/audit", kept.merging(["before": String(last)]) { $1 })
+            page.next = Self.link("/console/audit", kept.merging(["before": String(last)]) { $1 })
         }
-        if filter.beforeId != nil { context["first"] = Self.link("/console/audit", kept) }
-        return try await show("console-audit", context, visit)
+        if filter.beforeId != nil { page.first = Self.link("/console/audit", kept) }
+        return try await show(page, title: "Audit log", visit)
     }
 
     /// Midnight UTC of a `YYYY-MM-DD` day, in milliseconds.
@@ -405,12 +396,12 @@ struct ConsolePages: Sendable {
         case time(Millis?)
     }
 
-    /// The rows of a details list (`label`, `value`, and `iso` for a time), leaving out what has no value.
-    static func details(_ entries: [(String, Detail)]) -> [[String: String]] {
+    /// The rows of a details list (`iso` for a time), leaving out what has no value.
+    static func details(_ entries: [(String, Detail)]) -> [LabeledValue] {
         entries.compactMap { label, detail in
             switch detail {
-            case .text(let value): value.map { ["label": label, "value": $0] }
-            case .time(let millis): millis.map { ["label": label, "value": time($0), "iso": iso($0)] }
+            case .text(let value): value.map { LabeledValue(label: label, value: $0) }
+            case .time(let millis): millis.map { LabeledValue(label: label, value: time($0), iso: iso($0)) }
             }
         }
     }

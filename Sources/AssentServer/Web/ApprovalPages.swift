@@ -188,26 +188,24 @@ struct ApprovalPages: Sendable {
         let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let attributes = form.attributes.compactMap(Self.display)
         let pending = operation.status == .pending
-        let context: [String: Any?] = [
-            "application": application?.name ?? "Assent",
-            "title": pending ? "Approve on your phone" : Self.outcome(operation.status),
-            "message": message,
-            "formTitle": form.title, "formMessage": form.message, "formLanguage": language,
-            "attributes": attributes, "hasAttributes": !attributes.isEmpty,
-            "pending": pending,
-            "proximity": pending && operation.proximitySeed != nil,
-            "proximityUrl": "\(Self.path(operation.id))/proximity.png?t=\(token)",
-            "statusText": pending
+        let title = pending ? "Approve on your phone" : Self.outcome(operation.status)
+        let content = ApprovalPage(
+            formTitle: form.title, formMessage: form.message, formLanguage: language,
+            attributes: attributes, hasAttributes: !attributes.isEmpty,
+            pending: pending,
+            proximity: pending && operation.proximitySeed != nil,
+            proximityUrl: "\(Self.path(operation.id))/proximity.png?t=\(token)",
+            statusText: pending
                 ? "Open the app on your phone: this request is waiting for you there. This page goes on by itself "
                     + "once you have answered."
                 : "The request is \(Self.outcome(operation.status).lowercased()).",
-            "continueUrl": "\(Self.path(operation.id))/continue?t=\(token)",
-            "eventsUrl": "\(Self.path(operation.id))/events?t=\(token)",
-            "continueLabel": pending ? "I answered on my phone: continue" : "Continue",
-            "offlineUrl": pending && claims.off == true && operation.userId != nil
-                ? "\(Self.path(operation.id))/offline?t=\(token)" : nil,
-        ]
-        return pages.page("approve", context.compactMapValues { $0 })
+            continueUrl: "\(Self.path(operation.id))/continue?t=\(token)",
+            eventsUrl: "\(Self.path(operation.id))/events?t=\(token)",
+            continueLabel: pending ? "I answered on my phone: continue" : "Continue",
+            offlineUrl: pending && claims.off == true && operation.userId != nil
+                ? "\(Self.path(operation.id))/offline?t=\(token)" : nil)
+        return pages.page(
+            content, frame: LayoutFrame(title: title, application: application?.name ?? "Assent", message: message))
     }
 
     /// The offline approval: the operation's offline QR code (signed with the master key, so any of the person's
@@ -228,22 +226,20 @@ struct ApprovalPages: Sendable {
         let devices = try await activations.active(
             userId: operation.userId ?? "", applicationId: operation.applicationId)
         let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
-        let context: [String: Any?] = [
-            "application": application?.name ?? "Assent", "title": "Approve without a connection",
-            "message": message, "formTitle": form.title, "formMessage": form.message, "formLanguage": language,
-            "qr": try QRCode(text: text, errorCorrection: .low).pngDataURL(scale: 4), "qrText": text,
-            "devices": devices.map {
-                ["id": $0.id, "label": $0.deviceLabel]
-            },
-            "oneDevice": devices.count == 1 ? devices.first?.id : nil, "manyDevices": devices.count > 1,
-            "noDevices": devices.isEmpty,
-            "action": "\(Self.path(operation.id))/offline?t=\(token)",
-            "backUrl": "\(Self.path(operation.id))?t=\(token)",
-        ]
+        let content = OfflineApprovalPage(
+            formTitle: form.title, formMessage: form.message, formLanguage: language,
+            qr: try QRCode(text: text, errorCorrection: .low).pngDataURL(scale: 4), qrText: text,
+            devices: devices.map { Choice(id: $0.id, label: $0.deviceLabel) },
+            oneDevice: devices.count == 1 ? devices.first?.id : nil, manyDevices: devices.count > 1,
+            noDevices: devices.isEmpty,
+            action: "\(Self.path(operation.id))/offline?t=\(token)",
+            backUrl: "\(Self.path(operation.id))?t=\(token)")
         // The right code redirects the form's answer to the return URL: the page must allow its origin.
         return pages.page(
-            "approve-offline", context.compactMapValues { $0 }, status: status,
-            formTargets: WebPages.origin(of: claims.ret).map { [$0] } ?? [])
+            content,
+            frame: LayoutFrame(
+                title: "Approve without a connection", application: application?.name ?? "Assent", message: message),
+            status: status, formTargets: WebPages.origin(of: claims.ret).map { [$0] } ?? [])
     }
 
     /// `POST /approve/{id}/offline`: the code the phone showed; right → on to the return URL, wrong → the same QR
@@ -296,7 +292,7 @@ struct ApprovalPages: Sendable {
     }
 
     /// An attribute as a label and the value the phone shows; `nil` for kinds a page does not show (images).
-    static func display(_ attribute: OperationAttribute) -> [String: String]? {
+    static func display(_ attribute: OperationAttribute) -> LabeledValue? {
         func amount(_ value: Decimal?, _ formatted: String?, _ currency: String?, _ currencyFormatted: String?)
             -> String
         {
@@ -331,6 +327,40 @@ struct ApprovalPages: Sendable {
         default: value = nil
         }
         guard let value else { return nil }
-        return ["label": attribute.label ?? "", "value": value]
+        return LabeledValue(label: attribute.label ?? "", value: value)
     }
+}
+
+/// The approval page: the operation as the phone shows it, and how the page goes on once it is answered.
+struct ApprovalPage: PageContext {
+    static let template = PageTemplate.approve
+    var formTitle: String
+    var formMessage: String
+    var formLanguage: String
+    var attributes: [LabeledValue]
+    var hasAttributes: Bool
+    var pending: Bool
+    var proximity: Bool
+    var proximityUrl: String
+    var statusText: String
+    var continueUrl: String
+    var eventsUrl: String
+    var continueLabel: String
+    var offlineUrl: String?
+}
+
+/// The offline approval page: the QR code, the phone that answers, and the form for the code it shows.
+struct OfflineApprovalPage: PageContext {
+    static let template = PageTemplate.approveOffline
+    var formTitle: String
+    var formMessage: String
+    var formLanguage: String
+    var qr: String
+    var qrText: String
+    var devices: [Choice]
+    var oneDevice: String?
+    var manyDevices: Bool
+    var noDevices: Bool
+    var action: String
+    var backUrl: String
 }

@@ -154,10 +154,9 @@ struct LoginPages: Sendable {
         guard var session = try await sessions.load(request) else {
             // No session yet, and none is stored until a password is right: the form's token is a cookie's value.
             let (csrf, cookie) = formToken.issue(request)
-            var context = baseContext(application, csrf: csrf, userId: nil)
-            context["title"] = "Sign in"
-            context["message"] = expired
-            var response = pages.page("login-signin", context)
+            var frame = frame(application, csrf: csrf, userId: nil)
+            frame.message = expired
+            var response = pages.page(LoginSignInPage(), frame: frame)
             response.headers.append(cookie)
             return response
         }
@@ -200,10 +199,9 @@ struct LoginPages: Sendable {
             retryAfter = error.retryAfter
         }
         guard state.step != .signIn else {
-            var context = baseContext(application, csrf: form["csrf"] ?? "", userId: state.userId)
-            context["title"] = "Sign in"
-            context["message"] = state.message
-            var response = pages.page("login-signin", context, status: status)
+            var frame = frame(application, csrf: form["csrf"] ?? "", userId: state.userId)
+            frame.message = state.message
+            var response = pages.page(LoginSignInPage(), frame: frame, status: status)
             if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
         }
@@ -232,94 +230,84 @@ struct LoginPages: Sendable {
     private func render(_ session: inout Session, application: ApplicationRecord, changed: Bool) async throws
         -> Response
     {
-        var context = baseContext(application, csrf: session.csrfToken, userId: session.state.userId)
+        var frame = frame(application, csrf: session.csrfToken, userId: session.state.userId)
         if let message = session.state.message {
-            context["message"] = message
+            frame.message = message
             session.state.message = nil
         }
-        if changed || context["message"] != nil { _ = try await sessions.save(&session) }
+        if changed || frame.message != nil { _ = try await sessions.save(&session) }
         let state = session.state
         switch state.step {
         case .signIn:
-            context["title"] = "Sign in"
-            return pages.page("login-signin", context)
+            return pages.page(LoginSignInPage(), frame: frame)
         case .chooseFactor:
-            context["title"] = state.registration ? "Set up a second factor" : "Confirm it is you"
-            context["registration"] = state.registration
-            context["providers"] = state.providers.map { ["value": $0.rawValue, "label": Self.label($0, state)] }
-            return pages.page("login-factor", context)
+            frame.title = state.registration ? "Set up a second factor" : "Confirm it is you"
+            let providers = state.providers.map { LabeledValue(label: Self.label($0, state), value: $0.rawValue) }
+            return pages.page(LoginFactorPage(registration: state.registration, providers: providers), frame: frame)
         case .chooseDestination:
-            context["title"] = Self.label(state.provider ?? .email, state)
-            try await destinationContext(state, into: &context)
-            return pages.page("login-destination", context)
+            frame.title = Self.label(state.provider ?? .email, state)
+            return pages.page(try await destinationPage(state), frame: frame)
         case .enterCode:
-            context["title"] = state.provider == .totp ? "Enter the authenticator's code" : "Enter the code"
-            context["destination"] = state.destination
-            context["totp"] = state.provider == .totp
-            context["totpRegistration"] = state.qrCode != nil
-            context["qrCode"] = state.qrCode
-            context["secret"] = state.secret.map(Self.grouped)
-            return pages.page("login-code", context)
+            frame.title = state.provider == .totp ? "Enter the authenticator's code" : "Enter the code"
+            let content = LoginCodePage(
+                destination: state.destination, totp: state.provider == .totp,
+                totpRegistration: state.qrCode != nil, qrCode: state.qrCode, secret: state.secret.map(Self.grouped))
+            return pages.page(content, frame: frame)
         case .waitForPush:
-            context["title"] = "Approve on your phone"
-            context["registration"] = state.registration
-            return pages.page("login-push", context)
+            frame.title = "Approve on your phone"
+            return pages.page(LoginPushPage(registration: state.registration), frame: frame)
         case .signedIn:
-            context["title"] = "Signed in"
-            context["methods"] =
+            frame.title = "Signed in"
+            let methods =
                 state.methods.count > 1
                 ? state.methods.dropLast().joined(separator: ", ") + " and " + state.methods[state.methods.count - 1]
                 : state.methods.first ?? "password"
-            return pages.page("login-done", context)
+            return pages.page(LoginDonePage(methods: methods), frame: frame)
         }
     }
 
-    /// What every page shows.
-    private func baseContext(_ application: ApplicationRecord, csrf: String, userId: String?) -> [String: Any] {
-        [
-            "application": application.name, "applicationId": application.id, "csrf": csrf, "userId": userId ?? "",
-            "rememberDays": environment.tfa.rememberedDeviceLifetime / 86_400,
-        ]
+    /// What every page shows (titled "Sign in" until a step names itself).
+    private func frame(_ application: ApplicationRecord, csrf: String, userId: String?) -> LoginFrame {
+        LoginFrame(
+            title: "Sign in", application: application.name, applicationId: application.id, csrf: csrf,
+            userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400)
     }
 
     /// The choices of the destination page: the account's addresses or numbers, a new number, or its devices.
-    private func destinationContext(_ state: LoginState, into context: inout [String: Any]) async throws {
-        guard let assertion = state.assertion else { return }
+    private func destinationPage(_ state: LoginState) async throws -> LoginDestinationPage {
+        var page = LoginDestinationPage()
+        guard let assertion = state.assertion else { return page }
+        /// The first choice starts selected.
+        func choices(_ items: [(id: String, label: String)]) -> [Choice] {
+            items.enumerated().map { Choice(id: $1.id, label: $1.label, checked: $0 == 0) }
+        }
         switch (state.provider, state.registration) {
         case (.email, _):
             let emails = try await codes.emails(TFAAssertionRequest(assertion: assertion)).emails
-            context["action"] = "Send the code"
-            context["hasEmails"] = !emails.isEmpty
-            context["emails"] = emails.enumerated().map {
-                ["id": $1.id, "label": $1.obfuscated, "checked": $0 == 0] as [String: Any]
-            }
+            page.action = "Send the code"
+            page.hasEmails = !emails.isEmpty
+            page.emails = choices(emails.map { ($0.id, $0.obfuscated) })
         case (.phone, false):
             let phones = try await codes.phones(TFAAssertionRequest(assertion: assertion)).phones
-            context["action"] = "Send the code"
-            context["hasPhones"] = !phones.isEmpty
-            context["phones"] = phones.enumerated().map {
-                ["id": $1.id, "label": $1.obfuscated, "checked": $0 == 0] as [String: Any]
-            }
-            context["phone"] = true
+            page.action = "Send the code"
+            page.hasPhones = !phones.isEmpty
+            page.phones = choices(phones.map { ($0.id, $0.obfuscated) })
+            page.phone = true
         case (.phone, true):
-            context["action"] = "Send the code"
-            context["newPhone"] = true
-            context["phone"] = true
+            page.action = "Send the code"
+            page.newPhone = true
+            page.phone = true
         case (.push, _):
             let devices = try await ActivationService(environment: environment).active(
                 userId: state.userId ?? "", applicationId: state.application)
-            context["devices"] = devices.enumerated().map {
-                [
-                    "id": $1.id, "checked": $0 == 0,
-                    "label": $1.deviceLabel,
-                ] as [String: Any]
-            }
-            context["noDevices"] = devices.isEmpty
-            context["hasDevices"] = !devices.isEmpty
-            context["action"] = "Ask this phone"
+            page.devices = choices(devices.map { ($0.id, $0.deviceLabel) })
+            page.noDevices = devices.isEmpty
+            page.hasDevices = !devices.isEmpty
+            page.action = "Ask this phone"
         default:
             break
         }
+        return page
     }
 
     // MARK: Steps
@@ -618,4 +606,66 @@ struct LoginPages: Sendable {
             }
         return first + (second.map { [$0] } ?? [])
     }
+}
+
+/// The frame of every sign-in page: the layout's, the form token, the account once known, and how long a
+/// remembered device stays remembered.
+struct LoginFrame: Sendable {
+    var title: String
+    var application: String
+    var message: String?
+    var applicationId: String
+    var csrf: String
+    var userId: String
+    var rememberDays: Int
+}
+
+/// The password form.
+struct LoginSignInPage: PageContext {
+    static let template = PageTemplate.loginSignIn
+}
+
+/// The choice of a second factor (or of the first one to set up).
+struct LoginFactorPage: PageContext {
+    static let template = PageTemplate.loginFactor
+    var registration: Bool
+    /// Each provider: `value` posted, `label` read.
+    var providers: [LabeledValue]
+}
+
+/// Where a code goes (an address, a number, a new number) or which phone is asked.
+struct LoginDestinationPage: PageContext {
+    static let template = PageTemplate.loginDestination
+    var action: String?
+    var hasEmails = false
+    var emails: [Choice] = []
+    var hasPhones = false
+    var phones: [Choice] = []
+    var phone = false
+    var newPhone = false
+    var devices: [Choice] = []
+    var noDevices = false
+    var hasDevices = false
+}
+
+/// The form for a code sent or shown by an authenticator app (with the QR code and key when one is set up).
+struct LoginCodePage: PageContext {
+    static let template = PageTemplate.loginCode
+    var destination: String?
+    var totp: Bool
+    var totpRegistration: Bool
+    var qrCode: String?
+    var secret: String?
+}
+
+/// The wait for the phone's answer.
+struct LoginPushPage: PageContext {
+    static let template = PageTemplate.loginPush
+    var registration: Bool
+}
+
+/// Signed in, and with what.
+struct LoginDonePage: PageContext {
+    static let template = PageTemplate.loginDone
+    var methods: String
 }

@@ -26,13 +26,8 @@ struct WebPages: Sendable {
 
     private init() {
         var library = MustacheLibrary()
-        for name in [
-            "layout", "login-signin", "login-factor", "login-destination", "login-code", "login-push",
-            "login-done", "approve", "approve-offline", "error", "console-layout", "console-signin", "console-error",
-            "console-dashboard",
-            "console-users", "console-user", "console-activation", "console-operations", "console-operation",
-            "console-new-operation", "console-audit", "console-confirm",
-        ] {
+        for template in PageTemplate.allCases {
+            let name = template.rawValue
             let text = String(decoding: Self.resource("\(name).mustache"), as: UTF8.self)
             do {
                 try library.register(text, named: name)
@@ -84,11 +79,13 @@ struct WebPages: Sendable {
         return "\(scheme)://\(literal)" + (components.port.map { ":\($0)" } ?? "")
     }
 
-    /// `template` rendered with `context` as a complete page; its forms may also reach `formTargets`.
-    func page(
-        _ template: String, _ context: [String: Any], status: HTTPResponse.Status = .ok, formTargets: [String] = []
+    /// `content`'s template filled with it over `frame` as a complete page; its forms may also reach
+    /// `formTargets`.
+    func page<Frame: Sendable, Content: PageContext>(
+        _ content: Content, frame: Frame, status: HTTPResponse.Status = .ok, formTargets: [String] = []
     ) -> Response {
-        guard let html = library.render(context, withTemplate: template) else {
+        let template = Content.template.rawValue
+        guard let html = library.render(FramedPage(frame: frame, content: content), withTemplate: template) else {
             preconditionFailure("The template \(template) is not bundled.")
         }
         var headers = formTargets.isEmpty ? Self.securityHeaders : Self.securityHeaders(formTargets: formTargets)
@@ -98,9 +95,9 @@ struct WebPages: Sendable {
 
     /// A page that says what went wrong and where to go on.
     func error(_ status: HTTPResponse.Status, _ message: String, next: String? = "/login") -> Response {
-        var context: [String: Any] = ["title": "Something went wrong", "application": "Assent", "detail": message]
-        context["next"] = next
-        return page("error", context, status: status)
+        page(
+            ErrorPage(detail: message, next: next),
+            frame: LayoutFrame(title: "Something went wrong", application: "Assent"), status: status)
     }
 
     /// An event stream that sends `done` once the operation is no longer pending (or after 15 minutes), for a page

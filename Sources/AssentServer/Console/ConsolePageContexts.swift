@@ -1,0 +1,224 @@
+/// The frame of every signed-in console page (`console-layout`): the title, the navigation the key's scopes allow,
+/// the operator's name, the form token, the sentence an action left, and the live statuses' stream.
+struct ConsoleFrame: Sendable {
+    var title: String
+    var application = "Assent console"
+    var `operator`: String
+    var csrf: String
+    var navActivations: Bool
+    var navOperations: Bool
+    var navAudit: Bool
+    var message: String?
+    var error: String?
+    var live: String?
+}
+
+/// The sign-in form (on the hosted pages' layout).
+struct ConsoleSignInPage: PageContext {
+    static let template = PageTemplate.consoleSignIn
+    var csrf: String
+}
+
+/// What went wrong.
+struct ConsoleErrorPage: PageContext {
+    static let template = PageTemplate.consoleError
+    var detail: String
+}
+
+/// The question before an action that cannot be undone, with the fields posted again.
+struct ConsoleConfirmPage: PageContext {
+    static let template = PageTemplate.consoleConfirm
+    struct Field: Sendable {
+        var name: String
+        var value: String
+    }
+    var question: String
+    var consequence: String
+    var action: String
+    var button: String
+    var back: String
+    var fields: [Field]
+}
+
+/// The dashboard: activations by state, the last day's finished operations, the application's name.
+struct ConsoleDashboardPage: PageContext {
+    static let template = PageTemplate.consoleDashboard
+    struct StateCount: Sendable {
+        var state: String
+        var count: Int
+    }
+    struct StatusCount: Sendable {
+        var status: String
+        var count: Int
+    }
+    var showActivations = false
+    var activationCounts: [StateCount] = []
+    var showChart = false
+    var chart: String?
+    var totals: [StatusCount] = []
+    var showApplication = false
+    var applicationName: String?
+    var canRename = false
+    var nothing = false
+}
+
+/// The audit log, filtered, a page at a time.
+struct ConsoleAuditPage: PageContext {
+    static let template = PageTemplate.consoleAudit
+    struct Event: Sendable {
+        var id: Int64
+        var at: String
+        var atIso: String
+        var type: String
+        var user: String
+        var activation: String
+        var actor: String
+        var detail: String
+        var userUrl: String?
+        var activationUrl: String?
+    }
+    var user: String
+    var activation: String
+    var type: String
+    var from: String
+    var until: String
+    var events: [Event]
+    var empty: Bool
+    var next: String?
+    var first: String?
+}
+
+/// The users whose id starts with the search.
+struct ConsoleUsersPage: PageContext {
+    static let template = PageTemplate.consoleUsers
+    struct User: Sendable {
+        var user: String
+        var url: String
+        var activations: Int
+        var active: Int
+        var latest: String
+        var latestIso: String
+    }
+    var q: String
+    var empty: Bool
+    var canCreate: Bool
+    var users: [User]
+}
+
+/// One user: their activations and their newest operations.
+struct ConsoleUserPage: PageContext {
+    static let template = PageTemplate.consoleUser
+    struct Activation: Sendable {
+        var id: String
+        var url: String
+        var state: String
+        var stateClass: String
+        var name: String
+        var fingerprint: String
+        var push: String
+        var failed: String
+        var lastUsed: String
+        var lastUsedIso: String?
+    }
+    var user: String
+    var canCreate: Bool
+    var activations: [Activation]
+    var empty: Bool
+    var showOperations = false
+    var operations: [ConsoleOperationRow] = []
+    var operationsUrl: String?
+}
+
+/// One activation: its details, its code and QR code while it waits, and what may be done with it.
+struct ConsoleActivationPage: PageContext {
+    static let template = PageTemplate.consoleActivation
+    var id: String
+    var user: String
+    var userUrl: String
+    var state: String
+    var stateClass: String
+    var details: [LabeledValue]
+    var canCommit: Bool
+    var canBlock: Bool
+    var canUnblock: Bool
+    var canRemove: Bool
+    var fingerprint: String?
+    var expired: String?
+    var push: String?
+    var code: String?
+    var codeExpires: String?
+    var qrUrl: String?
+    var svgUrl: String?
+}
+
+/// A row of an operations table.
+struct ConsoleOperationRow: Sendable {
+    var id: String
+    var url: String
+    var user: String
+    var userUrl: String?
+    var name: String
+    var title: String
+    var status: String
+    var statusClass: String
+    var created: String
+    var createdIso: String
+}
+
+/// The newest operations, by user and status.
+struct ConsoleOperationsPage: PageContext {
+    static let template = PageTemplate.consoleOperations
+    struct Status: Sendable {
+        var value: String
+        var selected: Bool
+    }
+    var user: String
+    var empty: Bool
+    var statuses: [Status]
+    var operations: [ConsoleOperationRow]
+    var canCreate: Bool
+    var newUrl: String
+    var next: String?
+    var first: String?
+}
+
+/// One operation as the phone shows it, with cancel, the proximity code, and the offline QR code.
+struct ConsoleOperationPage: PageContext {
+    static let template = PageTemplate.consoleOperation
+    struct Device: Sendable {
+        var id: String
+        var label: String
+        var selected: Bool
+    }
+    var id: String
+    var status: String
+    var statusClass: String
+    var formTitle: String
+    var formMessage: String
+    var formLanguage: String
+    var attributes: [LabeledValue]
+    var details: [LabeledValue]
+    var canCancel: Bool
+    var proximity: Bool
+    var proximityUrl: String
+    var userUrl: String?
+    var offline = false
+    var devices: [Device] = []
+    var offlineQR: String?
+    var offlineQRText: String?
+}
+
+/// The form that creates an operation from a template.
+struct ConsoleNewOperationPage: PageContext {
+    static let template = PageTemplate.consoleNewOperation
+    struct Template: Sendable {
+        var name: String
+        var selected: Bool
+        var parameters: String
+    }
+    var user: String
+    var params: String
+    var proximity: Bool
+    var templates: [Template]
+    var noTemplates: Bool
+}

@@ -1,0 +1,82 @@
+import Mustache
+
+/// The bundled Mustache templates (`Resources/web/NAME.mustache`).
+enum PageTemplate: String, CaseIterable, Sendable {
+    case layout
+    case loginSignIn = "login-signin"
+    case loginFactor = "login-factor"
+    case loginDestination = "login-destination"
+    case loginCode = "login-code"
+    case loginPush = "login-push"
+    case loginDone = "login-done"
+    case approve
+    case approveOffline = "approve-offline"
+    case error
+    case consoleLayout = "console-layout"
+    case consoleSignIn = "console-signin"
+    case consoleError = "console-error"
+    case consoleDashboard = "console-dashboard"
+    case consoleUsers = "console-users"
+    case consoleUser = "console-user"
+    case consoleActivation = "console-activation"
+    case consoleOperations = "console-operations"
+    case consoleOperation = "console-operation"
+    case consoleNewOperation = "console-new-operation"
+    case consoleAudit = "console-audit"
+    case consoleConfirm = "console-confirm"
+}
+
+/// What one template is filled with: a struct whose stored properties are the names the template uses
+/// (swift-mustache reads them by reflection: a `nil` optional or a `false` skips a section, an array repeats it).
+protocol PageContext: Sendable {
+    static var template: PageTemplate { get }
+}
+
+/// A page's own values over the frame every page of its kind shows (the layout's title and application name, the
+/// console's navigation and form token): a name is looked up in `content` first, then in `frame`.
+struct FramedPage<Frame: Sendable, Content: PageContext>: MustacheParent, Sendable {
+    let frame: Frame
+    let content: Content
+
+    func child(named name: String) -> Any? {
+        Self.value(named: name, in: content) ?? Self.value(named: name, in: frame)
+    }
+
+    /// The stored property `name` of `object`, unwrapped when it is an optional (`nil` when it is `nil`).
+    private static func value(named name: String, in object: Any) -> Any? {
+        guard let value = Mirror(reflecting: object).children.first(where: { $0.label == name })?.value else {
+            return nil
+        }
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return value }
+        return mirror.children.first?.value
+    }
+}
+
+/// The frame of the pages on `layout`: the title, the application's name, and a sentence shown once.
+struct LayoutFrame: Sendable {
+    var title: String
+    var application: String
+    var message: String?
+}
+
+/// A row of a list a page shows: a label and its value (`iso` when the value is a time, for the browser's clock).
+struct LabeledValue: Sendable {
+    var label: String
+    var value: String
+    var iso: String?
+}
+
+/// One choice of a radio group or select: the value posted, what the person reads, whether it starts selected.
+struct Choice: Sendable {
+    var id: String
+    var label: String
+    var checked = false
+}
+
+/// The error page of the hosted pages.
+struct ErrorPage: PageContext {
+    static let template = PageTemplate.error
+    var detail: String
+    var next: String?
+}
