@@ -131,9 +131,33 @@ let package = Package(
             dependencies: ["AssentModel"],
             swiftSettings: strictSettings
         ),
+        // What the server's and the SDK's tests share: a server on a real database and real HTTP (TestServer,
+        // RunningServer, a throwaway PostgreSQL cluster), operation fixtures, an SMTP server, a relying party.
+        .target(
+            name: "AssentServerTesting",
+            dependencies: [
+                "AssentServer",
+                "AssentCrypto",
+                "AssentModel",
+                "AssentTesting",
+                "AssentSDK",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            path: "Tests/AssentServerTesting",
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "AssentServerTests",
             dependencies: [
+                "AssentServerTesting",
                 "AssentServer",
                 "AssentCrypto",
                 "AssentModel",
@@ -149,6 +173,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "AssentSDKTests",
+            dependencies: [
+                "AssentServerTesting",
+                "AssentSDK",
+                "AssentServer",
+                "AssentCrypto",
+                "AssentModel",
+                "AssentTesting",
             ],
             swiftSettings: strictSettings
         ),

@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 /// Full device flows over real HTTP on loopback, against SQLite and PostgreSQL.
 @Suite("Activation lifecycle over HTTP")
 struct ActivationFlowTests {

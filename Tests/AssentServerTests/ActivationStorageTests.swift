@@ -5,6 +5,7 @@ import SQLKit
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 /// How an activation's row is read and written: keys decoded where they are used, the sealed master secret written
 /// back as read unless it changed.

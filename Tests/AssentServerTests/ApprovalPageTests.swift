@@ -9,6 +9,7 @@ import NIOCore
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 @Suite("Waiting-for-approval page in a real browser", .serialized)
 struct ApprovalPageBrowserTests {
@@ -20,7 +21,7 @@ struct ApprovalPageBrowserTests {
 
     @Test("The page shows the payment and its proximity QR code, waits for the approval, goes on to the return URL")
     func approve() async throws {
-        try await SDKOperationsTests.withActivatedClient(.sqlite) { server, http, client, _ in
+        try await SDKClients.withActivatedClient(.sqlite) { server, http, client, _ in
             let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("approve"))
             defer { Task { await browser.quit() } }
             let base = http.base.absoluteString
@@ -71,7 +72,7 @@ struct ApprovalPageBrowserTests {
 extension ApprovalPageBrowserTests {
     @Test("A link with offline shows an offline QR code; the code the app shows approves, a wrong one is counted")
     func offline() async throws {
-        try await SDKOperationsTests.withActivatedClient(.sqlite) { server, http, client, _ in
+        try await SDKClients.withActivatedClient(.sqlite) { server, http, client, _ in
             let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("approve-offline"))
             defer { Task { await browser.quit() } }
             let base = http.base.absoluteString

@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Bad input gets a 4xx with a code, and the server keeps serving")
 struct BadInputTests {
     @Test(

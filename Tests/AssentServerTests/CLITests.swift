@@ -4,6 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import AssentServerTesting
+
 /// The `assent` executable driven as a subprocess, as an operator uses it.
 @Suite("assent serve and assent admin as subprocesses")
 struct CLITests {

@@ -9,6 +9,7 @@ import NIOCore
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 /// The operator console as an operator uses it: headless Chromium over real HTTP on both databases, a screenshot
 /// per step in `.build/test-artefacts/console/<database>/`.
@@ -27,7 +28,7 @@ struct ConsoleBrowserTests {
     func console(_ backend: Backend) async throws {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
-        let directory = SDKFactorTests.directory()
+        let directory = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await server.live { http in
             let browser = try await Browser(
@@ -63,7 +64,7 @@ struct ConsoleBrowserTests {
             try await browser.screenshot("02-activation")
             let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
             #expect(scanned.hasPrefix(try await browser.text("#activation-code") + "#"))
-            let client = try SDKTests.client(server, base: http.base, directory: directory)
+            let client = try SDKClients.client(server, base: http.base, directory: directory)
             let started = try await client.startActivation(code: scanned)
             try await client.finishActivation(pin: "1234")
 

@@ -6,6 +6,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -166,7 +168,7 @@ struct EventStreamTests {
 
     @Test("The SDK's live updates show a new operation at once, without polling", arguments: Backend.all)
     func sdkLiveUpdates(backend: Backend) async throws {
-        try await SDKOperationsTests.withActivatedClient(backend) { server, http, client, _ in
+        try await SDKClients.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client)
             let events = await operations.events()
             let added = AsyncStream<String>.makeStream()
@@ -211,11 +213,11 @@ struct EventStreamTests {
     func sdkFallback() async throws {
         let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
-        let directory = SDKFactorTests.directory()
+        let directory = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await server.live { http in
             // Activate, then open the same activation with a transport that cannot stream.
-            _ = try await SDKOperationsTests.activatedClient(server, http, directory: directory)
+            _ = try await SDKClients.activatedClient(server, http, directory: directory)
             let client = try AssentClient(
                 serverURL: http.base, configuration: try server.configuration.text,
                 keystore: try FileKeystore(directory: directory), transport: RequestOnlyTransport())

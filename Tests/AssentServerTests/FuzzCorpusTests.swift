@@ -2,6 +2,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 /// Replays the fuzzers' checked-in corpus (seeds and every input that once broke something) through the checks the
 /// libFuzzer targets run (`Fuzz/run.sh`), so a fixed finding stays fixed.
 @Suite("Fuzz corpus replay")

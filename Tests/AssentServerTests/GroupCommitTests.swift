@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 @Suite("Group commit: a statement returns only after an fsync that began after it")
 struct GroupCommitTests {

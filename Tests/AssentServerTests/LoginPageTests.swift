@@ -9,6 +9,8 @@ import HummingbirdTesting
 import NIOCore
 import Testing
 
+@testable import AssentServerTesting
+
 /// The hosted login pages as a person uses them: in headless Chromium over real HTTP, one screenshot per step kept
 /// in `.build/test-artefacts/login/` (the CI log names the folder).
 @Suite("Hosted login pages in a real browser", .serialized)
@@ -120,13 +122,13 @@ struct LoginPageBrowserTests {
     func push() async throws {
         let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
-        let root = SDKFactorTests.directory()
+        let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
             let browser = try await Browser(artefacts: Self.artefacts("login/push"))
             defer { Task { await browser.quit() } }
             try await TFAClient(server: server, client: http).createAccount("alice")
-            let phone = try await SDKOperationsTests.activatedClient(
+            let phone = try await SDKClients.activatedClient(
                 server, http, directory: root.appendingPathComponent("phone"))
             let operations = OperationsService(client: phone)
 
@@ -229,7 +231,7 @@ extension LoginPageBrowserTests {
                 let mail = try #require(try await smtp.wait(for: 1).first)
                 #expect(mail.to == ["alice.smith@bank.example"])
                 try await browser.screenshot("02-email-code")
-                try await browser.type("#code", try #require(TFACodeTests.code(in: mail.body)))
+                try await browser.type("#code", try #require(TFACodes.code(in: mail.body)))
                 try await browser.click("#verify")
                 try await browser.expectText("#methods", "password and code by e-mail")
                 try await browser.click("#logout")

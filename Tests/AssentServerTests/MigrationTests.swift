@@ -5,6 +5,7 @@ import SQLKit
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 @Suite("Schema upgrades")
 struct MigrationTests {

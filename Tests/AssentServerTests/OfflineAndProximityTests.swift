@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Offline QR approval, proximity check and webhooks")
 struct OfflineAndProximityTests {
     @Test("Offline QR signed with the master and the personal key, approved by a typed code", arguments: Backend.all)

@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 /// A request's writes committed together: authorize's counter and operation status in one PostgreSQL transaction.
 @Suite("One commit per request")
 struct OneCommitTests {

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 /// The OpenAPI document states some of the server's input rules as patterns; these tests hold the two together, so
 /// a client generated from the document (or a tester such as schemathesis) sends what the server accepts.

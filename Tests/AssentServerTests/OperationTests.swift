@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Operations over the Mobile Token API")
 struct OperationTests {
     @Test("List, detail, approve, reject and cancel, with every status visible to the operator", arguments: Backend.all)

@@ -4,6 +4,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("The outbox")
 struct OutboxTests {
     @Test(

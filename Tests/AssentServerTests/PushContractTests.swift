@@ -6,6 +6,7 @@ import Foundation
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 /// The push senders against local HTTP/2 TLS stand-ins of APNs, FCM and HMS: what each request carries, and what
 /// each scripted answer makes the sender do (deliver, retry, renew credentials, or declare the token dead).
@@ -329,7 +330,7 @@ struct PushContractTests {
 struct SDKPushTests {
     @Test("The SDK registers an APNs token from its bytes, and parses what the server sends", arguments: Backend.all)
     func registerAndParse(backend: Backend) async throws {
-        try await SDKOperationsTests.withActivatedClient(backend) { server, _, client, _ in
+        try await SDKClients.withActivatedClient(backend) { server, _, client, _ in
             let push = PushService(client: client)
             let bytes = Data((0..<32).map { UInt8($0 * 7 % 256) })
             try await push.registerForPush(token: bytes, environment: .development, language: "de")

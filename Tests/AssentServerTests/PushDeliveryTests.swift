@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Push delivery through the outbox")
 struct PushDeliveryTests {
     /// Registers `device` for APNs pushes with a MAC token.

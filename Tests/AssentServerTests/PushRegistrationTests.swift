@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Push registration")
 struct PushRegistrationTests {
     static let apnsToken = String(repeating: "a1b2", count: 16)

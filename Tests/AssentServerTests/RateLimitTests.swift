@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Rate limits: 429 with Retry-After, per window, shared by processes")
 struct RateLimitTests {
     /// A valid code (checksum included) that shares `code`'s first two groups.

@@ -5,6 +5,8 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Routes")
 struct RouterTests {
     @Test("The OpenAPI document lists exactly the operator and device routes the router serves, each with its own id")

@@ -4,6 +4,7 @@ import SQLKit
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 @Suite("SQLite driven directly: values, kept statements, schema changes, errors")
 struct SQLiteFileTests {

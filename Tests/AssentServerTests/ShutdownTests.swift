@@ -4,6 +4,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Stopping the server while pages and devices hold live streams")
 struct ShutdownTests {
     @Test(

@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("Signatures: look-ahead, blocking, replay and races")
 struct ServerSignatureTests {
     /// Sends `count` copies of one signed request at once, spread over `clients`, and returns the statuses.

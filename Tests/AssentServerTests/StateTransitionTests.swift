@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 /// The activation and operation state machines as pure functions of their records: every state against every
 /// change, no database.

@@ -6,6 +6,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("SMTP client against aiosmtpd")
 struct SMTPClientTests {
     @Test("STARTTLS and implicit TLS with AUTH: the message arrives, headers and UTF-8 body intact")
@@ -111,7 +113,7 @@ struct TFACodeTests {
             let mail = try #require(try await smtp.wait(for: 1).first)
             #expect(mail.to == ["alice.smith@bank.example"])
             #expect(mail.subject == "Your sign-in code for \(server.application.name)")
-            let code = try #require(Self.code(in: mail.body))
+            let code = try #require(TFACodes.code(in: mail.body))
             // A second code for the same assertion waits for the cool-down.
             let again = try await client.send(
                 "POST", "/api/tfa/email/send", headers: ["Content-Type": "application/json"],
@@ -127,7 +129,7 @@ struct TFACodeTests {
 
             let bad = try await flow.post(
                 "/api/tfa/email/verify",
-                TFACodeVerifyRequest(assertion: assertion, phvToken: sent.phvToken, code: TFATests.other(than: code)))
+                TFACodeVerifyRequest(assertion: assertion, phvToken: sent.phvToken, code: TFACodes.other(than: code)))
             #expect(bad.errorCode == 400006)
             #expect(bad.fields["attemptsLeft"] as? Int == 4)
             let otherToken = try await flow.post(
@@ -170,7 +172,7 @@ struct TFACodeTests {
             #expect(other.status == 200)
             #expect(try await smtp.wait(for: 4).last?.to == ["al@home.example"])
             let lastMail = try #require(try smtp.mailbox().last)
-            let lateCode = try #require(Self.code(in: lastMail.body))
+            let lateCode = try #require(TFACodes.code(in: lastMail.body))
             let lateToken = try other.decode(TFACodeSent.self).phvToken
 
             // Five minutes later the assertion and its code are spent.
@@ -275,11 +277,6 @@ struct TFACodeTests {
             }
         }
     }
-
-    /// The six-digit code in a message text.
-    static func code(in text: String) -> String? {
-        text.split(whereSeparator: { !$0.isNumber }).first { $0.count == 6 }.map(String.init)
-    }
 }
 
 @Suite("Two-factor login by push approval on an Assent device")
@@ -290,14 +287,14 @@ struct TFAPushTests {
     func push(_ backend: Backend) async throws {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
-        let root = SDKFactorTests.directory()
+        let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
             let flow = TFAClient(server: server, client: http)
             try await flow.createAccount("alice")
-            let phone = try await SDKOperationsTests.activatedClient(
+            let phone = try await SDKClients.activatedClient(
                 server, http, directory: root.appendingPathComponent("phone"))
-            let tablet = try await SDKOperationsTests.activatedClient(
+            let tablet = try await SDKClients.activatedClient(
                 server, http, directory: root.appendingPathComponent("tablet"))
             let phoneId = try #require(await phone.registrationId)
             let operations = OperationsService(client: phone)

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 /// The client address behind reverse proxies: `X-Forwarded-For` believed only from trusted peers, read from the
 /// right, and the per-address rate limits counting clients (an IPv6 client per /64) instead of the proxy.

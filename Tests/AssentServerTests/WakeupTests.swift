@@ -1,6 +1,7 @@
 import Testing
 
 @testable import AssentServer
+@testable import AssentServerTesting
 
 @Suite("Wakeup: the signal the outbox and the event streams wait on")
 struct WakeupTests {

@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("SDK transactions (seed 003)")
 struct SDKTransactionsTests {
     @Test(
@@ -13,12 +15,12 @@ struct SDKTransactionsTests {
     func transactions(_ backend: Backend) async throws {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
-        let root = SDKFactorTests.directory()
+        let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
             var containers: [TransactionContainer] = []
             for user in ["alice", "bob"] {
-                let client = try await SDKOperationsTests.activatedClient(
+                let client = try await SDKClients.activatedClient(
                     server, http, directory: root.appendingPathComponent(user), userId: user)
                 containers.append(TransactionContainer(userId: user, operations: OperationsService(client: client)))
             }
@@ -91,10 +93,10 @@ struct SDKTransactionsTests {
         policy.maximumPINAge = 4
         let server = try await TestServer.make(backend, policy: policy)
         defer { Task { await server.shutdown() } }
-        let directory = SDKFactorTests.directory()
+        let directory = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try await server.live { http in
-            let client = try await SDKOperationsTests.activatedClient(server, http, directory: directory)
+            let client = try await SDKClients.activatedClient(server, http, directory: directory)
             let service = TransactionsService(
                 containers: [TransactionContainer(userId: "alice", operations: OperationsService(client: client))])
             try await Task.sleep(for: .milliseconds(4_500))

@@ -6,17 +6,10 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("AssentSDK against a live server")
 struct SDKTests {
-    /// An SDK client for `server`, with its state in a fresh file keystore.
-    static func client(
-        _ server: TestServer, base: URL, directory: URL, biometry: (any BiometryProvider)? = nil
-    ) throws -> AssentClient {
-        try AssentClient(
-            serverURL: base, configuration: try server.configuration.text,
-            keystore: try FileKeystore(directory: directory), biometry: biometry)
-    }
-
     @Test(
         "An activation started but not finished on the device is removed on the server by abandonActivation",
         arguments: Backend.all)
@@ -27,7 +20,7 @@ struct SDKTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await server.live { http in
             let created = try await server.createActivation(http, userId: "alice")
-            let client = try Self.client(server, base: http.base, directory: directory)
+            let client = try SDKClients.client(server, base: http.base, directory: directory)
             await #expect(throws: AssentError.self) { try await client.abandonActivation() }
             let started = try await client.startActivation(code: created.activationCode)
             // Auto-commit: the server's side is ACTIVE while the device has saved nothing.
@@ -54,7 +47,7 @@ struct SDKTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await server.live { http in
             let created = try await server.createActivation(http, userId: "alice")
-            var client = try Self.client(server, base: http.base, directory: directory)
+            var client = try SDKClients.client(server, base: http.base, directory: directory)
             #expect(await !client.isActivatedLocally)
             // A QR whose signature is not the master key's is refused before anything is sent.
             let forged = try ActivationQRCode(
@@ -73,7 +66,7 @@ struct SDKTests {
             #expect(keystoreMode?.intValue == 0o600)
 
             // The state survives a new client (a restart).
-            client = try Self.client(server, base: http.base, directory: directory)
+            client = try SDKClients.client(server, base: http.base, directory: directory)
             #expect(await client.registrationId == started.activationId)
             let operations = OperationsService(client: client, acceptLanguage: "cs")
 

@@ -5,6 +5,8 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("SDK two-factor login (seed 004): interruptions, resolvers, biometric session")
 struct SDKTFATests {
     @Test(
@@ -26,7 +28,7 @@ struct SDKTFATests {
             #expect(try await QRReader.scan(png: registration.qrImage) == registration.uri)
             let code = try await Oathtool.code(uri: registration.uri, at: server.clock.now)
             #expect(
-                try await registration.resolver.verifyTOTPCode(TFATests.other(than: code))
+                try await registration.resolver.verifyTOTPCode(TFACodes.other(than: code))
                     == .invalidCode(attemptsLeft: 4))
             guard
                 case .resolved(let session) = try await registration.resolver.verifyTOTPCode(code, rememberDevice: true)
@@ -87,7 +89,7 @@ struct SDKTFATests {
                 #expect(addresses.map(\.obfuscated) == ["b***b@b***k.example"])
                 let verify = try await emails.sendEmailCode(to: addresses[0])
                 let mail = try #require(try await smtp.wait(for: 1).first)
-                let code = try #require(TFACodeTests.code(in: mail.body))
+                let code = try #require(TFACodes.code(in: mail.body))
                 guard case .resolved = try await verify.verifyCode(code) else {
                     throw TestFailure("the mailed code did not resolve the login")
                 }
@@ -102,7 +104,7 @@ struct SDKTFATests {
                     .registerPhone("+420777123456", method: .sms)
                 let message = try OperatorJSON.decoder().decode(
                     PhoneMessage.self, from: try #require(try await gateway.wait(for: 1).first).body)
-                #expect(try await phone.verifyCode(TFATests.other(than: message.code)) == .invalidCode(attemptsLeft: 4))
+                #expect(try await phone.verifyCode(TFACodes.other(than: message.code)) == .invalidCode(attemptsLeft: 4))
                 guard case .resolved(let session) = try await phone.verifyCode(message.code) else {
                     throw TestFailure("the SMS code did not resolve the login")
                 }
@@ -132,11 +134,11 @@ struct SDKTFATests {
     func pushAndBiometry(_ backend: Backend) async throws {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
-        let root = SDKFactorTests.directory()
+        let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
             try await TFAClient(server: server, client: http).createAccount("alice")
-            let client = try await SDKOperationsTests.activatedClient(server, http, directory: root)
+            let client = try await SDKClients.activatedClient(server, http, directory: root)
             let operations = OperationsService(client: client)
             let activationId = try #require(await client.registrationId)
             let tfa = TFAService(server: http.base)

@@ -6,12 +6,10 @@ import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServerTesting
+
 @Suite("AssentSDK factors: configuration, manual commit, PIN change, biometry, device-only")
 struct SDKFactorTests {
-    static func directory() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("assent-sdk-\(UUID())")
-    }
-
     @Test(
         "Server configuration, manual commit, change PIN, add / use / remove biometry, offline biometry",
         arguments: Backend.all)
@@ -20,11 +18,11 @@ struct SDKFactorTests {
         policy.pinMinimumLength = 6
         let server = try await TestServer.make(backend, policy: policy)
         defer { Task { await server.shutdown() } }
-        let directory = Self.directory()
+        let directory = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let biometry = SimulatedBiometryProvider()
         try await server.live { http in
-            let client = try SDKTests.client(server, base: http.base, directory: directory, biometry: biometry)
+            let client = try SDKClients.client(server, base: http.base, directory: directory, biometry: biometry)
             let configuration = try await client.loadConfiguration()
             #expect(configuration.pin == .init(type: "NUMERIC", minLength: 6, maxLength: 16))
             #expect(configuration.methods == [.device, .pin, .biometry])
@@ -127,9 +125,9 @@ struct SDKFactorTests {
             try await operations.authorize(third, factor: .pin("654321"))
 
             // Finishing with PIN and biometry stores the biometry key at once (a second device of the same user).
-            let otherDirectory = Self.directory()
+            let otherDirectory = SDKClients.directory()
             defer { try? FileManager.default.removeItem(at: otherDirectory) }
-            let other = try SDKTests.client(server, base: http.base, directory: otherDirectory, biometry: biometry)
+            let other = try SDKClients.client(server, base: http.base, directory: otherDirectory, biometry: biometry)
             _ = try await other.startActivation(
                 code: try await server.createActivation(http, userId: "alice").activationCode)
             try await other.finishActivation(with: .pinAndBiometry("111111"))
@@ -149,11 +147,11 @@ struct SDKFactorTests {
         policy.biometryEnabled = false
         let server = try await TestServer.make(.sqlite, policy: policy)
         defer { Task { await server.shutdown() } }
-        let directory = Self.directory()
+        let directory = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let biometry = SimulatedBiometryProvider()
         try await server.live { http in
-            let client = try SDKTests.client(server, base: http.base, directory: directory, biometry: biometry)
+            let client = try SDKClients.client(server, base: http.base, directory: directory, biometry: biometry)
             let started = try await client.startActivation(
                 code: try await server.createActivation(http, userId: "bob").activationCode)
             #expect(started.methods == [.device, .pin])

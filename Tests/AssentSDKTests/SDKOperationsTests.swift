@@ -7,6 +7,8 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import AssentServerTesting
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -79,35 +81,11 @@ final class SilentListener: Sendable {
 
 @Suite("AssentSDK operations: polling events, cancellation, custom and local operations, authentication")
 struct SDKOperationsTests {
-    static func activatedClient(
-        _ server: TestServer, _ http: HTTPClient, directory: URL, userId: String = "alice"
-    ) async throws -> AssentClient {
-        let client = try SDKTests.client(server, base: http.base, directory: directory)
-        _ = try await client.startActivation(
-            code: try await server.createActivation(http, userId: userId).activationCode)
-        try await client.finishActivation(pin: "1234")
-        return client
-    }
-
-    /// Runs `body` against a live server on `backend` with an SDK client activated for alice (PIN 1234), its state
-    /// in `directory`.
-    static func withActivatedClient(
-        _ backend: Backend, _ body: @Sendable (TestServer, HTTPClient, AssentClient, URL) async throws -> Void
-    ) async throws {
-        let server = try await TestServer.make(backend)
-        defer { Task { await server.shutdown() } }
-        let directory = SDKFactorTests.directory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try await server.live { http in
-            try await body(server, http, try await activatedClient(server, http, directory: directory), directory)
-        }
-    }
-
     @Test(
         "Polling and refreshes emit loading, added and removed, failures; observers see the same",
         arguments: Backend.all)
     func polling(backend: Backend) async throws {
-        try await Self.withActivatedClient(backend) { server, http, client, _ in
+        try await SDKClients.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client)
             let recorder = EventRecorder()
             await operations.addObserver(recorder)
@@ -212,7 +190,7 @@ struct SDKOperationsTests {
         "status() moves a counter restored from an older copy of the keystore up to the server's",
         arguments: Backend.all)
     func counterResynchronisation(backend: Backend) async throws {
-        try await Self.withActivatedClient(backend) { server, http, client, directory in
+        try await SDKClients.withActivatedClient(backend) { server, http, client, directory in
             let files = ["state", "state.key"].map { directory.appendingPathComponent($0) }
             let backup = try files.map { try Data(contentsOf: $0) }
             let operations = OperationsService(client: client)
@@ -223,7 +201,7 @@ struct SDKOperationsTests {
             // The device comes back from a backup: its counter is behind values the server has already seen, so
             // its next signature would be a replay. Reading the status moves it forward first.
             for (file, data) in zip(files, backup) { try data.write(to: file) }
-            let restored = try SDKTests.client(server, base: http.base, directory: directory)
+            let restored = try SDKClients.client(server, base: http.base, directory: directory)
             #expect(try await restored.status().failedAttempts == 0)
             let next = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             try await OperationsService(client: restored).reject(id: next.id)
@@ -235,7 +213,7 @@ struct SDKOperationsTests {
     @Test("Cancelling the task ends a hanging call at once with .cancelled, for every kind of call")
     func cancellation() async throws {
         let silent = try SilentListener()
-        try await Self.withActivatedClient(.sqlite) { server, http, _, directory in
+        try await SDKClients.withActivatedClient(.sqlite) { server, http, _, directory in
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             // The same activation, but its server never answers.
             let hanging = try AssentClient(
@@ -273,7 +251,7 @@ struct SDKOperationsTests {
             // Nothing was approved or rejected, and the original client still works (the counter moved ahead
             // only locally, within the server's look-ahead).
             #expect(try await server.operation(http, payment.id).status == .pending)
-            let reopened = try SDKTests.client(server, base: http.base, directory: directory)
+            let reopened = try SDKClients.client(server, base: http.base, directory: directory)
             try await OperationsService(client: reopened).authorize(
                 LocalOperation(id: payment.id, data: payment.data), factor: .pin("1234"))
             #expect(try await server.operation(http, payment.id).status == .approved)
@@ -301,7 +279,7 @@ struct SDKOperationsTests {
         #expect(decoded.first?.extra.riskScore == 17 && decoded.first?.extra.channel == "web")
         #expect(decoded.first?.operation.formData.title == "Pay" && decoded.first?.id == "op-1")
 
-        try await Self.withActivatedClient(backend) { server, http, client, _ in
+        try await SDKClients.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client)
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             let none = try await http.send(
@@ -331,7 +309,7 @@ struct SDKOperationsTests {
 
     @Test("Authentication start and finish: context, remaining attempts, result text, cancel", arguments: Backend.all)
     func authentication(backend: Backend) async throws {
-        try await Self.withActivatedClient(backend) { server, http, client, _ in
+        try await SDKClients.withActivatedClient(backend) { server, http, client, _ in
             let operations = OperationsService(client: client, acceptLanguage: "cs")
             let payment = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
             let context = try await operations.startAuthentication(operationId: payment.id)
