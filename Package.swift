@@ -8,6 +8,25 @@ let strictSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// What the server's tests and their shared support target (a server on real databases and HTTP, fixtures, an
+/// SMTP server, a relying party) build on.
+let serverTestingDependencies: [Target.Dependency] = [
+    "AssentServer",
+    "AssentCrypto",
+    "AssentModel",
+    "AssentTesting",
+    "AssentSDK",
+    .product(name: "HummingbirdTesting", package: "hummingbird"),
+    .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+    .product(name: "X509", package: "swift-certificates"),
+    .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+    .product(name: "NIOSSL", package: "swift-nio-ssl"),
+    .product(name: "CryptoExtras", package: "swift-crypto"),
+    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+    .product(name: "JWTKit", package: "jwt-kit"),
+    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+]
+
 let package = Package(
     name: "assent",
     platforms: [.macOS(.v15), .iOS(.v18)],
@@ -135,45 +154,13 @@ let package = Package(
         // RunningServer, a throwaway PostgreSQL cluster), operation fixtures, an SMTP server, a relying party.
         .target(
             name: "AssentServerTesting",
-            dependencies: [
-                "AssentServer",
-                "AssentCrypto",
-                "AssentModel",
-                "AssentTesting",
-                "AssentSDK",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
+            dependencies: serverTestingDependencies,
             path: "Tests/AssentServerTesting",
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "AssentServerTests",
-            dependencies: [
-                "AssentServerTesting",
-                "AssentServer",
-                "AssentCrypto",
-                "AssentModel",
-                "AssentTesting",
-                "AssentSDK",
-                "assent",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
+            dependencies: ["AssentServerTesting", "assent"] + serverTestingDependencies,
             swiftSettings: strictSettings
         ),
         .testTarget(
