@@ -250,8 +250,8 @@ struct ConsolePages: Sendable {
     }
 
     /// A console page: the navigation the key's scopes allow, the operator's name, the form token, and the
-    /// sentence an action left (shown once: the caller's session is saved without it).
-    /// A page that shows its own `error` shows no other.
+    /// sentence an action left (shown once: the caller's session is saved without it) — unless the page brings an
+    /// `error` of its own, which is then the only one shown.
     func render<Content: PageContext>(
         _ content: Content, title: String, live: String? = nil, error: String? = nil, _ visit: Visit,
         status: HTTPResponse.Status = .ok
