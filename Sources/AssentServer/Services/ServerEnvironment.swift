@@ -4,47 +4,118 @@ import Logging
 import Synchronization
 
 /// What every service shares: the store, the limits, the clock and the logger.
+///
+/// A value whose fields live in one shared, immutable box: services hold an environment each and are made per
+/// request, so a copy is one reference (the fields are ≈ 1.2 KB with some thirty references, which every copy
+/// retained and every async frame holding a service carried). Setting a field puts the changed fields in a new box.
 public struct ServerEnvironment: Sendable {
-    public var store: any AssentStore
-    public var policy: SecurityPolicy
-    public var logger: Logger
+    private struct Values: Sendable {
+        var store: any AssentStore
+        var policy: SecurityPolicy
+        var logger: Logger
+        var now: @Sendable () -> Date
+        var webhook: WebhookSettings?
+        var push: PushSettings?
+        var rateLimits = RateLimits()
+        var trustedProxies = TrustedProxies()
+        var openID = OpenIDSettings()
+        var tfa = TFASettings()
+        var outbox = OutboxPolicy()
+        let outboxWakeup = Wakeup()
+        let events = EventHub()
+        var streamHeartbeat: Duration = .seconds(15)
+        let applications = ApplicationCache()
+        var announcements: Announcements?
+    }
+
+    private final class Box: Sendable {
+        let values: Values
+        init(_ values: Values) { self.values = values }
+    }
+
+    private var box: Box
+
+    /// Changes fields: a new box, so that copies made before keep theirs.
+    private mutating func change(_ body: (inout Values) -> Void) {
+        var values = box.values
+        body(&values)
+        box = Box(values)
+    }
+
+    public var store: any AssentStore {
+        get { box.values.store }
+        set { change { $0.store = newValue } }
+    }
+    public var policy: SecurityPolicy {
+        get { box.values.policy }
+        set { change { $0.policy = newValue } }
+    }
+    public var logger: Logger {
+        get { box.values.logger }
+        set { change { $0.logger = newValue } }
+    }
     /// The current time; tests move it.
-    public var now: @Sendable () -> Date
+    public var now: @Sendable () -> Date {
+        get { box.values.now }
+        set { change { $0.now = newValue } }
+    }
     /// Where operation status changes are delivered, if anywhere.
-    public var webhook: WebhookSettings?
+    public var webhook: WebhookSettings? {
+        get { box.values.webhook }
+        set { change { $0.webhook = newValue } }
+    }
     /// The push services notifications go through, if any.
-    public var push: PushSettings?
+    public var push: PushSettings? {
+        get { box.values.push }
+        set { change { $0.push = newValue } }
+    }
     /// The limits of guessable endpoints.
-    public var rateLimits = RateLimits()
+    public var rateLimits: RateLimits {
+        get { box.values.rateLimits }
+        set { change { $0.rateLimits = newValue } }
+    }
     /// The reverse proxies whose `X-Forwarded-For` names the client the per-address limits count (none by default).
-    public var trustedProxies = TrustedProxies()
+    public var trustedProxies: TrustedProxies {
+        get { box.values.trustedProxies }
+        set { change { $0.trustedProxies = newValue } }
+    }
     /// The OpenID provider (issuer, token lifetimes, CIBA limits).
-    public var openID = OpenIDSettings()
+    public var openID: OpenIDSettings {
+        get { box.values.openID }
+        set { change { $0.openID = newValue } }
+    }
     /// Two-factor login (lifetimes, tries, password hashing).
-    public var tfa = TFASettings()
+    public var tfa: TFASettings {
+        get { box.values.tfa }
+        set { change { $0.tfa = newValue } }
+    }
     /// How the outbox (webhooks, pushes) retries.
-    public var outbox = OutboxPolicy()
+    public var outbox: OutboxPolicy {
+        get { box.values.outbox }
+        set { change { $0.outbox = newValue } }
+    }
     /// Wakes this process's outbox dispatcher after a write that added messages.
-    public let outboxWakeup = Wakeup()
+    public var outboxWakeup: Wakeup { box.values.outboxWakeup }
     /// Wakes this process's live event streams of a user.
-    public let events = EventHub()
+    public var events: EventHub { box.values.events }
     /// How often a live stream sends a heartbeat and re-checks its token (default 15 s).
-    public var streamHeartbeat: Duration = .seconds(15)
+    public var streamHeartbeat: Duration {
+        get { box.values.streamHeartbeat }
+        set { change { $0.streamHeartbeat = newValue } }
+    }
     /// Applications read so far, by key (immutable records, so safe to keep per process).
-    let applications = ApplicationCache()
+    var applications: ApplicationCache { box.values.applications }
     /// Inside ``inOneCommit(_:)``: the changes to announce once the commit is done.
-    private var announcements: Announcements?
+    private var announcements: Announcements? {
+        get { box.values.announcements }
+        set { change { $0.announcements = newValue } }
+    }
 
     public init(
         store: any AssentStore, policy: SecurityPolicy = .default, logger: Logger,
         now: @escaping @Sendable () -> Date = { Date() }, webhook: WebhookSettings? = nil, push: PushSettings? = nil
     ) {
-        self.store = store
-        self.policy = policy
-        self.logger = logger
-        self.now = now
-        self.webhook = webhook
-        self.push = push
+        box = Box(Values(store: store, policy: policy, logger: logger, now: now, webhook: webhook, push: push))
     }
 
     var nowMillis: Millis { now().millis }
@@ -57,8 +128,10 @@ public struct ServerEnvironment: Sendable {
         let pending = Announcements()
         let value = try await store.inOneCommit { store in
             var scoped = self
-            scoped.store = store
-            scoped.announcements = pending
+            scoped.change {
+                $0.store = store
+                $0.announcements = pending
+            }
             return try await body(scoped)
         }
         for userId in pending.all { announceChange(userId: userId) }
