@@ -36,10 +36,14 @@ struct CIBATests {
                 #expect(document[field] != nil, "\(field)")
             }
             #expect((document["id_token_signing_alg_values_supported"] as? [String])?.contains("RS256") == true)
-            #expect(document["grant_types_supported"] as? [String] == ["urn:openid:params:grant-type:ciba"])
+            #expect(
+                document["grant_types_supported"] as? [String] == [
+                    "authorization_code", "urn:openid:params:grant-type:ciba",
+                ])
             #expect(document["backchannel_token_delivery_modes_supported"] as? [String] == ["poll", "ping", "push"])
             #expect(
                 document["acr_values_supported"] as? [String] == [
+                    "urn:assent:acr:password", "urn:assent:acr:mfa", "urn:assent:acr:phone",
                     "urn:assent:acr:device", "urn:assent:acr:pin", "urn:assent:acr:pin-or-biometry",
                 ])
             let jwks = try JSONDecoder().decode(JWKSet.self, from: try await client.send("GET", "/oauth2/jwks").body)
@@ -230,7 +234,10 @@ struct CIBATests {
             #expect(TestRelyingParty.error(repeated) == "invalid_request")
             // Token endpoint.
             #expect(TestRelyingParty.error(try await rp.token("unknown")) == "invalid_grant")
-            let wrongGrant = try await rp.post("/oauth2/token", ["grant_type": "authorization_code", "code": "x"])
+            // A grant this client is not registered for, and one the provider does not serve (RFC 6749 §5.2).
+            let otherGrant = try await rp.post("/oauth2/token", ["grant_type": "authorization_code", "code": "x"])
+            #expect(TestRelyingParty.error(otherGrant) == "unauthorized_client")
+            let wrongGrant = try await rp.post("/oauth2/token", ["grant_type": "password", "username": "x"])
             #expect(TestRelyingParty.error(wrongGrant) == "unsupported_grant_type")
             #expect(
                 TestRelyingParty.error(

@@ -79,7 +79,8 @@ struct LoginPageBrowserTests {
             let cookies = try await browser.cookies()
             let session = try #require(cookies["__Host-assent-login"])
             #expect(session["secure"] as? Bool == true && session["httpOnly"] as? Bool == true)
-            #expect(session["sameSite"] as? String == "Strict" && session["path"] as? String == "/")
+            // Lax: a relying party's link to the authorization endpoint brings the single-sign-on session along.
+            #expect(session["sameSite"] as? String == "Lax" && session["path"] as? String == "/")
             let device = try #require(cookies["__Host-assent-device"])
             #expect(device["secure"] as? Bool == true && device["httpOnly"] as? Bool == true)
 
@@ -371,7 +372,7 @@ struct LoginPageProtectionTests {
             #expect(right.status == .seeOther && right.location == "/login/factor")
             let sessionCookie = try #require(
                 right.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-login=") })
-            #expect(sessionCookie.hasSuffix("; Path=/; Max-Age=900; Secure; HttpOnly; SameSite=Strict"))
+            #expect(sessionCookie.hasSuffix("; Path=/; Max-Age=28800; Secure; HttpOnly; SameSite=Lax"))
             let cookie = String(sessionCookie.prefix { $0 != ";" })
             let factorPage = try await call(.get, "/login/factor", cookie: cookie)
             #expect(factorPage.status == .ok && factorPage.body.contains("Set up a second factor"))

@@ -21,17 +21,31 @@ public enum FormEncoding {
     /// Decodes a body into its fields (`+` is a space; empty pairs are skipped). Invalid percent-encoding or
     /// invalid UTF-8 and repeated names are errors.
     public static func decode(_ body: Data) throws(DecodingError) -> [String: String] {
+        let (form, repeated) = try decodeFirst(body)
+        if let repeated { throw .repeated(repeated) }
+        return form
+    }
+
+    /// Decodes a body keeping each name's first value, and names the first name that appears again — for a caller
+    /// that must still answer with what it read (an authorization request's error goes back with its `state`).
+    public static func decodeFirst(_ body: Data) throws(DecodingError) -> (
+        fields: [String: String], repeated: String?
+    ) {
         guard let text = String(data: body, encoding: .utf8) else { throw .invalidEncoding }
         var form: [String: String] = [:]
+        var repeated: String?
         for pair in text.split(separator: "&") where !pair.isEmpty {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             guard let name = unescape(parts[0]), let value = unescape(parts.count == 2 ? parts[1] : "") else {
                 throw .invalidEncoding
             }
-            guard form[name] == nil else { throw .repeated(name) }
+            guard form[name] == nil else {
+                repeated = repeated ?? name
+                continue
+            }
             form[name] = value
         }
-        return form
+        return (form, repeated)
     }
 
     private static func unescape(_ text: Substring) -> String? {

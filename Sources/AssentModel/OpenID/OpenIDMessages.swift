@@ -162,11 +162,24 @@ public struct CreateClientRequest: Codable, Sendable, Equatable {
     public var idTokenSignedResponseAlg: String?
     /// The public keys (ES256 or RS256) a `private_key_jwt` client signs its assertions with.
     public var jwks: JWKSet?
+    /// Where the authorization endpoint may send the browser back (compared exactly; 1 to 10 URIs): `https`, `http`
+    /// only to a loopback host, or a native app's private-use scheme (`com.example.app:/callback`, RFC 8252 §7.1).
+    public var redirectUris: [String]?
+    /// `confidential` (default: it authenticates at the token endpoint) or `public` (a native or browser app that
+    /// cannot keep a secret: no secret, PKCE required, authentication method `none`).
+    public var type: String?
+    /// What the client may do: `ciba` (backchannel authentication), `authorization_code` (the browser sign-in).
+    /// Default: `authorization_code` when `redirectUris` are given, else `ciba`.
+    public var grantTypes: [String]?
 
     public init(
         name: String, deliveryMode: String? = nil, notificationEndpoint: String? = nil, scopes: [String]? = nil,
-        tokenEndpointAuthMethod: String? = nil, idTokenSignedResponseAlg: String? = nil, jwks: JWKSet? = nil
+        tokenEndpointAuthMethod: String? = nil, idTokenSignedResponseAlg: String? = nil, jwks: JWKSet? = nil,
+        redirectUris: [String]? = nil, type: String? = nil, grantTypes: [String]? = nil
     ) {
+        self.redirectUris = redirectUris
+        self.type = type
+        self.grantTypes = grantTypes
         self.jwks = jwks
         self.name = name
         self.deliveryMode = deliveryMode
@@ -186,12 +199,20 @@ public struct ClientInfo: Codable, Sendable, Equatable {
     public var scopes: [String]
     public var tokenEndpointAuthMethod: String
     public var idTokenSignedResponseAlg: String
+    public var redirectUris: [String]
+    /// `confidential` or `public`.
+    public var type: String
+    public var grantTypes: [String]
     public var createdAt: Date
 
     public init(
         clientId: String, name: String, deliveryMode: String, notificationEndpoint: String?, scopes: [String],
-        tokenEndpointAuthMethod: String, idTokenSignedResponseAlg: String, createdAt: Date
+        tokenEndpointAuthMethod: String, idTokenSignedResponseAlg: String, redirectUris: [String] = [],
+        type: String = "confidential", grantTypes: [String] = ["ciba"], createdAt: Date
     ) {
+        self.redirectUris = redirectUris
+        self.type = type
+        self.grantTypes = grantTypes
         self.clientId = clientId
         self.name = name
         self.deliveryMode = deliveryMode

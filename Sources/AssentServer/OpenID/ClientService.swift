@@ -39,8 +39,35 @@ public struct ClientService: Sendable {
         } else if request.notificationEndpoint != nil {
             throw invalid("A poll client has no notificationEndpoint.")
         }
-        let method = request.tokenEndpointAuthMethod ?? "client_secret_basic"
-        guard Self.authMethods.contains(method) else {
+        let type = request.type ?? OpenIDClientRecord.confidential
+        guard [OpenIDClientRecord.confidential, OpenIDClientRecord.publicType].contains(type) else {
+            throw invalid("type is confidential or public.")
+        }
+        let isPublic = type == OpenIDClientRecord.publicType
+        let redirectUris = try Self.validatedRedirectURIs(request.redirectUris ?? [])
+        let grantTypes = Array(
+            Set(
+                request.grantTypes
+                    ?? [redirectUris.isEmpty ? OpenIDClientRecord.cibaGrant : OpenIDClientRecord.codeGrant])
+        ).sorted()
+        for grant in grantTypes where !Self.grantTypes.contains(grant) {
+            throw invalid("Grant type \(grant) is not offered; known: \(Self.grantTypes.joined(separator: ", ")).")
+        }
+        guard !grantTypes.isEmpty else { throw invalid("grantTypes names at least one grant type.") }
+        if grantTypes.contains(OpenIDClientRecord.codeGrant), redirectUris.isEmpty {
+            throw invalid("An authorization_code client needs redirectUris.")
+        }
+        if !grantTypes.contains(OpenIDClientRecord.codeGrant), !redirectUris.isEmpty {
+            throw invalid("redirectUris are only for authorization_code clients.")
+        }
+        if isPublic, grantTypes.contains(OpenIDClientRecord.cibaGrant) {
+            throw invalid("A public client cannot use ciba: backchannel requests need client authentication.")
+        }
+        let method = isPublic ? "none" : request.tokenEndpointAuthMethod ?? "client_secret_basic"
+        if isPublic, let asked = request.tokenEndpointAuthMethod, asked != "none" {
+            throw invalid("A public client authenticates with none (it has no secret and no keys).")
+        }
+        guard isPublic || Self.authMethods.contains(method) else {
             throw invalid("tokenEndpointAuthMethod is client_secret_basic, client_secret_post or private_key_jwt.")
         }
         if method == "private_key_jwt" {
@@ -64,11 +91,71 @@ public struct ClientService: Sendable {
             id: "cl_" + Base64URL.encode(Bytes.random(count: 12)), name: name, secretHash: Self.hash(secret),
             authMethod: method, deliveryMode: deliveryMode.rawValue, notificationEndpoint: endpoint, scopes: scopes,
             idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis,
-            jwks: method == "private_key_jwt" ? request.jwks : nil)
+            jwks: method == "private_key_jwt" ? request.jwks : nil, redirectUris: redirectUris, type: type,
+            grantTypes: grantTypes)
         try await store.insertClient(client)
         await environment.audit(
-            .clientCreated, actor: actor, "OpenID client \(client.id) (\(name)) registered for \(mode) delivery.")
-        return (client, method == "private_key_jwt" ? nil : secret)
+            .clientCreated, actor: actor,
+            "OpenID client \(client.id) (\(name), \(type)) registered for \(grantTypes.joined(separator: ", "))"
+                + (grantTypes.contains(OpenIDClientRecord.cibaGrant) ? " with \(mode) delivery." : "."))
+        return (client, method == "private_key_jwt" || isPublic ? nil : secret)
+    }
+
+    /// The grant types a client may be registered for.
+    static let grantTypes = [OpenIDClientRecord.codeGrant, OpenIDClientRecord.cibaGrant]
+
+    /// The longest redirect URI accepted, in characters, and how many a client may have.
+    static let redirectURIMaximumLength = 2_048
+    static let redirectURILimit = 10
+
+    /// Redirect URIs as RFC 6749 §3.1.2 and RFC 8252 allow them: absolute, no fragment, no user information;
+    /// `https`, `http` only to a loopback host (`localhost`, `127.0.0.1`, `[::1]`), or a private-use scheme with a
+    /// dot (a native app's reverse domain name, RFC 8252 §7.1).
+    static func validatedRedirectURIs(_ uris: [String]) throws -> [String] {
+        guard uris.count <= redirectURILimit else {
+            throw AssentServerError.invalidRequest("A client has at most \(redirectURILimit) redirectUris.")
+        }
+        for uri in uris {
+            let refused = AssentServerError.invalidRequest(
+                "Redirect URI \(uri.prefix(100)) is not allowed: an absolute https URL (http only to localhost, "
+                    + "127.0.0.1 or [::1]) or a native app's reverse-domain scheme, without a fragment or user "
+                    + "information, at most \(redirectURIMaximumLength) characters.")
+            guard uri.utf8.count <= redirectURIMaximumLength, !uri.contains(where: { $0.isWhitespace }),
+                uri.allSatisfy(\.isASCII), let components = URLComponents(string: uri),
+                let scheme = components.scheme?.lowercased(), components.fragment == nil, components.user == nil,
+                components.password == nil
+            else { throw refused }
+            switch scheme {
+            case "https":
+                guard let host = components.host, !host.isEmpty else { throw refused }
+            case "http":
+                guard let host = components.host, Self.loopbackHosts.contains(host.lowercased()) else { throw refused }
+            default:
+                guard scheme.contains("."), !["javascript", "data", "file", "vbscript"].contains(scheme) else {
+                    throw refused
+                }
+            }
+        }
+        return Array(NSOrderedSet(array: uris)) as? [String] ?? uris
+    }
+
+    /// Hosts an `http` redirect URI may name (as `URLComponents.host` spells them).
+    static let loopbackHosts: Set<String> = ["localhost", "127.0.0.1", "::1", "[::1]"]
+
+    /// Whether `uri` is one of the client's redirect URIs: the same string, or — for a public client's loopback IP
+    /// literal (RFC 8252 §7.3) — the same but for the port.
+    static func isRegistered(_ uri: String, for client: OpenIDClientRecord) -> Bool {
+        if client.redirectUris.contains(uri) { return true }
+        guard client.isPublic, let given = URLComponents(string: uri), given.scheme == "http",
+            ["127.0.0.1", "::1", "[::1]"].contains(given.host ?? "")
+        else { return false }
+        return client.redirectUris.contains { registered in
+            guard var candidate = URLComponents(string: registered), candidate.scheme == "http",
+                candidate.host == given.host
+            else { return false }
+            candidate.port = given.port
+            return candidate.string == uri
+        }
     }
 
     /// Every registered client.
@@ -152,6 +239,13 @@ public struct ClientService: Sendable {
             presented = (basic.id, basic.secret, "client_secret_basic")
         } else if let id = form["client_id"], let secret = form["client_secret"] {
             presented = (id, secret, "client_secret_post")
+        } else if let id = form["client_id"] {
+            // A public client has nothing to present; a confidential one must.
+            guard id.utf8.count <= 64, let client = try await store.client(id: id), client.isPublic else {
+                await limiter.recordFailure(rule, "client-auth.address", address)
+                throw OAuthError.invalidClient()
+            }
+            return client
         } else {
             throw OAuthError.invalidClient("No client authentication: use HTTP Basic or client_id and client_secret.")
         }
@@ -161,7 +255,7 @@ public struct ClientService: Sendable {
             await limiter.recordFailure(rule, "client-auth.address", address)
             throw OAuthError.invalidClient()
         }
-        guard client.authMethod == presented.method else {
+        guard client.authMethod == presented.method, !client.isPublic else {
             throw OAuthError.invalidClient("This client authenticates with \(client.authMethod).")
         }
         return client
@@ -240,6 +334,7 @@ public struct ClientService: Sendable {
             clientId: client.id, name: client.name, deliveryMode: client.deliveryMode,
             notificationEndpoint: client.notificationEndpoint, scopes: client.scopes,
             tokenEndpointAuthMethod: client.authMethod, idTokenSignedResponseAlg: client.idTokenAlgorithm,
+            redirectUris: client.redirectUris, type: client.type, grantTypes: client.grantTypes,
             createdAt: Date(millis: client.createdAt))
     }
 }

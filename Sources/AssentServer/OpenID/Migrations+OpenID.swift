@@ -89,4 +89,36 @@ extension Migrations {
 }
 
 extension Migrations {
+    /// Version 14: the authorization code flow — clients' redirect URIs, type and grant types (existing clients
+    /// stay confidential CIBA clients), single-use authorization codes (hashed), and the code an access token was
+    /// issued for (a replayed code revokes it).
+    static func openIDCodeFlowV14(_ dialect: Dialect) -> [String] {
+        let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
+        return [
+            "ALTER TABLE openid_clients \(add) redirect_uris TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE openid_clients \(add) client_type TEXT NOT NULL DEFAULT 'confidential'",
+            "ALTER TABLE openid_clients \(add) grant_types TEXT NOT NULL DEFAULT 'ciba'",
+            "ALTER TABLE openid_access_tokens \(add) code_hash \(dialect.blob)",
+            "CREATE INDEX IF NOT EXISTS openid_access_tokens_code ON openid_access_tokens(code_hash)",
+            """
+            CREATE TABLE IF NOT EXISTS openid_codes (
+                code_hash \(dialect.blob) PRIMARY KEY,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                redirect_uri TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                nonce TEXT,
+                code_challenge TEXT,
+                acr TEXT NOT NULL,
+                amr TEXT NOT NULL,
+                auth_time \(dialect.bigint) NOT NULL,
+                session_id TEXT NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL,
+                redeemed_at \(dialect.bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS openid_codes_expires ON openid_codes(expires_at)",
+        ]
+    }
 }

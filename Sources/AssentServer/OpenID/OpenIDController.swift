@@ -6,17 +6,19 @@ import Hummingbird
 
 /// The OpenID provider's endpoints: discovery, JWKS, the CIBA backchannel authentication endpoint, the token
 /// endpoint, userinfo and token introspection. They answer in OAuth's own JSON (`{"error","error_description"}`),
-/// never cached.
+/// never cached. The authorization endpoint is a page (``LoginPages``): the person signs in there.
 struct OpenIDController {
     let environment: ServerEnvironment
     let clients: ClientService
     let ciba: CIBAService
+    let authorization: AuthorizationService
     let keys: SigningKeyService
 
     init(environment: ServerEnvironment) {
         self.environment = environment
         clients = ClientService(environment: environment)
         ciba = CIBAService(environment: environment)
+        authorization = AuthorizationService(environment: environment)
         keys = SigningKeyService(environment: environment)
     }
 
@@ -29,7 +31,6 @@ struct OpenIDController {
             .post("introspect", use: introspect)
             .get("userinfo", use: userinfo)
             .post("userinfo", use: userinfo)
-            .get("authorize", use: authorize)
     }
 
     @Sendable func discoveryDocument(_ request: Request, context: AssentRequestContext) async throws -> Response {
@@ -42,26 +43,38 @@ struct OpenIDController {
 
     @Sendable func backchannelAuthorize(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await oauth(request, context) { form, client in
-            try Self.json(try await ciba.authenticationRequest(form, client: client))
+            guard client.grantTypes.contains(OpenIDClientRecord.cibaGrant) else {
+                throw OAuthError(.unauthorizedClient, "This client is not registered for backchannel authentication.")
+            }
+            return try Self.json(try await ciba.authenticationRequest(form, client: client))
         }
     }
 
+    /// The token endpoint: the grant type chooses the flow.
     @Sendable func token(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await oauth(request, context) { form, client in
-            try Self.json(try await ciba.tokenRequest(form, client: client))
+            switch form["grant_type"] {
+            case CIBAService.grantType?:
+                guard client.grantTypes.contains(OpenIDClientRecord.cibaGrant) else {
+                    throw OAuthError(.unauthorizedClient, "This client is not registered for backchannel authentication.")
+                }
+                return try Self.json(try await ciba.tokenRequest(form, client: client))
+            case OpenIDClientRecord.codeGrant?:
+                return try Self.json(try await authorization.tokenRequest(form, client: client))
+            case nil:
+                throw OAuthError.invalidRequest("grant_type is missing.")
+            case let other?:
+                throw OAuthError(
+                    .unsupportedGrantType,
+                    "grant_type \(other.prefix(100)) is not served; this endpoint serves authorization_code and "
+                        + "\(CIBAService.grantType).")
+            }
         }
     }
 
     @Sendable func introspect(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await oauth(request, context) { form, client in try Self.json(try await introspection(form, client: client))
         }
-    }
-
-    @Sendable func authorize(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        OAuthError(
-            .unsupportedResponseType,
-            "This provider serves backchannel authentication (CIBA) only; there is no browser flow."
-        ).response
     }
 
     /// The discovery document (OpenID Connect Discovery 1.0 §3, CIBA Core §4).
@@ -78,18 +91,25 @@ struct OpenIDController {
             "backchannel_authentication_endpoint": .string("\(base)/oauth2/bc-authorize"),
             "backchannel_token_delivery_modes_supported": strings(["poll", "ping", "push"]),
             "backchannel_user_code_parameter_supported": .bool(false),
-            "grant_types_supported": strings([CIBAService.grantType]),
-            "response_types_supported": .array([]),
+            "grant_types_supported": strings([OpenIDClientRecord.codeGrant, CIBAService.grantType]),
+            "response_types_supported": strings(["code"]),
+            "response_modes_supported": strings(["query"]),
+            "code_challenge_methods_supported": strings(["S256"]),
+            "authorization_response_iss_parameter_supported": .bool(true),
+            "prompt_values_supported": strings(AuthorizationService.prompts.sorted()),
+            "request_parameter_supported": .bool(false),
+            "request_uri_parameter_supported": .bool(false),
             "subject_types_supported": strings(["public"]),
             "id_token_signing_alg_values_supported": strings(["RS256", "ES256"]),
-            "token_endpoint_auth_methods_supported": strings(ClientService.authMethods),
+            "token_endpoint_auth_methods_supported": strings(ClientService.authMethods + ["none"]),
             "introspection_endpoint_auth_methods_supported": strings(ClientService.authMethods),
             "token_endpoint_auth_signing_alg_values_supported": strings(["ES256", "RS256"]),
             "scopes_supported": strings(["openid"] + ClientService.knownScopes),
-            "acr_values_supported": strings(CIBAService.acrFactors.keys.sorted()),
+            "acr_values_supported": strings(
+                SignInAssurance.allCases.map(\.acr) + CIBAService.acrFactors.keys.sorted()),
             "claims_supported": strings([
-                "iss", "sub", "aud", "exp", "iat", "auth_time", "at_hash", "amr", "acr", "binding_message",
-                "transaction",
+                "iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "acr", "sid",
+                "binding_message", "transaction",
                 CIBAService.authReqIdClaim,
             ]),
         ]

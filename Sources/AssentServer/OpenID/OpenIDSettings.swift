@@ -26,6 +26,11 @@ public struct OpenIDSettings: Sendable {
     public var slowDownPenalty = 5
     /// The longest `binding_message`, in characters.
     public var bindingMessageLimit = 128
+    /// How long an authorization code may wait for its redemption, seconds (OpenID Connect Core §3.1.2.5 asks for
+    /// a short life; RFC 6749 §4.1.2 recommends at most ten minutes).
+    public var codeLifetime = 60
+    /// How long the hosted pages' signed-in session (the single-sign-on session) lasts after its latest use, seconds.
+    public var sessionLifetime = 28_800
     /// How long a retired signing key stays published after it stopped signing (at least the token lifetime).
     public var retiredKeyLifetime = 86_400
 
@@ -61,6 +66,10 @@ enum OAuthErrorCode: String, Sendable, CaseIterable {
     case expiredLoginHintToken = "expired_login_hint_token"
     case unknownUserId = "unknown_user_id"
     case invalidBindingMessage = "invalid_binding_message"
+    case loginRequired = "login_required"
+    case interactionRequired = "interaction_required"
+    case requestNotSupported = "request_not_supported"
+    case requestURINotSupported = "request_uri_not_supported"
 }
 
 /// An OAuth error answer (RFC 6749 §5.2; CIBA Core §11, §13) with its HTTP status.

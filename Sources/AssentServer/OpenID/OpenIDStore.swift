@@ -56,6 +56,19 @@ public struct OpenIDClientRecord: Sendable, Equatable {
     public var createdAt: Millis
     /// The public keys of a `private_key_jwt` client.
     public var jwks: JWKSet? = nil
+    /// Where the authorization endpoint may send the browser back (exact strings).
+    public var redirectUris: [String] = []
+    /// `confidential` or `public` (authentication method `none`, PKCE required).
+    public var type: String = OpenIDClientRecord.confidential
+    /// `ciba`, `authorization_code`.
+    public var grantTypes: [String] = [OpenIDClientRecord.cibaGrant]
+
+    public static let confidential = "confidential"
+    public static let publicType = "public"
+    public static let cibaGrant = "ciba"
+    public static let codeGrant = "authorization_code"
+
+    public var isPublic: Bool { type == Self.publicType }
 }
 
 /// The delivery modes as stored (the model's ``CIBADeliveryMode`` raw values).
@@ -93,6 +106,38 @@ public struct AccessTokenRecord: Sendable, Equatable {
     public var cibaRequestId: String?
     public var createdAt: Millis
     public var expiresAt: Millis
+    /// The SHA-256 of the authorization code it was issued for (revoked if that code is presented again).
+    public var codeHash: Data? = nil
+}
+
+/// An authorization code (OpenID Connect Core §3.1.2.5): single use, short-lived, bound to its client, redirect URI
+/// and PKCE challenge; only its SHA-256 is stored.
+public struct AuthorizationCodeRecord: Sendable, Equatable {
+    public var codeHash: Data
+    public var clientId: String
+    public var userId: String
+    public var redirectUri: String
+    public var scope: String
+    public var nonce: String?
+    /// The PKCE `code_challenge` (S256).
+    public var codeChallenge: String?
+    /// What the sign-in achieved: its class and methods (RFC 8176), when it happened, and the session's id.
+    public var acr: String
+    public var amr: [String]
+    public var authTime: Millis
+    public var sessionId: String
+    public var createdAt: Millis
+    public var expiresAt: Millis
+}
+
+/// What presenting a code came to.
+public enum CodeRedemption: Sendable, Equatable {
+    /// The code, now spent.
+    case redeemed(AuthorizationCodeRecord)
+    /// The code was spent before: what it issued has been revoked.
+    case replayed(clientId: String)
+    /// No such code.
+    case unknown
 }
 
 /// What the OpenID provider persists, in its own tables.
@@ -124,6 +169,10 @@ public protocol OpenIDStore: Sendable {
     func insertAccessToken(_ token: AccessTokenRecord) async throws
     func accessToken(hash: Data) async throws -> AccessTokenRecord?
 
-    /// Deletes CIBA requests and access tokens that expired before `before`.
+    func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws
+    /// Spends the code at `now` in one statement; a code spent before revokes the access tokens issued for it.
+    func redeemAuthorizationCode(hash: Data, at now: Millis) async throws -> CodeRedemption
+
+    /// Deletes CIBA requests, authorization codes and access tokens that expired before `before`.
     func purgeOpenID(before: Millis) async throws
 }

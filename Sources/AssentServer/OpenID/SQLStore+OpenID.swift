@@ -60,10 +60,12 @@ extension SQLStore {
         try await database.raw(
             """
             INSERT INTO openid_clients (id, name, secret_hash, auth_method, delivery_mode, notification_endpoint,
-            scopes, id_token_alg, application_id, created_at, jwks)
+            scopes, id_token_alg, application_id, created_at, jwks, redirect_uris, client_type, grant_types)
             VALUES (\(bind: c.id), \(bind: c.name), \(bind: c.secretHash), \(bind: c.authMethod), \
             \(bind: c.deliveryMode), \(bind: c.notificationEndpoint), \(bind: c.scopes.joined(separator: " ")), \
-            \(bind: c.idTokenAlgorithm), \(bind: c.applicationId), \(bind: c.createdAt), \(bind: try c.jwks.map(Self.jwksText)))
+            \(bind: c.idTokenAlgorithm), \(bind: c.applicationId), \(bind: c.createdAt), \
+            \(bind: try c.jwks.map(Self.jwksText)), \(bind: c.redirectUris.joined(separator: " ")), \(bind: c.type), \
+            \(bind: c.grantTypes.joined(separator: " ")))
             """
         ).run()
     }
@@ -94,8 +96,14 @@ extension SQLStore {
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             jwks: try row.decode(column: "jwks", as: String?.self).map {
                 try JSONDecoder().decode(JWKSet.self, from: Data($0.utf8))
-            })
+            },
+            redirectUris: Self.words(try row.decode(column: "redirect_uris", as: String.self)),
+            type: try row.decode(column: "client_type", as: String.self),
+            grantTypes: Self.words(try row.decode(column: "grant_types", as: String.self)))
     }
+
+    /// A space-separated column's values.
+    private static func words(_ text: String) -> [String] { text.split(separator: " ").map(String.init) }
 
     private static func jwksText(_ keys: JWKSet) throws -> String {
         String(decoding: try JSONEncoder().encode(keys), as: UTF8.self)
@@ -195,9 +203,9 @@ extension SQLStore {
         try await database.raw(
             """
             INSERT INTO openid_access_tokens (token_hash, client_id, user_id, scope, ciba_request_id, created_at,
-            expires_at)
+            expires_at, code_hash)
             VALUES (\(bind: t.tokenHash), \(bind: t.clientId), \(bind: t.userId), \(bind: t.scope), \
-            \(bind: t.cibaRequestId), \(bind: t.createdAt), \(bind: t.expiresAt))
+            \(bind: t.cibaRequestId), \(bind: t.createdAt), \(bind: t.expiresAt), \(bind: t.codeHash))
             """
         ).run()
     }
@@ -213,11 +221,66 @@ extension SQLStore {
             scope: try row.decode(column: "scope", as: String.self),
             cibaRequestId: try row.decode(column: "ciba_request_id", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
-            expiresAt: try row.decode(column: "expires_at", as: Int64.self))
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self),
+            codeHash: try row.decode(column: "code_hash", as: Data?.self))
+    }
+
+    // MARK: Authorization codes
+
+    public func insertAuthorizationCode(_ c: AuthorizationCodeRecord) async throws {
+        try await database.raw(
+            """
+            INSERT INTO openid_codes (code_hash, client_id, user_id, redirect_uri, scope, nonce, code_challenge, acr,
+            amr, auth_time, session_id, created_at, expires_at)
+            VALUES (\(bind: c.codeHash), \(bind: c.clientId), \(bind: c.userId), \(bind: c.redirectUri), \
+            \(bind: c.scope), \(bind: c.nonce), \(bind: c.codeChallenge), \(bind: c.acr), \
+            \(bind: c.amr.joined(separator: " ")), \(bind: c.authTime), \(bind: c.sessionId), \(bind: c.createdAt), \
+            \(bind: c.expiresAt))
+            """
+        ).run()
+    }
+
+    public func redeemAuthorizationCode(hash: Data, at now: Millis) async throws -> CodeRedemption {
+        // The conditional update is the single use: of two concurrent redemptions, one row comes back.
+        if let row = try await database.raw(
+            """
+            UPDATE openid_codes SET redeemed_at = \(bind: now) WHERE code_hash = \(bind: hash) \
+            AND redeemed_at IS NULL RETURNING *
+            """
+        ).first() {
+            return .redeemed(
+                AuthorizationCodeRecord(
+                    codeHash: hash, clientId: try row.decode(column: "client_id", as: String.self),
+                    userId: try row.decode(column: "user_id", as: String.self),
+                    redirectUri: try row.decode(column: "redirect_uri", as: String.self),
+                    scope: try row.decode(column: "scope", as: String.self),
+                    nonce: try row.decode(column: "nonce", as: String?.self),
+                    codeChallenge: try row.decode(column: "code_challenge", as: String?.self),
+                    acr: try row.decode(column: "acr", as: String.self),
+                    amr: Self.words(try row.decode(column: "amr", as: String.self)),
+                    authTime: try row.decode(column: "auth_time", as: Int64.self),
+                    sessionId: try row.decode(column: "session_id", as: String.self),
+                    createdAt: try row.decode(column: "created_at", as: Int64.self),
+                    expiresAt: try row.decode(column: "expires_at", as: Int64.self)))
+        }
+        guard
+            let spent = try await database.raw(
+                "SELECT client_id FROM openid_codes WHERE code_hash = \(bind: hash)"
+            ).first()
+        else { return .unknown }
+        try await database.raw("DELETE FROM openid_access_tokens WHERE code_hash = \(bind: hash)").run()
+        return .replayed(clientId: try spent.decode(column: "client_id", as: String.self))
     }
 
     public func purgeOpenID(before: Millis) async throws {
         try await database.raw("DELETE FROM ciba_requests WHERE expires_at < \(bind: before)").run()
+        // A spent code is kept as long as the tokens it issued, so that its replay still revokes them.
+        try await database.raw(
+            """
+            DELETE FROM openid_codes WHERE expires_at < \(bind: before) AND NOT EXISTS \
+            (SELECT 1 FROM openid_access_tokens t WHERE t.code_hash = openid_codes.code_hash)
+            """
+        ).run()
         try await database.raw("DELETE FROM openid_access_tokens WHERE expires_at < \(bind: before)").run()
     }
 }

@@ -56,6 +56,7 @@ enum Migrations {
         Migration(version: 11, sqlite: outboxV11, postgres: outboxV11),
         Migration(version: 12, sqlite: pagesV12, postgres: pagesV12),
         Migration(version: 13, sqlite: activationCodesV13, postgres: activationCodesV13),
+        Migration(version: 14, sqlite: openIDCodeFlowV14(.sqlite), postgres: openIDCodeFlowV14(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -46,8 +46,19 @@ struct LoginState: Codable, Sendable {
     var methods: [String] = []
     /// A sentence for the next page (shown once).
     var message: String?
+    /// After sign-in: what the session's single sign-on offers other clients.
+    var signIn: SignInFacts?
+    /// The OpenID client's request this sign-in serves, answered with a code once the person is signed in.
+    var authorization: AuthorizationRequest?
 
     init(application: String) { self.application = application }
+
+    /// A fresh start at the password form of the same application, still serving the same client's request.
+    func restarted() -> LoginState {
+        var state = LoginState(application: application)
+        state.authorization = authorization
+        return state
+    }
 
     /// Forgets the chosen provider's part.
     mutating func clearFactor() {
@@ -71,6 +82,7 @@ struct LoginPages: Sendable {
     let codes: CodeFactor
     let push: PushFactor
     let sessions: WebSessions<LoginState>
+    let authorizations: AuthorizationService
     let pages = WebPages.shared
     typealias Session = WebSessions<LoginState>.Session
 
@@ -86,7 +98,15 @@ struct LoginPages: Sendable {
         codes = CodeFactor(environment: environment)
         push = PushFactor(environment: environment)
         sessions = WebSessions(
-            environment: environment, cookieName: "__Host-assent-login", kind: "login", lifetime: 900)
+            environment: environment, cookieName: "__Host-assent-login", kind: "login", lifetime: 900,
+            sameSite: "Lax", cookieLifetime: environment.openID.sessionLifetime)
+        authorizations = AuthorizationService(environment: environment)
+    }
+
+    /// How long a session lives after this save: a signed-in one as long as single sign-on lasts, one still
+    /// signing in fifteen minutes.
+    func lifetime(_ state: LoginState) -> Int? {
+        state.step == .signedIn ? environment.openID.sessionLifetime : nil
     }
 
     func register(on router: Router<AssentRequestContext>) {
@@ -129,6 +149,8 @@ struct LoginPages: Sendable {
         }
         router.get("login/push/events") { request, _ in try await pushEvents(request) }
         router.get("login/done") { request, _ in try await show(request, .signedIn) }
+        router.get("oauth2/authorize") { request, _ in try await authorize(request) }
+        router.post("oauth2/authorize") { request, _ in try await authorize(request) }
         router.post("login/logout") { request, _ in
             guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
                 WebSessions<LoginState>.validToken(form, session)
@@ -163,10 +185,12 @@ struct LoginPages: Sendable {
         if session.state.step == .signedIn && session.state.application == application.id {
             return WebPages.redirect(LoginState.Step.signedIn.path)
         }
-        let (message, userId) = (session.state.message, session.state.userId)
+        let (message, userId, authorization) =
+            (session.state.message, session.state.userId, session.state.authorization)
         session.state = LoginState(application: application.id)
         session.state.message = message ?? expired
         session.state.userId = userId
+        if authorization?.applicationId == application.id { session.state.authorization = authorization }
         return try await render(&session, application: application, changed: true)
     }
 
@@ -205,7 +229,7 @@ struct LoginPages: Sendable {
             if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
         }
-        let (_, cookie) = try await sessions.create(state)
+        let (_, cookie) = try await sessions.create(state, lifetime: lifetime(state))
         return WebPages.redirect(
             state.step.path, cookies: [cookie, formToken.removal])
     }
@@ -235,34 +259,36 @@ struct LoginPages: Sendable {
             frame.message = message
             session.state.message = nil
         }
-        if changed || frame.message != nil { _ = try await sessions.save(&session) }
+        if changed || frame.message != nil { _ = try await sessions.save(&session, lifetime: lifetime(session.state)) }
         let state = session.state
+        // While a client's request is served, the last form leads the browser on to the client.
+        let targets = state.authorization.flatMap { AuthorizationService.formTarget($0.redirectUri) }.map { [$0] } ?? []
         switch state.step {
         case .signIn:
-            return pages.page(LoginSignInPage(), frame: frame)
+            return pages.page(LoginSignInPage(), frame: frame, formTargets: targets)
         case .chooseFactor:
             frame.title = state.registration ? "Set up a second factor" : "Confirm it is you"
             let providers = state.providers.map { LabeledValue(label: Self.label($0, state), value: $0.rawValue) }
-            return pages.page(LoginFactorPage(registration: state.registration, providers: providers), frame: frame)
+            return pages.page(LoginFactorPage(registration: state.registration, providers: providers), frame: frame, formTargets: targets)
         case .chooseDestination:
             frame.title = Self.label(state.provider ?? .email, state)
-            return pages.page(try await destinationPage(state), frame: frame)
+            return pages.page(try await destinationPage(state), frame: frame, formTargets: targets)
         case .enterCode:
             frame.title = state.provider == .totp ? "Enter the authenticator's code" : "Enter the code"
             let content = LoginCodePage(
                 destination: state.destination, totp: state.provider == .totp,
                 totpRegistration: state.qrCode != nil, qrCode: state.qrCode, secret: state.secret.map(Self.grouped))
-            return pages.page(content, frame: frame)
+            return pages.page(content, frame: frame, formTargets: targets)
         case .waitForPush:
             frame.title = "Approve on your phone"
-            return pages.page(LoginPushPage(registration: state.registration), frame: frame)
+            return pages.page(LoginPushPage(registration: state.registration), frame: frame, formTargets: targets)
         case .signedIn:
             frame.title = "Signed in"
             let methods =
                 state.methods.count > 1
                 ? state.methods.dropLast().joined(separator: ", ") + " and " + state.methods[state.methods.count - 1]
                 : state.methods.first ?? "password"
-            return pages.page(LoginDonePage(methods: methods), frame: frame)
+            return pages.page(LoginDonePage(methods: methods), frame: frame, formTargets: targets)
         }
     }
 
@@ -477,11 +503,11 @@ struct LoginPages: Sendable {
 
     private func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {
         let userId = success.userId
-        let application = state.application
-        state = LoginState(application: application)
+        state = state.restarted()
         state.userId = userId
         state.step = .signedIn
         state.methods = Self.methods(of: success.loginToken)
+        state.signIn = SignInFacts(loginToken: success.loginToken, userId: userId, at: environment.nowMillis)
     }
 
     /// `GET /login/push/events`: sends `done` once the approval request is answered or ends (the page then posts
@@ -522,16 +548,25 @@ struct LoginPages: Sendable {
                 session.state.message = Self.sentence(error)
             }
         }
-        guard try await sessions.save(&session) else { return WebPages.redirect("/login?expired=1") }
-        return WebPages.redirect(session.state.step.path, cookies: cookies)
+        // Signed in for a client: the browser goes on to it with a code; the session stays for single sign-on.
+        var location = session.state.step.path
+        if session.state.step == .signedIn, let request = session.state.authorization,
+            let signIn = session.state.signIn
+        {
+            location = try await authorizations.issueCode(request, signIn)
+            session.state.authorization = nil
+        }
+        guard try await sessions.save(&session, lifetime: lifetime(session.state)) else {
+            return WebPages.redirect("/login?expired=1")
+        }
+        return WebPages.redirect(location, cookies: cookies)
     }
 
     /// Turns a flow error into the message of the step the person continues at.
     static func absorb(_ error: TFAError, into state: inout LoginState) {
         switch error.error {
         case .invalidRegToken:
-            let application = state.application
-            state = LoginState(application: application)
+            state = state.restarted()
             state.message = "Your sign-in expired: sign in again."
         case .invalidLogin:
             // The form asks for a user name.

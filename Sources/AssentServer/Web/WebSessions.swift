@@ -4,9 +4,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The sessions of the web pages: a random value in a `__Host-` cookie (Secure, HttpOnly, SameSite=Strict, path
-/// `/`, no domain), of which the database keeps only the SHA-256; the page flow's state sealed in the row; and a
-/// per-session token every form carries back (CSRF protection on top of SameSite).
+/// The sessions of the web pages: a random value in a `__Host-` cookie (Secure, HttpOnly, SameSite, path `/`, no
+/// domain), of which the database keeps only the SHA-256; the page flow's state sealed in the row; and a
+/// per-session token every form carries back (CSRF protection that does not depend on SameSite).
 struct WebSessions<State: Codable & Sendable>: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
@@ -15,8 +15,14 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     let cookieName: String
     /// The `kind` column of this session type's rows.
     let kind: String
-    /// How long a session lives after its latest change.
+    /// How long a session lives after its latest change, unless a save says otherwise.
     let lifetime: Int
+    /// The cookie's `SameSite`: `Strict` (the console: no other site can lead a browser into it with its session),
+    /// or `Lax` (the hosted login: a relying party sends the browser to the authorization endpoint, and the
+    /// single-sign-on session must come along on that top-level GET; cross-site POSTs still go without it).
+    var sameSite = "Strict"
+    /// The cookie's `Max-Age` (the row's expiry, renewed on every save, is what ends a session).
+    var cookieLifetime: Int?
 
     /// One session: its state and the token its forms carry.
     struct Session: Sendable {
@@ -40,23 +46,24 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     }
 
     /// A new session holding `state`, and the `Set-Cookie` value that hands it to the browser.
-    func create(_ state: State) async throws -> (Session, cookie: String) {
+    func create(_ state: State, lifetime: Int? = nil) async throws -> (Session, cookie: String) {
         let value = Base64URL.encode(Bytes.random(count: 32))
         let idHash = TFATokens.hash(value)
         let now = environment.nowMillis
         let session = Session(
             idHash: idHash, csrfToken: Base64URL.encode(Bytes.random(count: 24)), state: state,
-            expiresAt: now + Millis(lifetime) * 1000)
+            expiresAt: now + Millis(lifetime ?? self.lifetime) * 1000)
         try await store.insertWebSession(
             WebSessionRecord(
                 idHash: idHash, kind: kind, csrfToken: session.csrfToken, state: try JSONEncoder().encode(state),
                 createdAt: now, expiresAt: session.expiresAt))
-        return (session, hostCookie(cookieName, value, maxAge: lifetime))
+        return (session, hostCookie(cookieName, value, maxAge: cookieLifetime ?? self.lifetime, sameSite: sameSite))
     }
 
-    /// Stores the session's state and extends its life; `false` when it ended meanwhile.
-    func save(_ session: inout Session) async throws -> Bool {
-        session.expiresAt = environment.nowMillis + Millis(lifetime) * 1000
+    /// Stores the session's state and extends its life (by `lifetime` seconds, else the kind's); `false` when it
+    /// ended meanwhile.
+    func save(_ session: inout Session, lifetime: Int? = nil) async throws -> Bool {
+        session.expiresAt = environment.nowMillis + Millis(lifetime ?? self.lifetime) * 1000
         return try await store.updateWebSession(
             idHash: session.idHash, state: try JSONEncoder().encode(session.state), expiresAt: session.expiresAt)
     }
@@ -64,7 +71,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     /// Ends the session; the returned `Set-Cookie` value removes the cookie.
     func end(_ session: Session) async throws -> String {
         try await store.deleteWebSession(idHash: session.idHash)
-        return hostCookie(cookieName, "", maxAge: 0)
+        return hostCookie(cookieName, "", maxAge: 0, sameSite: sameSite)
     }
 
     /// Whether a form's `csrf` field is the session's token (compared in constant time).
@@ -77,8 +84,8 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
 
 /// A `Set-Cookie` value that only this origin's pages see: never sent to scripts, to other sites' requests or over
 /// plain HTTP (browsers treat loopback addresses as secure, so local use works without TLS).
-func hostCookie(_ name: String, _ value: String, maxAge: Int) -> String {
-    "\(name)=\(value); Path=/; Max-Age=\(maxAge); Secure; HttpOnly; SameSite=Strict"
+func hostCookie(_ name: String, _ value: String, maxAge: Int, sameSite: String = "Strict") -> String {
+    "\(name)=\(value); Path=/; Max-Age=\(maxAge); Secure; HttpOnly; SameSite=\(sameSite)"
 }
 
 /// The CSRF token of a sign-in form shown before any session exists (double submit): a random value in a `__Host-`

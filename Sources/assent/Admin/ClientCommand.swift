@@ -3,18 +3,19 @@ import AssentCrypto
 import AssentModel
 import Foundation
 
-/// `assent admin client …`: relying parties of the OpenID provider (CIBA).
+/// `assent admin client …`: relying parties of the OpenID provider (the authorization code flow and CIBA).
 struct ClientCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "client", abstract: "Register, list, show and remove OpenID (CIBA) clients.",
+        commandName: "client", abstract: "Register, list, show and remove OpenID clients.",
         subcommands: [Create.self, List.self, Show.self, Remove.self, RotateKeys.self])
 
     static func rows(_ clients: [ClientInfo]) -> [[String]] {
-        [["CLIENT ID", "NAME", "MODE", "AUTH", "ALG", "ENDPOINT"]]
+        [["CLIENT ID", "NAME", "TYPE", "GRANTS", "MODE", "AUTH", "ALG", "ENDPOINT", "REDIRECT URIS"]]
             + clients.map {
                 [
-                    $0.clientId, $0.name, $0.deliveryMode, $0.tokenEndpointAuthMethod, $0.idTokenSignedResponseAlg,
-                    $0.notificationEndpoint ?? "-",
+                    $0.clientId, $0.name, $0.type, $0.grantTypes.joined(separator: ","), $0.deliveryMode,
+                    $0.tokenEndpointAuthMethod, $0.idTokenSignedResponseAlg, $0.notificationEndpoint ?? "-",
+                    $0.redirectUris.isEmpty ? "-" : $0.redirectUris.joined(separator: " "),
                 ]
             }
     }
@@ -23,7 +24,12 @@ struct ClientCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Register a client; its secret is printed once.",
             discussion: """
-                Example: assent admin client create --name bank --mode ping --endpoint https://bank.example/ciba
+                A website's sign-in (authorization code flow):
+                  assent admin client create --name shop --redirect-uri https://shop.example/callback
+                A native or single-page app (no secret, PKCE):
+                  assent admin client create --name app --public --redirect-uri com.example.app:/callback
+                Backchannel authentication (CIBA):
+                  assent admin client create --name bank --mode ping --endpoint https://bank.example/ciba
                 """)
         @OptionGroup var connection: ConnectionOptions
         @Option(help: "A name to recognise the client by.") var name: String
@@ -35,6 +41,15 @@ struct ClientCommand: AsyncParsableCommand {
         @Option(help: "A JWK Set file with the public keys of a private_key_jwt client.") var jwksFile: String?
         @Option(help: "ID token signature: RS256 or ES256.") var alg = "RS256"
         @Option(help: "A scope besides openid (repeatable): profile. Default: profile.") var scope: [String] = []
+        @Option(help: "A redirect URI of the authorization code flow (repeatable, compared exactly).")
+        var redirectUri: [String] = []
+        @Flag(help: "A public client (a native or browser app): no secret, PKCE required.") var `public` = false
+        @Option(
+            help: """
+                A grant type (repeatable): authorization_code or ciba. Default: authorization_code with \
+                --redirect-uri, else ciba.
+                """)
+        var grant: [String] = []
 
         func run() async throws {
             var jwks: JWKSet?
@@ -49,8 +64,9 @@ struct ClientCommand: AsyncParsableCommand {
                     "api/v1/clients",
                     body: CreateClientRequest(
                         name: name, deliveryMode: mode, notificationEndpoint: endpoint,
-                        scopes: scope.isEmpty ? nil : scope, tokenEndpointAuthMethod: auth,
-                        idTokenSignedResponseAlg: alg, jwks: jwks),
+                        scopes: scope.isEmpty ? nil : scope, tokenEndpointAuthMethod: `public` ? nil : auth,
+                        idTokenSignedResponseAlg: alg, jwks: jwks, redirectUris: redirectUri.isEmpty ? nil : redirectUri,
+                        type: `public` ? "public" : nil, grantTypes: grant.isEmpty ? nil : grant),
                     as: CreateClientResponse.self)
                 if connection.json {
                     try printOutput(created, json: true) { [] }

@@ -1,0 +1,355 @@
+import AssentCrypto
+import AssentModel
+import Crypto
+import Foundation
+
+/// How strongly a person signed in, as the authentication context classes (`acr`) the authorization endpoint
+/// understands: a password alone, a password and a second factor, or a password and an approval on a phone.
+enum SignInAssurance: Int, Codable, Sendable, Comparable, CaseIterable {
+    case password = 1
+    case secondFactor = 2
+    case phone = 3
+
+    /// The class's URN (in `acr_values` and the ID token's `acr`).
+    var acr: String {
+        switch self {
+        case .password: "urn:assent:acr:password"
+        case .secondFactor: "urn:assent:acr:mfa"
+        case .phone: "urn:assent:acr:phone"
+        }
+    }
+
+    init?(acr: String) {
+        guard let match = Self.allCases.first(where: { $0.acr == acr }) else { return nil }
+        self = match
+    }
+
+    static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// What the hosted pages' session knows of the sign-in it holds: who, when, how strongly and with what.
+struct SignInFacts: Codable, Sendable, Equatable {
+    var userId: String
+    /// When the password was verified (milliseconds).
+    var authTime: Millis
+    var assurance: SignInAssurance
+    /// RFC 8176 method references, e.g. `["pwd", "otp", "mfa"]`.
+    var amr: [String]
+    /// The session's id (`sid`): random, the same for every client served from this session.
+    var sessionId: String
+
+    /// The facts of a login token this server just signed: `amr` `pwd` and the second factor its `tfa` claim names.
+    init(loginToken: String, userId: String, at now: Millis) {
+        var tfa: String?
+        let parts = loginToken.split(separator: ".")
+        if parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
+            let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+        {
+            tfa = claims["tfa"] as? String
+        }
+        var amr = ["pwd"]
+        switch tfa {
+        case TFAProvider.totp.rawValue?, TFAProvider.email.rawValue?: amr.append("otp")
+        case TFAProvider.phone.rawValue?: amr.append("sms")
+        case TFAProvider.push.rawValue?: amr.append("hwk")
+        case "remembered-device"?: amr.append("swk")
+        default: break
+        }
+        if tfa != nil { amr.append("mfa") }
+        self.userId = userId
+        authTime = now
+        assurance = tfa == nil ? .password : tfa == TFAProvider.push.rawValue ? .phone : .secondFactor
+        self.amr = amr
+        sessionId = Base64URL.encode(Bytes.random(count: 18))
+    }
+}
+
+/// An authorization request the endpoint accepted (OpenID Connect Core §3.1.2.1), kept in the hosted pages' session
+/// while the person signs in.
+struct AuthorizationRequest: Codable, Sendable, Equatable {
+    var clientId: String
+    var applicationId: String
+    var redirectUri: String
+    var scope: String
+    var state: String?
+    var nonce: String?
+    var codeChallenge: String?
+    var prompt: [String]
+    var maxAge: Int?
+    /// The strongest sign-in among `acr_values` this provider knows, if any.
+    var assurance: SignInAssurance?
+    var loginHint: String?
+
+    /// What the browser is sent back to: an error.
+    func errorLocation(_ error: OAuthErrorCode, _ description: String, issuer: String) -> String {
+        AuthorizationService.location(
+            redirectUri,
+            ["error": error.rawValue, "error_description": OAuthError.printable(description), "state": state,
+             "iss": issuer])
+    }
+}
+
+/// Why an authorization request is refused: shown to the person when the client or its redirect URI cannot be
+/// trusted (§3.1.2.6 forbids redirecting then), else sent back to the client.
+enum AuthorizationFailure: Error, Sendable {
+    case page(String)
+    case redirect(String)
+}
+
+/// The authorization code flow (OpenID Connect Core §3.1, RFC 6749 §4.1, PKCE RFC 7636, RFC 9207's `iss`): checks
+/// the authorization request, decides whether the session's sign-in serves it, issues the code, and redeems it at
+/// the token endpoint for an access token and an ID token.
+struct AuthorizationService: Sendable {
+    let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any OpenIDStore { environment.store }
+    let keys: SigningKeyService
+
+    init(environment: ServerEnvironment) {
+        self.environment = environment
+        keys = SigningKeyService(environment: environment)
+    }
+
+    static let prompts: Set<String> = ["none", "login", "consent", "select_account"]
+
+    // MARK: Authorization request
+
+    /// Checks an authorization request in the order §3.1.2.6 implies: the client and its redirect URI first (an
+    /// error page when either fails), then everything else (an error sent back to the client, with `state`).
+    /// `repeated` names a parameter the request carried twice.
+    func validate(_ parameters: [String: String], repeated: String?) async throws -> AuthorizationRequest {
+        guard let clientId = parameters["client_id"], (1...64).contains(clientId.utf8.count),
+            let client = try await store.client(id: clientId)
+        else {
+            throw AuthorizationFailure.page(
+                "The sign-in link names no client of this server: go back to the site you came from and try again.")
+        }
+        guard let redirectUri = parameters["redirect_uri"], ClientService.isRegistered(redirectUri, for: client) else {
+            throw AuthorizationFailure.page(
+                "The sign-in link asks to return to an address \(client.name) did not register: nothing was sent "
+                    + "there. Go back to the site you came from and try again.")
+        }
+        var request = AuthorizationRequest(
+            clientId: client.id, applicationId: client.applicationId, redirectUri: redirectUri, scope: "openid",
+            state: parameters["state"], nonce: nil, codeChallenge: nil, prompt: [], maxAge: nil, assurance: nil,
+            loginHint: nil)
+        func refuse(_ error: OAuthErrorCode, _ description: String) -> AuthorizationFailure {
+            .redirect(request.errorLocation(error, description, issuer: environment.openID.issuer))
+        }
+        if let repeated { throw refuse(.invalidRequest, "Parameter \(repeated) is repeated.") }
+        if let state = request.state, state.utf8.count > 2_048 {
+            request.state = nil
+            throw refuse(.invalidRequest, "state is longer than 2048 bytes.")
+        }
+        guard client.grantTypes.contains(OpenIDClientRecord.codeGrant) else {
+            throw refuse(.unauthorizedClient, "This client is not registered for the authorization code flow.")
+        }
+        if parameters["request"] != nil {
+            throw refuse(.requestNotSupported, "Request objects are not supported by this provider.")
+        }
+        if parameters["request_uri"] != nil {
+            throw refuse(.requestURINotSupported, "request_uri is not supported by this provider.")
+        }
+        guard let responseType = parameters["response_type"] else {
+            throw refuse(.invalidRequest, "response_type is missing.")
+        }
+        guard responseType == "code" else {
+            throw refuse(.unsupportedResponseType, "This provider serves response_type code only.")
+        }
+        if let mode = parameters["response_mode"], mode != "query" {
+            throw refuse(.invalidRequest, "This provider answers with response_mode query only.")
+        }
+        let scopes = Set((parameters["scope"] ?? "").split(separator: " ").map(String.init))
+        guard scopes.contains("openid") else { throw refuse(.invalidScope, "scope must contain openid.") }
+        if let unknown = scopes.subtracting(client.scopes + ["openid"]).sorted().first {
+            throw refuse(.invalidScope, "Scope \(unknown) is not allowed for this client.")
+        }
+        request.scope = scopes.sorted().joined(separator: " ")
+        let method = parameters["code_challenge_method"]
+        if let challenge = parameters["code_challenge"] {
+            guard method == "S256" else {
+                throw refuse(.invalidRequest, "code_challenge_method must be S256 (plain is not accepted).")
+            }
+            guard challenge.utf8.count == 43, challenge.allSatisfy(Self.isBase64URLCharacter) else {
+                throw refuse(.invalidRequest, "code_challenge must be the 43-character Base64URL SHA-256 of a verifier.")
+            }
+            request.codeChallenge = challenge
+        } else if method != nil {
+            throw refuse(.invalidRequest, "code_challenge_method is given without code_challenge.")
+        } else if client.isPublic {
+            throw refuse(.invalidRequest, "A public client must send code_challenge (PKCE with S256).")
+        }
+        let prompt = (parameters["prompt"] ?? "").split(separator: " ").map(String.init)
+        if let unknown = prompt.first(where: { !Self.prompts.contains($0) }) {
+            throw refuse(.invalidRequest, "prompt \(unknown) is not one of none, login, consent, select_account.")
+        }
+        if prompt.contains("none"), prompt.count > 1 {
+            throw refuse(.invalidRequest, "prompt none cannot be combined with other values.")
+        }
+        request.prompt = prompt
+        if let text = parameters["max_age"] {
+            guard let value = Int(text), value >= 0 else {
+                throw refuse(.invalidRequest, "max_age is a whole number of seconds, 0 or more.")
+            }
+            request.maxAge = value
+        }
+        if let nonce = parameters["nonce"] {
+            guard (1...512).contains(nonce.utf8.count) else {
+                throw refuse(.invalidRequest, "nonce has 1 to 512 bytes.")
+            }
+            request.nonce = nonce
+        }
+        if let hint = parameters["login_hint"], (1...256).contains(hint.count) { request.loginHint = hint }
+        request.assurance = (parameters["acr_values"] ?? "").split(separator: " ")
+            .compactMap { SignInAssurance(acr: String($0)) }.max()
+        return request
+    }
+
+    static func isBase64URLCharacter(_ character: Character) -> Bool {
+        character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
+    }
+
+    /// Whether a sign-in of the session may answer `request` without asking the person again: not when the client
+    /// asks for a fresh sign-in (`prompt=login`), when `max_age` has passed since it, or when it is weaker than
+    /// `acr_values` ask; and only within the client's application.
+    func serves(_ request: AuthorizationRequest, _ signIn: SignInFacts?, applicationId: String?) -> Bool {
+        guard let signIn, applicationId == request.applicationId, !request.prompt.contains("login") else {
+            return false
+        }
+        if let maxAge = request.maxAge, environment.nowMillis - signIn.authTime > Millis(maxAge) * 1000 {
+            return false
+        }
+        if let wanted = request.assurance, signIn.assurance < wanted { return false }
+        return true
+    }
+
+    /// Issues a code for the signed-in person and returns where the browser goes with it (§3.1.2.5: `code`,
+    /// `state`, and RFC 9207's `iss`).
+    func issueCode(_ request: AuthorizationRequest, _ signIn: SignInFacts) async throws -> String {
+        let code = Base64URL.encode(Bytes.random(count: 32))
+        let now = environment.nowMillis
+        try await store.insertAuthorizationCode(
+            AuthorizationCodeRecord(
+                codeHash: CIBAService.tokenHash(code), clientId: request.clientId, userId: signIn.userId,
+                redirectUri: request.redirectUri, scope: request.scope, nonce: request.nonce,
+                codeChallenge: request.codeChallenge, acr: signIn.assurance.acr, amr: signIn.amr,
+                authTime: signIn.authTime, sessionId: signIn.sessionId, createdAt: now,
+                expiresAt: now + Millis(environment.openID.codeLifetime) * 1000))
+        await environment.audit(
+            .openidCodeIssued, userId: signIn.userId, actor: "user:\(signIn.userId)",
+            "Authorization code issued to \(request.clientId) (\(signIn.assurance.acr)).")
+        return Self.location(
+            request.redirectUri, ["code": code, "state": request.state, "iss": environment.openID.issuer])
+    }
+
+    /// `uri` with `parameters` added to its query (the redirect URI's own query is kept, RFC 6749 §3.1.2).
+    static func location(_ uri: String, _ parameters: [String: String?]) -> String {
+        let query = String(decoding: FormEncoding.encode(parameters.compactMapValues { $0 }), as: UTF8.self)
+        guard let fragment = uri.firstIndex(of: "#") else { return uri + (uri.contains("?") ? "&" : "?") + query }
+        return String(uri[..<fragment]) + (uri.contains("?") ? "&" : "?") + query
+    }
+
+    /// The CSP `form-action` source that lets a page's last form lead the browser to the redirect URI: its origin,
+    /// or a native app's scheme.
+    static func formTarget(_ redirectUri: String) -> String? {
+        if let origin = WebPages.origin(of: redirectUri) { return origin }
+        guard let scheme = URLComponents(string: redirectUri)?.scheme?.lowercased(),
+            scheme.allSatisfy({ $0.isLetter || $0.isNumber || ".+-".contains($0) })
+        else { return nil }
+        return "\(scheme):"
+    }
+
+    // MARK: Token request
+
+    /// `grant_type=authorization_code` (§3.1.3): the code is spent at once; it must be this client's, unexpired,
+    /// presented with the redirect URI it was issued for and the PKCE verifier of its challenge. A code presented
+    /// a second time revokes the access token it issued (RFC 6749 §4.1.2).
+    func tokenRequest(_ form: [String: String], client: OpenIDClientRecord) async throws -> OAuthTokenResponse {
+        guard client.grantTypes.contains(OpenIDClientRecord.codeGrant) else {
+            throw OAuthError(.unauthorizedClient, "This client is not registered for the authorization code flow.")
+        }
+        guard let code = form["code"], (1...256).contains(code.utf8.count) else {
+            throw OAuthError.invalidRequest("code is missing.")
+        }
+        guard let redirectUri = form["redirect_uri"] else { throw OAuthError.invalidRequest("redirect_uri is missing.") }
+        let now = environment.nowMillis
+        let record: AuthorizationCodeRecord
+        switch try await store.redeemAuthorizationCode(hash: CIBAService.tokenHash(code), at: now) {
+        case .unknown:
+            throw OAuthError.invalidGrant("The code is not valid.")
+        case .replayed(let owner):
+            await environment.audit(
+                .openidCodeReplayed, actor: "client:\(client.id)",
+                "Authorization code of \(owner) presented again: the tokens it issued are revoked.")
+            throw OAuthError.invalidGrant("The code was used before; the tokens it issued are revoked.")
+        case .redeemed(let redeemed):
+            record = redeemed
+        }
+        guard record.clientId == client.id else { throw OAuthError.invalidGrant("The code is not valid.") }
+        guard now < record.expiresAt else { throw OAuthError.invalidGrant("The code has expired.") }
+        guard record.redirectUri == redirectUri else {
+            throw OAuthError.invalidGrant("redirect_uri differs from the authorization request's.")
+        }
+        let verifier = form["code_verifier"]
+        if let challenge = record.codeChallenge {
+            guard let verifier, (43...128).contains(verifier.utf8.count),
+                verifier.allSatisfy({ Self.isBase64URLCharacter($0) || $0 == "." || $0 == "~" })
+            else { throw OAuthError.invalidGrant("code_verifier is missing or malformed (RFC 7636 §4.1).") }
+            let computed = Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8))))
+            guard Bytes.constantTimeEqual(Data(computed.utf8), Data(challenge.utf8)) else {
+                throw OAuthError.invalidGrant("code_verifier does not match the code_challenge.")
+            }
+        } else if verifier != nil {
+            throw OAuthError.invalidGrant("The authorization request had no code_challenge.")
+        }
+        return try await issueTokens(record, client: client)
+    }
+
+    /// An access token (bound to the code) and an ID token with the sign-in's facts.
+    private func issueTokens(_ code: AuthorizationCodeRecord, client: OpenIDClientRecord) async throws
+        -> OAuthTokenResponse
+    {
+        let now = environment.nowMillis
+        let lifetime = environment.openID.tokenLifetime
+        let accessToken = "at_" + Base64URL.encode(Bytes.random(count: 32))
+        try await store.insertAccessToken(
+            AccessTokenRecord(
+                tokenHash: CIBAService.tokenHash(accessToken), clientId: client.id, userId: code.userId,
+                scope: code.scope, cibaRequestId: nil, createdAt: now, expiresAt: now + Millis(lifetime) * 1000,
+                codeHash: code.codeHash))
+        let claims = CodeFlowIDTokenClaims(
+            iss: environment.openID.issuer, sub: code.userId, aud: client.id, azp: client.id, iat: now / 1000,
+            exp: now / 1000 + Int64(lifetime), authTime: code.authTime / 1000, nonce: code.nonce, acr: code.acr,
+            amr: code.amr, atHash: CIBAService.leftHalfHash(accessToken), sid: code.sessionId)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let signer = try await keys.signer(client.idTokenAlgorithm)
+        let idToken = try CompactJWS.sign(payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
+        await environment.audit(
+            .openidTokensIssued, userId: code.userId, actor: "client:\(client.id)",
+            "Tokens issued to \(client.id) for an authorization code.")
+        return OAuthTokenResponse(accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: code.scope)
+    }
+}
+
+/// The claims of an ID token from the authorization code flow (OpenID Connect Core §2, §3.1.3.6).
+struct CodeFlowIDTokenClaims: Codable {
+    let iss: String
+    let sub: String
+    let aud: String
+    let azp: String
+    let iat: Int64
+    let exp: Int64
+    let authTime: Int64
+    let nonce: String?
+    let acr: String
+    let amr: [String]
+    let atHash: String
+    let sid: String
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, azp, iat, exp, nonce, acr, amr, sid
+        case authTime = "auth_time"
+        case atHash = "at_hash"
+    }
+}

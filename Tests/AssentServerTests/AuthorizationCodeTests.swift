@@ -1,0 +1,396 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import JWTKit
+import NIOCore
+import Testing
+
+@testable import AssentServerTesting
+
+/// The claims a website reads from an ID token of the authorization code flow, verified by jwt-kit with the
+/// provider's JWKS.
+struct VerifiedCodeIDToken: JWTPayload {
+    var iss: IssuerClaim
+    var sub: SubjectClaim
+    var aud: AudienceClaim
+    var exp: ExpirationClaim
+    var iat: IssuedAtClaim
+    var azp: String
+    var authTime: Int
+    var nonce: String?
+    var acr: String
+    var amr: [String]
+    var atHash: String
+    var sid: String
+
+    enum CodingKeys: String, CodingKey {
+        case iss, sub, aud, exp, iat, azp, nonce, acr, amr, sid
+        case authTime = "auth_time"
+        case atHash = "at_hash"
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
+}
+
+/// A website or app signing people in through the authorization endpoint, request by request against the router.
+struct CodeFlowClient {
+    let client: any TestClientProtocol
+    let clientId: String
+    let secret: String?
+    let redirectUri: String
+
+    /// PKCE: a verifier and its S256 challenge.
+    static func pkce() -> (verifier: String, challenge: String) {
+        let verifier = Base64URL.encode(Bytes.random(count: 32))
+        return (verifier, Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8)))))
+    }
+
+    func authorizeURI(_ extra: [String: String] = [:], redirectUri: String? = nil) -> String {
+        var fields = [
+            "client_id": clientId, "redirect_uri": redirectUri ?? self.redirectUri, "response_type": "code",
+            "scope": "openid",
+        ]
+        fields.merge(extra) { _, new in new }
+        return "/oauth2/authorize?" + String(decoding: FormEncoding.encode(fields), as: UTF8.self)
+    }
+
+    /// The query of a redirect to the client.
+    static func query(_ location: String?) -> [String: String] {
+        guard let location, let query = URLComponents(string: location)?.query else { return [:] }
+        return (try? FormEncoding.decode(Data(query.utf8))) ?? [:]
+    }
+
+    func token(_ fields: [String: String]) async throws -> PageAnswer {
+        var form = fields
+        var headers: HTTPFields = [:]
+        if let secret {
+            headers[.authorization] = "Basic " + Data("\(clientId):\(secret)".utf8).base64EncodedString()
+        } else {
+            form["client_id"] = clientId
+        }
+        return try await PageAnswer.fetch(client, .post, "/oauth2/token", form: form, headers: headers)
+    }
+
+    func redeem(_ code: String, verifier: String?, redirectUri: String? = nil) async throws -> PageAnswer {
+        var fields = ["grant_type": "authorization_code", "code": code, "redirect_uri": redirectUri ?? self.redirectUri]
+        fields["code_verifier"] = verifier
+        return try await token(fields)
+    }
+
+    func verify(_ idToken: String) async throws -> VerifiedCodeIDToken {
+        let jwks = try await PageAnswer.fetch(client, .get, "/oauth2/jwks")
+        return try await JWTKeyCollection().add(jwksJSON: jwks.body).verify(idToken, as: VerifiedCodeIDToken.self)
+    }
+
+    static func error(_ answer: PageAnswer) -> String? {
+        (try? JSONDecoder().decode(OAuthErrorResponse.self, from: Data(answer.body.utf8)))?.error
+    }
+}
+
+@Suite("OpenID Connect: the authorization code flow with PKCE, single sign-on, codes and their errors")
+struct AuthorizationCodeTests {
+    static func register(_ server: TestServer, _ client: some TestClientProtocol, _ request: CreateClientRequest)
+        async throws -> PageAnswer
+    {
+        try await PageAnswer.fetch(
+            client, .post, "/api/v1/clients", json: try OperatorJSON.encoder().encode(request),
+            headers: [.authorization: "Bearer \(server.apiKey)"])
+    }
+
+    static func registered(
+        _ server: TestServer, _ client: some TestClientProtocol, _ request: CreateClientRequest, redirectUri: String
+    ) async throws -> CodeFlowClient {
+        let answer = try await register(server, client, request)
+        #expect(answer.status == .created, "\(answer.body)")
+        let created = try OperatorJSON.decoder().decode(CreateClientResponse.self, from: Data(answer.body.utf8))
+        return CodeFlowClient(
+            client: client, clientId: created.client.clientId, secret: created.clientSecret, redirectUri: redirectUri)
+    }
+
+    /// Signs in on the hosted pages with the session the authorization endpoint started; returns the redirect to
+    /// the client.
+    static func signIn(
+        _ client: some TestClientProtocol, from authorize: PageAnswer, cookie kept: String? = nil, password: String
+    ) async throws -> (location: String?, cookie: String, page: PageAnswer) {
+        let setCookie = authorize.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-login=") }
+        let cookie = try #require(kept ?? setCookie.map { String($0.prefix { $0 != ";" }) })
+        let page = try await PageAnswer.fetch(client, .get, try #require(authorize.location), cookie: cookie)
+        #expect(page.status == .ok, "\(page.body)")
+        let answer = try await PageAnswer.fetch(
+            client, .post, "/login", cookie: cookie,
+            form: [
+                "csrf": try #require(page.field("csrf")), "application": try #require(page.field("application")),
+                "userId": "alice", "password": password,
+            ])
+        return (answer.location, cookie, page)
+    }
+
+    @Test("Code flow: sign in, code with state and iss, PKCE, ID token; SSO for a second client; replay revokes",
+        arguments: Backend.all)
+    func codeFlow(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
+            let policy = try await PageAnswer.fetch(
+                client, .put, "/api/v1/tfa/policy",
+                json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])), headers: key)
+            #expect(policy.status == .ok)
+            let account = try await PageAnswer.fetch(
+                client, .post, "/api/v1/tfa/accounts",
+                json: try OperatorJSON.encoder().encode(
+                    CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
+                headers: key)
+            #expect(account.status == .created)
+            // A website on another site than the provider, and a native app on a loopback port.
+            let site = try await Self.registered(
+                server, client,
+                CreateClientRequest(name: "Shop", redirectUris: ["http://localhost:9000/callback?from=assent"]),
+                redirectUri: "http://localhost:9000/callback?from=assent")
+            #expect(site.secret != nil)
+            let app = try await Self.registered(
+                server, client,
+                CreateClientRequest(name: "App", redirectUris: ["http://127.0.0.1/cb"], type: "public"),
+                redirectUri: "http://127.0.0.1:4711/cb")
+            #expect(app.secret == nil)
+            let issuer = server.environment.openID.issuer
+
+            // First client: no session yet, so the hosted sign-in page, carrying the request.
+            let pkce = CodeFlowClient.pkce()
+            let authorize = try await PageAnswer.fetch(
+                client, .get,
+                site.authorizeURI([
+                    "state": "s-1", "nonce": "n-1", "code_challenge": pkce.challenge, "code_challenge_method": "S256",
+                    "login_hint": "alice",
+                ]))
+            #expect(authorize.status == .seeOther)
+            #expect(authorize.location == "/login?application=\(server.application.id)")
+            let sessionCookie = try #require(authorize.headers[.setCookie])
+            #expect(sessionCookie.hasSuffix("; Path=/; Max-Age=28800; Secure; HttpOnly; SameSite=Lax"))
+            let (location, cookie, page) = try await Self.signIn(
+                client, from: authorize, password: "correct horse battery")
+            // The page may send its form on to the client's origin, and to no other.
+            #expect(
+                page.headers[.contentSecurityPolicy]?.contains("form-action 'self' http://localhost:9000;") == true)
+            #expect(page.body.contains("value=\"alice\""), "the login_hint fills in the user name")
+            let back = try #require(location)
+            #expect(back.hasPrefix("http://localhost:9000/callback?from=assent&code="), "\(back)")
+            let query = CodeFlowClient.query(back)
+            #expect(query["state"] == "s-1" && query["iss"] == issuer && query["from"] == "assent")
+            let code = try #require(query["code"])
+
+            // The code, with the verifier: tokens; the ID token says who, how and for which session.
+            let wrong = try await site.redeem(code + "x", verifier: pkce.verifier)
+            #expect(wrong.status == .badRequest && CodeFlowClient.error(wrong) == "invalid_grant")
+            let tokens = try await site.redeem(code, verifier: pkce.verifier)
+            #expect(tokens.status == .ok, "\(tokens.body)")
+            #expect(tokens.headers[.cacheControl] == "no-store")
+            let issued = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(tokens.body.utf8))
+            let claims = try await site.verify(issued.idToken)
+            #expect(claims.iss.value == issuer && claims.sub.value == "alice" && claims.aud.value == [site.clientId])
+            #expect(claims.azp == site.clientId && claims.nonce == "n-1")
+            #expect(claims.acr == "urn:assent:acr:password" && claims.amr == ["pwd"])
+            #expect(
+                claims.atHash
+                    == Base64URL.encode(Data(Data(SHA256.hash(data: Data(issued.accessToken.utf8))).prefix(16))))
+            #expect(abs(Double(claims.authTime) - server.environment.now().timeIntervalSince1970) < 5)
+            let userinfo = try await PageAnswer.fetch(
+                client, .get, "/oauth2/userinfo", headers: [.authorization: "Bearer \(issued.accessToken)"])
+            #expect(userinfo.status == .ok && userinfo.body.contains("\"sub\":\"alice\""))
+
+            // The same code again: refused, and the access token it issued is revoked (RFC 6749 §4.1.2).
+            let replay = try await site.redeem(code, verifier: pkce.verifier)
+            #expect(replay.status == .badRequest && CodeFlowClient.error(replay) == "invalid_grant")
+            #expect(replay.body.contains("used before"))
+            let revoked = try await PageAnswer.fetch(
+                client, .get, "/oauth2/userinfo", headers: [.authorization: "Bearer \(issued.accessToken)"])
+            #expect(revoked.status == .unauthorized)
+
+            // Second client within the session: a code at once, no password (single sign-on), same sid.
+            let appPKCE = CodeFlowClient.pkce()
+            let sso = try await PageAnswer.fetch(
+                client, .get,
+                app.authorizeURI(["code_challenge": appPKCE.challenge, "code_challenge_method": "S256", "state": "a"]),
+                cookie: cookie)
+            #expect(sso.status == .seeOther)
+            let ssoBack = try #require(sso.location)
+            #expect(ssoBack.hasPrefix("http://127.0.0.1:4711/cb?code="), "a loopback redirect's port may vary")
+            let ssoCode = try #require(CodeFlowClient.query(ssoBack)["code"])
+            // A public client redeems with its id alone, but never without the verifier.
+            let noVerifier = try await app.redeem(ssoCode, verifier: nil)
+            #expect(CodeFlowClient.error(noVerifier) == "invalid_grant")
+            let again = try await PageAnswer.fetch(
+                client, .get,
+                app.authorizeURI(["code_challenge": appPKCE.challenge, "code_challenge_method": "S256"]),
+                cookie: cookie)
+            let appCode = try #require(CodeFlowClient.query(again.location)["code"])
+            let wrongVerifier = try await app.redeem(appCode, verifier: CodeFlowClient.pkce().verifier)
+            #expect(CodeFlowClient.error(wrongVerifier) == "invalid_grant")
+            #expect(wrongVerifier.body.contains("does not match"))
+            let third = try await PageAnswer.fetch(
+                client, .get,
+                app.authorizeURI(["code_challenge": appPKCE.challenge, "code_challenge_method": "S256"]),
+                cookie: cookie)
+            let appTokens = try await app.redeem(
+                try #require(CodeFlowClient.query(third.location)["code"]), verifier: appPKCE.verifier)
+            #expect(appTokens.status == .ok, "\(appTokens.body)")
+            let appClaims = try await app.verify(
+                try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(appTokens.body.utf8)).idToken)
+            #expect(appClaims.sid == claims.sid && appClaims.aud.value == [app.clientId] && appClaims.nonce == nil)
+            // A code is the client's own and lives a minute.
+            let other = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["code_challenge": pkce.challenge, "code_challenge_method": "S256"]),
+                cookie: cookie)
+            let siteCode = try #require(CodeFlowClient.query(other.location)["code"])
+            #expect(CodeFlowClient.error(try await app.redeem(siteCode, verifier: pkce.verifier)) == "invalid_grant")
+            let late = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["code_challenge": pkce.challenge, "code_challenge_method": "S256"]),
+                cookie: cookie)
+            server.clock.advance(by: 61)
+            let expired = try await site.redeem(
+                try #require(CodeFlowClient.query(late.location)["code"]), verifier: pkce.verifier)
+            #expect(CodeFlowClient.error(expired) == "invalid_grant" && expired.body.contains("expired"))
+            let otherRedirect = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["code_challenge": pkce.challenge, "code_challenge_method": "S256"]),
+                cookie: cookie)
+            let misdirected = try await site.redeem(
+                try #require(CodeFlowClient.query(otherRedirect.location)["code"]), verifier: pkce.verifier,
+                redirectUri: "http://localhost:9000/callback")
+            #expect(CodeFlowClient.error(misdirected) == "invalid_grant")
+
+            // prompt=login and max_age ask for the password again; prompt=none without a session is login_required.
+            let fresh = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["prompt": "login"]), cookie: cookie)
+            #expect(fresh.location == "/login?application=\(server.application.id)")
+            let (reLogin, _, _) = try await Self.signIn(
+                client, from: fresh, cookie: cookie, password: "correct horse battery")
+            #expect(reLogin?.hasPrefix("http://localhost:9000/callback?from=assent&code=") == true)
+            server.clock.advance(by: 30)
+            let stale = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["max_age": "10"]), cookie: cookie)
+            #expect(stale.location == "/login?application=\(server.application.id)")
+            let silent = try await PageAnswer.fetch(client, .get, site.authorizeURI(["prompt": "none", "state": "q"]))
+            let silentQuery = CodeFlowClient.query(silent.location)
+            #expect(silentQuery["error"] == "login_required" && silentQuery["state"] == "q")
+            #expect(silentQuery["iss"] == issuer)
+        }
+    }
+
+    @Test("Authorization errors: an error page for an untrusted client or redirect, else back to the client")
+    func errors() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            let site = try await Self.registered(
+                server, client, CreateClientRequest(name: "Shop", redirectUris: ["https://shop.example/cb"]),
+                redirectUri: "https://shop.example/cb")
+            let native = try await Self.registered(
+                server, client,
+                CreateClientRequest(name: "App", redirectUris: ["com.example.app:/cb"], type: "public"),
+                redirectUri: "com.example.app:/cb")
+            let ciba = try await Self.registered(
+                server, client, CreateClientRequest(name: "Bank"), redirectUri: "https://bank.example/cb")
+
+            // Never a redirect when the client or the redirect URI cannot be trusted.
+            for uri in [
+                "/oauth2/authorize?client_id=cl_nobody&redirect_uri=https%3A%2F%2Fshop.example%2Fcb&response_type=code",
+                site.authorizeURI(redirectUri: "https://evil.example/cb"),
+                site.authorizeURI(redirectUri: "https://shop.example/cb/"),
+                "/oauth2/authorize?client_id=\(site.clientId)&response_type=code&scope=openid",
+                ciba.authorizeURI(),
+            ] {
+                let answer = try await PageAnswer.fetch(client, .get, uri)
+                #expect(answer.status == .badRequest && answer.location == nil, "\(uri)")
+                #expect(answer.headers[.contentType]?.hasPrefix("text/html") == true)
+            }
+            // Everything else goes back to the client with state and iss (§3.1.2.6, RFC 9207).
+            let cases: [(CodeFlowClient, [String: String], String)] = [
+                (site, ["response_type": "token"], "unsupported_response_type"),
+                (site, ["scope": "profile"], "invalid_scope"),
+                (site, ["scope": "openid email"], "invalid_scope"),
+                (site, ["code_challenge": CodeFlowClient.pkce().challenge, "code_challenge_method": "plain"],
+                 "invalid_request"),
+                (site, ["code_challenge": "short", "code_challenge_method": "S256"], "invalid_request"),
+                (site, ["prompt": "none login"], "invalid_request"),
+                (site, ["max_age": "-1"], "invalid_request"),
+                (site, ["request": "eyJ.e30.x"], "request_not_supported"),
+                (site, ["request_uri": "https://shop.example/r"], "request_uri_not_supported"),
+                (site, ["response_mode": "fragment"], "invalid_request"),
+                (native, [:], "invalid_request"),
+            ]
+            for (party, extra, expected) in cases {
+                var fields = extra
+                fields["state"] = "st"
+                let answer = try await PageAnswer.fetch(client, .get, party.authorizeURI(fields))
+                #expect(answer.status == .seeOther, "\(extra)")
+                let location = try #require(answer.location)
+                #expect(location.hasPrefix(party.redirectUri + "?"), "\(location)")
+                let query = CodeFlowClient.query(location)
+                #expect(query["error"] == expected, "\(extra): \(location)")
+                #expect(query["state"] == "st" && query["iss"] == server.environment.openID.issuer)
+                #expect(query["error_description"]?.isEmpty == false)
+            }
+            // A repeated parameter, and a missing response_type.
+            let repeated = try await PageAnswer.fetch(client, .get, site.authorizeURI(["state": "one"]) + "&scope=x")
+            #expect(CodeFlowClient.query(repeated.location)["error"] == "invalid_request")
+            #expect(CodeFlowClient.query(repeated.location)["state"] == "one")
+            let noType = try await PageAnswer.fetch(
+                client, .get,
+                "/oauth2/authorize?client_id=\(site.clientId)&redirect_uri=https%3A%2F%2Fshop.example%2Fcb&scope=openid")
+            #expect(CodeFlowClient.query(noType.location)["error"] == "invalid_request")
+            // The same request as a form POST is accepted (no session: to the sign-in page).
+            let posted = try await PageAnswer.fetch(
+                client, .post, "/oauth2/authorize",
+                form: ["client_id": site.clientId, "redirect_uri": site.redirectUri, "response_type": "code",
+                       "scope": "openid"])
+            #expect(posted.status == .seeOther && posted.location?.hasPrefix("/login?application=") == true)
+            // A CIBA client may not redeem codes, a code client may not start CIBA.
+            let cibaToken = try await ciba.token(["grant_type": "authorization_code", "code": "x", "redirect_uri": "y"])
+            #expect(CodeFlowClient.error(cibaToken) == "unauthorized_client")
+            let backchannel = try await PageAnswer.fetch(
+                client, .post, "/oauth2/bc-authorize", form: ["scope": "openid", "login_hint": "alice"],
+                headers: [.authorization: "Basic " + Data("\(site.clientId):\(site.secret ?? "")".utf8).base64EncodedString()])
+            #expect(CodeFlowClient.error(backchannel) == "unauthorized_client")
+            let unknownGrant = try await site.token(["grant_type": "password"])
+            #expect(CodeFlowClient.error(unknownGrant) == "unsupported_grant_type")
+            // A public client cannot pretend to be a confidential one, nor the reverse.
+            let noSecret = try await PageAnswer.fetch(
+                client, .post, "/oauth2/token",
+                form: ["client_id": site.clientId, "grant_type": "authorization_code", "code": "x", "redirect_uri": "y"])
+            #expect(noSecret.status == .unauthorized && CodeFlowClient.error(noSecret) == "invalid_client")
+
+            // Registration refuses what cannot work.
+            for request in [
+                CreateClientRequest(name: "A", grantTypes: ["authorization_code"]),
+                CreateClientRequest(name: "B", redirectUris: ["https://shop.example/cb#frag"]),
+                CreateClientRequest(name: "C", redirectUris: ["http://shop.example/cb"]),
+                CreateClientRequest(name: "D", redirectUris: ["javascript:alert(1)"]),
+                CreateClientRequest(name: "E", redirectUris: ["https://user@shop.example/cb"]),
+                CreateClientRequest(name: "F", type: "public"),
+                CreateClientRequest(name: "G", redirectUris: ["https://a.example/cb"], type: "public", grantTypes: ["ciba"]),
+                CreateClientRequest(name: "H", redirectUris: ["https://a.example/cb"], grantTypes: ["password"]),
+                CreateClientRequest(name: "I", type: "secret"),
+            ] {
+                let answer = try await Self.register(server, client, request)
+                #expect(answer.status == .badRequest, "\(request.name): \(answer.body)")
+            }
+
+            // Discovery names the flow, and only what is served.
+            let discovery = try await PageAnswer.fetch(client, .get, "/.well-known/openid-configuration")
+            let document = try #require(
+                try JSONSerialization.jsonObject(with: Data(discovery.body.utf8)) as? [String: Any])
+            #expect(document["response_types_supported"] as? [String] == ["code"])
+            #expect(document["code_challenge_methods_supported"] as? [String] == ["S256"])
+            #expect(document["authorization_response_iss_parameter_supported"] as? Bool == true)
+            #expect((document["grant_types_supported"] as? [String])?.contains("authorization_code") == true)
+            #expect((document["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") == true)
+        }
+    }
+}
