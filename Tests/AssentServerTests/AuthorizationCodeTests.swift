@@ -77,7 +77,9 @@ struct CodeFlowClient {
     }
 
     func redeem(_ code: String, verifier: String?, redirectUri: String? = nil) async throws -> PageAnswer {
-        var fields = ["grant_type": "authorization_code", "code": code, "redirect_uri": redirectUri ?? self.redirectUri]
+        var fields = [
+            "grant_type": "authorization_code", "code": code, "redirect_uri": redirectUri ?? self.redirectUri,
+        ]
         fields["code_verifier"] = verifier
         return try await token(fields)
     }
@@ -130,7 +132,8 @@ struct AuthorizationCodeTests {
         return (answer.location, cookie, page)
     }
 
-    @Test("Code flow: sign in, code with state and iss, PKCE, ID token; SSO for a second client; replay revokes",
+    @Test(
+        "Code flow: sign in, code with state and iss, PKCE, ID token; SSO for a second client; replay revokes",
         arguments: Backend.all)
     func codeFlow(_ backend: Backend) async throws {
         let server = try await TestServer.make(backend)
@@ -315,8 +318,10 @@ struct AuthorizationCodeTests {
                 (site, ["response_type": "token"], "unsupported_response_type"),
                 (site, ["scope": "profile"], "invalid_scope"),
                 (site, ["scope": "openid email"], "invalid_scope"),
-                (site, ["code_challenge": CodeFlowClient.pkce().challenge, "code_challenge_method": "plain"],
-                 "invalid_request"),
+                (
+                    site, ["code_challenge": CodeFlowClient.pkce().challenge, "code_challenge_method": "plain"],
+                    "invalid_request"
+                ),
                 (site, ["code_challenge": "short", "code_challenge_method": "S256"], "invalid_request"),
                 (site, ["prompt": "none login"], "invalid_request"),
                 (site, ["max_age": "-1"], "invalid_request"),
@@ -343,27 +348,34 @@ struct AuthorizationCodeTests {
             #expect(CodeFlowClient.query(repeated.location)["state"] == "one")
             let noType = try await PageAnswer.fetch(
                 client, .get,
-                "/oauth2/authorize?client_id=\(site.clientId)&redirect_uri=https%3A%2F%2Fshop.example%2Fcb&scope=openid")
+                "/oauth2/authorize?client_id=\(site.clientId)&redirect_uri=https%3A%2F%2Fshop.example%2Fcb&scope=openid"
+            )
             #expect(CodeFlowClient.query(noType.location)["error"] == "invalid_request")
             // The same request as a form POST is accepted (no session: to the sign-in page).
             let posted = try await PageAnswer.fetch(
                 client, .post, "/oauth2/authorize",
-                form: ["client_id": site.clientId, "redirect_uri": site.redirectUri, "response_type": "code",
-                       "scope": "openid"])
+                form: [
+                    "client_id": site.clientId, "redirect_uri": site.redirectUri, "response_type": "code",
+                    "scope": "openid",
+                ])
             #expect(posted.status == .seeOther && posted.location?.hasPrefix("/login?application=") == true)
             // A CIBA client may not redeem codes, a code client may not start CIBA.
             let cibaToken = try await ciba.token(["grant_type": "authorization_code", "code": "x", "redirect_uri": "y"])
             #expect(CodeFlowClient.error(cibaToken) == "unauthorized_client")
             let backchannel = try await PageAnswer.fetch(
                 client, .post, "/oauth2/bc-authorize", form: ["scope": "openid", "login_hint": "alice"],
-                headers: [.authorization: "Basic " + Data("\(site.clientId):\(site.secret ?? "")".utf8).base64EncodedString()])
+                headers: [
+                    .authorization: "Basic " + Data("\(site.clientId):\(site.secret ?? "")".utf8).base64EncodedString()
+                ])
             #expect(CodeFlowClient.error(backchannel) == "unauthorized_client")
             let unknownGrant = try await site.token(["grant_type": "password"])
             #expect(CodeFlowClient.error(unknownGrant) == "unsupported_grant_type")
             // A public client cannot pretend to be a confidential one, nor the reverse.
             let noSecret = try await PageAnswer.fetch(
                 client, .post, "/oauth2/token",
-                form: ["client_id": site.clientId, "grant_type": "authorization_code", "code": "x", "redirect_uri": "y"])
+                form: [
+                    "client_id": site.clientId, "grant_type": "authorization_code", "code": "x", "redirect_uri": "y",
+                ])
             #expect(noSecret.status == .unauthorized && CodeFlowClient.error(noSecret) == "invalid_client")
 
             // Registration refuses what cannot work.
@@ -374,7 +386,8 @@ struct AuthorizationCodeTests {
                 CreateClientRequest(name: "D", redirectUris: ["javascript:alert(1)"]),
                 CreateClientRequest(name: "E", redirectUris: ["https://user@shop.example/cb"]),
                 CreateClientRequest(name: "F", type: "public"),
-                CreateClientRequest(name: "G", redirectUris: ["https://a.example/cb"], type: "public", grantTypes: ["ciba"]),
+                CreateClientRequest(
+                    name: "G", redirectUris: ["https://a.example/cb"], type: "public", grantTypes: ["ciba"]),
                 CreateClientRequest(name: "H", redirectUris: ["https://a.example/cb"], grantTypes: ["password"]),
                 CreateClientRequest(name: "I", type: "secret"),
             ] {

@@ -68,6 +68,8 @@ struct SignInFacts: Codable, Sendable, Equatable {
 /// while the person signs in.
 struct AuthorizationRequest: Codable, Sendable, Equatable {
     var clientId: String
+    /// The client's name, as the sign-in page shows it.
+    var clientName: String
     var applicationId: String
     var redirectUri: String
     var scope: String
@@ -84,8 +86,10 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
     func errorLocation(_ error: OAuthErrorCode, _ description: String, issuer: String) -> String {
         AuthorizationService.location(
             redirectUri,
-            ["error": error.rawValue, "error_description": OAuthError.printable(description), "state": state,
-             "iss": issuer])
+            [
+                "error": error.rawValue, "error_description": OAuthError.printable(description), "state": state,
+                "iss": issuer,
+            ])
     }
 }
 
@@ -130,7 +134,8 @@ struct AuthorizationService: Sendable {
                     + "there. Go back to the site you came from and try again.")
         }
         var request = AuthorizationRequest(
-            clientId: client.id, applicationId: client.applicationId, redirectUri: redirectUri, scope: "openid",
+            clientId: client.id, clientName: client.name, applicationId: client.applicationId, redirectUri: redirectUri,
+            scope: "openid",
             state: parameters["state"], nonce: nil, codeChallenge: nil, prompt: [], maxAge: nil, assurance: nil,
             loginHint: nil)
         func refuse(_ error: OAuthErrorCode, _ description: String) -> AuthorizationFailure {
@@ -171,7 +176,8 @@ struct AuthorizationService: Sendable {
                 throw refuse(.invalidRequest, "code_challenge_method must be S256 (plain is not accepted).")
             }
             guard challenge.utf8.count == 43, challenge.allSatisfy(Self.isBase64URLCharacter) else {
-                throw refuse(.invalidRequest, "code_challenge must be the 43-character Base64URL SHA-256 of a verifier.")
+                throw refuse(
+                    .invalidRequest, "code_challenge must be the 43-character Base64URL SHA-256 of a verifier.")
             }
             request.codeChallenge = challenge
         } else if method != nil {
@@ -271,7 +277,9 @@ struct AuthorizationService: Sendable {
         guard let code = form["code"], (1...256).contains(code.utf8.count) else {
             throw OAuthError.invalidRequest("code is missing.")
         }
-        guard let redirectUri = form["redirect_uri"] else { throw OAuthError.invalidRequest("redirect_uri is missing.") }
+        guard let redirectUri = form["redirect_uri"] else {
+            throw OAuthError.invalidRequest("redirect_uri is missing.")
+        }
         let now = environment.nowMillis
         let record: AuthorizationCodeRecord
         switch try await store.redeemAuthorizationCode(hash: CIBAService.tokenHash(code), at: now) {
@@ -324,7 +332,8 @@ struct AuthorizationService: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let signer = try await keys.signer(client.idTokenAlgorithm)
-        let idToken = try CompactJWS.sign(payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
+        let idToken = try CompactJWS.sign(
+            payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
         await environment.audit(
             .openidTokensIssued, userId: code.userId, actor: "client:\(client.id)",
             "Tokens issued to \(client.id) for an authorization code.")

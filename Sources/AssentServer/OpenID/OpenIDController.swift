@@ -56,7 +56,8 @@ struct OpenIDController {
             switch form["grant_type"] {
             case CIBAService.grantType?:
                 guard client.grantTypes.contains(OpenIDClientRecord.cibaGrant) else {
-                    throw OAuthError(.unauthorizedClient, "This client is not registered for backchannel authentication.")
+                    throw OAuthError(
+                        .unauthorizedClient, "This client is not registered for backchannel authentication.")
                 }
                 return try Self.json(try await ciba.tokenRequest(form, client: client))
             case OpenIDClientRecord.codeGrant?:

@@ -255,6 +255,7 @@ struct LoginPages: Sendable {
         -> Response
     {
         var frame = frame(application, csrf: session.csrfToken, userId: session.state.userId)
+        frame.client = session.state.authorization?.clientName
         if let message = session.state.message {
             frame.message = message
             session.state.message = nil
@@ -269,7 +270,9 @@ struct LoginPages: Sendable {
         case .chooseFactor:
             frame.title = state.registration ? "Set up a second factor" : "Confirm it is you"
             let providers = state.providers.map { LabeledValue(label: Self.label($0, state), value: $0.rawValue) }
-            return pages.page(LoginFactorPage(registration: state.registration, providers: providers), frame: frame, formTargets: targets)
+            return pages.page(
+                LoginFactorPage(registration: state.registration, providers: providers), frame: frame,
+                formTargets: targets)
         case .chooseDestination:
             frame.title = Self.label(state.provider ?? .email, state)
             return pages.page(try await destinationPage(state), frame: frame, formTargets: targets)
@@ -653,6 +656,8 @@ struct LoginFrame: Sendable {
     var csrf: String
     var userId: String
     var rememberDays: Int
+    /// The OpenID client the person signs in for.
+    var client: String?
 }
 
 /// The password form.

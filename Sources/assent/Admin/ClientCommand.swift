@@ -65,7 +65,8 @@ struct ClientCommand: AsyncParsableCommand {
                     body: CreateClientRequest(
                         name: name, deliveryMode: mode, notificationEndpoint: endpoint,
                         scopes: scope.isEmpty ? nil : scope, tokenEndpointAuthMethod: `public` ? nil : auth,
-                        idTokenSignedResponseAlg: alg, jwks: jwks, redirectUris: redirectUri.isEmpty ? nil : redirectUri,
+                        idTokenSignedResponseAlg: alg, jwks: jwks,
+                        redirectUris: redirectUri.isEmpty ? nil : redirectUri,
                         type: `public` ? "public" : nil, grantTypes: grant.isEmpty ? nil : grant),
                     as: CreateClientResponse.self)
                 if connection.json {

@@ -1,0 +1,144 @@
+import AssentCrypto
+import AssentModel
+import AssentTesting
+import Foundation
+import JWTKit
+import Testing
+
+@testable import AssentServerTesting
+
+/// "Sign in with Assent" as a person meets it: a website on another site than the server (`localhost` against the
+/// server's `127.0.0.1`) sends the browser to the authorization endpoint; the hosted pages sign the person in with a
+/// password and an authenticator app's code and send the browser back with a code; a second client of the same
+/// session gets its code with no page at all.
+@Suite("OpenID Connect sign-in in a real browser", .serialized)
+struct AuthorizationBrowserTests {
+    /// Waits until the browser's address starts with `prefix`; returns it.
+    static func address(_ browser: Browser, startingWith prefix: String) async throws -> String {
+        for _ in 0..<150 {
+            let url = try await browser.url()
+            if url.hasPrefix(prefix) { return url }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("The browser did not reach \(prefix): it is at \(try await browser.url())")
+    }
+
+    /// The website's own page leads the browser to `url` (a cross-site navigation, as a link on the site is).
+    static func follow(_ browser: Browser, _ url: String) async throws {
+        _ = try await browser.execute(
+            "window.location.href = \(String(decoding: try JSONEncoder().encode(url), as: UTF8.self));")
+    }
+
+    @Test("Password and TOTP on the hosted pages, back to the website with a code; a second client signs in by SSO")
+    func signIn() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("openid"))
+            defer { Task { await browser.quit() } }
+            let tfa = TFAClient(server: server, client: http)
+            try await tfa.createAccount("alice")
+            let (uri, _) = try await tfa.registerTOTP("alice")
+            let base = http.base.absoluteString
+            let site = ApprovalPageBrowserTests.relyingParty(base)
+            func register(_ name: String, _ redirect: String, type: String?) async throws -> TestRelyingParty {
+                let created = try await server.operatorCall(
+                    http, "POST", "/api/v1/clients",
+                    body: try OperatorJSON.encoder().encode(
+                        CreateClientRequest(name: name, redirectUris: [redirect], type: type)),
+                    as: CreateClientResponse.self)
+                return TestRelyingParty(
+                    client: http, clientId: created.client.clientId, secret: created.clientSecret ?? "")
+            }
+            let shopRedirect = "\(site)/health?rp=shop"
+            let appRedirect = "\(site)/health?rp=app"
+            let shop = try await register("Shop", shopRedirect, type: nil)
+            let app = try await register("App", appRedirect, type: "public")
+            func authorizeURL(_ party: TestRelyingParty, _ redirect: String, _ challenge: String, state: String)
+                -> String
+            {
+                let query = FormEncoding.encode([
+                    "client_id": party.clientId, "redirect_uri": redirect, "response_type": "code",
+                    "scope": "openid", "state": state, "nonce": "nonce-\(state)", "code_challenge": challenge,
+                    "code_challenge_method": "S256", "login_hint": "alice", "acr_values": "urn:assent:acr:mfa",
+                ])
+                return "\(base)/oauth2/authorize?\(String(decoding: query, as: UTF8.self))"
+            }
+            func redeem(_ party: TestRelyingParty, _ address: String, _ redirect: String, _ verifier: String)
+                async throws -> (OAuthTokenResponse, VerifiedCodeIDToken)
+            {
+                let query = CodeFlowClient.query(address)
+                #expect(query["iss"] == base)
+                var fields = [
+                    "grant_type": "authorization_code", "code": try #require(query["code"]), "redirect_uri": redirect,
+                    "code_verifier": verifier,
+                ]
+                var poster = party
+                if party.secret.isEmpty {
+                    // A public client: its id, no secret.
+                    fields["client_id"] = party.clientId
+                    let response = try await http.send(
+                        "POST", "/oauth2/token", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                        body: FormEncoding.encode(fields))
+                    #expect(response.status == 200, "\(response.text)")
+                    let tokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: response.body)
+                    return (tokens, try await Self.verified(http, tokens.idToken))
+                }
+                poster.basic = true
+                let response = try await poster.post("/oauth2/token", fields)
+                #expect(response.status == 200, "\(response.text)")
+                let tokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: response.body)
+                return (tokens, try await Self.verified(http, tokens.idToken))
+            }
+
+            // The website's page, then its "Sign in with Assent" link.
+            let shopPKCE = CodeFlowClient.pkce()
+            try await browser.open("\(site)/health")
+            try await Self.follow(browser, authorizeURL(shop, shopRedirect, shopPKCE.challenge, state: "shop-1"))
+            try await browser.expectText("h1", "Sign in")
+            try await browser.expectText("#client", "to continue to Shop")
+            #expect(try await browser.attribute("#userId", "value") == "alice", "login_hint fills in the user name")
+            try await browser.screenshot("01-sign-in")
+            try await browser.expectPhoneLayout("01-sign-in-phone")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+            try await browser.expectText("h1", "Confirm it is you")
+            try await browser.click("#provider-totp")
+            server.clock.advance(by: 30)
+            try await browser.element("#code")
+            try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
+            try await browser.screenshot("02-code")
+            try await browser.click("#verify")
+
+            // Back on the website, with the code: its tokens say who signed in, and how.
+            let back = try await Self.address(browser, startingWith: "\(shopRedirect)&code=")
+            #expect(CodeFlowClient.query(back)["state"] == "shop-1")
+            let (_, shopClaims) = try await redeem(shop, back, shopRedirect, shopPKCE.verifier)
+            #expect(shopClaims.sub.value == "alice" && shopClaims.nonce == "nonce-shop-1")
+            #expect(shopClaims.acr == "urn:assent:acr:mfa" && shopClaims.amr == ["pwd", "otp", "mfa"])
+
+            // Another client, from the website's page again: the session's cookie comes along on the cross-site
+            // navigation, so the browser comes straight back with a code — no password, no page.
+            let appPKCE = CodeFlowClient.pkce()
+            try await Self.follow(browser, authorizeURL(app, appRedirect, appPKCE.challenge, state: "app-1"))
+            let ssoBack = try await Self.address(browser, startingWith: "\(appRedirect)&code=")
+            let (_, appClaims) = try await redeem(app, ssoBack, appRedirect, appPKCE.verifier)
+            #expect(appClaims.sid == shopClaims.sid && appClaims.authTime == shopClaims.authTime)
+            #expect(appClaims.aud.value == [app.clientId] && appClaims.acr == "urn:assent:acr:mfa")
+
+            // On the provider's own pages the person is signed in; its cookie: Secure, HttpOnly, SameSite=Lax.
+            try await browser.open("\(base)/login")
+            try await browser.expectText("#methods", "password and authenticator app")
+            try await browser.screenshot("03-signed-in")
+            let cookies = try await browser.cookies()
+            let session = try #require(cookies["__Host-assent-login"])
+            #expect(session["sameSite"] as? String == "Lax" && session["httpOnly"] as? Bool == true)
+            await browser.quit()
+        }
+    }
+
+    static func verified(_ http: AssentTesting.HTTPClient, _ idToken: String) async throws -> VerifiedCodeIDToken {
+        let jwks = try await http.send("GET", "/oauth2/jwks")
+        return try await JWTKeyCollection().add(jwksJSON: jwks.text).verify(idToken, as: VerifiedCodeIDToken.self)
+    }
+}
