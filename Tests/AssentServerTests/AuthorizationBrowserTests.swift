@@ -1,16 +1,18 @@
 import AssentCrypto
 import AssentModel
+import AssentSDK
 import AssentTesting
 import Foundation
 import JWTKit
 import Testing
 
+@testable import AssentServer
 @testable import AssentServerTesting
 
 /// "Sign in with Assent" as a person meets it: a website on another site than the server (`localhost` against the
 /// server's `127.0.0.1`) sends the browser to the authorization endpoint; the hosted pages sign the person in with a
 /// password and an authenticator app's code and send the browser back with a code; a second client of the same
-/// session gets its code with no page at all.
+/// session gets its code with no page at all; a client that asks for approval on a phone gets it as a step-up.
 @Suite("OpenID Connect sign-in in a real browser", .serialized)
 struct AuthorizationBrowserTests {
     /// Waits until the browser's address starts with `prefix`; returns it.
@@ -54,13 +56,14 @@ struct AuthorizationBrowserTests {
             let appRedirect = "\(site)/health?rp=app"
             let shop = try await register("Shop", shopRedirect, type: nil)
             let app = try await register("App", appRedirect, type: "public")
-            func authorizeURL(_ party: TestRelyingParty, _ redirect: String, _ challenge: String, state: String)
-                -> String
-            {
+            func authorizeURL(
+                _ party: TestRelyingParty, _ redirect: String, _ challenge: String, state: String,
+                acr: String = "urn:assent:acr:mfa"
+            ) -> String {
                 let query = FormEncoding.encode([
                     "client_id": party.clientId, "redirect_uri": redirect, "response_type": "code",
                     "scope": "openid", "state": state, "nonce": "nonce-\(state)", "code_challenge": challenge,
-                    "code_challenge_method": "S256", "login_hint": "alice", "acr_values": "urn:assent:acr:mfa",
+                    "code_challenge_method": "S256", "login_hint": "alice", "acr_values": acr,
                 ])
                 return "\(base)/oauth2/authorize?\(String(decoding: query, as: UTF8.self))"
             }
@@ -126,10 +129,43 @@ struct AuthorizationBrowserTests {
             #expect(appClaims.sid == shopClaims.sid && appClaims.authTime == shopClaims.authTime)
             #expect(appClaims.aud.value == [app.clientId] && appClaims.acr == "urn:assent:acr:mfa")
 
+            // A client that asks for approval on a phone: only that factor is asked (no password), then the code.
+            // The phone's factor is put in place directly: people add factors themselves only once self-service
+            // exists; here the account's TOTP would otherwise be its only one.
+            let root = SDKClients.directory()
+            defer { try? FileManager.default.removeItem(at: root) }
+            let phone = try await SDKClients.activatedClient(server, http, directory: root.appendingPathComponent("p"))
+            try await server.store.insertTFAFactor(
+                TFAFactorRecord(
+                    id: "push-factor", applicationId: server.application.id, userId: "alice", provider: .push,
+                    state: .active, destination: await phone.registrationId,
+                    createdAt: server.environment.nowMillis))
+            let stepPKCE = CodeFlowClient.pkce()
+            try await Self.follow(
+                browser,
+                authorizeURL(shop, shopRedirect, stepPKCE.challenge, state: "shop-2", acr: "urn:assent:acr:phone"))
+            try await browser.expectText("h1", "Confirm it is you")
+            try await browser.expectText(".message", "Shop asks you to approve this sign-in on your phone.")
+            #expect(try await browser.exists("#provider-totp") == false, "TOTP does not meet the class asked for")
+            try await browser.screenshot("04-step-up")
+            try await browser.click("#provider-push")
+            try await browser.element("#status")
+            let operations = OperationsService(client: phone)
+            var pending: MobileOperation?
+            for _ in 0..<100 where pending == nil {
+                pending = try await operations.pending().value.first
+                if pending == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            try await operations.authorize(try #require(pending, "the phone got no request"), factor: .pin("1234"))
+            let stepBack = try await Self.address(browser, startingWith: "\(shopRedirect)&code=")
+            let (_, stepClaims) = try await redeem(shop, stepBack, shopRedirect, stepPKCE.verifier)
+            #expect(stepClaims.acr == "urn:assent:acr:phone" && stepClaims.amr == ["pwd", "hwk", "mfa"])
+            #expect(stepClaims.sid == shopClaims.sid, "a step-up stays the same session")
+
             // On the provider's own pages the person is signed in; its cookie: Secure, HttpOnly, SameSite=Lax.
             try await browser.open("\(base)/login")
-            try await browser.expectText("#methods", "password and authenticator app")
-            try await browser.screenshot("03-signed-in")
+            try await browser.expectText("#methods", "password and approval on your phone")
+            try await browser.screenshot("05-signed-in")
             let cookies = try await browser.cookies()
             let session = try #require(cookies["__Host-assent-login"])
             #expect(session["sameSite"] as? String == "Lax" && session["httpOnly"] as? Bool == true)

@@ -282,6 +282,23 @@ struct AuthorizationCodeTests {
             let silentQuery = CodeFlowClient.query(silent.location)
             #expect(silentQuery["error"] == "login_required" && silentQuery["state"] == "q")
             #expect(silentQuery["iss"] == issuer)
+
+            // A stronger sign-in than the session's: silently impossible, and refused when the account has no factor
+            // that would make it so.
+            let silentStronger = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["prompt": "none", "acr_values": "urn:assent:acr:mfa"]),
+                cookie: cookie)
+            #expect(CodeFlowClient.query(silentStronger.location)["error"] == "interaction_required")
+            let stronger = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["acr_values": "urn:unknown urn:assent:acr:phone", "state": "p"]),
+                cookie: cookie)
+            let strongerQuery = CodeFlowClient.query(stronger.location)
+            #expect(strongerQuery["error"] == "access_denied" && strongerQuery["state"] == "p")
+            #expect(strongerQuery["error_description"]?.contains("urn:assent:acr:phone") == true)
+            // Unknown classes alone ask for nothing more.
+            let unknownClass = try await PageAnswer.fetch(
+                client, .get, site.authorizeURI(["acr_values": "urn:unknown"]), cookie: cookie)
+            #expect(CodeFlowClient.query(unknownClass.location)["code"] != nil)
         }
     }
 

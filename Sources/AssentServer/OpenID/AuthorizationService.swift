@@ -215,9 +215,9 @@ struct AuthorizationService: Sendable {
         character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
     }
 
-    /// Whether a sign-in of the session may answer `request` without asking the person again: not when the client
-    /// asks for a fresh sign-in (`prompt=login`), when `max_age` has passed since it, or when it is weaker than
-    /// `acr_values` ask; and only within the client's application.
+    /// Whether a sign-in of the session may answer `request` without asking for the password again: not when the
+    /// client asks for a fresh sign-in (`prompt=login`) or when `max_age` has passed since it; and only within the
+    /// client's application. (A sign-in weaker than `acr_values` ask is stepped up with a second factor.)
     func serves(_ request: AuthorizationRequest, _ signIn: SignInFacts?, applicationId: String?) -> Bool {
         guard let signIn, applicationId == request.applicationId, !request.prompt.contains("login") else {
             return false
@@ -225,7 +225,6 @@ struct AuthorizationService: Sendable {
         if let maxAge = request.maxAge, environment.nowMillis - signIn.authTime > Millis(maxAge) * 1000 {
             return false
         }
-        if let wanted = request.assurance, signIn.assurance < wanted { return false }
         return true
     }
 

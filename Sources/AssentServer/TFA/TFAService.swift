@@ -98,6 +98,23 @@ struct TFAService: Sendable {
             ))
     }
 
+    /// A verification flow for a person whose password this session verified already (a step-up: a client asks
+    /// for a stronger sign-in than the session holds): no remembered device and no policy lets it pass without a
+    /// factor. Returns the flow's token and the account's active providers (empty: nothing to verify with).
+    func stepUp(applicationId: String, userId: String) async throws -> (regToken: String, providers: [TFAProvider]) {
+        let application = try await applicationRecord(id: applicationId)
+        let active = try await activeProviders(application.id, userId, policy: try await policy(application.id))
+        let now = environment.nowMillis
+        let flow = TFAFlowRecord(
+            id: TFATokens.id(), applicationId: application.id, userId: userId, kind: .verification,
+            firstFactor: "pwd", createdAt: now, expiresAt: now + Millis(environment.tfa.flowLifetime) * 1000)
+        try await store.insertTFAFlow(flow)
+        let (regToken, _) = try await tokens.sign(
+            .registration, id: flow.id, userId: userId, applicationId: application.id,
+            lifetime: environment.tfa.flowLifetime)
+        return (regToken, active)
+    }
+
     // MARK: The flow
 
     /// The account's providers and those it may register (`accounts.tfa.getProviders`).

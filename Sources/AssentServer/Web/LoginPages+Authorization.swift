@@ -41,21 +41,40 @@ extension LoginPages {
             return WebPages.redirect(location)
         }
         let session = try await sessions.load(request)
-        let signIn = session?.state.step == .signedIn ? session?.state.signIn : nil
-        if let signIn, authorizations.serves(authorization, signIn, applicationId: session?.state.application) {
-            return WebPages.redirect(try await authorizations.issueCode(authorization, signIn))
+        // The session's sign-in, also while the person is part-way through another one.
+        let signIn = session?.state.application == authorization.applicationId ? session?.state.signIn : nil
+        if var session, let signIn,
+            authorizations.serves(authorization, signIn, applicationId: session.state.application)
+        {
+            // Signed in: a code at once, or — for a stronger sign-in than the session holds — the missing factor.
+            if authorization.prompt.contains("none"), let wanted = authorization.assurance, signIn.assurance < wanted {
+                return WebPages.redirect(
+                    authorization.errorLocation(
+                        .interactionRequired, "The request needs a second factor the session has not verified.",
+                        issuer: environment.openID.issuer))
+            }
+            session.state = session.state.restarted()
+            session.state.step = .signedIn
+            session.state.userId = signIn.userId
+            session.state.authorization = authorization
+            let location = try await continueAuthorization(&session.state)
+            guard try await sessions.save(&session, lifetime: lifetime(session.state)) else {
+                return WebPages.redirect("/login?expired=1")
+            }
+            return WebPages.redirect(location)
         }
         if authorization.prompt.contains("none") {
-            let (error, description) =
-                signIn == nil
-                ? (OAuthErrorCode.loginRequired, "The person is not signed in.")
-                : (.interactionRequired, "The request needs the person to sign in again.")
             return WebPages.redirect(
-                authorization.errorLocation(error, description, issuer: environment.openID.issuer))
+                authorization.errorLocation(
+                    .loginRequired,
+                    signIn == nil ? "The person is not signed in." : "The request needs the person to sign in again.",
+                    issuer: environment.openID.issuer))
         }
-        // Sign in (again), for this client.
+        // Sign in (again), for this client; the session's sign-in serves others until a new one replaces it.
         var state = LoginState(application: authorization.applicationId)
         state.authorization = authorization
+        state.signIn = signIn
+        state.methods = session?.state.methods ?? []
         state.userId = authorization.loginHint ?? signIn?.userId
         let next = "/login?application=\(FormEncoding.escape(authorization.applicationId))"
         if var existing = session {

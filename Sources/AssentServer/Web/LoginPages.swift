@@ -53,10 +53,13 @@ struct LoginState: Codable, Sendable {
 
     init(application: String) { self.application = application }
 
-    /// A fresh start at the password form of the same application, still serving the same client's request.
+    /// A fresh start at the password form of the same application, still serving the same client's request and
+    /// keeping the session's sign-in for single sign-on until another replaces it.
     func restarted() -> LoginState {
         var state = LoginState(application: application)
         state.authorization = authorization
+        state.signIn = signIn
+        state.methods = methods
         return state
     }
 
@@ -185,12 +188,12 @@ struct LoginPages: Sendable {
         if session.state.step == .signedIn && session.state.application == application.id {
             return WebPages.redirect(LoginState.Step.signedIn.path)
         }
-        let (message, userId, authorization) =
-            (session.state.message, session.state.userId, session.state.authorization)
-        session.state = LoginState(application: application.id)
+        let (message, userId) = (session.state.message, session.state.userId)
+        session.state =
+            session.state.application == application.id
+            ? session.state.restarted() : LoginState(application: application.id)
         session.state.message = message ?? expired
         session.state.userId = userId
-        if authorization?.applicationId == application.id { session.state.authorization = authorization }
         return try await render(&session, application: application, changed: true)
     }
 
@@ -363,7 +366,7 @@ struct LoginPages: Sendable {
             state.regToken = interruption.regToken
             state.registration = interruption.errorCode == TFAErrorCode.pendingRegistration
             state.providers = (state.registration ? interruption.inactiveProviders : interruption.activeProviders)
-                .map(\.name)
+                .map(\.name).filter { Self.meets($0, state.authorization?.assurance) }
             state.step = .chooseFactor
             if state.providers.isEmpty {
                 state.message = "This account has no second factor this application accepts: ask the service's support."
@@ -506,11 +509,52 @@ struct LoginPages: Sendable {
 
     private func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {
         let userId = success.userId
+        let previous = state.signIn
         state = state.restarted()
         state.userId = userId
         state.step = .signedIn
         state.methods = Self.methods(of: success.loginToken)
-        state.signIn = SignInFacts(loginToken: success.loginToken, userId: userId, at: environment.nowMillis)
+        var facts = SignInFacts(loginToken: success.loginToken, userId: userId, at: environment.nowMillis)
+        // A step-up stays the same session for the clients it serves.
+        if let previous, previous.userId == userId { facts.sessionId = previous.sessionId }
+        state.signIn = facts
+    }
+
+    /// Whether verifying `provider` gives a sign-in the strength a client asks for: approval on a phone is the only
+    /// factor that meets ``SignInAssurance/phone``; any factor meets the others.
+    static func meets(_ provider: TFAProvider, _ wanted: SignInAssurance?) -> Bool {
+        wanted != .phone || provider == .push
+    }
+
+    /// Where a signed-in session goes for the client's request it carries: on to the client with a code when the
+    /// sign-in is strong enough; else to a second factor that makes it so (a step-up: the password is not asked
+    /// again), or back to the client with `access_denied` when the account has no such factor.
+    func continueAuthorization(_ state: inout LoginState) async throws -> String {
+        guard state.step == .signedIn, let request = state.authorization, let signIn = state.signIn else {
+            return state.step.path
+        }
+        if let wanted = request.assurance, signIn.assurance < wanted {
+            let (regToken, active) = try await flows.stepUp(applicationId: state.application, userId: signIn.userId)
+            let providers = active.filter { Self.meets($0, wanted) }
+            guard !providers.isEmpty else {
+                state.authorization = nil
+                return request.errorLocation(
+                    .accessDenied, "The account has no second factor that meets \(wanted.acr).",
+                    issuer: environment.openID.issuer)
+            }
+            state.step = .chooseFactor
+            state.regToken = regToken
+            state.registration = false
+            state.providers = providers
+            state.userId = signIn.userId
+            state.message =
+                wanted == .phone
+                ? "\(request.clientName) asks you to approve this sign-in on your phone."
+                : "\(request.clientName) asks for a second factor."
+            return state.step.path
+        }
+        state.authorization = nil
+        return try await authorizations.issueCode(request, signIn)
     }
 
     /// `GET /login/push/events`: sends `done` once the approval request is answered or ends (the page then posts
@@ -551,14 +595,9 @@ struct LoginPages: Sendable {
                 session.state.message = Self.sentence(error)
             }
         }
-        // Signed in for a client: the browser goes on to it with a code; the session stays for single sign-on.
-        var location = session.state.step.path
-        if session.state.step == .signedIn, let request = session.state.authorization,
-            let signIn = session.state.signIn
-        {
-            location = try await authorizations.issueCode(request, signIn)
-            session.state.authorization = nil
-        }
+        // Signed in for a client: the browser goes on to it with a code (or to a stronger factor first); the session
+        // stays for single sign-on.
+        let location = try await continueAuthorization(&session.state)
         guard try await sessions.save(&session, lifetime: lifetime(session.state)) else {
             return WebPages.redirect("/login?expired=1")
         }
