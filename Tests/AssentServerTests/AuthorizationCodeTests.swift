@@ -302,6 +302,117 @@ struct AuthorizationCodeTests {
         }
     }
 
+    @Test(
+        "Refresh tokens: offline_access, rotation on every use, reuse or code replay revokes the family",
+        arguments: Backend.all)
+    func refreshTokens(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
+            _ = try await PageAnswer.fetch(
+                client, .put, "/api/v1/tfa/policy",
+                json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])), headers: key)
+            _ = try await PageAnswer.fetch(
+                client, .post, "/api/v1/tfa/accounts",
+                json: try OperatorJSON.encoder().encode(
+                    CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
+                headers: key)
+            let mail = try await Self.registered(
+                server, client,
+                CreateClientRequest(
+                    name: "Mail", scopes: ["profile", "offline_access"], redirectUris: ["https://mail.example/cb"],
+                    grantTypes: ["authorization_code", "refresh_token"]),
+                redirectUri: "https://mail.example/cb")
+            let plain = try await Self.registered(
+                server, client,
+                CreateClientRequest(
+                    name: "Plain", scopes: ["offline_access"], redirectUris: ["https://plain.example/cb"]),
+                redirectUri: "https://plain.example/cb")
+            // One sign-in; later codes come by single sign-on.
+            let first = try await PageAnswer.fetch(
+                client, .get, mail.authorizeURI(["scope": "openid offline_access"]))
+            let (location, cookie, _) = try await Self.signIn(client, from: first, password: "correct horse battery")
+            func redeemed(_ party: CodeFlowClient, _ location: String?) async throws -> OAuthTokenResponse {
+                let answer = try await party.redeem(
+                    try #require(CodeFlowClient.query(location)["code"]), verifier: nil)
+                #expect(answer.status == .ok, "\(answer.body)")
+                return try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(answer.body.utf8))
+            }
+            /// Tokens for a code the session's sign-in gets at once.
+            func tokens(_ party: CodeFlowClient) async throws -> OAuthTokenResponse {
+                let again = try await PageAnswer.fetch(
+                    client, .get, party.authorizeURI(["scope": "openid offline_access"]), cookie: cookie)
+                return try await redeemed(party, again.location)
+            }
+            func refresh(_ party: CodeFlowClient, _ token: String, scope: String? = nil) async throws -> PageAnswer {
+                var fields = ["grant_type": "refresh_token", "refresh_token": token]
+                fields["scope"] = scope
+                return try await party.token(fields)
+            }
+            func works(_ accessToken: String) async throws -> Bool {
+                try await PageAnswer.fetch(
+                    client, .get, "/oauth2/userinfo", headers: [.authorization: "Bearer \(accessToken)"]
+                ).status == .ok
+            }
+
+            let issued = try await redeemed(mail, location)
+            let first1 = try #require(issued.refreshToken)
+            let firstClaims = try await mail.verify(issued.idToken)
+            // A client not registered for refresh tokens gets none, even with offline_access.
+            #expect(try await tokens(plain).refreshToken == nil)
+
+            // Rotation: a new refresh token every time, the same sign-in in the ID token.
+            server.clock.advance(by: 120)
+            let rotated = try await refresh(mail, first1)
+            #expect(rotated.status == .ok, "\(rotated.body)")
+            let second = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(rotated.body.utf8))
+            let second2 = try #require(second.refreshToken)
+            #expect(second2 != first1)
+            let refreshed = try await mail.verify(second.idToken)
+            #expect(refreshed.sid == firstClaims.sid && refreshed.authTime == firstClaims.authTime)
+            #expect(refreshed.nonce == nil && refreshed.acr == firstClaims.acr)
+            #expect(try await works(second.accessToken))
+            // Only for a client registered for them; not another client's; never more scope than was granted.
+            #expect(CodeFlowClient.error(try await refresh(plain, second2)) == "unauthorized_client")
+            let other = try await Self.registered(
+                server, client,
+                CreateClientRequest(
+                    name: "Other", scopes: ["offline_access"], redirectUris: ["https://other.example/cb"],
+                    grantTypes: ["authorization_code", "refresh_token"]),
+                redirectUri: "https://other.example/cb")
+            #expect(CodeFlowClient.error(try await refresh(other, second2)) == "invalid_grant")
+            let more = try await tokens(mail)
+            let moreToken = try #require(more.refreshToken)
+            #expect(
+                CodeFlowClient.error(try await refresh(mail, moreToken, scope: "openid profile")) == "invalid_scope")
+
+            // The spent token again: refused, and its whole family with it.
+            let reused = try await refresh(mail, first1)
+            #expect(CodeFlowClient.error(reused) == "invalid_grant" && reused.body.contains("used before"))
+            #expect(CodeFlowClient.error(try await refresh(mail, second2)) == "invalid_grant")
+            #expect(try await works(second.accessToken) == false)
+            #expect(try await works(issued.accessToken) == false)
+
+            // A replayed code revokes the refresh tokens it issued too.
+            let again = try await PageAnswer.fetch(
+                client, .get, mail.authorizeURI(["scope": "openid offline_access"]), cookie: cookie)
+            let code = try #require(CodeFlowClient.query(again.location)["code"])
+            let once = try await mail.redeem(code, verifier: nil)
+            let onceTokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(once.body.utf8))
+            #expect(CodeFlowClient.error(try await mail.redeem(code, verifier: nil)) == "invalid_grant")
+            #expect(
+                CodeFlowClient.error(try await refresh(mail, try #require(onceTokens.refreshToken))) == "invalid_grant")
+
+            // A refresh token lives thirty days from its issue.
+            let late = try await tokens(mail)
+            server.clock.advance(by: 30 * 86_400 + 1)
+            let expired = try await refresh(mail, try #require(late.refreshToken))
+            #expect(CodeFlowClient.error(expired) == "invalid_grant" && expired.body.contains("expired"))
+        }
+    }
+
     @Test("Authorization errors: an error page for an untrusted client or redirect, else back to the client")
     func errors() async throws {
         let server = try await TestServer.make(.sqlite)

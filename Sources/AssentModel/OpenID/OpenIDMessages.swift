@@ -41,6 +41,8 @@ public struct OAuthTokenResponse: Codable, Sendable, Equatable {
     public var scope: String?
     /// Only in a push delivery (CIBA Core §10.3.1).
     public var authReqId: String?
+    /// With `offline_access`: single use, a new one with every refresh (RFC 6749 §6).
+    public var refreshToken: String?
 
     enum CodingKeys: String, CodingKey {
         case accessToken = "access_token"
@@ -49,12 +51,14 @@ public struct OAuthTokenResponse: Codable, Sendable, Equatable {
         case idToken = "id_token"
         case scope
         case authReqId = "auth_req_id"
+        case refreshToken = "refresh_token"
     }
 
     public init(
         accessToken: String, tokenType: String = "Bearer", expiresIn: Int, idToken: String, scope: String?,
-        authReqId: String? = nil
+        authReqId: String? = nil, refreshToken: String? = nil
     ) {
+        self.refreshToken = refreshToken
         self.accessToken = accessToken
         self.tokenType = tokenType
         self.expiresIn = expiresIn

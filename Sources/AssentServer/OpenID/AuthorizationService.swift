@@ -309,34 +309,109 @@ struct AuthorizationService: Sendable {
         } else if verifier != nil {
             throw OAuthError.invalidGrant("The authorization request had no code_challenge.")
         }
-        return try await issueTokens(record, client: client)
+        return try await issueTokens(
+            TokenGrant(
+                codeHash: record.codeHash, userId: record.userId, scope: record.scope, nonce: record.nonce,
+                acr: record.acr, amr: record.amr, authTime: record.authTime, sessionId: record.sessionId),
+            client: client, for: "an authorization code")
     }
 
-    /// An access token (bound to the code) and an ID token with the sign-in's facts.
-    private func issueTokens(_ code: AuthorizationCodeRecord, client: OpenIDClientRecord) async throws
+    /// `grant_type=refresh_token` (RFC 6749 §6, OpenID Connect Core §12): the token is spent and a new one issued
+    /// with the new access token (rotation); a spent or revoked token presented again revokes its whole family — the
+    /// refresh and access tokens that came from the same code — since either its holder or a thief used it before.
+    func refresh(_ form: [String: String], client: OpenIDClientRecord) async throws -> OAuthTokenResponse {
+        guard client.grantTypes.contains(OpenIDClientRecord.refreshGrant) else {
+            throw OAuthError(.unauthorizedClient, "This client is not registered for refresh tokens.")
+        }
+        guard let token = form["refresh_token"], (1...256).contains(token.utf8.count) else {
+            throw OAuthError.invalidRequest("refresh_token is missing.")
+        }
+        let now = environment.nowMillis
+        let record: RefreshTokenRecord
+        switch try await store.rotateRefreshToken(hash: CIBAService.tokenHash(token), at: now) {
+        case .unknown:
+            throw OAuthError.invalidGrant("The refresh token is not valid.")
+        case .reused(let owner):
+            await environment.audit(
+                .openidRefreshReused, actor: "client:\(client.id)",
+                "A spent refresh token of \(owner) was presented again: its family is revoked.")
+            throw OAuthError.invalidGrant("The refresh token was used before; every token issued with it is revoked.")
+        case .rotated(let rotated):
+            record = rotated
+        }
+        guard record.clientId == client.id else { throw OAuthError.invalidGrant("The refresh token is not valid.") }
+        guard now < record.expiresAt else { throw OAuthError.invalidGrant("The refresh token has expired.") }
+        var scope = record.scope
+        if let asked = form["scope"] {
+            // RFC 6749 §6: the same scopes or fewer; openid and offline_access stay, or no successor could follow.
+            let wanted = Set(asked.split(separator: " ").map(String.init))
+            let granted = Set(record.scope.split(separator: " ").map(String.init))
+            guard wanted.isSubset(of: granted) else {
+                throw OAuthError(.invalidScope, "A refresh cannot add scopes the sign-in did not grant.")
+            }
+            scope = wanted.union(["openid", "offline_access"]).sorted().joined(separator: " ")
+        }
+        return try await issueTokens(
+            TokenGrant(
+                codeHash: record.codeHash, userId: record.userId, scope: scope, nonce: nil, acr: record.acr,
+                amr: record.amr, authTime: record.authTime, sessionId: record.sessionId),
+            client: client, for: "a refresh token")
+    }
+
+    /// What a grant issues tokens for: the sign-in's facts and the family they belong to.
+    struct TokenGrant {
+        var codeHash: Data
+        var userId: String
+        var scope: String
+        var nonce: String?
+        var acr: String
+        var amr: [String]
+        var authTime: Millis
+        var sessionId: String
+    }
+
+    /// An access token, an ID token with the sign-in's facts, and — with `offline_access` for a client registered
+    /// for it — a refresh token; all of the code's family.
+    private func issueTokens(_ grant: TokenGrant, client: OpenIDClientRecord, for what: String) async throws
         -> OAuthTokenResponse
     {
         let now = environment.nowMillis
-        let lifetime = environment.openID.tokenLifetime
+        let settings = environment.openID
+        let lifetime = settings.tokenLifetime
         let accessToken = "at_" + Base64URL.encode(Bytes.random(count: 32))
         try await store.insertAccessToken(
             AccessTokenRecord(
-                tokenHash: CIBAService.tokenHash(accessToken), clientId: client.id, userId: code.userId,
-                scope: code.scope, cibaRequestId: nil, createdAt: now, expiresAt: now + Millis(lifetime) * 1000,
-                codeHash: code.codeHash))
+                tokenHash: CIBAService.tokenHash(accessToken), clientId: client.id, userId: grant.userId,
+                scope: grant.scope, cibaRequestId: nil, createdAt: now, expiresAt: now + Millis(lifetime) * 1000,
+                codeHash: grant.codeHash))
+        var refreshToken: String?
+        if grant.scope.split(separator: " ").contains("offline_access"),
+            client.grantTypes.contains(OpenIDClientRecord.refreshGrant)
+        {
+            let token = "rt_" + Base64URL.encode(Bytes.random(count: 32))
+            try await store.insertRefreshToken(
+                RefreshTokenRecord(
+                    tokenHash: CIBAService.tokenHash(token), codeHash: grant.codeHash, clientId: client.id,
+                    userId: grant.userId, scope: grant.scope, acr: grant.acr, amr: grant.amr,
+                    authTime: grant.authTime, sessionId: grant.sessionId, createdAt: now,
+                    expiresAt: now + Millis(settings.refreshTokenLifetime) * 1000))
+            refreshToken = token
+        }
         let claims = CodeFlowIDTokenClaims(
-            iss: environment.openID.issuer, sub: code.userId, aud: client.id, azp: client.id, iat: now / 1000,
-            exp: now / 1000 + Int64(lifetime), authTime: code.authTime / 1000, nonce: code.nonce, acr: code.acr,
-            amr: code.amr, atHash: CIBAService.leftHalfHash(accessToken), sid: code.sessionId)
+            iss: settings.issuer, sub: grant.userId, aud: client.id, azp: client.id, iat: now / 1000,
+            exp: now / 1000 + Int64(lifetime), authTime: grant.authTime / 1000, nonce: grant.nonce, acr: grant.acr,
+            amr: grant.amr, atHash: CIBAService.leftHalfHash(accessToken), sid: grant.sessionId)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let signer = try await keys.signer(client.idTokenAlgorithm)
         let idToken = try CompactJWS.sign(
             payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
         await environment.audit(
-            .openidTokensIssued, userId: code.userId, actor: "client:\(client.id)",
-            "Tokens issued to \(client.id) for an authorization code.")
-        return OAuthTokenResponse(accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: code.scope)
+            .openidTokensIssued, userId: grant.userId, actor: "client:\(client.id)",
+            "Tokens issued to \(client.id) for \(what)" + (refreshToken == nil ? "." : ", with a refresh token."))
+        return OAuthTokenResponse(
+            accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: grant.scope,
+            refreshToken: refreshToken)
     }
 }
 

@@ -16,7 +16,7 @@ public struct ClientService: Sendable {
     static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
     static let idTokenAlgorithms = ["RS256", "ES256"]
     /// The scopes a client may be allowed besides `openid`.
-    static let knownScopes = ["profile"]
+    static let knownScopes = ["profile", "offline_access"]
 
     /// Registers a client for the default application; returns it with its secret.
     public func create(_ request: CreateClientRequest, application: ApplicationRecord, actor: String) async throws
@@ -56,6 +56,9 @@ public struct ClientService: Sendable {
         guard !grantTypes.isEmpty else { throw invalid("grantTypes names at least one grant type.") }
         if grantTypes.contains(OpenIDClientRecord.codeGrant), redirectUris.isEmpty {
             throw invalid("An authorization_code client needs redirectUris.")
+        }
+        if grantTypes.contains(OpenIDClientRecord.refreshGrant), !grantTypes.contains(OpenIDClientRecord.codeGrant) {
+            throw invalid("refresh_token comes with authorization_code: refresh tokens are issued for codes.")
         }
         if !grantTypes.contains(OpenIDClientRecord.codeGrant), !redirectUris.isEmpty {
             throw invalid("redirectUris are only for authorization_code clients.")
@@ -102,7 +105,9 @@ public struct ClientService: Sendable {
     }
 
     /// The grant types a client may be registered for.
-    static let grantTypes = [OpenIDClientRecord.codeGrant, OpenIDClientRecord.cibaGrant]
+    static let grantTypes = [
+        OpenIDClientRecord.codeGrant, OpenIDClientRecord.refreshGrant, OpenIDClientRecord.cibaGrant,
+    ]
 
     /// The longest redirect URI accepted, in characters, and how many a client may have.
     static let redirectURIMaximumLength = 2_048

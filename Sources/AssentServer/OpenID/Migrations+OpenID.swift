@@ -90,8 +90,8 @@ extension Migrations {
 
 extension Migrations {
     /// Version 14: the authorization code flow — clients' redirect URIs, type and grant types (existing clients
-    /// stay confidential CIBA clients), single-use authorization codes (hashed), and the code an access token was
-    /// issued for (a replayed code revokes it).
+    /// stay confidential CIBA clients), single-use authorization codes (hashed), the code an access token was
+    /// issued for (a replayed code revokes it), and rotating refresh tokens (hashed; a family per code).
     static func openIDCodeFlowV14(_ dialect: Dialect) -> [String] {
         let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
         return [
@@ -119,6 +119,25 @@ extension Migrations {
             )
             """,
             "CREATE INDEX IF NOT EXISTS openid_codes_expires ON openid_codes(expires_at)",
+            """
+            CREATE TABLE IF NOT EXISTS openid_refresh_tokens (
+                token_hash \(dialect.blob) PRIMARY KEY,
+                code_hash \(dialect.blob) NOT NULL,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                acr TEXT NOT NULL,
+                amr TEXT NOT NULL,
+                auth_time \(dialect.bigint) NOT NULL,
+                session_id TEXT NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                expires_at \(dialect.bigint) NOT NULL,
+                used_at \(dialect.bigint),
+                revoked_at \(dialect.bigint)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS openid_refresh_tokens_code ON openid_refresh_tokens(code_hash)",
+            "CREATE INDEX IF NOT EXISTS openid_refresh_tokens_expires ON openid_refresh_tokens(expires_at)",
         ]
     }
 }

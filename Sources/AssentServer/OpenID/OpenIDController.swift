@@ -62,13 +62,15 @@ struct OpenIDController {
                 return try Self.json(try await ciba.tokenRequest(form, client: client))
             case OpenIDClientRecord.codeGrant?:
                 return try Self.json(try await authorization.tokenRequest(form, client: client))
+            case OpenIDClientRecord.refreshGrant?:
+                return try Self.json(try await authorization.refresh(form, client: client))
             case nil:
                 throw OAuthError.invalidRequest("grant_type is missing.")
             case let other?:
                 throw OAuthError(
                     .unsupportedGrantType,
-                    "grant_type \(other.prefix(100)) is not served; this endpoint serves authorization_code and "
-                        + "\(CIBAService.grantType).")
+                    "grant_type \(other.prefix(100)) is not served; this endpoint serves authorization_code, "
+                        + "refresh_token and \(CIBAService.grantType).")
             }
         }
     }
@@ -92,7 +94,9 @@ struct OpenIDController {
             "backchannel_authentication_endpoint": .string("\(base)/oauth2/bc-authorize"),
             "backchannel_token_delivery_modes_supported": strings(["poll", "ping", "push"]),
             "backchannel_user_code_parameter_supported": .bool(false),
-            "grant_types_supported": strings([OpenIDClientRecord.codeGrant, CIBAService.grantType]),
+            "grant_types_supported": strings([
+                OpenIDClientRecord.codeGrant, OpenIDClientRecord.refreshGrant, CIBAService.grantType,
+            ]),
             "response_types_supported": strings(["code"]),
             "response_modes_supported": strings(["query"]),
             "code_challenge_methods_supported": strings(["S256"]),

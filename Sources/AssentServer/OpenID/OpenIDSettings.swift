@@ -29,6 +29,8 @@ public struct OpenIDSettings: Sendable {
     /// How long an authorization code may wait for its redemption, seconds (OpenID Connect Core §3.1.2.5 asks for
     /// a short life; RFC 6749 §4.1.2 recommends at most ten minutes).
     public var codeLifetime = 60
+    /// How long a refresh token may wait for its use, seconds (each refresh issues a new one with a new lifetime).
+    public var refreshTokenLifetime = 2_592_000
     /// How long the hosted pages' signed-in session (the single-sign-on session) lasts after its latest use, seconds.
     public var sessionLifetime = 28_800
     /// How long a retired signing key stays published after it stopped signing (at least the token lifetime).

@@ -67,6 +67,7 @@ public struct OpenIDClientRecord: Sendable, Equatable {
     public static let publicType = "public"
     public static let cibaGrant = "ciba"
     public static let codeGrant = "authorization_code"
+    public static let refreshGrant = "refresh_token"
 
     public var isPublic: Bool { type == Self.publicType }
 }
@@ -130,6 +131,33 @@ public struct AuthorizationCodeRecord: Sendable, Equatable {
     public var expiresAt: Millis
 }
 
+/// A refresh token (RFC 6749 §6): single use — each refresh rotates it — and one of a family that began with an
+/// authorization code; only its SHA-256 is stored.
+public struct RefreshTokenRecord: Sendable, Equatable {
+    public var tokenHash: Data
+    /// The family: the hash of the code it began with (a replayed code or a reused token revokes the family).
+    public var codeHash: Data
+    public var clientId: String
+    public var userId: String
+    public var scope: String
+    public var acr: String
+    public var amr: [String]
+    public var authTime: Millis
+    public var sessionId: String
+    public var createdAt: Millis
+    public var expiresAt: Millis
+}
+
+/// What presenting a refresh token came to.
+public enum RefreshRotation: Sendable, Equatable {
+    /// The token, now spent: its successor may be issued.
+    case rotated(RefreshTokenRecord)
+    /// The token was spent or revoked before: its whole family is revoked now.
+    case reused(clientId: String)
+    /// No such token.
+    case unknown
+}
+
 /// What presenting a code came to.
 public enum CodeRedemption: Sendable, Equatable {
     /// The code, now spent.
@@ -170,8 +198,14 @@ public protocol OpenIDStore: Sendable {
     func accessToken(hash: Data) async throws -> AccessTokenRecord?
 
     func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws
-    /// Spends the code at `now` in one statement; a code spent before revokes the access tokens issued for it.
+    /// Spends the code at `now` in one statement; a code spent before revokes the access and refresh tokens issued
+    /// for it.
     func redeemAuthorizationCode(hash: Data, at now: Millis) async throws -> CodeRedemption
+
+    func insertRefreshToken(_ token: RefreshTokenRecord) async throws
+    /// Spends the refresh token at `now` in one statement; one spent or revoked before revokes its family (refresh
+    /// and access tokens).
+    func rotateRefreshToken(hash: Data, at now: Millis) async throws -> RefreshRotation
 
     /// Deletes CIBA requests, authorization codes and access tokens that expired before `before`.
     func purgeOpenID(before: Millis) async throws

@@ -268,17 +268,74 @@ extension SQLStore {
                 "SELECT client_id FROM openid_codes WHERE code_hash = \(bind: hash)"
             ).first()
         else { return .unknown }
-        try await database.raw("DELETE FROM openid_access_tokens WHERE code_hash = \(bind: hash)").run()
+        try await revokeTokenFamily(hash, at: now)
         return .replayed(clientId: try spent.decode(column: "client_id", as: String.self))
+    }
+
+    /// Revokes every refresh token and deletes every access token issued from the code `codeHash`.
+    private func revokeTokenFamily(_ codeHash: Data, at now: Millis) async throws {
+        try await database.raw(
+            """
+            UPDATE openid_refresh_tokens SET revoked_at = \(bind: now) WHERE code_hash = \(bind: codeHash) \
+            AND revoked_at IS NULL
+            """
+        ).run()
+        try await database.raw("DELETE FROM openid_access_tokens WHERE code_hash = \(bind: codeHash)").run()
+    }
+
+    // MARK: Refresh tokens
+
+    public func insertRefreshToken(_ r: RefreshTokenRecord) async throws {
+        try await database.raw(
+            """
+            INSERT INTO openid_refresh_tokens (token_hash, code_hash, client_id, user_id, scope, acr, amr, auth_time,
+            session_id, created_at, expires_at)
+            VALUES (\(bind: r.tokenHash), \(bind: r.codeHash), \(bind: r.clientId), \(bind: r.userId), \
+            \(bind: r.scope), \(bind: r.acr), \(bind: r.amr.joined(separator: " ")), \(bind: r.authTime), \
+            \(bind: r.sessionId), \(bind: r.createdAt), \(bind: r.expiresAt))
+            """
+        ).run()
+    }
+
+    public func rotateRefreshToken(hash: Data, at now: Millis) async throws -> RefreshRotation {
+        // The conditional update is the single use: of two concurrent refreshes, one row comes back.
+        if let row = try await database.raw(
+            """
+            UPDATE openid_refresh_tokens SET used_at = \(bind: now) WHERE token_hash = \(bind: hash) \
+            AND used_at IS NULL AND revoked_at IS NULL RETURNING *
+            """
+        ).first() {
+            return .rotated(
+                RefreshTokenRecord(
+                    tokenHash: hash, codeHash: try row.decode(column: "code_hash", as: Data.self),
+                    clientId: try row.decode(column: "client_id", as: String.self),
+                    userId: try row.decode(column: "user_id", as: String.self),
+                    scope: try row.decode(column: "scope", as: String.self),
+                    acr: try row.decode(column: "acr", as: String.self),
+                    amr: Self.words(try row.decode(column: "amr", as: String.self)),
+                    authTime: try row.decode(column: "auth_time", as: Int64.self),
+                    sessionId: try row.decode(column: "session_id", as: String.self),
+                    createdAt: try row.decode(column: "created_at", as: Int64.self),
+                    expiresAt: try row.decode(column: "expires_at", as: Int64.self)))
+        }
+        guard
+            let spent = try await database.raw(
+                "SELECT client_id, code_hash FROM openid_refresh_tokens WHERE token_hash = \(bind: hash)"
+            ).first()
+        else { return .unknown }
+        try await revokeTokenFamily(try spent.decode(column: "code_hash", as: Data.self), at: now)
+        return .reused(clientId: try spent.decode(column: "client_id", as: String.self))
     }
 
     public func purgeOpenID(before: Millis) async throws {
         try await database.raw("DELETE FROM ciba_requests WHERE expires_at < \(bind: before)").run()
+        try await database.raw("DELETE FROM openid_refresh_tokens WHERE expires_at < \(bind: before)").run()
         // A spent code is kept as long as the tokens it issued, so that its replay still revokes them.
         try await database.raw(
             """
             DELETE FROM openid_codes WHERE expires_at < \(bind: before) AND NOT EXISTS \
-            (SELECT 1 FROM openid_access_tokens t WHERE t.code_hash = openid_codes.code_hash)
+            (SELECT 1 FROM openid_access_tokens t WHERE t.code_hash = openid_codes.code_hash) AND NOT EXISTS \
+            (SELECT 1 FROM openid_refresh_tokens r WHERE r.code_hash = openid_codes.code_hash)
             """
         ).run()
         try await database.raw("DELETE FROM openid_access_tokens WHERE expires_at < \(bind: before)").run()

@@ -39,6 +39,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case openidCodeIssued = "openid.code_issued"
     case openidCodeReplayed = "openid.code_replayed"
     case openidKeysRotated = "openid.keys_rotated"
+    case openidRefreshReused = "openid.refresh_reused"
     case openidTokensIssued = "openid.tokens_issued"
     case operationApproved = "operation.approved"
     case operationAttemptFailed = "operation.attempt_failed"
