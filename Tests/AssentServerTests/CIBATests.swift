@@ -38,7 +38,7 @@ struct CIBATests {
             #expect((document["id_token_signing_alg_values_supported"] as? [String])?.contains("RS256") == true)
             #expect(
                 document["grant_types_supported"] as? [String] == [
-                    "authorization_code", "urn:openid:params:grant-type:ciba",
+                    "authorization_code", "refresh_token", "urn:openid:params:grant-type:ciba",
                 ])
             #expect(document["backchannel_token_delivery_modes_supported"] as? [String] == ["poll", "ping", "push"])
             #expect(
