@@ -31,12 +31,14 @@ struct AuthorizationBrowserTests {
             "window.location.href = \(String(decoding: try JSONEncoder().encode(url), as: UTF8.self));")
     }
 
-    @Test("Password and TOTP on the hosted pages, back to the website with a code; a second client signs in by SSO")
-    func signIn() async throws {
-        let server = try await TestServer.make(.sqlite)
+    @Test(
+        "Password and TOTP on the hosted pages, back to the website with a code; a second client signs in by SSO",
+        arguments: Backend.all)
+    func signIn(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { http in
-            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("openid"))
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("openid-\(backend)"))
             defer { Task { await browser.quit() } }
             let tfa = TFAClient(server: server, client: http)
             try await tfa.createAccount("alice")
