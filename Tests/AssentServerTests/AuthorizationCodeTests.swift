@@ -148,13 +148,17 @@ struct AuthorizationCodeTests {
             let account = try await PageAnswer.fetch(
                 client, .post, "/api/v1/tfa/accounts",
                 json: try OperatorJSON.encoder().encode(
-                    CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
+                    CreateTFAAccountRequest(
+                        userId: "alice", password: "correct horse battery", emails: ["alice@example.com"],
+                        name: " Alice Novak ")),
                 headers: key)
-            #expect(account.status == .created)
+            #expect(account.status == .created && account.body.contains("\"name\":\"Alice Novak\""))
             // A website on another site than the provider, and a native app on a loopback port.
             let site = try await Self.registered(
                 server, client,
-                CreateClientRequest(name: "Shop", redirectUris: ["http://localhost:9000/callback?from=assent"]),
+                CreateClientRequest(
+                    name: "Shop", scopes: ["profile", "email", "phone"],
+                    redirectUris: ["http://localhost:9000/callback?from=assent"]),
                 redirectUri: "http://localhost:9000/callback?from=assent")
             #expect(site.secret != nil)
             let app = try await Self.registered(
@@ -266,6 +270,34 @@ struct AuthorizationCodeTests {
                 try #require(CodeFlowClient.query(otherRedirect.location)["code"]), verifier: pkce.verifier,
                 redirectUri: "http://localhost:9000/callback")
             #expect(CodeFlowClient.error(misdirected) == "invalid_grant")
+
+            // Userinfo answers the claims of the scopes the sign-in granted, from the account.
+            func userClaims(scope: String) async throws -> [String: Any] {
+                let answer = try await PageAnswer.fetch(
+                    client, .get,
+                    site.authorizeURI([
+                        "scope": scope, "code_challenge": pkce.challenge,
+                        "code_challenge_method": "S256",
+                    ]), cookie: cookie)
+                let tokens = try await site.redeem(
+                    try #require(CodeFlowClient.query(answer.location)["code"]), verifier: pkce.verifier)
+                let access = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(tokens.body.utf8)).accessToken
+                let claims = try await PageAnswer.fetch(
+                    client, .get, "/oauth2/userinfo", headers: [.authorization: "Bearer \(access)"])
+                return try #require(try JSONSerialization.jsonObject(with: Data(claims.body.utf8)) as? [String: Any])
+            }
+            let all = try await userClaims(scope: "openid profile email phone")
+            #expect(all["sub"] as? String == "alice" && all["name"] as? String == "Alice Novak")
+            #expect(all["preferred_username"] as? String == "alice")
+            #expect(all["email"] as? String == "alice@example.com" && all["email_verified"] as? Bool == true)
+            #expect(all["phone_number"] == nil, "alice has no phone factor")
+            let renamed = try await PageAnswer.fetch(
+                client, .patch, "/api/v1/tfa/accounts/alice",
+                json: try OperatorJSON.encoder().encode(UpdateTFAAccountRequest(name: "")), headers: key)
+            #expect(renamed.status == .ok && !renamed.body.contains("Alice Novak"))
+            let emailOnly = try await userClaims(scope: "openid email")
+            #expect(Set(emailOnly.keys) == ["sub", "email", "email_verified"])
+            #expect(try await userClaims(scope: "openid profile")["name"] == nil)
 
             // prompt=login and max_age ask for the password again; prompt=none without a session is login_required.
             let fresh = try await PageAnswer.fetch(

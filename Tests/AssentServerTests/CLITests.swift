@@ -456,6 +456,9 @@ struct CLITests {
                 environment: environment, input: "correct horse battery\n")
             #expect(created.status == 0, "\(created.errors)")
             #expect(created.output.contains("a***e@b***k.example") && created.output.contains("yes"))
+            let renamed = try await Self.run(
+                ["admin", "tfa", "rename-account", "alice", "--name", "Alice Novak"], environment: environment)
+            #expect(renamed.status == 0 && renamed.output.contains("Alice Novak"), "\(renamed.errors)")
             let short = try await Self.run(
                 ["admin", "tfa", "create-account", "--user", "bob", "--password-stdin"], environment: environment,
                 input: "short\n")

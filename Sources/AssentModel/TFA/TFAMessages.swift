@@ -216,8 +216,11 @@ public struct CreateTFAAccountRequest: Codable, Sendable {
     public var password: String?
     /// Addresses the operator vouches for: e-mail second factors from the start.
     public var emails: [String]?
+    /// The name people know the user by (1 to 100 characters; the `name` claim of Sign in with Assent).
+    public var name: String?
 
-    public init(userId: String, password: String? = nil, emails: [String]? = nil) {
+    public init(userId: String, password: String? = nil, emails: [String]? = nil, name: String? = nil) {
+        self.name = name
         self.userId = userId
         self.password = password
         self.emails = emails
@@ -245,16 +248,26 @@ public struct TFAFactorInfo: Codable, Sendable, Equatable {
 /// A login account of the default application.
 public struct TFAAccountInfo: Codable, Sendable, Equatable {
     public var userId: String
+    public var name: String?
     public var hasPassword: Bool
     public var factors: [TFAFactorInfo]
     public var createdAt: Date
 
-    public init(userId: String, hasPassword: Bool, factors: [TFAFactorInfo], createdAt: Date) {
+    public init(userId: String, name: String? = nil, hasPassword: Bool, factors: [TFAFactorInfo], createdAt: Date) {
+        self.name = name
         self.userId = userId
         self.hasPassword = hasPassword
         self.factors = factors
         self.createdAt = createdAt
     }
+}
+
+/// `PATCH /api/v1/tfa/accounts/{userId}`: changes what the operator may change of an account.
+public struct UpdateTFAAccountRequest: Codable, Sendable, Equatable {
+    /// The display name; an empty string removes it.
+    public var name: String?
+
+    public init(name: String?) { self.name = name }
 }
 
 /// `POST /api/v1/tfa/logins`: the relying party checked the first factor; Assent decides on the second.

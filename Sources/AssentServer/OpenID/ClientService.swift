@@ -16,7 +16,7 @@ public struct ClientService: Sendable {
     static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
     static let idTokenAlgorithms = ["RS256", "ES256"]
     /// The scopes a client may be allowed besides `openid`.
-    static let knownScopes = ["profile", "offline_access"]
+    static let knownScopes = ["profile", "email", "phone", "offline_access"]
 
     /// Registers a client for the default application; returns it with its secret.
     public func create(_ request: CreateClientRequest, application: ApplicationRecord, actor: String) async throws

@@ -12,6 +12,7 @@ struct OpenIDController {
     let clients: ClientService
     let ciba: CIBAService
     let authorization: AuthorizationService
+    let userInfo: UserInfoService
     let keys: SigningKeyService
 
     init(environment: ServerEnvironment) {
@@ -19,6 +20,7 @@ struct OpenIDController {
         clients = ClientService(environment: environment)
         ciba = CIBAService(environment: environment)
         authorization = AuthorizationService(environment: environment)
+        userInfo = UserInfoService(environment: environment)
         keys = SigningKeyService(environment: environment)
     }
 
@@ -112,11 +114,11 @@ struct OpenIDController {
             "scopes_supported": strings(["openid"] + ClientService.knownScopes),
             "acr_values_supported": strings(
                 SignInAssurance.allCases.map(\.acr) + CIBAService.acrFactors.keys.sorted()),
-            "claims_supported": strings([
-                "iss", "sub", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "acr", "sid",
-                "binding_message", "transaction",
-                CIBAService.authReqIdClaim,
-            ]),
+            "claims_supported": strings(
+                [
+                    "iss", "aud", "azp", "exp", "iat", "auth_time", "nonce", "at_hash", "amr", "acr", "sid",
+                    "binding_message", "transaction",
+                ] + UserInfoService.claims + [CIBAService.authReqIdClaim]),
         ]
     }
 
@@ -157,7 +159,7 @@ struct OpenIDController {
             response.headers[.wwwAuthenticate] = #"Bearer error="invalid_token""#
             return response
         }
-        return try Self.json(["sub": record.userId])
+        return try Self.json(try await userInfo.claims(for: record))
     }
 
     /// The `application/x-www-form-urlencoded` body; a repeated parameter is an error (RFC 6749 §3.1).

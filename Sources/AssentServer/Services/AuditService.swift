@@ -56,6 +56,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case signatureReplayed = "signature.replayed"
     case tfaAccountCreated = "tfa.account_created"
     case tfaAccountRemoved = "tfa.account_removed"
+    case tfaAccountRenamed = "tfa.account_renamed"
     case tfaCodeSent = "tfa.code_sent"
     case tfaDeviceRemembered = "tfa.device_remembered"
     case tfaDeviceRevoked = "tfa.device_revoked"

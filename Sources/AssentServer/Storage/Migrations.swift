@@ -57,6 +57,7 @@ enum Migrations {
         Migration(version: 12, sqlite: pagesV12, postgres: pagesV12),
         Migration(version: 13, sqlite: activationCodesV13, postgres: activationCodesV13),
         Migration(version: 14, sqlite: openIDCodeFlowV14(.sqlite), postgres: openIDCodeFlowV14(.postgres)),
+        Migration(version: 15, sqlite: tfaDisplayNameV15(.sqlite), postgres: tfaDisplayNameV15(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

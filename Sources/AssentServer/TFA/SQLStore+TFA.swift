@@ -8,8 +8,9 @@ extension SQLStore {
     public func insertTFAAccount(_ a: TFAAccountRecord) async throws -> Bool {
         !(try await database.raw(
             """
-            INSERT INTO tfa_accounts (application_id, user_id, password_hash, created_at)
-            VALUES (\(bind: a.applicationId), \(bind: a.userId), \(bind: a.passwordHash), \(bind: a.createdAt))
+            INSERT INTO tfa_accounts (application_id, user_id, password_hash, created_at, display_name)
+            VALUES (\(bind: a.applicationId), \(bind: a.userId), \(bind: a.passwordHash), \(bind: a.createdAt), \
+            \(bind: a.displayName))
             ON CONFLICT DO NOTHING RETURNING user_id
             """
         ).all()).isEmpty
@@ -25,8 +26,18 @@ extension SQLStore {
                 applicationId: try row.decode(column: "application_id", as: String.self),
                 userId: try row.decode(column: "user_id", as: String.self),
                 passwordHash: try row.decode(column: "password_hash", as: String?.self),
-                createdAt: try row.decode(column: "created_at", as: Int64.self))
+                createdAt: try row.decode(column: "created_at", as: Int64.self),
+                displayName: try row.decode(column: "display_name", as: String?.self))
         }
+    }
+
+    public func setTFAAccountName(applicationId: String, userId: String, name: String?) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE tfa_accounts SET display_name = \(bind: name) WHERE application_id = \(bind: applicationId) \
+            AND user_id = \(bind: userId) RETURNING user_id
+            """
+        ).all()).isEmpty
     }
 
     public func deleteTFAAccount(applicationId: String, userId: String) async throws -> Bool {

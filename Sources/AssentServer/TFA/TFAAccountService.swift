@@ -19,8 +19,10 @@ public struct TFAAccountService: Sendable {
 
     /// Creates the account `userId` in `application`, with an optional password and up to ten e-mail addresses.
     public func create(
-        userId: String, password: String?, emails: [String], in application: ApplicationRecord, actor: String
+        userId: String, password: String?, emails: [String], name: String? = nil, in application: ApplicationRecord,
+        actor: String
     ) async throws -> Account {
+        let displayName = try name.map(Self.displayName)
         // Lengths in Unicode scalars, as the OpenAPI document's JSON Schema counts them.
         guard UserID.isValid(userId) else { throw AssentServerError.invalidRequest(UserID.requirement) }
         if let password, !(8...PasswordHasher.maxLength).contains(password.unicodeScalars.count) {
@@ -32,7 +34,8 @@ public struct TFAAccountService: Sendable {
         var hash: String?
         if let password { hash = try await environment.tfa.passwordHasher.hash(password) }
         let account = TFAAccountRecord(
-            applicationId: application.id, userId: userId, passwordHash: hash, createdAt: environment.nowMillis)
+            applicationId: application.id, userId: userId, passwordHash: hash, createdAt: environment.nowMillis,
+            displayName: displayName)
         guard try await store.insertTFAAccount(account) else {
             throw AssentServerError.accountExists(userId)
         }
@@ -42,6 +45,28 @@ public struct TFAAccountService: Sendable {
         }
         await environment.audit(.tfaAccountCreated, userId: userId, actor: actor, "Login account created.")
         return try await withFactors(account)
+    }
+
+    /// Sets the account's display name (an empty one removes it).
+    public func rename(userId: String, name: String, in application: ApplicationRecord, actor: String) async throws
+        -> Account
+    {
+        let displayName = name.isEmpty ? nil : try Self.displayName(name)
+        guard try await store.setTFAAccountName(applicationId: application.id, userId: userId, name: displayName) else {
+            throw AssentServerError.notFound("No login account has user id \(userId).")
+        }
+        await environment.audit(
+            .tfaAccountRenamed, userId: userId, actor: actor,
+            displayName == nil ? "Display name removed." : "Display name set.")
+        return try await get(userId: userId, in: application)
+    }
+
+    /// A display name as given, without surrounding spaces: 1 to 100 characters, not only spaces.
+    static func displayName(_ name: String) throws -> String {
+        guard let valid = InputText.displayName(name) else {
+            throw AssentServerError.invalidRequest("A display name has 1 to 100 characters, not only spaces.")
+        }
+        return valid
     }
 
     /// The account `userId` of `application` with its active factors, or `NOT_FOUND`.

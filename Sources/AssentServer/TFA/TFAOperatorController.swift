@@ -17,6 +17,7 @@ struct TFAOperatorController {
         api.requiring(.tfaWrite)
             .post("tfa/accounts", use: createAccount)
             .delete("tfa/accounts/:userId", use: deleteAccount)
+            .patch("tfa/accounts/:userId", use: updateAccount)
             .post("tfa/accounts/:userId/emails", use: addEmail)
             .delete("tfa/accounts/:userId/factors/:id", use: removeFactor)
             .delete("tfa/devices/:id", use: revokeDevice)
@@ -27,9 +28,18 @@ struct TFAOperatorController {
     @Sendable func createAccount(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(CreateTFAAccountRequest.self, from: request)
         let account = try await accounts.create(
-            userId: body.userId, password: body.password, emails: body.emails ?? [],
+            userId: body.userId, password: body.password, emails: body.emails ?? [], name: body.name,
             in: try await applications.defaultApplication(), actor: context.actor)
         return try HTTPSupport.operatorJSON(Self.info(account), status: .created)
+    }
+
+    @Sendable func updateAccount(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let body = try await HTTPSupport.decode(UpdateTFAAccountRequest.self, from: request)
+        guard let name = body.name else { throw AssentServerError.invalidRequest("Nothing to change: send name.") }
+        let account = try await accounts.rename(
+            userId: try context.parameter("userId"), name: name, in: try await applications.defaultApplication(),
+            actor: context.actor)
+        return try HTTPSupport.operatorJSON(Self.info(account))
     }
 
     @Sendable func account(_ request: Request, context: AssentRequestContext) async throws -> Response {
@@ -97,7 +107,8 @@ struct TFAOperatorController {
 
     static func info(_ account: TFAAccountService.Account) -> TFAAccountInfo {
         TFAAccountInfo(
-            userId: account.record.userId, hasPassword: account.record.passwordHash != nil,
+            userId: account.record.userId, name: account.record.displayName,
+            hasPassword: account.record.passwordHash != nil,
             factors: account.factors.map(Self.info), createdAt: Date(millis: account.record.createdAt))
     }
 

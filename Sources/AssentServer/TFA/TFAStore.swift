@@ -8,6 +8,8 @@ public struct TFAAccountRecord: Sendable, Equatable {
     /// A ``PasswordHasher`` string (`scrypt$…`).
     public var passwordHash: String?
     public var createdAt: Millis
+    /// The name people know the account's owner by (`name` in Sign in with Assent).
+    public var displayName: String? = nil
 }
 
 /// A second factor of an account. A TOTP secret is sealed at rest; e-mail addresses and phone numbers are stored
@@ -107,6 +109,8 @@ public protocol TFAStore: Sendable {
     /// Inserts the account; `false` when the application already has one with this user id.
     func insertTFAAccount(_ account: TFAAccountRecord) async throws -> Bool
     func tfaAccount(applicationId: String, userId: String) async throws -> TFAAccountRecord?
+    /// Sets (or, with `nil`, clears) the account's display name; `false` when there is no such account.
+    func setTFAAccountName(applicationId: String, userId: String, name: String?) async throws -> Bool
     /// Deletes the account with its factors and remembered devices; returns whether it existed.
     func deleteTFAAccount(applicationId: String, userId: String) async throws -> Bool
 

@@ -7,17 +7,18 @@ struct TFACommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tfa", abstract: "Manage two-factor login: accounts, e-mail factors, remembered devices, policy.",
         subcommands: [
-            CreateAccount.self, Account.self, RemoveAccount.self, AddEmail.self, RemoveFactor.self, Devices.self,
-            RevokeDevice.self, Policy.self,
+            CreateAccount.self, Account.self, RenameAccount.self, RemoveAccount.self, AddEmail.self, RemoveFactor.self,
+            Devices.self, RevokeDevice.self, Policy.self,
         ])
 
     static func rows(_ account: TFAAccountInfo) -> [[String]] {
-        [["USER", "PASSWORD", "FACTOR ID", "PROVIDER", "DESTINATION", "LAST VERIFIED"]]
+        [["USER", "NAME", "PASSWORD", "FACTOR ID", "PROVIDER", "DESTINATION", "LAST VERIFIED"]]
             + (account.factors.isEmpty
-                ? [[account.userId, account.hasPassword ? "yes" : "no", "-", "-", "-", "-"]]
+                ? [[account.userId, account.name ?? "-", account.hasPassword ? "yes" : "no", "-", "-", "-", "-"]]
                 : account.factors.map {
                     [
-                        account.userId, account.hasPassword ? "yes" : "no", $0.id, $0.provider.rawValue,
+                        account.userId, account.name ?? "-", account.hasPassword ? "yes" : "no", $0.id,
+                        $0.provider.rawValue,
                         $0.obfuscated ?? "-",
                         $0.lastVerification.map { ISO8601DateFormatter().string(from: $0) } ?? "-",
                     ]
@@ -38,6 +39,7 @@ struct TFACommand: AsyncParsableCommand {
         @Flag(help: "Read the password (8 to 1024 bytes) from the first line of standard input.") var passwordStdin =
             false
         @Option(help: "An e-mail address the operator vouches for (repeatable).") var email: [String] = []
+        @Option(help: "The name people know the user by (the name claim of Sign in with Assent).") var name: String?
 
         func run() async throws {
             var password: String?
@@ -51,7 +53,7 @@ struct TFACommand: AsyncParsableCommand {
                 let account = try await connection.client().post(
                     "api/v1/tfa/accounts",
                     body: CreateTFAAccountRequest(
-                        userId: user, password: password, emails: email.isEmpty ? nil : email),
+                        userId: user, password: password, emails: email.isEmpty ? nil : email, name: name),
                     as: TFAAccountInfo.self)
                 try connection.output(account) { TFACommand.rows(account) }
             }
@@ -68,6 +70,24 @@ struct TFACommand: AsyncParsableCommand {
             try await CLIFailure.reporting {
                 let account = try await connection.client().get(
                     "api/v1/tfa/accounts/\(user)", as: TFAAccountInfo.self)
+                try connection.output(account) { TFACommand.rows(account) }
+            }
+        }
+    }
+
+    struct RenameAccount: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rename-account", abstract: "Set or remove an account's display name.",
+            discussion: "Example: assent admin tfa rename-account alice --name 'Alice Novak' (--name '' removes it)")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The user id.") var user: String
+        @Option(help: "The display name; an empty one removes it.") var name: String
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let account = try await connection.client().send(
+                    "PATCH", "api/v1/tfa/accounts/\(user)", body: UpdateTFAAccountRequest(name: name),
+                    as: TFAAccountInfo.self)
                 try connection.output(account) { TFACommand.rows(account) }
             }
         }
