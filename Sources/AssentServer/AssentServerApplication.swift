@@ -94,9 +94,12 @@ extension AssentServerApplication {
         }
     }
 
-    /// The outbox channels this server delivers: CIBA callbacks, and the webhook and push where configured.
+    /// The outbox channels this server delivers: CIBA callbacks and back-channel logouts, and the webhook and push
+    /// where configured.
     static func outboxSenders(_ environment: ServerEnvironment) throws -> [any OutboxSender] {
-        var senders: [any OutboxSender] = [CIBASender(environment: environment)]
+        var senders: [any OutboxSender] = [
+            CIBASender(environment: environment), LogoutSender(environment: environment),
+        ]
         if let webhook = environment.webhook {
             senders.append(WebhookSender(environment: environment, settings: webhook))
         }

@@ -10,6 +10,7 @@ import JWTKit
 import NIOCore
 import Testing
 
+@testable import AssentServer
 @testable import AssentServerTesting
 
 /// The claims a website reads from an ID token of the authorization code flow, verified by jwt-kit with the
@@ -442,6 +443,154 @@ struct AuthorizationCodeTests {
             server.clock.advance(by: 30 * 86_400 + 1)
             let expired = try await refresh(mail, try #require(late.refreshToken))
             #expect(CodeFlowClient.error(expired) == "invalid_grant" && expired.body.contains("expired"))
+        }
+    }
+
+    /// The claims of a logout token, verified by jwt-kit.
+    struct VerifiedLogoutToken: JWTPayload {
+        var iss: IssuerClaim
+        var aud: AudienceClaim
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var jti: String
+        var sid: String
+        var events: [String: [String: String]]
+        var nonce: String?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
+    }
+
+    @Test(
+        "Logout: RP-initiated with id_token_hint or after the person confirms; back-channel logout tokens queued",
+        arguments: Backend.all)
+    func logout(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let receiver = WebhookReceiver(answer: .ok)
+        try await receiver.run { logoutURL in
+            let app = Application(router: server.router)
+            try await app.test(.router) { client in
+                let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
+                _ = try await PageAnswer.fetch(
+                    client, .put, "/api/v1/tfa/policy",
+                    json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])),
+                    headers: key)
+                _ = try await PageAnswer.fetch(
+                    client, .post, "/api/v1/tfa/accounts",
+                    json: try OperatorJSON.encoder().encode(
+                        CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
+                    headers: key)
+                let shop = try await Self.registered(
+                    server, client,
+                    CreateClientRequest(
+                        name: "Shop", redirectUris: ["https://shop.example/cb"],
+                        postLogoutRedirectUris: ["https://shop.example/bye"],
+                        backchannelLogoutUri: logoutURL.absoluteString),
+                    redirectUri: "https://shop.example/cb")
+                let other = try await Self.registered(
+                    server, client, CreateClientRequest(name: "Other", redirectUris: ["https://other.example/cb"]),
+                    redirectUri: "https://other.example/cb")
+                func signIn() async throws -> (cookie: String, idToken: String, claims: VerifiedCodeIDToken) {
+                    let first = try await PageAnswer.fetch(client, .get, shop.authorizeURI())
+                    let (location, cookie, _) = try await Self.signIn(
+                        client, from: first, password: "correct horse battery")
+                    let tokens = try await shop.redeem(
+                        try #require(CodeFlowClient.query(location)["code"]), verifier: nil)
+                    let idToken = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(tokens.body.utf8))
+                        .idToken
+                    // The other client signs in from the same session.
+                    let sso = try await PageAnswer.fetch(client, .get, other.authorizeURI(), cookie: cookie)
+                    #expect(CodeFlowClient.query(sso.location)["code"] != nil)
+                    return (cookie, idToken, try await shop.verify(idToken))
+                }
+                func logout(_ query: [String: String], cookie: String?) async throws -> PageAnswer {
+                    try await PageAnswer.fetch(
+                        client, .get,
+                        "/oauth2/logout?" + String(decoding: FormEncoding.encode(query), as: UTF8.self),
+                        cookie: cookie)
+                }
+                let (cookie, idToken, claims) = try await signIn()
+
+                // Never a redirect to an address the client did not register, nor for a hint we did not sign.
+                for query in [
+                    ["client_id": shop.clientId, "post_logout_redirect_uri": "https://evil.example/bye"],
+                    ["post_logout_redirect_uri": "https://shop.example/bye"],
+                    ["id_token_hint": idToken + "x", "post_logout_redirect_uri": "https://shop.example/bye"],
+                    ["id_token_hint": idToken, "client_id": other.clientId],
+                ] {
+                    let refused = try await logout(query, cookie: cookie)
+                    #expect(refused.status == .badRequest && refused.location == nil, "\(query)")
+                }
+                // Without a hint for this session, the person is asked; the session lives until they confirm.
+                let asked = try await logout(
+                    [
+                        "client_id": shop.clientId, "post_logout_redirect_uri": "https://shop.example/bye",
+                        "state": "z",
+                    ], cookie: cookie)
+                #expect(asked.status == .ok && asked.body.contains("id=\"question\""))
+                #expect(asked.body.contains("Shop asks to end your session here."))
+                #expect(
+                    asked.headers[.contentSecurityPolicy]?.contains("form-action 'self' https://shop.example;") == true)
+                let still = try await PageAnswer.fetch(client, .get, other.authorizeURI(), cookie: cookie)
+                #expect(CodeFlowClient.query(still.location)["code"] != nil)
+                let forged = try await PageAnswer.fetch(
+                    client, .post, "/oauth2/logout", cookie: cookie,
+                    form: ["confirm": "yes", "client_id": shop.clientId, "csrf": "forged"])
+                #expect(forged.status == .forbidden)
+                let confirmed = try await PageAnswer.fetch(
+                    client, .post, "/oauth2/logout", cookie: cookie,
+                    form: [
+                        "confirm": "yes", "csrf": try #require(asked.field("csrf")), "client_id": shop.clientId,
+                        "post_logout_redirect_uri": "https://shop.example/bye", "state": "z",
+                    ])
+                #expect(confirmed.location == "https://shop.example/bye?state=z")
+                #expect(confirmed.headers[.setCookie]?.contains("Max-Age=0") == true)
+                let ended = try await PageAnswer.fetch(client, .get, other.authorizeURI(), cookie: cookie)
+                #expect(ended.location?.hasPrefix("/login?") == true, "the session is over")
+
+                // One back-channel logout for the session, to the client that registered a URI; the token verifies.
+                let queued = try await server.store.outboxItems(subject: claims.sid)
+                #expect(queued.count == 1 && queued.first?.channel == .logout && queued.first?.target == shop.clientId)
+                let sender = LogoutSender(environment: server.environment)
+                let outcome = await sender.deliver(try #require(queued.first))
+                await sender.shutdown()
+                #expect(outcome == .delivered)
+                let delivery = try #require(try await receiver.wait(for: 1).first)
+                let form = try FormEncoding.decode(delivery.body)
+                let token = try #require(form["logout_token"])
+                let header = try #require(
+                    try JSONSerialization.jsonObject(
+                        with: Base64URL.decode(String(token.split(separator: ".")[0]))) as? [String: Any])
+                #expect(header["typ"] as? String == "logout+jwt")
+                let jwks = try await PageAnswer.fetch(client, .get, "/oauth2/jwks")
+                let logoutClaims = try await JWTKeyCollection().add(jwksJSON: jwks.body)
+                    .verify(token, as: VerifiedLogoutToken.self)
+                #expect(logoutClaims.iss.value == server.environment.openID.issuer)
+                #expect(logoutClaims.aud.value == [shop.clientId] && logoutClaims.sub.value == "alice")
+                #expect(logoutClaims.sid == claims.sid && logoutClaims.nonce == nil)
+                #expect(logoutClaims.events.keys.contains("http://schemas.openid.net/event/backchannel-logout"))
+
+                // With its ID token as the hint, the client signs the person out at once; so does the hosted page.
+                let (second, secondToken, secondClaims) = try await signIn()
+                let direct = try await logout(
+                    ["id_token_hint": secondToken, "post_logout_redirect_uri": "https://shop.example/bye"],
+                    cookie: second)
+                #expect(direct.location == "https://shop.example/bye")
+                #expect(try await server.store.outboxItems(subject: secondClaims.sid).count == 1)
+                let (third, _, thirdClaims) = try await signIn()
+                let done = try await PageAnswer.fetch(client, .get, "/login/done", cookie: third)
+                let out = try await PageAnswer.fetch(
+                    client, .post, "/login/logout", cookie: third, form: ["csrf": try #require(done.field("csrf"))])
+                #expect(out.headers[.setCookie]?.contains("Max-Age=0") == true)
+                #expect(try await server.store.outboxItems(subject: thirdClaims.sid).count == 1)
+                // Signed out already: straight on to the client.
+                let again = try await logout(
+                    [
+                        "id_token_hint": secondToken, "post_logout_redirect_uri": "https://shop.example/bye",
+                        "state": "s",
+                    ], cookie: nil)
+                #expect(again.location == "https://shop.example/bye?state=s")
+            }
         }
     }
 

@@ -43,8 +43,8 @@ public enum CompactJWS {
     }
 
     /// Signs `payload` (the JSON claims) and returns `header.payload.signature`; `keyId` becomes the header's
-    /// `kid`.
-    public static func sign(payload: Data, with key: Key, keyId: String? = nil) throws -> String {
+    /// `kid`, `type` its `typ`.
+    public static func sign(payload: Data, with key: Key, keyId: String? = nil, type: String = "JWT") throws -> String {
         var header = #"{"alg":"\#(key.algorithm)""#
         if let keyId {
             guard let quoted = try? JSONEncoder().encode(keyId) else {
@@ -52,7 +52,10 @@ public enum CompactJWS {
             }
             header += #","kid":"# + String(decoding: quoted, as: UTF8.self)
         }
-        header += #","typ":"JWT"}"#
+        guard let quotedType = try? JSONEncoder().encode(type) else {
+            throw AssentCryptoError(.invalidEncoding, "The type cannot be encoded.")
+        }
+        header += #","typ":"# + String(decoding: quotedType, as: UTF8.self) + "}"
         let signingInput = Base64URL.encode(Data(header.utf8)) + "." + Base64URL.encode(payload)
         let signature: Data
         switch key {

@@ -175,12 +175,20 @@ public struct CreateClientRequest: Codable, Sendable, Equatable {
     /// What the client may do: `ciba` (backchannel authentication), `authorization_code` (the browser sign-in).
     /// Default: `authorization_code` when `redirectUris` are given, else `ciba`.
     public var grantTypes: [String]?
+    /// Where RP-initiated logout may send the browser afterwards (the same rules as `redirectUris`).
+    public var postLogoutRedirectUris: [String]?
+    /// Where a logout token is POSTed when a session the client signed in with ends (Back-Channel Logout 1.0):
+    /// HTTPS, HTTP only to a loopback address.
+    public var backchannelLogoutUri: String?
 
     public init(
         name: String, deliveryMode: String? = nil, notificationEndpoint: String? = nil, scopes: [String]? = nil,
         tokenEndpointAuthMethod: String? = nil, idTokenSignedResponseAlg: String? = nil, jwks: JWKSet? = nil,
-        redirectUris: [String]? = nil, type: String? = nil, grantTypes: [String]? = nil
+        redirectUris: [String]? = nil, type: String? = nil, grantTypes: [String]? = nil,
+        postLogoutRedirectUris: [String]? = nil, backchannelLogoutUri: String? = nil
     ) {
+        self.postLogoutRedirectUris = postLogoutRedirectUris
+        self.backchannelLogoutUri = backchannelLogoutUri
         self.redirectUris = redirectUris
         self.type = type
         self.grantTypes = grantTypes
@@ -207,13 +215,18 @@ public struct ClientInfo: Codable, Sendable, Equatable {
     /// `confidential` or `public`.
     public var type: String
     public var grantTypes: [String]
+    public var postLogoutRedirectUris: [String]
+    public var backchannelLogoutUri: String?
     public var createdAt: Date
 
     public init(
         clientId: String, name: String, deliveryMode: String, notificationEndpoint: String?, scopes: [String],
         tokenEndpointAuthMethod: String, idTokenSignedResponseAlg: String, redirectUris: [String] = [],
-        type: String = "confidential", grantTypes: [String] = ["ciba"], createdAt: Date
+        type: String = "confidential", grantTypes: [String] = ["ciba"], postLogoutRedirectUris: [String] = [],
+        backchannelLogoutUri: String? = nil, createdAt: Date
     ) {
+        self.postLogoutRedirectUris = postLogoutRedirectUris
+        self.backchannelLogoutUri = backchannelLogoutUri
         self.redirectUris = redirectUris
         self.type = type
         self.grantTypes = grantTypes

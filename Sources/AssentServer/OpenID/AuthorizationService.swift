@@ -240,6 +240,8 @@ struct AuthorizationService: Sendable {
                 codeChallenge: request.codeChallenge, acr: signIn.assurance.acr, amr: signIn.amr,
                 authTime: signIn.authTime, sessionId: signIn.sessionId, createdAt: now,
                 expiresAt: now + Millis(environment.openID.codeLifetime) * 1000))
+        try await store.recordSessionClient(
+            sessionId: signIn.sessionId, clientId: request.clientId, userId: signIn.userId, at: now)
         await environment.audit(
             .openidCodeIssued, userId: signIn.userId, actor: "user:\(signIn.userId)",
             "Authorization code issued to \(request.clientId) (\(signIn.assurance.acr)).")
@@ -249,7 +251,9 @@ struct AuthorizationService: Sendable {
 
     /// `uri` with `parameters` added to its query (the redirect URI's own query is kept, RFC 6749 §3.1.2).
     static func location(_ uri: String, _ parameters: [String: String?]) -> String {
-        let query = String(decoding: FormEncoding.encode(parameters.compactMapValues { $0 }), as: UTF8.self)
+        let fields = parameters.compactMapValues { $0 }
+        guard !fields.isEmpty else { return uri }
+        let query = String(decoding: FormEncoding.encode(fields), as: UTF8.self)
         guard let fragment = uri.firstIndex(of: "#") else { return uri + (uri.contains("?") ? "&" : "?") + query }
         return String(uri[..<fragment]) + (uri.contains("?") ? "&" : "?") + query
     }
@@ -262,6 +266,33 @@ struct AuthorizationService: Sendable {
             scheme.allSatisfy({ $0.isLetter || $0.isNumber || ".+-".contains($0) })
         else { return nil }
         return "\(scheme):"
+    }
+
+    // MARK: Logout
+
+    /// What an `id_token_hint` of RP-Initiated Logout names: an ID token this provider signed (its expiry does not
+    /// matter, §2), or `nil`.
+    func logoutHint(_ idToken: String) async throws -> (userId: String, clientId: String, sessionId: String?)? {
+        struct Claims: Decodable {
+            let iss: String
+            let sub: String
+            let aud: String
+            let sid: String?
+        }
+        guard idToken.utf8.count <= 16_384, let payload = try? CompactJWS.verify(idToken, keys: try await keys.jwks()),
+            let claims = try? JSONDecoder().decode(Claims.self, from: payload), claims.iss == environment.openID.issuer
+        else { return nil }
+        return (claims.sub, claims.aud, claims.sid)
+    }
+
+    /// Ends a single-sign-on session for the clients it served: each that registered a back-channel logout URI gets
+    /// a logout token through the outbox.
+    func endSession(_ signIn: SignInFacts?) async throws {
+        guard let signIn else { return }
+        try await store.endOpenIDSession(sessionId: signIn.sessionId, at: environment.nowMillis)
+        await environment.audit(
+            .openidSessionEnded, userId: signIn.userId, actor: "user:\(signIn.userId)",
+            "Single-sign-on session ended; back-channel logouts queued.")
     }
 
     // MARK: Token request

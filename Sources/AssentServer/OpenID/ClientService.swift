@@ -63,6 +63,15 @@ public struct ClientService: Sendable {
         if !grantTypes.contains(OpenIDClientRecord.codeGrant), !redirectUris.isEmpty {
             throw invalid("redirectUris are only for authorization_code clients.")
         }
+        let postLogoutRedirectUris = try Self.validatedRedirectURIs(request.postLogoutRedirectUris ?? [])
+        let backchannelLogoutUri = try request.backchannelLogoutUri.map {
+            try Self.validatedEndpoint($0, field: "backchannelLogoutUri")
+        }
+        if !grantTypes.contains(OpenIDClientRecord.codeGrant),
+            !postLogoutRedirectUris.isEmpty || backchannelLogoutUri != nil
+        {
+            throw invalid("postLogoutRedirectUris and backchannelLogoutUri are for authorization_code clients.")
+        }
         if isPublic, grantTypes.contains(OpenIDClientRecord.cibaGrant) {
             throw invalid("A public client cannot use ciba: backchannel requests need client authentication.")
         }
@@ -95,7 +104,8 @@ public struct ClientService: Sendable {
             authMethod: method, deliveryMode: deliveryMode.rawValue, notificationEndpoint: endpoint, scopes: scopes,
             idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis,
             jwks: method == "private_key_jwt" ? request.jwks : nil, redirectUris: redirectUris, type: type,
-            grantTypes: grantTypes)
+            grantTypes: grantTypes, postLogoutRedirectUris: postLogoutRedirectUris,
+            backchannelLogoutUri: backchannelLogoutUri)
         try await store.insertClient(client)
         await environment.audit(
             .clientCreated, actor: actor,
@@ -166,6 +176,12 @@ public struct ClientService: Sendable {
     /// Every registered client.
     public func all() async throws -> [OpenIDClientRecord] { try await store.clients() }
 
+    /// The client with `id`, if there is one (`id` of any length: it may come from a link).
+    func find(id: String) async throws -> OpenIDClientRecord? {
+        guard (1...64).contains(id.utf8.count) else { return nil }
+        return try await store.client(id: id)
+    }
+
     /// The client with `id`, or `NOT_FOUND`.
     public func get(id: String) async throws -> OpenIDClientRecord {
         guard let client = try await store.client(id: id) else {
@@ -196,13 +212,13 @@ public struct ClientService: Sendable {
     static let endpointMaximumLength = 2_048
 
     /// A notification endpoint as ``endpointPattern`` allows.
-    static func validatedEndpoint(_ text: String) throws -> String {
+    static func validatedEndpoint(_ text: String, field: String = "notificationEndpoint") throws -> String {
         let pattern = try Regex(endpointPattern).matchingSemantics(.unicodeScalar)
         guard text.utf8.count <= endpointMaximumLength, text.wholeMatch(of: pattern) != nil,
             URLComponents(string: text)?.host != nil
         else {
             throw AssentServerError.invalidRequest(
-                "notificationEndpoint must be an https URL (http only to localhost, 127.0.0.1 or [::1]) of URL "
+                "\(field) must be an https URL (http only to localhost, 127.0.0.1 or [::1]) of URL "
                     + "characters, without a fragment, at most \(endpointMaximumLength) characters.")
         }
         return text
@@ -340,6 +356,7 @@ public struct ClientService: Sendable {
             notificationEndpoint: client.notificationEndpoint, scopes: client.scopes,
             tokenEndpointAuthMethod: client.authMethod, idTokenSignedResponseAlg: client.idTokenAlgorithm,
             redirectUris: client.redirectUris, type: client.type, grantTypes: client.grantTypes,
+            postLogoutRedirectUris: client.postLogoutRedirectUris, backchannelLogoutUri: client.backchannelLogoutUri,
             createdAt: Date(millis: client.createdAt))
     }
 }

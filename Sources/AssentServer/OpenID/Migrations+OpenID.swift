@@ -91,13 +91,16 @@ extension Migrations {
 extension Migrations {
     /// Version 14: the authorization code flow — clients' redirect URIs, type and grant types (existing clients
     /// stay confidential CIBA clients), single-use authorization codes (hashed), the code an access token was
-    /// issued for (a replayed code revokes it), and rotating refresh tokens (hashed; a family per code).
+    /// issued for (a replayed code revokes it), rotating refresh tokens (hashed; a family per code), and the clients
+    /// each single-sign-on session served (their back-channel logout when it ends).
     static func openIDCodeFlowV14(_ dialect: Dialect) -> [String] {
         let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
         return [
             "ALTER TABLE openid_clients \(add) redirect_uris TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE openid_clients \(add) client_type TEXT NOT NULL DEFAULT 'confidential'",
             "ALTER TABLE openid_clients \(add) grant_types TEXT NOT NULL DEFAULT 'ciba'",
+            "ALTER TABLE openid_clients \(add) post_logout_redirect_uris TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE openid_clients \(add) backchannel_logout_uri TEXT",
             "ALTER TABLE openid_access_tokens \(add) code_hash \(dialect.blob)",
             "CREATE INDEX IF NOT EXISTS openid_access_tokens_code ON openid_access_tokens(code_hash)",
             """
@@ -137,6 +140,16 @@ extension Migrations {
             )
             """,
             "CREATE INDEX IF NOT EXISTS openid_refresh_tokens_code ON openid_refresh_tokens(code_hash)",
+            """
+            CREATE TABLE IF NOT EXISTS openid_session_clients (
+                session_id TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                user_id TEXT NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                PRIMARY KEY (session_id, client_id)
+            )
+            """,
+            "CREATE INDEX IF NOT EXISTS openid_session_clients_created ON openid_session_clients(created_at)",
             "CREATE INDEX IF NOT EXISTS openid_refresh_tokens_expires ON openid_refresh_tokens(expires_at)",
         ]
     }

@@ -89,6 +89,9 @@ struct OpenIDController {
         return [
             "issuer": .string(environment.openID.issuer),
             "authorization_endpoint": .string("\(base)/oauth2/authorize"),
+            "end_session_endpoint": .string("\(base)/oauth2/logout"),
+            "backchannel_logout_supported": .bool(true),
+            "backchannel_logout_session_supported": .bool(true),
             "token_endpoint": .string("\(base)/oauth2/token"),
             "userinfo_endpoint": .string("\(base)/oauth2/userinfo"),
             "introspection_endpoint": .string("\(base)/oauth2/introspect"),

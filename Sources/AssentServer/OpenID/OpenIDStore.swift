@@ -60,8 +60,12 @@ public struct OpenIDClientRecord: Sendable, Equatable {
     public var redirectUris: [String] = []
     /// `confidential` or `public` (authentication method `none`, PKCE required).
     public var type: String = OpenIDClientRecord.confidential
-    /// `ciba`, `authorization_code`.
+    /// `ciba`, `authorization_code`, `refresh_token`.
     public var grantTypes: [String] = [OpenIDClientRecord.cibaGrant]
+    /// Where RP-initiated logout may send the browser afterwards (exact strings).
+    public var postLogoutRedirectUris: [String] = []
+    /// Where a logout token goes when a session it signed in to ends (OpenID Connect Back-Channel Logout 1.0).
+    public var backchannelLogoutUri: String? = nil
 
     public static let confidential = "confidential"
     public static let publicType = "public"
@@ -201,6 +205,12 @@ public protocol OpenIDStore: Sendable {
     /// Spends the code at `now` in one statement; a code spent before revokes the access and refresh tokens issued
     /// for it.
     func redeemAuthorizationCode(hash: Data, at now: Millis) async throws -> CodeRedemption
+
+    /// Records that the single-sign-on session `sessionId` signed `userId` in to `clientId` (once per pair).
+    func recordSessionClient(sessionId: String, clientId: String, userId: String, at now: Millis) async throws
+    /// Ends the session for its clients: queues a back-channel logout in the outbox for each that registered a
+    /// logout URI, and forgets them all.
+    func endOpenIDSession(sessionId: String, at now: Millis) async throws
 
     func insertRefreshToken(_ token: RefreshTokenRecord) async throws
     /// Spends the refresh token at `now` in one statement; one spent or revoked before revokes its family (refresh

@@ -60,12 +60,14 @@ extension SQLStore {
         try await database.raw(
             """
             INSERT INTO openid_clients (id, name, secret_hash, auth_method, delivery_mode, notification_endpoint,
-            scopes, id_token_alg, application_id, created_at, jwks, redirect_uris, client_type, grant_types)
+            scopes, id_token_alg, application_id, created_at, jwks, redirect_uris, client_type, grant_types,
+            post_logout_redirect_uris, backchannel_logout_uri)
             VALUES (\(bind: c.id), \(bind: c.name), \(bind: c.secretHash), \(bind: c.authMethod), \
             \(bind: c.deliveryMode), \(bind: c.notificationEndpoint), \(bind: c.scopes.joined(separator: " ")), \
             \(bind: c.idTokenAlgorithm), \(bind: c.applicationId), \(bind: c.createdAt), \
             \(bind: try c.jwks.map(Self.jwksText)), \(bind: c.redirectUris.joined(separator: " ")), \(bind: c.type), \
-            \(bind: c.grantTypes.joined(separator: " ")))
+            \(bind: c.grantTypes.joined(separator: " ")), \(bind: c.postLogoutRedirectUris.joined(separator: " ")), \
+            \(bind: c.backchannelLogoutUri))
             """
         ).run()
     }
@@ -99,7 +101,9 @@ extension SQLStore {
             },
             redirectUris: Self.words(try row.decode(column: "redirect_uris", as: String.self)),
             type: try row.decode(column: "client_type", as: String.self),
-            grantTypes: Self.words(try row.decode(column: "grant_types", as: String.self)))
+            grantTypes: Self.words(try row.decode(column: "grant_types", as: String.self)),
+            postLogoutRedirectUris: Self.words(try row.decode(column: "post_logout_redirect_uris", as: String.self)),
+            backchannelLogoutUri: try row.decode(column: "backchannel_logout_uri", as: String?.self))
     }
 
     /// A space-separated column's values.
@@ -283,6 +287,30 @@ extension SQLStore {
         try await database.raw("DELETE FROM openid_access_tokens WHERE code_hash = \(bind: codeHash)").run()
     }
 
+    // MARK: Single-sign-on sessions
+
+    public func recordSessionClient(sessionId: String, clientId: String, userId: String, at now: Millis) async throws {
+        try await database.raw(
+            """
+            INSERT INTO openid_session_clients (session_id, client_id, user_id, created_at)
+            VALUES (\(bind: sessionId), \(bind: clientId), \(bind: userId), \(bind: now)) ON CONFLICT DO NOTHING
+            """
+        ).run()
+    }
+
+    public func endOpenIDSession(sessionId: String, at now: Millis) async throws {
+        // Queued first: a crash between the two statements leaves the logouts queued, never lost.
+        try await database.raw(
+            """
+            INSERT INTO outbox (channel, event, subject, target, payload, at, next_attempt_at)
+            SELECT 'logout', 'openid.logout', s.session_id, s.client_id, s.user_id, \(bind: now), \(bind: now)
+            FROM openid_session_clients s JOIN openid_clients c ON c.id = s.client_id
+            WHERE s.session_id = \(bind: sessionId) AND c.backchannel_logout_uri IS NOT NULL
+            """
+        ).run()
+        try await database.raw("DELETE FROM openid_session_clients WHERE session_id = \(bind: sessionId)").run()
+    }
+
     // MARK: Refresh tokens
 
     public func insertRefreshToken(_ r: RefreshTokenRecord) async throws {
@@ -330,6 +358,10 @@ extension SQLStore {
     public func purgeOpenID(before: Millis) async throws {
         try await database.raw("DELETE FROM ciba_requests WHERE expires_at < \(bind: before)").run()
         try await database.raw("DELETE FROM openid_refresh_tokens WHERE expires_at < \(bind: before)").run()
+        // A session's record outlives any session (8 hours after its latest use) by far after a month.
+        try await database.raw(
+            "DELETE FROM openid_session_clients WHERE created_at < \(bind: before - 30 * 86_400_000)"
+        ).run()
         // A spent code is kept as long as the tokens it issued, so that its replay still revokes them.
         try await database.raw(
             """

@@ -40,6 +40,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case openidCodeReplayed = "openid.code_replayed"
     case openidKeysRotated = "openid.keys_rotated"
     case openidRefreshReused = "openid.refresh_reused"
+    case openidSessionEnded = "openid.session_ended"
     case openidTokensIssued = "openid.tokens_issued"
     case operationApproved = "operation.approved"
     case operationAttemptFailed = "operation.attempt_failed"

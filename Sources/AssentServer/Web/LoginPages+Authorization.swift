@@ -1,5 +1,6 @@
 import AssentModel
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// The authorization endpoint: the hosted login is the OpenID provider's sign-in page, and its session the
@@ -10,22 +11,7 @@ extension LoginPages {
     /// code. A client or redirect URI that cannot be trusted gets an error page, every other refusal goes back to
     /// the client.
     func authorize(_ request: Request) async throws -> Response {
-        let read: (fields: [String: String], repeated: String?)
-        do {
-            if request.method == .post {
-                guard let type = request.headers[.contentType],
-                    type.lowercased().hasPrefix("application/x-www-form-urlencoded")
-                else {
-                    return pages.error(
-                        .unsupportedMediaType, "The sign-in request must be a form: go back to the site and try again.",
-                        next: nil)
-                }
-                read = try FormEncoding.decodeFirst(
-                    Data(try await request.body.collect(upTo: WebForm.maxSize).readableBytesView))
-            } else {
-                read = try FormEncoding.decodeFirst(Data((request.uri.query ?? "").utf8))
-            }
-        } catch {
+        guard let read = try await Self.parameters(request) else {
             return pages.error(
                 .badRequest, "The sign-in link is not valid: go back to the site you came from and try again.",
                 next: nil)
@@ -83,5 +69,99 @@ extension LoginPages {
         }
         let (_, cookie) = try await sessions.create(state)
         return WebPages.redirect(next, cookies: [cookie])
+    }
+
+    /// An OpenID request's parameters: the query of a GET, the form of a POST (each name's first value, and the first
+    /// repeated name); `nil` when they are not a form or not valid percent-encoded UTF-8.
+    static func parameters(_ request: Request) async throws -> (fields: [String: String], repeated: String?)? {
+        do {
+            if request.method == .post {
+                guard request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
+                else { return nil }
+                return try FormEncoding.decodeFirst(
+                    Data(try await request.body.collect(upTo: WebForm.maxSize).readableBytesView))
+            }
+            return try FormEncoding.decodeFirst(Data((request.uri.query ?? "").utf8))
+        } catch is FormEncoding.DecodingError {
+            return nil
+        }
+    }
+
+    /// `GET|POST /oauth2/logout` (OpenID Connect RP-Initiated Logout 1.0): ends the single-sign-on session — at once
+    /// when `id_token_hint` names this session, else after the person confirms (so that no other site can sign
+    /// them out unasked) — queues the back-channel logouts, and sends the browser to the registered
+    /// `post_logout_redirect_uri` with `state`, or shows that the person is signed out. A hint this provider did
+    /// not sign, an unknown client or an unregistered redirect is an error page, never a redirect.
+    func endSession(_ request: Request) async throws -> Response {
+        guard let read = try await Self.parameters(request) else {
+            return pages.error(.badRequest, "The sign-out link is not valid.", next: nil)
+        }
+        let parameters = read.fields.filter { !$0.value.isEmpty }
+        var hint: (userId: String, clientId: String, sessionId: String?)?
+        if let idToken = parameters["id_token_hint"] {
+            guard let verified = try await authorizations.logoutHint(idToken) else {
+                return pages.error(
+                    .badRequest, "The sign-out link carries an ID token this server did not issue.", next: nil)
+            }
+            hint = verified
+        }
+        if let named = parameters["client_id"], let hinted = hint?.clientId, named != hinted {
+            return pages.error(.badRequest, "The sign-out link names two different clients.", next: nil)
+        }
+        var client: OpenIDClientRecord?
+        if let clientId = parameters["client_id"] ?? hint?.clientId {
+            client = try await ClientService(environment: environment).find(id: clientId)
+            guard client != nil else {
+                return pages.error(.badRequest, "The sign-out link names no client of this server.", next: nil)
+            }
+        }
+        var next: String?
+        if let uri = parameters["post_logout_redirect_uri"] {
+            guard let client, client.postLogoutRedirectUris.contains(uri) else {
+                return pages.error(
+                    .badRequest,
+                    "The sign-out link asks to return to an address the client did not register (or names no "
+                        + "client): nothing was sent there.", next: nil)
+            }
+            next = AuthorizationService.location(uri, ["state": parameters["state"]])
+        }
+        let session = try await sessions.load(request)
+        let applicationId = session?.state.application ?? client?.applicationId
+        let application =
+            if let applicationId { try await flows.applicationRecord(id: applicationId) } else {
+                try await flows.application(nil)
+            }
+        func signedOut(_ cookies: [String]) -> Response {
+            if let next { return WebPages.redirect(next, cookies: cookies) }
+            var done = self.frame(application, csrf: "", userId: nil)
+            done.title = "Signed out"
+            var response = pages.page(LoginLogoutPage(confirm: false), frame: done)
+            for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
+            return response
+        }
+        guard let session else { return signedOut([]) }
+        var confirmed = false
+        if request.method == .post, parameters["confirm"] == "yes" {
+            guard WebSessions<LoginState>.validToken(read.fields, session) else {
+                return pages.error(
+                    .forbidden, "This form is stale or did not come from this site: sign out again.", next: nil)
+            }
+            confirmed = true
+        }
+        let ownSession = hint?.sessionId != nil && hint?.sessionId == session.state.signIn?.sessionId
+        if confirmed || ownSession {
+            let cookie = try await sessions.end(session)
+            try await authorizations.endSession(session.state.signIn)
+            return signedOut([cookie])
+        }
+        // Ask first; the form carries the request on.
+        var question = self.frame(application, csrf: session.csrfToken, userId: session.state.signIn?.userId)
+        question.title = "Sign out?"
+        question.client = client?.name
+        let carried = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"].compactMap { name in
+            parameters[name].map { LabeledValue(label: name, value: $0) }
+        }
+        let targets = parameters["post_logout_redirect_uri"].flatMap(AuthorizationService.formTarget).map { [$0] }
+        return pages.page(LoginLogoutPage(confirm: true, fields: carried), frame: question, formTargets: targets ?? [])
     }
 }

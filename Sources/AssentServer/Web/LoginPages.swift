@@ -154,11 +154,14 @@ struct LoginPages: Sendable {
         router.get("login/done") { request, _ in try await show(request, .signedIn) }
         router.get("oauth2/authorize") { request, _ in try await authorize(request) }
         router.post("oauth2/authorize") { request, _ in try await authorize(request) }
+        router.get("oauth2/logout") { request, _ in try await endSession(request) }
+        router.post("oauth2/logout") { request, _ in try await endSession(request) }
         router.post("login/logout") { request, _ in
             guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
                 WebSessions<LoginState>.validToken(form, session)
             else { return WebPages.redirect("/login") }
             let cookie = try await sessions.end(session)
+            try await authorizations.endSession(session.state.signIn)
             return WebPages.redirect(
                 "/login?application=\(FormEncoding.escape(session.state.application))", cookies: [cookie])
         }
@@ -299,7 +302,7 @@ struct LoginPages: Sendable {
     }
 
     /// What every page shows (titled "Sign in" until a step names itself).
-    private func frame(_ application: ApplicationRecord, csrf: String, userId: String?) -> LoginFrame {
+    func frame(_ application: ApplicationRecord, csrf: String, userId: String?) -> LoginFrame {
         LoginFrame(
             title: "Sign in", application: application.name, applicationId: application.id, csrf: csrf,
             userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400)
@@ -741,6 +744,14 @@ struct LoginCodePage: PageContext {
 struct LoginPushPage: PageContext {
     static let template = PageTemplate.loginPush
     var registration: Bool
+}
+
+/// Signing out at a client's request: the question (with the request's parameters carried in hidden fields,
+/// `label` the name), or that it is done.
+struct LoginLogoutPage: PageContext {
+    static let template = PageTemplate.loginLogout
+    var confirm: Bool
+    var fields: [LabeledValue] = []
 }
 
 /// Signed in, and with what.

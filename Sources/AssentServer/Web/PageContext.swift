@@ -9,6 +9,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case loginCode = "login-code"
     case loginPush = "login-push"
     case loginDone = "login-done"
+    case loginLogout = "login-logout"
     case approve
     case approveOffline = "approve-offline"
     case error

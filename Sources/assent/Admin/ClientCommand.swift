@@ -50,6 +50,10 @@ struct ClientCommand: AsyncParsableCommand {
                 --redirect-uri, else ciba.
                 """)
         var grant: [String] = []
+        @Option(help: "Where logout may send the browser afterwards (repeatable, compared exactly).")
+        var postLogoutRedirectUri: [String] = []
+        @Option(help: "Where a logout token goes when a session ends (https; http only to loopback).")
+        var backchannelLogoutUri: String?
 
         func run() async throws {
             var jwks: JWKSet?
@@ -67,7 +71,9 @@ struct ClientCommand: AsyncParsableCommand {
                         scopes: scope.isEmpty ? nil : scope, tokenEndpointAuthMethod: `public` ? nil : auth,
                         idTokenSignedResponseAlg: alg, jwks: jwks,
                         redirectUris: redirectUri.isEmpty ? nil : redirectUri,
-                        type: `public` ? "public" : nil, grantTypes: grant.isEmpty ? nil : grant),
+                        type: `public` ? "public" : nil, grantTypes: grant.isEmpty ? nil : grant,
+                        postLogoutRedirectUris: postLogoutRedirectUri.isEmpty ? nil : postLogoutRedirectUri,
+                        backchannelLogoutUri: backchannelLogoutUri),
                     as: CreateClientResponse.self)
                 if connection.json {
                     try printOutput(created, json: true) { [] }
