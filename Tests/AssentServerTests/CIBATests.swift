@@ -116,7 +116,11 @@ struct CIBATests {
             let userinfo = try await client.send(
                 "GET", "/oauth2/userinfo", headers: ["Authorization": "Bearer \(tokens.accessToken)"])
             #expect(userinfo.status == 200)
-            #expect(try JSONDecoder().decode([String: String].self, from: userinfo.body) == ["sub": "alice"])
+            // Scope profile: the user id as preferred_username (alice has no login account, so no name).
+            #expect(
+                try JSONDecoder().decode([String: String].self, from: userinfo.body) == [
+                    "sub": "alice", "preferred_username": "alice",
+                ])
             let introspection = try JSONDecoder().decode(
                 TokenIntrospection.self,
                 from: try await rp.post("/oauth2/introspect", ["token": tokens.accessToken]).body)
