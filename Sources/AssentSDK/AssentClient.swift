@@ -626,6 +626,8 @@ public actor AssentClient {
             case "PIN_EXPIRED": .pinExpired
             case "PROXIMITY_CHECK_MISSING": .proximityCheckMissing
             case "PROXIMITY_CHECK_FAILED": .proximityCheckFailed
+            case "NUMBER_MATCH_MISSING": .numberMissing
+            case "NUMBER_MATCH_FAILED": .numberMismatch
             default: .server
             }
         return AssentError(code, payload.message, serverCode: payload.code, httpStatus: status)

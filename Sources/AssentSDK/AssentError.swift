@@ -54,6 +54,11 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
         public static let proximityCheckMissing = Code("PROXIMITY_CHECK_MISSING")
         /// The proximity code was wrong or too old: it counted against the operation; scan the current one.
         public static let proximityCheckFailed = Code("PROXIMITY_CHECK_FAILED")
+        /// The operation asks for the number shown where it started (``MobileOperation/numberMatching``) and none
+        /// was sent: ask the person and approve again with it (nothing was counted).
+        public static let numberMissing = Code("NUMBER_MATCH_MISSING")
+        /// The number was not the one shown: the server rejected the operation (someone else may have started it).
+        public static let numberMismatch = Code("NUMBER_MATCH_FAILED")
         /// The server's answer could not be understood.
         public static let invalidResponse = Code("INVALID_RESPONSE")
     }

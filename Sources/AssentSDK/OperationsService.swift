@@ -192,12 +192,14 @@ public actor OperationsService {
 
     /// Approves `operation` with `factor` (the PIN or biometry for 2FA operations); attach `proximityCheck` when
     /// the operation needs one (a ``LocalOperation``'s own check is used otherwise). `timestampSent` is set now.
-    /// `mobileContext` (at most 4 KiB) is signed with the approval and reaches the relying party.
+    /// `mobileContext` (at most 4 KiB) is signed with the approval and reaches the relying party. For an operation
+    /// with ``MobileOperation/numberMatching``, `number` is the one the person chose among its choices (or typed):
+    /// it is inside the signed request; a wrong one rejects the operation (``AssentError/Code/numberMismatch``).
     /// The operation leaves the pending list (a ``OperationsEvent/changed(_:)`` with it in `removed`).
     /// - Throws: ``AssentError/Code/pinExpired`` when the server's maximum PIN age has passed: change the PIN first.
     public func authorize(
         _ operation: some AuthorizableOperation, factor: AuthenticationFactor, proximityCheck: ProximityCheck? = nil,
-        mobileContext: Data? = nil
+        mobileContext: Data? = nil, number: Int? = nil
     ) async throws {
         var check = proximityCheck ?? (operation as? LocalOperation)?.proximityCheck
         check?.timestampSent = Date()
@@ -205,7 +207,7 @@ public actor OperationsService {
             RequestEnvelope(
                 OperationAuthorizeRequest(
                     id: operation.id, data: operation.data, proximityCheck: check,
-                    mobileContext: mobileContext?.base64EncodedString())))
+                    mobileContext: mobileContext?.base64EncodedString(), number: number)))
         _ = try await client.signedCall(
             Self.base + "/authorize", uriId: "/operation/authorize", body: body, factor: factor)
         forget(operationId: operation.id)

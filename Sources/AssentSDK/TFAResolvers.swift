@@ -245,7 +245,8 @@ public struct PushTFAResolver: TFAResolver {
             "/api/tfa/push/optin", TFAPushOptInRequest(assertion: assertion, activationId: activationId))
     }
 
-    /// Asks the account's devices to approve this sign-in.
+    /// Asks the account's devices to approve this sign-in. Show the answer's `number` beside the wait (number
+    /// matching): the phone asks for it.
     public func sendVerification() async throws -> TFAPushSent {
         let flow = flow
         let assertion = try await holder.get { try await flow.start(.push, .verify) }

@@ -165,7 +165,9 @@ struct SDKTFATests {
             let sent = try await approval.sendVerification()
             async let approved = approval.waitForApproval(interval: .milliseconds(200))
             let shown = try #require(try await operations.pending().value.first { $0.id == sent.operationId })
-            try await operations.authorize(shown, factor: .pin("1234"))
+            // The website shows the number it was sent; the phone offers it among three.
+            #expect(shown.numberMatching?.choices.contains(try #require(sent.number)) == true)
+            try await operations.authorize(shown, factor: .pin("1234"), number: sent.number)
             #expect(try await approved.userId == "alice")
 
             // The biometric session: opt in, lock (no authenticated call), a failed check, unlock, opt out.

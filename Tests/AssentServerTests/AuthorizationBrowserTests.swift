@@ -158,7 +158,10 @@ struct AuthorizationBrowserTests {
                 pending = try await operations.pending().value.first
                 if pending == nil { try await Task.sleep(for: .milliseconds(100)) }
             }
-            try await operations.authorize(try #require(pending, "the phone got no request"), factor: .pin("1234"))
+            let number = try #require(Int(try await browser.text("#number")), "the page shows the number")
+            #expect(pending?.numberMatching?.choices.contains(number) == true)
+            try await operations.authorize(
+                try #require(pending, "the phone got no request"), factor: .pin("1234"), number: number)
             let stepBack = try await Self.address(browser, startingWith: "\(shopRedirect)&code=")
             let (_, stepClaims) = try await redeem(shop, stepBack, shopRedirect, stepPKCE.verifier)
             #expect(stepClaims.acr == "urn:assent:acr:phone" && stepClaims.amr == ["pwd", "hwk", "mfa"])

@@ -469,7 +469,7 @@ struct CLITests {
                 ["admin", "tfa", "policy", "--required", "false", "--provider", "totp", "--json"],
                 environment: environment)
             let decoded = try JSONDecoder().decode(TFAPolicy.self, from: Data(changed.output.utf8))
-            #expect(decoded == TFAPolicy(required: false, providers: [.totp]))
+            #expect(decoded == TFAPolicy(required: false, providers: [.totp], numberMatching: "choose"))
             let devices = try await Self.run(["admin", "tfa", "devices", "alice"], environment: environment)
             #expect(devices.status == 0 && devices.output.contains("DEVICE ID"))
 
@@ -505,9 +505,18 @@ struct CLITests {
                         TFAPushOptInRequest(assertion: started.assertion, activationId: activation.activationId))
                     : try await web.post("/api/tfa/push/send", TFAAssertionRequest(assertion: started.assertion))
                 let sent = try OperatorJSON.decoder().decode(TFAPushSent.self, from: sentBody)
+                // A sign-in (not the opt-in) asks for the number the site shows; without it nothing is counted.
+                #expect((sent.number != nil) == (mode == .verify))
+                if mode == .verify {
+                    let unnumbered = try await Self.run(
+                        ["token", "approve", sent.operationId, "--pin-stdin"] + profile, environment: environment,
+                        input: "2468\n")
+                    #expect(unnumbered.status == 2 && unnumbered.errors.contains("--number"), "\(unnumbered.errors)")
+                }
                 let approved = try await Self.run(
-                    ["token", "approve", sent.operationId, "--pin-stdin"] + profile, environment: environment,
-                    input: "2468\n")
+                    ["token", "approve", sent.operationId, "--pin-stdin"]
+                        + (sent.number.map { ["--number", "\($0)"] } ?? [])
+                        + profile, environment: environment, input: "2468\n")
                 #expect(approved.status == 0, "\(approved.errors)")
                 let status = try OperatorJSON.decoder().decode(
                     TFAPushStatus.self,
@@ -542,9 +551,10 @@ struct CLITests {
                     .first?.id
                 if requestId == nil { try await Task.sleep(for: .milliseconds(200)) }
             }
+            let shown = try await browser.text("#number")
             let approvedOnPage = try await Self.run(
-                ["token", "approve", try #require(requestId), "--pin-stdin"] + profile, environment: environment,
-                input: "2468\n")
+                ["token", "approve", try #require(requestId), "--pin-stdin", "--number", shown] + profile,
+                environment: environment, input: "2468\n")
             #expect(approvedOnPage.status == 0, "\(approvedOnPage.errors)")
             try await browser.element("#signed-in", seconds: 60)
             try await browser.expectText("#methods", "password and approval on your phone")

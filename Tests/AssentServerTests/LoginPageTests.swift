@@ -172,7 +172,10 @@ struct LoginPageBrowserTests {
             try await browser.screenshot("04-wait-sign-in")
             let login = try await pendingRequest()
             #expect(login.formData.title == "Sign in to \(server.application.name)?")
-            try await operations.authorize(login, factor: .pin("1234"))
+            // The page shows the number the phone offers among three.
+            let number = try #require(Int(try await browser.text("#number")))
+            #expect(login.numberMatching?.choices.contains(number) == true)
+            try await operations.authorize(login, factor: .pin("1234"), number: number)
             try await browser.element("#signed-in", seconds: 60)
             try await browser.expectText("#methods", "password and approval on your phone")
             try await browser.screenshot("05-signed-in")
@@ -187,6 +190,20 @@ struct LoginPageBrowserTests {
             try await browser.expectText(".message", "You rejected the sign-in on your phone.")
             try await browser.expectText("h1", "Confirm it is you")
             try await browser.screenshot("06-rejected")
+
+            // Another number than the page's: the sign-in is stopped.
+            try await browser.click("#provider-push")
+            try await browser.element("#status")
+            let wrongRequest = try await pendingRequest()
+            let shown = try #require(Int(try await browser.text("#number")))
+            let other = try #require(wrongRequest.numberMatching?.choices.first { $0 != shown })
+            await #expect(throws: AssentError.self) {
+                try await operations.authorize(wrongRequest, factor: .pin("1234"), number: other)
+            }
+            try await browser.element(".message", seconds: 60)
+            try await browser.expectText(
+                ".message", "The number chosen on your phone was not the one shown here: the sign-in was stopped.")
+            try await browser.screenshot("07-wrong-number")
             await browser.quit()
         }
     }

@@ -1,5 +1,6 @@
 import AssentCrypto
 import AssentModel
+import AssentSDK
 import AssentServer
 import AssentTesting
 import Foundation
@@ -144,6 +145,37 @@ struct OperationTests {
                 #expect((listed[key] as? String)?.wholeMatch(of: pattern) != nil)
             }
             #expect((object["currentTimestamp"] as? String)?.wholeMatch(of: pattern) != nil)
+        }
+    }
+
+    @Test(
+        "Number matching on an operator's operation: the number for the caller, typed on the phone",
+        arguments: Backend.all)
+    func numberMatching(_ backend: Backend) async throws {
+        try await SDKClients.withActivatedClient(backend) { server, http, client, _ in
+            let operations = OperationsService(client: client)
+            var request = try OperationFixtures.payment(userId: "alice")
+            request.numberMatching = "type"
+            let created = try await server.createOperation(http, request)
+            let number = try #require(created.number)
+            #expect(created.numberMatching == "type" && (10...99).contains(number))
+            let shown = try #require(try await operations.pending().value.first { $0.id == created.id })
+            #expect(shown.numberMatching == NumberMatching(mode: "type", choices: []))
+            try await operations.authorize(shown, factor: .pin("1234"), number: number)
+            #expect(try await server.operation(http, created.id).status == .approved)
+
+            request.numberMatching = "always"
+            let refused = try await http.send(
+                "POST", "/api/v1/operations", headers: ["Authorization": "Bearer \(server.apiKey)"],
+                body: try OperatorJSON.encoder().encode(request))
+            #expect(refused.status == 400)
+            // Without number matching nothing changes: no number, and none needed.
+            request.numberMatching = nil
+            let plain = try await server.createOperation(http, request)
+            #expect(plain.number == nil)
+            let plainShown = try #require(try await operations.pending().value.first { $0.id == plain.id })
+            #expect(plainShown.numberMatching == nil)
+            try await operations.authorize(plainShown, factor: .pin("1234"))
         }
     }
 

@@ -342,7 +342,7 @@ struct TFAPushTests {
                 .decode(TFAPushSent.self)
             #expect(again.operationId == sent.operationId)
             let onTablet = try #require(try await tabletOperations.pending().value.first { $0.id == sent.operationId })
-            try await tabletOperations.authorize(onTablet, factor: .pin("1234"))
+            try await tabletOperations.authorize(onTablet, factor: .pin("1234"), number: sent.number)
             let notOptedIn = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: verifying))
             #expect(notOptedIn.code == "PUSH_DEVICE_NOT_OPTED_IN")
             // The first answer won: the phone no longer lists it.
@@ -358,14 +358,46 @@ struct TFAPushTests {
             #expect(refusal.code == "PUSH_REJECTED")
             #expect(refusal.status == 403)
 
-            // Approved on the phone: signed in.
+            // Number matching: the website shows a number; the phone offers three, and another one rejects the sign-in.
+            let fifth = try await flow.interruption("alice")
+            let mismatching = try await flow.start(fifth.regToken, .verify, provider: .push)
+            let mismatch = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: mismatching))
+                .decode(TFAPushSent.self)
+            let wrongOne = try #require(try await operations.pending().value.first { $0.id == mismatch.operationId })
+            let number = try #require(mismatch.number)
+            let choices = try #require(wrongOne.numberMatching?.choices)
+            #expect(wrongOne.numberMatching?.mode == "choose" && choices.count == 3 && Set(choices).count == 3)
+            #expect(choices.contains(number) && choices.allSatisfy { (10...99).contains($0) })
+            do {
+                try await operations.authorize(wrongOne, factor: .pin("1234"))
+                Issue.record("An approval without the number was accepted.")
+            } catch let error as AssentError {
+                #expect(error.code == .numberMissing, "no number: refused, nothing counted")
+            }
+            let wrongNumber: Int = try #require(choices.first { $0 != number })
+            do {
+                try await operations.authorize(wrongOne, factor: .pin("1234"), number: wrongNumber)
+                Issue.record("A wrong number was accepted.")
+            } catch let error as AssentError {
+                #expect(error.code == .numberMismatch)
+            }
+            let wrongVerdict = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: mismatching))
+            #expect(wrongVerdict.code == "PUSH_REJECTED")
+            #expect(String(decoding: wrongVerdict.body, as: UTF8.self).contains("another number"))
+            let audited = try await server.store.auditEvents(AuditFilter(), limit: 200)
+            #expect(audited.contains { $0.type == "operation.number_mismatch" })
+            let mismatched = try await server.store.operation(id: mismatch.operationId)
+            #expect(mismatched?.status == .rejected && mismatched?.statusReason == "WRONG_NUMBER")
+            #expect(mismatched?.failedAttempts == 0, "the missing number counted nothing")
+
+            // Approved on the phone with the right number: signed in.
             let fourth = try await flow.interruption("alice")
             let approving = try await flow.start(fourth.regToken, .verify, provider: .push)
             let approval = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: approving))
                 .decode(TFAPushSent.self)
             let shown = try #require(try await operations.pending().value.first { $0.id == approval.operationId })
             #expect(shown.formData.title == "Sign in to \(server.application.name)?")
-            try await operations.authorize(shown, factor: .pin("1234"))
+            try await operations.authorize(shown, factor: .pin("1234"), number: approval.number)
             let approved = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: approving))
                 .decode(TFAPushStatus.self)
             let signedIn = try await flow.post(

@@ -205,7 +205,18 @@ struct TFATests {
             let tfa = TFAClient(server: server, client: client)
             let key = ["Authorization": "Bearer \(server.apiKey)", "Content-Type": "application/json"]
             let policy = try await server.operatorCall(client, "GET", "/api/v1/tfa/policy", as: TFAPolicy.self)
-            #expect(policy == TFAPolicy(required: true, providers: [.totp, .push]))
+            #expect(policy == TFAPolicy(required: true, providers: [.totp, .push], numberMatching: "choose"))
+            let unknownMode = try await client.send(
+                "PUT", "/api/v1/tfa/policy", headers: key,
+                body: try OperatorJSON.encoder().encode(
+                    TFAPolicy(required: true, providers: [.push], numberMatching: "guess")))
+            #expect(unknownMode.status == 400)
+            let typed = try await server.operatorCall(
+                client, "PUT", "/api/v1/tfa/policy",
+                body: try OperatorJSON.encoder().encode(
+                    TFAPolicy(required: true, providers: [.push], numberMatching: "type")),
+                as: TFAPolicy.self)
+            #expect(typed.numberMatching == "type")
             let unoffered = try await client.send(
                 "PUT", "/api/v1/tfa/policy", headers: key,
                 body: try OperatorJSON.encoder().encode(TFAPolicy(required: true, providers: [.email])))

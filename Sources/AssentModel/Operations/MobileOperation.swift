@@ -23,13 +23,16 @@ public struct MobileOperation: Codable, Sendable, Equatable {
     public var allowedSignatureType: AllowedSignatureType
     /// The texts and attributes to show, localised.
     public var formData: FormData
+    /// When the approval must carry the number shown where the person started (Assent's extension of the API).
+    public var numberMatching: NumberMatching?
 
     /// Creates an operation view.
     public init(
         id: String, name: String, data: String, status: OperationStatus, statusReason: String?,
         operationCreated: String, operationExpires: String, ui: OperationUI?,
-        allowedSignatureType: AllowedSignatureType, formData: FormData
+        allowedSignatureType: AllowedSignatureType, formData: FormData, numberMatching: NumberMatching? = nil
     ) {
+        self.numberMatching = numberMatching
         self.id = id
         self.name = name
         self.data = data
@@ -338,4 +341,23 @@ public struct PostApprovalScreen: Codable, Sendable, Equatable {
         self.message = message
         self.payload = payload
     }
+}
+
+/// Number matching: the page where the person started (or a call-centre agent) shows a number; the phone shows three
+/// numbers to choose from (`choose`) or a field to type it in (`type`), and the approval carries the number — inside
+/// the signed request body. A wrong number rejects the operation.
+public struct NumberMatching: Codable, Sendable, Equatable {
+    /// `choose` or `type`.
+    public var mode: String
+    /// `choose`: three two-digit numbers, one of them right, in random order; `type`: empty.
+    public var choices: [Int]
+
+    public init(mode: String, choices: [Int]) {
+        self.mode = mode
+        self.choices = choices
+    }
+
+    public static let choose = "choose"
+    public static let type = "type"
+    public static let off = "off"
 }

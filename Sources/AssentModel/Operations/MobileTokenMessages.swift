@@ -34,7 +34,13 @@ public struct OperationAuthorizeRequest: Codable, Sendable, Equatable {
     /// Optional Base64 data from the app (at most 4 KiB decoded), signed with the approval and handed to the
     /// relying party (seed 003's mobile context).
     public var mobileContext: String?
-    public init(id: String, data: String, proximityCheck: ProximityCheck? = nil, mobileContext: String? = nil) {
+    /// The number the person chose or typed, for an operation with ``NumberMatching``.
+    public var number: Int?
+    public init(
+        id: String, data: String, proximityCheck: ProximityCheck? = nil, mobileContext: String? = nil,
+        number: Int? = nil
+    ) {
+        self.number = number
         self.id = id
         self.data = data
         self.proximityCheck = proximityCheck

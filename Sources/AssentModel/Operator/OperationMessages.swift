@@ -26,14 +26,17 @@ public struct CreateOperationRequest: Codable, Sendable, Equatable {
     public var template: String?
     /// Values for the template's `{placeholders}`.
     public var params: [String: JSONValue]?
+    /// `choose` or `type`: the approval must carry the number the operation's `number` shows (call-centre flows).
+    public var numberMatching: String?
 
     /// Creates a request.
     public init(
         userId: String? = nil, name: String? = nil, data: String? = nil, formData: [String: FormData]? = nil,
         defaultLanguage: String? = nil, ui: OperationUI? = nil, allowedSignatureType: AllowedSignatureType? = nil,
         expiresIn: Int? = nil, maxFailedAttempts: Int? = nil, proximityCheck: Bool? = nil, template: String? = nil,
-        params: [String: JSONValue]? = nil
+        params: [String: JSONValue]? = nil, numberMatching: String? = nil
     ) {
+        self.numberMatching = numberMatching
         self.userId = userId
         self.name = name
         self.data = data
@@ -50,7 +53,7 @@ public struct CreateOperationRequest: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case userId, name, data, formData, defaultLanguage, ui, allowedSignatureType, expiresIn, maxFailedAttempts,
-            proximityCheck, template, params
+            proximityCheck, template, params, numberMatching
     }
 
     /// A key of a JSON object whose keys are data (language tags).
@@ -74,6 +77,7 @@ public struct CreateOperationRequest: Codable, Sendable, Equatable {
         proximityCheck = try container.decodeIfPresent(Bool.self, forKey: .proximityCheck)
         template = try container.decodeIfPresent(String.self, forKey: .template)
         params = try container.decodeIfPresent([String: JSONValue].self, forKey: .params)
+        numberMatching = try container.decodeIfPresent(String.self, forKey: .numberMatching)
         formData = try Self.decodeForms(container, defaultLanguage: defaultLanguage)
     }
 
@@ -142,14 +146,21 @@ public struct OperationInfo: Codable, Sendable, Equatable {
     public var defaultLanguage: String
     public var formData: [String: FormData]
     public var ui: OperationUI?
+    /// `choose` or `type` when the approval must carry ``number``.
+    public var numberMatching: String?
+    /// The number to show the person (on the page, or read out by an agent); the phone asks for it.
+    public var number: Int?
 
     /// Creates the view.
     public init(
         id: String, userId: String?, name: String, data: String, status: OperationStatus, statusReason: String?,
         createdAt: Date, expiresAt: Date, finishedAt: Date?, activationId: String?, failedAttempts: Int,
         maxFailedAttempts: Int, allowedSignatureType: AllowedSignatureType, proximityCheck: Bool, template: String?,
-        defaultLanguage: String, formData: [String: FormData], ui: OperationUI?
+        defaultLanguage: String, formData: [String: FormData], ui: OperationUI?, numberMatching: String? = nil,
+        number: Int? = nil
     ) {
+        self.numberMatching = numberMatching
+        self.number = number
         self.id = id
         self.userId = userId
         self.name = name

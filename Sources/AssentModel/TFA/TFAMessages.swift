@@ -296,8 +296,11 @@ public struct StartTFALoginResponse: Codable, Sendable, Equatable {
 public struct TFAPolicy: Codable, Sendable, Equatable {
     public var required: Bool
     public var providers: [TFAProvider]
+    /// Push sign-ins: `choose` (default: the phone offers three numbers), `type` (the person types it) or `off`.
+    public var numberMatching: String?
 
-    public init(required: Bool, providers: [TFAProvider]) {
+    public init(required: Bool, providers: [TFAProvider], numberMatching: String? = nil) {
+        self.numberMatching = numberMatching
         self.required = required
         self.providers = providers
     }
@@ -492,8 +495,11 @@ public struct TFAPushOptInRequest: Codable, Sendable {
 public struct TFAPushSent: Codable, Sendable, Equatable {
     public var operationId: String
     public var expiresAt: Date
+    /// The number to show beside the wait (number matching): the phone asks for it.
+    public var number: Int?
 
-    public init(operationId: String, expiresAt: Date) {
+    public init(operationId: String, expiresAt: Date, number: Int? = nil) {
+        self.number = number
         self.operationId = operationId
         self.expiresAt = expiresAt
     }

@@ -100,6 +100,7 @@ struct MobileTokenController {
             operationCreated: MobileTokenJSON.timestamp(Date(millis: operation.createdAt)),
             operationExpires: MobileTokenJSON.timestamp(Date(millis: operation.expiresAt)),
             ui: operation.content.ui, allowedSignatureType: operation.allowedSignatureType,
-            formData: operation.content.form(acceptLanguage: language))
+            formData: operation.content.form(acceptLanguage: language),
+            numberMatching: operation.numberMatching.map { NumberMatching(mode: $0, choices: operation.numberChoices) })
     }
 }

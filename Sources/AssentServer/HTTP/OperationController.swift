@@ -84,6 +84,6 @@ struct OperationController {
             maxFailedAttempts: operation.maxFailedAttempts, allowedSignatureType: operation.allowedSignatureType,
             proximityCheck: operation.proximitySeed != nil, template: operation.template,
             defaultLanguage: operation.content.defaultLanguage, formData: operation.content.formData,
-            ui: operation.content.ui)
+            ui: operation.content.ui, numberMatching: operation.numberMatching, number: operation.matchingNumber)
     }
 }

@@ -48,6 +48,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case operationCreated = "operation.created"
     case operationExpired = "operation.expired"
     case operationFailed = "operation.failed"
+    case operationNumberMismatch = "operation.number_mismatch"
     case operationRejected = "operation.rejected"
     case operationTemplateDeleted = "operation_template.deleted"
     case operationTemplateSaved = "operation_template.saved"

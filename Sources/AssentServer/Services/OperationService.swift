@@ -113,7 +113,8 @@ public struct OperationService: Sendable {
         let maxFailed = request.maxFailedAttempts ?? environment.policy.operationMaxFailedAttempts
         guard (1...100).contains(maxFailed) else { throw invalid("maxFailedAttempts must be 1 to 100.") }
         let now = environment.nowMillis
-        return OperationRecord(
+        let (mode, number, choices) = try Self.numberMatching(request.numberMatching)
+        var record = OperationRecord(
             id: UUID().uuidString.lowercased(), applicationId: application.id, userId: request.userId, name: name,
             data: data, status: .pending, statusReason: nil,
             content: OperationContent(defaultLanguage: defaultLanguage, formData: formData, ui: request.ui),
@@ -121,6 +122,23 @@ public struct OperationService: Sendable {
             proximitySeed: request.proximityCheck == true ? Bytes.random(count: 32) : nil, offlineNonce: nil,
             offlineTOTP: nil, activationId: nil, template: request.template, createdAt: now,
             expiresAt: now + Millis(lifetime) * 1000, updatedAt: now, finishedAt: nil, version: 0)
+        (record.numberMatching, record.matchingNumber, record.numberChoices) = (mode, number, choices)
+        return record
+    }
+
+    /// A mode's number and choices: for `choose` and `type` a random number of 10–99 (two digits, easy to read out and
+    /// compare); for `choose` also two others, all three in random order.
+    static func numberMatching(_ mode: String?) throws -> (String?, Int?, [Int]) {
+        guard let mode, mode != NumberMatching.off else { return (nil, nil, []) }
+        guard [NumberMatching.choose, NumberMatching.type].contains(mode) else {
+            throw AssentServerError.invalidRequest("numberMatching is choose, type or off.")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let number = Int.random(in: 10...99, using: &generator)
+        guard mode == NumberMatching.choose else { return (mode, number, []) }
+        var choices: Set<Int> = [number]
+        while choices.count < 3 { choices.insert(Int.random(in: 10...99, using: &generator)) }
+        return (mode, number, Array(choices).shuffled(using: &generator))
     }
 
     // MARK: Reading and changing
@@ -266,6 +284,8 @@ public struct OperationService: Sendable {
         case operationFailed(AssentServerError)
         /// The request cannot be an approval (e.g. no proximity code for an operation that needs one): nothing counts.
         case refused(AssentServerError)
+        /// The approval carried another number than the one shown: the operation is rejected.
+        case wrongNumber
     }
 
     /// `/operation/authorize` as one commit: ``approve(_:authorization:body:)`` in
@@ -332,11 +352,15 @@ public struct OperationService: Sendable {
         }
         let approval = OperationRecord.Approval(
             device: device.activation.principal, data: request.data, signatureType: device.signatureType,
-            proximityCheck: request.proximityCheck, mobileContext: request.mobileContext)
+            proximityCheck: request.proximityCheck, mobileContext: request.mobileContext, number: request.number)
         let (operation, outcome) = try await mutate(id: request.id) { operation, now in
             try operation.approve(approval, now: now, tolerance: tolerance)
         }
         switch outcome {
+        case .wrongNumber:
+            await environment.audit(
+                .operationNumberMismatch, activation: device.activation, actor: "device",
+                "Operation \(operation.id) rejected: the approval carried another number than the one shown.")
         case .attemptFailed(let error), .operationFailed(let error):
             await environment.audit(
                 .operationAttemptFailed, activation: device.activation, actor: "device",
@@ -375,6 +399,7 @@ public struct OperationService: Sendable {
         case .finished(let status): throw AssentServerError.operationFinished(status)
         case .attemptFailed(let error), .refused(let error): throw error
         case .operationFailed: throw AssentServerError.operationFailed()
+        case .wrongNumber: throw AssentServerError.numberMismatch()
         }
     }
 

@@ -11,12 +11,17 @@ extension OperationRecord {
 
     /// An approval as the operation sees it: the device's identity, the data it signed and with which factors, its
     /// proximity check and mobile context.
+    /// The status reason of an operation rejected because its approval carried another number.
+    static let wrongNumber = "WRONG_NUMBER"
+
     struct Approval: Sendable {
         var device: DevicePrincipal
         var data: String
         var signatureType: SignatureType
         var proximityCheck: ProximityCheck?
         var mobileContext: String?
+        /// The number the person chose or typed (number matching).
+        var number: Int? = nil
     }
 
     /// What stops any change: invisible to `device` (when a device acts), overdue (it expires now), or finished.
@@ -35,6 +40,7 @@ extension OperationRecord {
         if proximitySeed != nil, approval.proximityCheck == nil {
             return .refused(AssentServerError.proximityCheckMissing())
         }
+        if matchingNumber != nil, approval.number == nil { return .refused(AssentServerError.numberMissing()) }
         userId = approval.device.userId
         let problem: AssentServerError? =
             if !Bytes.constantTimeEqual(Data(approval.data.utf8), Data(data.utf8)) {
@@ -50,6 +56,11 @@ extension OperationRecord {
                 nil
             }
         if let problem { return countFailedAttempt(problem, by: approval.device.activationId, now: now) }
+        if let matchingNumber, approval.number != matchingNumber {
+            // A signed approval with another number: whoever holds the phone did not start this. Rejected.
+            finish(.rejected, reason: OperationRecord.wrongNumber, activationId: approval.device.activationId, at: now)
+            return .wrongNumber
+        }
         finish(.approved, reason: nil, activationId: approval.device.activationId, at: now)
         approvedWith = approval.signatureType.rawValue
         mobileContext = approval.mobileContext

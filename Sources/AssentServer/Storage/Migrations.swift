@@ -58,6 +58,7 @@ enum Migrations {
         Migration(version: 13, sqlite: activationCodesV13, postgres: activationCodesV13),
         Migration(version: 14, sqlite: openIDCodeFlowV14(.sqlite), postgres: openIDCodeFlowV14(.postgres)),
         Migration(version: 15, sqlite: tfaDisplayNameV15(.sqlite), postgres: tfaDisplayNameV15(.postgres)),
+        Migration(version: 16, sqlite: numberMatchingV16(.sqlite), postgres: numberMatchingV16(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -288,4 +289,16 @@ extension Migrations {
         WHERE activation_code IS NOT NULL
         """
     ]
+
+    /// Version 16: number matching — an operation's mode, its number and the choices the phone offers; the TFA
+    /// policy's mode for push sign-ins (existing policies get the default, `choose`).
+    static func numberMatchingV16(_ dialect: Dialect) -> [String] {
+        let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
+        return [
+            "ALTER TABLE operations \(add) number_matching TEXT",
+            "ALTER TABLE operations \(add) matching_number \(dialect.bigint)",
+            "ALTER TABLE operations \(add) number_choices TEXT",
+            "ALTER TABLE tfa_policies \(add) number_matching TEXT",
+        ]
+    }
 }

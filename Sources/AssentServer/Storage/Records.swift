@@ -231,6 +231,12 @@ public struct OperationRecord: Sendable, Equatable {
     public var approvedWith: String? = nil
     /// The app's mobile context, signed with the approval (Base64).
     public var mobileContext: String? = nil
+    /// `choose` or `type` when the approval must carry ``matchingNumber``.
+    public var numberMatching: String? = nil
+    /// The number shown where the person started (10–99).
+    public var matchingNumber: Int? = nil
+    /// What the phone offers for `choose`: three numbers, one of them ``matchingNumber``.
+    public var numberChoices: [Int] = []
     public var template: String?
     public var createdAt: Millis
     public var expiresAt: Millis

@@ -121,6 +121,19 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
                 + "\(attemptsLeft == 1 ? "attempt" : "attempts") left on this operation.")
     }
 
+    /// An approval without the number an operation with number matching needs: a request error that counts nothing.
+    public static func numberMissing() -> Self {
+        .init(.numberMissing, "Choose (or type) the number shown where the request started, and approve again.")
+    }
+
+    /// An approval with another number than the one shown: the operation is rejected.
+    public static func numberMismatch() -> Self {
+        .init(
+            .numberMismatch,
+            "That is not the number shown where the request started: the request is rejected. If you did not start "
+                + "it, someone else may be trying to use your account.")
+    }
+
     /// The approval attempt that just failed was the last one the operation allowed.
     public static func operationFailed() -> Self {
         .init(.operationFailed, "The approval failed too many times; the operation is now FAILED.")

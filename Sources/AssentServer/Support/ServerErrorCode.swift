@@ -61,6 +61,10 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     case proximityCheckMissing = "PROXIMITY_CHECK_MISSING"
     /// An approval with a wrong, stale or implausibly timed proximity code.
     case proximityCheckFailed = "PROXIMITY_CHECK_FAILED"
+    /// An approval without the number an operation with number matching needs.
+    case numberMissing = "NUMBER_MATCH_MISSING"
+    /// An approval with another number than the one shown: the operation is rejected.
+    case numberMismatch = "NUMBER_MATCH_FAILED"
     /// The PIN is older than the server allows.
     case pinExpired = "PIN_EXPIRED"
 
@@ -68,7 +72,7 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     public var status: Int {
         switch self {
         case .invalidRequest, .encryption, .activationCodeInvalid, .pushRegistrationFailed, .proximityCheckMissing,
-            .proximityCheckFailed, .http:
+            .proximityCheckFailed, .numberMissing, .numberMismatch, .http:
             400
         case .unauthorized, .authenticationFailed, .operationFailed: 401
         case .forbidden, .pinExpired: 403
@@ -103,6 +107,8 @@ public enum MobileTokenErrorCode: String, Sendable, CaseIterable {
     case operationFailed = "OPERATION_FAILED"
     case proximityCheckMissing = "PROXIMITY_CHECK_MISSING"
     case proximityCheckFailed = "PROXIMITY_CHECK_FAILED"
+    case numberMissing = "NUMBER_MATCH_MISSING"
+    case numberMismatch = "NUMBER_MATCH_FAILED"
     case generic = "ERROR_GENERIC"
 
     /// The Mobile Token code a server failure is sent as.
@@ -124,6 +130,8 @@ public enum MobileTokenErrorCode: String, Sendable, CaseIterable {
             case .operationFailed: .operationFailed
             case .proximityCheckMissing: .proximityCheckMissing
             case .proximityCheckFailed: .proximityCheckFailed
+            case .numberMissing: .numberMissing
+            case .numberMismatch: .numberMismatch
             case .methodNotAllowed, .http, .conflict, .providerNotOffered, .configuration, .storage, .internalError,
                 .unauthorized, .forbidden, .notFound, .activationCodeInvalid, .accountExists:
                 .generic

@@ -61,13 +61,17 @@ struct PushFactor: Sendable {
                 message: "This assertion registers a device; call /api/tfa/push/optin.")
         }
         if let pending = try await pendingOperation(challenge) {
-            return TFAPushSent(operationId: pending.id, expiresAt: Date(millis: pending.expiresAt))
+            return TFAPushSent(
+                operationId: pending.id, expiresAt: Date(millis: pending.expiresAt), number: pending.matchingNumber)
         }
         let application = try await flows.applicationRecord(id: flow.applicationId)
+        let numberMatching = try await flows.policy(flow.applicationId).numberMatching ?? NumberMatching.choose
         return try await ask(
             challenge, flow, name: "tfa_push_login", title: "Sign in to \(application.name)?",
-            message: "Approve only if you are signing in to \(application.name) right now.",
-            text: "Sign in \(application.name)")
+            message: numberMatching == NumberMatching.off
+                ? "Approve only if you are signing in to \(application.name) right now."
+                : "Approve only if you are signing in to \(application.name) right now, with the number shown there.",
+            text: "Sign in \(application.name)", numberMatching: numberMatching)
     }
 
     /// `accounts.tfa.push.verify` / `isVerified`: the state of the challenge's operation; once approved by an
@@ -115,7 +119,10 @@ struct PushFactor: Sendable {
             throw TFAError(
                 status: .forbidden, error: .pushRejected,
                 message: operation.statusReason == RejectReason.fraud
-                    ? "The user reported this sign-in as fraud." : "The user rejected the sign-in on the phone.")
+                    ? "The user reported this sign-in as fraud."
+                    : operation.statusReason == OperationRecord.wrongNumber
+                        ? "The phone answered with another number than the one shown: the sign-in is rejected."
+                        : "The user rejected the sign-in on the phone.")
         default:
             throw TFAError(
                 status: .forbidden, error: .pushNotApproved,
@@ -134,7 +141,7 @@ struct PushFactor: Sendable {
     /// Creates the operation and remembers it on the challenge.
     private func ask(
         _ challenge: TFAChallengeRecord, _ flow: TFAFlowRecord, name: String, title: String, message: String,
-        text: String
+        text: String, numberMatching: String? = nil
     ) async throws -> TFAPushSent {
         let application = try await flows.applicationRecord(id: flow.applicationId)
         let lifetime = max(30, Int((challenge.expiresAt - environment.nowMillis) / 1000))
@@ -143,10 +150,11 @@ struct PushFactor: Sendable {
                 userId: flow.userId, name: name,
                 data: OperationData(template: 0, fields: [.text(String(text.prefix(100)))]).description,
                 formData: ["en": FormData(title: title, message: message, attributes: [])],
-                expiresIn: lifetime),
+                expiresIn: lifetime, numberMatching: numberMatching),
             application: application, actor: "tfa")
         try await store.setTFAChallengeOperation(
             assertionHash: challenge.assertionHash, operationId: operation.id)
-        return TFAPushSent(operationId: operation.id, expiresAt: Date(millis: operation.expiresAt))
+        return TFAPushSent(
+            operationId: operation.id, expiresAt: Date(millis: operation.expiresAt), number: operation.matchingNumber)
     }
 }

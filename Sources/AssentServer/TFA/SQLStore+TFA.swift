@@ -312,7 +312,8 @@ extension SQLStore {
                 TFAPolicy(
                     required: try row.decode(column: "required", as: Int64.self) != 0,
                     providers: try row.decode(column: "providers", as: String.self).split(separator: " ")
-                        .compactMap { TFAProvider(rawValue: String($0)) })
+                        .compactMap { TFAProvider(rawValue: String($0)) },
+                    numberMatching: try row.decode(column: "number_matching", as: String?.self))
             }
     }
 
@@ -321,9 +322,10 @@ extension SQLStore {
         let required: Int64 = policy.required ? 1 : 0
         try await database.raw(
             """
-            INSERT INTO tfa_policies (application_id, required, providers)
-            VALUES (\(bind: applicationId), \(bind: required), \(bind: providers))
-            ON CONFLICT (application_id) DO UPDATE SET required = \(bind: required), providers = \(bind: providers)
+            INSERT INTO tfa_policies (application_id, required, providers, number_matching)
+            VALUES (\(bind: applicationId), \(bind: required), \(bind: providers), \(bind: policy.numberMatching))
+            ON CONFLICT (application_id) DO UPDATE SET required = \(bind: required), providers = \(bind: providers),
+            number_matching = \(bind: policy.numberMatching)
             """
         ).run()
     }

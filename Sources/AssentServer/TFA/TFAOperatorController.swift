@@ -88,9 +88,9 @@ struct TFAOperatorController {
 
     @Sendable func setPolicy(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let policy = try await HTTPSupport.decode(TFAPolicy.self, from: request)
-        try await flows.setPolicy(
-            policy, applicationId: try await applications.defaultApplication().id, actor: context.actor)
-        return try HTTPSupport.operatorJSON(policy)
+        let applicationId = try await applications.defaultApplication().id
+        try await flows.setPolicy(policy, applicationId: applicationId, actor: context.actor)
+        return try HTTPSupport.operatorJSON(try await flows.policy(applicationId))
     }
 
     @Sendable func startLogin(_ request: Request, context: AssentRequestContext) async throws -> Response {

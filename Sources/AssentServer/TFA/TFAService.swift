@@ -266,8 +266,11 @@ struct TFAService: Sendable {
 
     /// The policy of the application: the operator's, else every implemented provider, required.
     func policy(_ applicationId: String) async throws -> TFAPolicy {
-        try await store.tfaPolicy(applicationId: applicationId)
+        var policy =
+            try await store.tfaPolicy(applicationId: applicationId)
             ?? TFAPolicy(required: true, providers: environment.tfa.offeredProviders)
+        policy.numberMatching = policy.numberMatching ?? NumberMatching.choose
+        return policy
     }
 
     /// Sets the application's policy: the providers must be ones this server offers (else `ERR_PROVIDER_NOT_OFFERED`,
@@ -283,6 +286,11 @@ struct TFAService: Sendable {
         }
         guard !policy.required || !policy.providers.isEmpty else {
             throw AssentServerError.invalidRequest("A policy that requires a second factor allows at least one.")
+        }
+        if let mode = policy.numberMatching,
+            ![NumberMatching.off, NumberMatching.choose, NumberMatching.type].contains(mode)
+        {
+            throw AssentServerError.invalidRequest("numberMatching is choose, type or off.")
         }
         try await store.putTFAPolicy(applicationId: applicationId, policy)
         await environment.audit(

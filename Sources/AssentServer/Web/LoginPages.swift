@@ -42,6 +42,8 @@ struct LoginState: Codable, Sendable {
     /// Where the code went, obfuscated.
     var destination: String?
     var operationId: String?
+    /// The number the phone asks for (number matching).
+    var number: Int?
     /// After sign-in: what the login token was verified with, in words (``LoginPages/methods(of:)``).
     var methods: [String] = []
     /// A sentence for the next page (shown once).
@@ -65,8 +67,8 @@ struct LoginState: Codable, Sendable {
 
     /// Forgets the chosen provider's part.
     mutating func clearFactor() {
-        (provider, assertion, phvToken, sctToken, qrCode, secret, destination, operationId) =
-            (nil, nil, nil, nil, nil, nil, nil, nil)
+        (provider, assertion, phvToken, sctToken, qrCode, secret, destination, operationId, number) =
+            (nil, nil, nil, nil, nil, nil, nil, nil, nil)
     }
 }
 
@@ -290,7 +292,9 @@ struct LoginPages: Sendable {
             return pages.page(content, frame: frame, formTargets: targets)
         case .waitForPush:
             frame.title = "Approve on your phone"
-            return pages.page(LoginPushPage(registration: state.registration), frame: frame, formTargets: targets)
+            return pages.page(
+                LoginPushPage(registration: state.registration, number: state.number), frame: frame,
+                formTargets: targets)
         case .signedIn:
             frame.title = "Signed in"
             let methods =
@@ -402,8 +406,9 @@ struct LoginPages: Sendable {
             state.secret = URLComponents(string: issued.uri)?.queryItems?.first { $0.name == "secret" }?.value
             state.step = .enterCode
         case (.push, false):
-            state.operationId = try await push.send(TFAAssertionRequest(assertion: started.assertion))
-                .operationId
+            let sent = try await push.send(TFAAssertionRequest(assertion: started.assertion))
+            state.operationId = sent.operationId
+            state.number = sent.number
             state.step = .waitForPush
         default:
             state.step = .chooseDestination
@@ -629,7 +634,9 @@ struct LoginPages: Sendable {
                 case .pushRejected:
                     error.message.contains("fraud")
                         ? "You reported this sign-in as fraud on your phone: it was stopped."
-                        : "You rejected the sign-in on your phone."
+                        : error.message.contains("another number")
+                            ? "The number chosen on your phone was not the one shown here: the sign-in was stopped."
+                            : "You rejected the sign-in on your phone."
                 case .pushNotApproved: "The request on your phone expired or was withdrawn: choose a method again."
                 default: "A phone that does not approve your sign-ins answered: approve on the phone you set up."
                 }
@@ -744,6 +751,8 @@ struct LoginCodePage: PageContext {
 struct LoginPushPage: PageContext {
     static let template = PageTemplate.loginPush
     var registration: Bool
+    /// The number to choose or type on the phone (number matching).
+    var number: Int?
 }
 
 /// Signing out at a client's request: the question (with the request's parameters carried in hidden fields,

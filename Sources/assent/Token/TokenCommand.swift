@@ -147,14 +147,16 @@ struct TokenCommand: AsyncParsableCommand {
             abstract: "Approve an operation with the PIN.",
             discussion: """
                 An operation with a proximity check needs the code the site shows: --proximity-qr with the scanned \
-                QR text (a file, or - for standard input) or --proximity-code with the link or the digits.
-                Example: assent token approve <id>
+                QR text (a file, or - for standard input) or --proximity-code with the link or the digits. An \
+                operation with number matching needs --number: the number the page (or the agent) shows.
+                Example: assent token approve <id> --number 42
                 """)
         @OptionGroup var profile: ProfileOptions
         @Argument(help: "The operation id.") var id: String
         @Option(help: "A file with the proximity QR code's text (the JWT or the link), or - for standard input.")
         var proximityQr: String?
         @Option(help: "The proximity code: the link the site shows, or its digits.") var proximityCode: String?
+        @Option(help: "The number shown where the request started (number matching).") var number: Int?
 
         func validate() throws {
             guard proximityQr == nil || proximityCode == nil else {
@@ -174,9 +176,16 @@ struct TokenCommand: AsyncParsableCommand {
                 // A finished operation cannot be approved: say so before asking for a PIN, and count nothing.
                 try TokenCommand.requirePending(operation)
                 if !profile.json { print(TextTable.render(TokenCommand.detail(operation))) }
+                if let matching = operation.numberMatching, number == nil {
+                    let choices = matching.choices.map(String.init).joined(separator: ", ")
+                    throw AssentError(
+                        .numberMissing,
+                        "This request asks for the number shown where it started: run again with --number N"
+                            + (choices.isEmpty ? "." : " (one of \(choices))."))
+                }
                 let pin = try profile.readPIN(prompt: "PIN: ")
                 do {
-                    try await operations.authorize(operation, factor: .pin(pin), proximityCheck: check)
+                    try await operations.authorize(operation, factor: .pin(pin), proximityCheck: check, number: number)
                 } catch var error as AssentError where error.code == .proximityCheckMissing {
                     error.message += " Run again with --proximity-qr FILE or --proximity-code CODE."
                     throw error
@@ -428,6 +437,17 @@ struct TokenCommand: AsyncParsableCommand {
                 ("message", operation.formData.message), ("data", operation.data),
                 ("status", operation.status.rawValue), ("expires", operation.operationExpires),
             ]
+                + (operation.numberMatching.map { matching in
+                    [
+                        (
+                            "number",
+                            matching.choices.isEmpty
+                                ? "type the number shown where it started"
+                                : "one of " + matching.choices.map(String.init).joined(separator: ", ")
+                                    + ": the one shown where it started"
+                        )
+                    ]
+                } ?? [])
                 + operation.formData.attributes.map { attribute in
                     let value =
                         attribute.value ?? attribute.note ?? attribute.message
@@ -578,10 +598,10 @@ enum TokenFailure {
             let exitCode: Int32 =
                 switch error.code {
                 case .network: 6
-                case .wrongPIN, .blocked, .removed, .factorUnavailable, .proximityCheckFailed: 4
+                case .wrongPIN, .blocked, .removed, .factorUnavailable, .proximityCheckFailed, .numberMismatch: 4
                 case .notActivated: 3
                 case .operationFinished, .operationExpired, .operationFailed, .alreadyActivated: 5
-                case .invalidInput, .proximityCheckMissing: 2
+                case .invalidInput, .proximityCheckMissing, .numberMissing: 2
                 default: error.httpStatus.map(CLIFailure.exitCode(forStatus:)) ?? 1
                 }
             CLIFailure.fail(code: error.code.rawValue, message: message(error), exitCode: exitCode)
