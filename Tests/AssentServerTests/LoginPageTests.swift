@@ -172,6 +172,10 @@ struct LoginPageBrowserTests {
             try await browser.screenshot("04-wait-sign-in")
             let login = try await pendingRequest()
             #expect(login.formData.title == "Sign in to \(server.application.name)?")
+            // The phone says which browser asks, from where, and when.
+            let browserLine = login.formData.attributes.first { $0.id == "login.browser" }?.value
+            #expect(browserLine == "Chrome on Linux", "\(login.formData.attributes)")
+            #expect(login.formData.attributes.first { $0.id == "login.address" }?.value == "127.0.0.1")
             // The page shows the number the phone offers among three.
             let number = try #require(Int(try await browser.text("#number")))
             #expect(login.numberMatching?.choices.contains(number) == true)

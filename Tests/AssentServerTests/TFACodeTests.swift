@@ -1,11 +1,11 @@
 import AssentCrypto
 import AssentModel
 import AssentSDK
-import AssentServer
 import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServer
 @testable import AssentServerTesting
 
 @Suite("SMTP client against aiosmtpd")
@@ -393,10 +393,23 @@ struct TFAPushTests {
             // Approved on the phone with the right number: signed in.
             let fourth = try await flow.interruption("alice")
             let approving = try await flow.start(fourth.regToken, .verify, provider: .push)
-            let approval = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: approving))
-                .decode(TFAPushSent.self)
+            // The website passes on what it knows of the person's browser: the phone shows it, and signs it.
+            let safari =
+                "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 "
+                + "Safari/605.1.15"
+            let approval = try await flow.post(
+                "/api/tfa/push/send",
+                TFAPushSendRequest(assertion: approving, userAgent: safari, ipAddress: "203.0.113.7")
+            ).decode(TFAPushSent.self)
             let shown = try #require(try await operations.pending().value.first { $0.id == approval.operationId })
             #expect(shown.formData.title == "Sign in to \(server.application.name)?")
+            let context = Dictionary(
+                shown.formData.attributes.map { ($0.id, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
+            #expect(context["login.site"] == server.application.name)
+            #expect(context["login.browser"] == "Safari on macOS" && context["login.address"] == "203.0.113.7")
+            #expect(context["login.time"]?.hasSuffix(" UTC") == true)
+            #expect(shown.data.contains("Safari on macOS — 203.0.113.7 — "), "the context is in the signed data")
+            #expect(shown.formData.message.hasPrefix("Safari on macOS — 203.0.113.7 — "))
             try await operations.authorize(shown, factor: .pin("1234"), number: approval.number)
             let approved = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: approving))
                 .decode(TFAPushStatus.self)
@@ -411,5 +424,40 @@ struct TFAPushTests {
             let lastSignIn = try #require(try await pushVerifiedAt())
             #expect(lastSignIn > optedInAt)
         }
+    }
+}
+
+@Suite("Login context on the phone")
+struct LoginContextTests {
+    @Test("User-Agent strings read as browser and system; the line and the time")
+    func userAgents() {
+        let cases: [(String, String?)] = [
+            (
+                "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 "
+                    + "Safari/537.36 Edg/131.0.0.0", "Edge on Windows"
+            ),
+            (
+                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 "
+                    + "Safari/537.36", "Chrome on Linux"
+            ),
+            ("Mozilla/5.0 (X11; Ubuntu; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0", "Firefox on Linux"),
+            (
+                "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) "
+                    + "Version/18.1 Mobile/15E148 Safari/604.1", "Safari on iOS"
+            ),
+            (
+                "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 "
+                    + "Mobile Safari/537.36", "Chrome on Android"
+            ),
+            ("curl/8.5.0", nil),
+        ]
+        for (agent, expected) in cases {
+            #expect(LoginContext.describe(agent) == expected, "\(agent)")
+        }
+        let context = LoginContext(
+            site: "Example Bank", userAgent: cases[0].0, address: "203.0.113.7",
+            at: Date(timeIntervalSince1970: 1_764_165_720))
+        #expect(context.line == "Edge on Windows — 203.0.113.7 — 14:02 UTC")
+        #expect(context.attributes.map(\.label) == ["Site", "Browser", "Address", "Time"])
     }
 }

@@ -358,6 +358,22 @@ public struct TFAAssertionRequest: Codable, Sendable {
     public init(assertion: String) { self.assertion = assertion }
 }
 
+/// `POST /api/tfa/push/send`: the assertion, and what the website knows of the person's browser — shown on the phone
+/// (and signed with the approval) so that a sign-in someone else started stands out.
+public struct TFAPushSendRequest: Codable, Sendable {
+    public var assertion: String
+    /// The person's browser's `User-Agent` (the phone shows e.g. "Chrome on macOS").
+    public var userAgent: String?
+    /// The person's IP address as the website saw it.
+    public var ipAddress: String?
+
+    public init(assertion: String, userAgent: String? = nil, ipAddress: String? = nil) {
+        self.assertion = assertion
+        self.userAgent = userAgent
+        self.ipAddress = ipAddress
+    }
+}
+
 /// The account's addresses (`accounts.tfa.email.getEmails`).
 public struct TFAEmailsResponse: Codable, Sendable, Equatable {
     public var emails: [TFAEmail]

@@ -51,9 +51,10 @@ struct PushFactor: Sendable {
             text: "Opt in \(application.name)")
     }
 
-    /// `accounts.tfa.push.sendVerification`: asks the user's devices to approve this sign-in. Asking again while
-    /// the first request is pending answers the same operation.
-    func send(_ request: TFAAssertionRequest) async throws -> TFAPushSent {
+    /// `accounts.tfa.push.sendVerification`: asks the user's devices to approve this sign-in, with what is known of
+    /// it (`context`, given the application's name). Asking again while the first request is pending answers the
+    /// same operation.
+    func send(_ request: TFAAssertionRequest, context: ((String) -> LoginContext)? = nil) async throws -> TFAPushSent {
         let (challenge, flow) = try await flows.challenge(request.assertion, provider: .push)
         guard challenge.mode == .verify else {
             throw TFAError(
@@ -66,12 +67,16 @@ struct PushFactor: Sendable {
         }
         let application = try await flows.applicationRecord(id: flow.applicationId)
         let numberMatching = try await flows.policy(flow.applicationId).numberMatching ?? NumberMatching.choose
+        let login = context?(application.name)
+        let site = login?.site ?? application.name
         return try await ask(
-            challenge, flow, name: "tfa_push_login", title: "Sign in to \(application.name)?",
-            message: numberMatching == NumberMatching.off
-                ? "Approve only if you are signing in to \(application.name) right now."
-                : "Approve only if you are signing in to \(application.name) right now, with the number shown there.",
-            text: "Sign in \(application.name)", numberMatching: numberMatching)
+            challenge, flow, name: "tfa_push_login", title: "Sign in to \(site)?",
+            message: (login.map { "\($0.line). " } ?? "")
+                + (numberMatching == NumberMatching.off
+                    ? "Approve only if you are signing in to \(site) right now."
+                    : "Approve only if you are signing in to \(site) right now, with the number shown there."),
+            text: "Sign in \(site)", note: login?.line, attributes: login?.attributes ?? [],
+            numberMatching: numberMatching)
     }
 
     /// `accounts.tfa.push.verify` / `isVerified`: the state of the challenge's operation; once approved by an
@@ -141,15 +146,18 @@ struct PushFactor: Sendable {
     /// Creates the operation and remembers it on the challenge.
     private func ask(
         _ challenge: TFAChallengeRecord, _ flow: TFAFlowRecord, name: String, title: String, message: String,
-        text: String, numberMatching: String? = nil
+        text: String, note: String? = nil, attributes: [OperationAttribute] = [], numberMatching: String? = nil
     ) async throws -> TFAPushSent {
         let application = try await flows.applicationRecord(id: flow.applicationId)
         let lifetime = max(30, Int((challenge.expiresAt - environment.nowMillis) / 1000))
         let operation = try await operations.create(
             CreateOperationRequest(
                 userId: flow.userId, name: name,
-                data: OperationData(template: 0, fields: [.text(String(text.prefix(100)))]).description,
-                formData: ["en": FormData(title: title, message: message, attributes: [])],
+                data: OperationData(
+                    template: 0,
+                    fields: [.text(String(text.prefix(100)))] + (note.map { [.note(String($0.prefix(200)))] } ?? [])
+                ).description,
+                formData: ["en": FormData(title: title, message: message, attributes: attributes)],
                 expiresIn: lifetime, numberMatching: numberMatching),
             application: application, actor: "tfa")
         try await store.setTFAChallengeOperation(

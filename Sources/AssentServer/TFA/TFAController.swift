@@ -93,7 +93,15 @@ struct TFAController {
     }
 
     @Sendable func sendPush(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try await answer(request, push.send)
+        let body = try await HTTPSupport.decode(TFAPushSendRequest.self, from: request)
+        return try Self.json(
+            try await push.send(
+                TFAAssertionRequest(assertion: body.assertion),
+                context: { site in
+                    LoginContext(
+                        site: site, userAgent: body.userAgent, address: body.ipAddress,
+                        at: environment.now())
+                }))
     }
 
     @Sendable func verifyPush(_ request: Request, context: AssentRequestContext) async throws -> Response {

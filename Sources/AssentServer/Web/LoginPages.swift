@@ -126,10 +126,11 @@ struct LoginPages: Sendable {
             }
         }
         router.get("login/factor") { request, _ in try await show(request, .chooseFactor) }
-        router.post("login/factor") { request, _ in
+        router.post("login/factor") { request, context in
             try await submit(request, expecting: [.chooseFactor, .chooseDestination, .enterCode, .waitForPush]) {
                 session, form in
-                try await choose(&session.state, form)
+                try await choose(
+                    &session.state, form, userAgent: request.headers[.userAgent], address: context.clientLimitKey)
                 return []
             }
         }
@@ -381,8 +382,10 @@ struct LoginPages: Sendable {
         }
     }
 
-    /// `POST /login/factor`: starts the chosen provider's part.
-    private func choose(_ state: inout LoginState, _ form: [String: String]) async throws {
+    /// `POST /login/factor`: starts the chosen provider's part; a push sign-in tells the phone about this browser.
+    private func choose(_ state: inout LoginState, _ form: [String: String], userAgent: String?, address: String?)
+        async throws
+    {
         guard let regToken = state.regToken,
             let provider = form["provider"].flatMap(TFAProvider.init(rawValue:)),
             state.providers.contains(provider)
@@ -406,7 +409,11 @@ struct LoginPages: Sendable {
             state.secret = URLComponents(string: issued.uri)?.queryItems?.first { $0.name == "secret" }?.value
             state.step = .enterCode
         case (.push, false):
-            let sent = try await push.send(TFAAssertionRequest(assertion: started.assertion))
+            let client = state.authorization?.clientName
+            let sent = try await push.send(TFAAssertionRequest(assertion: started.assertion)) { application in
+                LoginContext(
+                    site: client ?? application, userAgent: userAgent, address: address, at: environment.now())
+            }
             state.operationId = sent.operationId
             state.number = sent.number
             state.step = .waitForPush
