@@ -3,6 +3,8 @@ import AssentModel
 import AssentSDK
 import AssentTesting
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Testing
 
 @testable import AssentServer
@@ -332,7 +334,7 @@ struct TFAPushTests {
             }
             let optedInAt = try #require(try await pushVerifiedAt())
 
-            // A sign-in: both devices see the request; the tablet is not opted in, so its approval does not count.
+            // A sign-in reaches only the opted-in phone: the tablet neither lists it nor may approve it.
             let second = try await flow.interruption("alice")
             #expect(second.activeProviders == [TFAProviderInfo(name: .push)])
             let verifying = try await flow.start(second.regToken, .verify, provider: .push)
@@ -341,20 +343,23 @@ struct TFAPushTests {
             let again = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: verifying))
                 .decode(TFAPushSent.self)
             #expect(again.operationId == sent.operationId)
-            let onTablet = try #require(try await tabletOperations.pending().value.first { $0.id == sent.operationId })
-            try await tabletOperations.authorize(onTablet, factor: .pin("1234"), number: sent.number)
-            let notOptedIn = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: verifying))
-            #expect(notOptedIn.code == "PUSH_DEVICE_NOT_OPTED_IN")
-            // The first answer won: the phone no longer lists it.
-            #expect(try await operations.pending().value.contains { $0.id == sent.operationId } == false)
+            #expect(try await operations.pending().value.contains { $0.id == sent.operationId })
+            #expect(try await tabletOperations.pending().value.contains { $0.id == sent.operationId } == false)
+            await #expect(throws: AssentError.self) { _ = try await tabletOperations.detail(id: sent.operationId) }
+            // One outstanding push sign-in per account: a new one withdraws it.
+            let third = try await flow.interruption("alice")
+            let superseding = try await flow.start(third.regToken, .verify, provider: .push)
+            let newer = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: superseding))
+                .decode(TFAPushSent.self)
+            let withdrawn = try await server.store.operation(id: sent.operationId)
+            #expect(withdrawn?.status == .canceled && withdrawn?.statusReason == "SUPERSEDED")
+            #expect(try await operations.pending().value.map(\.id).contains(newer.operationId))
+            let old = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: verifying))
+            #expect(old.code == "PUSH_NOT_APPROVED")
 
             // Rejected on the phone: the website hears so.
-            let third = try await flow.interruption("alice")
-            let rejecting = try await flow.start(third.regToken, .verify, provider: .push)
-            let rejected = try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: rejecting))
-                .decode(TFAPushSent.self)
-            try await operations.reject(id: rejected.operationId, reason: RejectReason.fraud)
-            let refusal = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: rejecting))
+            try await operations.reject(id: newer.operationId, reason: RejectReason.unexpectedOperation)
+            let refusal = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: superseding))
             #expect(refusal.code == "PUSH_REJECTED")
             #expect(refusal.status == 403)
 
@@ -423,6 +428,84 @@ struct TFAPushTests {
             // The approved sign-in is the phone's latest verification.
             let lastSignIn = try #require(try await pushVerifiedAt())
             #expect(lastSignIn > optedInAt)
+
+            /// Starts a push sign-in; the answer to push/send.
+            func pushSignIn() async throws -> (assertion: String, answer: TFAClient.Answer) {
+                let interruption = try await flow.interruption("alice")
+                let assertion = try await flow.start(interruption.regToken, .verify, provider: .push)
+                return (assertion, try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: assertion)))
+            }
+            // Push bombing: a third rejected (or unanswered) sign-in within 15 minutes starts a cool-down.
+            let rejectedThird = try await pushSignIn()
+            try await operations.reject(
+                id: try rejectedThird.answer.decode(TFAPushSent.self).operationId, reason: RejectReason.unknown)
+            let coolingDown = try await pushSignIn().answer
+            #expect(coolingDown.status == 429 && coolingDown.code == "PUSH_LIMITED", "\(coolingDown.fields)")
+            server.clock.advance(by: 901)
+
+            // "This wasn't me": the sign-in is denied, push sign-ins are suspended, the event is recorded.
+            let reported = try await pushSignIn()
+            let reportedId = try reported.answer.decode(TFAPushSent.self).operationId
+            try await operations.reject(id: reportedId, reason: RejectReason.fraud)
+            let denied = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: reported.assertion))
+            #expect(denied.code == "PUSH_REJECTED")
+            let suspended = try await pushSignIn().answer
+            #expect(suspended.status == 403 && suspended.code == "PUSH_SUSPENDED", "\(suspended.fields)")
+            let events = try await server.store.auditEvents(AuditFilter(typePrefix: "security."), limit: 10)
+            #expect(events.contains { $0.type == "security.fraud_reported" && $0.userId == "alice" })
+            let fraudMessages = try await server.store.outboxItems(subject: reportedId)
+            #expect(fraudMessages.contains { $0.channel == .webhook && $0.event == "security.fraud_reported" })
+            // The operator sees it on the user's console page.
+            try await Application(router: server.router).test(.router) { client in
+                let form = try await PageAnswer.fetch(client, .get, "/console/sign-in")
+                let csrfCookie = String(try #require(form.headers[.setCookie]).prefix { $0 != ";" })
+                let signedIn = try await PageAnswer.fetch(
+                    client, .post, "/console/sign-in", cookie: csrfCookie,
+                    form: ["csrf": try #require(form.field("csrf")), "apiKey": server.apiKey])
+                let cookie = try #require(
+                    signedIn.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-console=") })
+                let page = try await PageAnswer.fetch(
+                    client, .get, "/console/users/alice", cookie: String(cookie.prefix { $0 != ";" }))
+                #expect(page.body.contains("id=\"fraud-notice\""), "\(page.body.prefix(300))")
+                #expect(
+                    page.body.contains("alice reported a sign-in as fraud on their phone (operation \(reportedId))"))
+            }
+            server.clock.advance(by: 3_601)
+            #expect(try await pushSignIn().answer.status == 200, "the suspension ends")
+        }
+    }
+}
+
+extension TFAPushTests {
+    @Test("Push sign-ins per account per hour are limited")
+    func hourlyLimit() async throws {
+        var settings = TFASettings()
+        settings.pushLoginsPerHour = 2
+        let server = try await TestServer.make(.sqlite, tfa: settings)
+        defer { Task { await server.shutdown() } }
+        let root = SDKClients.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await server.live { http in
+            let flow = TFAClient(server: server, client: http)
+            try await flow.createAccount("alice")
+            let phone = try await SDKClients.activatedClient(server, http, directory: root)
+            // The phone's factor put in place directly (the opt-in is the test above's).
+            try await server.store.insertTFAFactor(
+                TFAFactorRecord(
+                    id: "push", applicationId: server.application.id, userId: "alice", provider: .push,
+                    state: .active, destination: await phone.registrationId, createdAt: server.environment.nowMillis))
+            var answers: [TFAClient.Answer] = []
+            for _ in 0..<3 {
+                let interruption = try await flow.interruption("alice")
+                let assertion = try await flow.start(interruption.regToken, .verify, provider: .push)
+                answers.append(try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: assertion)))
+            }
+            #expect(answers.map(\.status) == [200, 200, 429])
+            #expect(answers[2].code == "PUSH_LIMITED")
+            server.clock.advance(by: 3_601)
+            let interruption = try await flow.interruption("alice")
+            let assertion = try await flow.start(interruption.regToken, .verify, provider: .push)
+            #expect(try await flow.post("/api/tfa/push/send", TFAAssertionRequest(assertion: assertion)).status == 200)
         }
     }
 }

@@ -121,6 +121,8 @@ struct ConsoleUserPage: PageContext {
         var lastUsedIso: String?
     }
     var user: String
+    /// While push sign-ins are suspended after the user reported one as fraud.
+    var fraudNotice: String?
     var canCreate: Bool
     var activations: [Activation]
     var empty: Bool

@@ -118,6 +118,13 @@ extension ConsolePages {
         }
         var page = ConsoleUserPage(
             user: userId, canCreate: visit.allows(.activationsWrite), activations: rows, empty: list.isEmpty)
+        if let (until, operationId) = try await PushFactor(environment: environment).suspension(
+            applicationId: try await applications.defaultApplication().id, userId: userId)
+        {
+            page.fraudNotice =
+                "\(userId) reported a sign-in as fraud on their phone (operation \(operationId)): push sign-ins are "
+                + "suspended until \(PushFactor.clock(until)) UTC."
+        }
         var live = Self.liveURL(activations: list.map(\.0.id))
         if visit.allows(.operationsRead) {
             let recent = try await queries.recentOperations(

@@ -107,3 +107,48 @@ extension Migrations {
         "DROP INDEX IF EXISTS outbox_due",
     ]
 }
+
+extension Migrations {
+    /// Version 17: an operation may be seen by some of its user's devices only (a push sign-in: those opted in), so
+    /// its push messages go to those alone; and an operation rejected as fraud writes a `security.fraud_reported`
+    /// webhook message and audit event in the statement that rejects it. The two operation triggers are rewritten.
+    static func pushLoginsV17(_ dialect: Dialect) -> [String] {
+        let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
+        let fraud = "NEW.status = 'REJECTED' AND NEW.status_reason = 'FRAUD'"
+        return ["ALTER TABLE operations \(add) devices TEXT"]
+            + (dialect == .sqlite
+                ? [
+                    "DROP TRIGGER IF EXISTS operations_status_outbox",
+                    "DROP TRIGGER IF EXISTS operations_created_outbox",
+                ]
+                : [])
+            + dialect.trigger(
+                "operations_status_outbox", "AFTER UPDATE OF status ON operations", when: "NEW.status <> OLD.status",
+                body: [
+                    webhookInsert(payload: dialect.jsonObject(webhookFields)),
+                    devicePushInsert(event: "operation.finished", payload: dialect.jsonObject("'status', NEW.status")),
+                    auditInsert,
+                    """
+                    INSERT INTO outbox (channel, event, subject, payload, at, next_attempt_at)
+                                SELECT 'webhook', 'security.fraud_reported', NEW.id, \(dialect.jsonObject(webhookFields)),
+                                NEW.updated_at, NEW.updated_at WHERE \(fraud)
+                    """,
+                    """
+                    INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail)
+                                SELECT NEW.updated_at, 'security.fraud_reported', NEW.activation_id, NEW.user_id, 'device',
+                                'Operation ' || NEW.id || ' (' || NEW.name || ') was reported as fraud on the phone.'
+                                WHERE \(fraud)
+                    """,
+                ])
+            + dialect.trigger(
+                "operations_created_outbox", "AFTER INSERT ON operations",
+                when: "NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'",
+                body: [devicePushInsert(event: "operation.created", payload: "NULL")])
+    }
+
+    /// ``pushInsert(event:payload:)`` for the operation's devices only, when it names some.
+    static func devicePushInsert(event: String, payload: String) -> String {
+        pushInsert(event: event, payload: payload)
+            + "\n            AND (NEW.devices IS NULL OR (' ' || NEW.devices || ' ') LIKE ('% ' || a.id || ' %'))"
+    }
+}

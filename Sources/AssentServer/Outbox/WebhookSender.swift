@@ -26,7 +26,8 @@ public struct WebhookSettings: Sendable {
 
 /// The JSON a webhook receiver gets for one status change.
 public struct WebhookPayload: Codable, Sendable, Equatable {
-    /// `operation.status_changed`.
+    /// `operation.status_changed`, or `security.fraud_reported` (the user reported the operation as fraud: sent
+    /// besides its status change).
     public var event: String
     /// Unique per change: receivers use it to ignore a redelivery.
     public var eventId: Int64
@@ -84,7 +85,7 @@ struct WebhookSender: OutboxSender {
             return .failed("The outbox message has no operation status.")
         }
         var payload = WebhookPayload(
-            event: "operation.status_changed", eventId: item.id, operationId: item.subject,
+            event: item.event, eventId: item.id, operationId: item.subject,
             userId: fields["userId"], name: fields["name"] ?? "", status: status,
             statusReason: fields["statusReason"], activationId: fields["activationId"], at: Date(millis: item.at))
         if fields["name"] == nil {

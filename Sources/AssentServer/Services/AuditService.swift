@@ -54,6 +54,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case operationTemplateSaved = "operation_template.saved"
     case pushRegistered = "push.registered"
     case pushUnregistered = "push.unregistered"
+    case securityFraudReported = "security.fraud_reported"
     case signatureFailed = "signature.failed"
     case signatureReplayed = "signature.replayed"
     case tfaAccountCreated = "tfa.account_created"

@@ -40,8 +40,16 @@ public struct OperationService: Sendable {
     public func create(_ request: CreateOperationRequest, application: ApplicationRecord, actor: String) async throws
         -> OperationRecord
     {
+        try await create(request, application: application, actor: actor, devices: nil)
+    }
+
+    /// Creates an operation only `devices` (activation ids of its user) see, when given.
+    func create(
+        _ request: CreateOperationRequest, application: ApplicationRecord, actor: String, devices: [String]?
+    ) async throws -> OperationRecord {
         let resolved = try await OperationTemplateService(environment: environment).instantiate(request)
-        let operation = try validated(resolved, application: application)
+        var operation = try validated(resolved, application: application)
+        operation.devices = devices
         try await store.insertOperation(operation)
         await environment.audit(
             .operationCreated, userId: operation.userId, actor: actor,
@@ -231,6 +239,7 @@ public struct OperationService: Sendable {
     static func isVisible(_ operation: OperationRecord, to device: DevicePrincipal) -> Bool {
         operation.applicationId == device.applicationId
             && (operation.userId == nil || operation.userId == device.userId)
+            && (operation.devices?.contains(device.activationId) ?? true)
     }
 
     /// The pending operations of the activation's user, oldest first.
@@ -238,7 +247,7 @@ public struct OperationService: Sendable {
         let now = environment.nowMillis
         var result: [OperationRecord] = []
         for operation in try await store.operations(userId: device.userId, status: .pending, limit: 100)
-        where operation.applicationId == device.applicationId {
+        where Self.isVisible(operation, to: device) {
             if operation.expiresAt <= now {
                 _ = try? await get(id: operation.id)
             } else {
@@ -270,7 +279,7 @@ public struct OperationService: Sendable {
 
     /// The activation user's operations of every status, newest first.
     public func history(for device: DevicePrincipal) async throws -> [OperationRecord] {
-        try await list(userId: device.userId, status: nil).filter { $0.applicationId == device.applicationId }
+        try await list(userId: device.userId, status: nil).filter { Self.isVisible($0, to: device) }
     }
 
     enum ApprovalOutcome: Sendable {

@@ -237,6 +237,9 @@ public struct OperationRecord: Sendable, Equatable {
     public var matchingNumber: Int? = nil
     /// What the phone offers for `choose`: three numbers, one of them ``matchingNumber``.
     public var numberChoices: [Int] = []
+    /// The only activations that see it (a push sign-in: the devices opted in to approve sign-ins); `nil`: every
+    /// device of its user.
+    public var devices: [String]? = nil
     public var template: String?
     public var createdAt: Millis
     public var expiresAt: Millis

@@ -529,14 +529,15 @@ public final class SQLStore: AssentStore {
             INSERT INTO operations (id, application_id, user_id, name, data, status, status_reason, content,
             signature_type, failed_attempts, max_failed_attempts, proximity_seed, offline_nonce, offline_totp,
             activation_id, template, created_at, expires_at, updated_at, finished_at, version, number_matching,
-            matching_number, number_choices)
+            matching_number, number_choices, devices)
             VALUES (\(bind: o.id), \(bind: o.applicationId), \(bind: o.userId), \(bind: o.name), \(bind: o.data), \
             \(bind: o.status.rawValue), \(bind: o.statusReason), \(bind: try Self.json(o.content)), \
             \(bind: try Self.json(o.allowedSignatureType)), \(bind: Int64(o.failedAttempts)), \
             \(bind: Int64(o.maxFailedAttempts)), \(bind: seed), \(bind: o.offlineNonce), \(bind: o.offlineTOTP), \
             \(bind: o.activationId), \(bind: o.template), \(bind: o.createdAt), \(bind: o.expiresAt), \
             \(bind: o.updatedAt), \(bind: o.finishedAt), \(bind: o.version), \(bind: o.numberMatching), \
-            \(bind: o.matchingNumber.map(Int64.init)), \(bind: o.numberChoices.map(String.init).joined(separator: " ")))
+            \(bind: o.matchingNumber.map(Int64.init)), \(bind: o.numberChoices.map(String.init).joined(separator: " ")), \
+            \(bind: o.devices?.joined(separator: " ")))
             """
         ).run()
     }
@@ -611,6 +612,9 @@ public final class SQLStore: AssentStore {
             matchingNumber: try row.decode(column: "matching_number", as: Int64?.self).map { Int($0) },
             numberChoices: (try row.decode(column: "number_choices", as: String?.self) ?? "").split(separator: " ")
                 .compactMap { Int($0) },
+            devices: try row.decode(column: "devices", as: String?.self).map {
+                $0.split(separator: " ").map(String.init)
+            },
             template: try row.decode(column: "template", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             expiresAt: try row.decode(column: "expires_at", as: Int64.self),

@@ -65,18 +65,23 @@ struct PushFactor: Sendable {
             return TFAPushSent(
                 operationId: pending.id, expiresAt: Date(millis: pending.expiresAt), number: pending.matchingNumber)
         }
+        let recent = try await admit(flow)
+        // One outstanding push sign-in per account: a new one withdraws the ones before.
+        for outstanding in recent where outstanding.status == .pending {
+            _ = try? await operations.cancel(id: outstanding.id, reason: "SUPERSEDED", actor: "tfa")
+        }
         let application = try await flows.applicationRecord(id: flow.applicationId)
         let numberMatching = try await flows.policy(flow.applicationId).numberMatching ?? NumberMatching.choose
         let login = context?(application.name)
         let site = login?.site ?? application.name
         return try await ask(
-            challenge, flow, name: "tfa_push_login", title: "Sign in to \(site)?",
+            challenge, flow, name: Self.loginOperation, title: "Sign in to \(site)?",
             message: (login.map { "\($0.line). " } ?? "")
                 + (numberMatching == NumberMatching.off
                     ? "Approve only if you are signing in to \(site) right now."
                     : "Approve only if you are signing in to \(site) right now, with the number shown there."),
             text: "Sign in \(site)", note: login?.line, attributes: login?.attributes ?? [],
-            numberMatching: numberMatching)
+            numberMatching: numberMatching, devices: try await optedIn(flow))
     }
 
     /// `accounts.tfa.push.verify` / `isVerified`: the state of the challenge's operation; once approved by an
@@ -135,6 +140,82 @@ struct PushFactor: Sendable {
         }
     }
 
+    /// The devices opted in to approve the account's sign-ins: the only ones a sign-in request reaches.
+    private func optedIn(_ flow: TFAFlowRecord) async throws -> [String] {
+        try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
+            .filter { $0.provider == .push && $0.state == .active }
+            .compactMap(\.destination)
+    }
+
+    /// Push-bombing defence, before a new push sign-in: none while the account's push sign-ins are suspended after a
+    /// fraud report, none in the cool-down after too many rejected or unanswered ones, and no more than the hourly
+    /// number. Worked out from the account's recent push sign-ins (so every server process agrees); returns them.
+    private func admit(_ flow: TFAFlowRecord) async throws -> [OperationRecord] {
+        let settings = environment.tfa
+        let now = environment.nowMillis
+        let recent = try await recentSignIns(applicationId: flow.applicationId, userId: flow.userId)
+        func seconds(until end: Millis) -> Int { Int(max(1, (end - now + 999) / 1000)) }
+        if let (end, _) = suspension(recent) {
+            throw TFAError(
+                status: .forbidden, error: .pushSuspended,
+                message: "Push sign-ins for this account are suspended until \(Self.clock(end)) UTC: a recent one "
+                    + "was reported on the phone as fraud. Use another method.",
+                retryAfter: seconds(until: end))
+        }
+        let windowStart = now - Millis(settings.pushRefusalWindow) * 1000
+        let refused = recent.filter {
+            ($0.status == .rejected || $0.status == .expired) && ($0.finishedAt ?? 0) > windowStart
+        }
+        if refused.count >= settings.pushRefusalLimit, let oldest = refused.compactMap(\.finishedAt).min() {
+            let end = oldest + Millis(settings.pushRefusalWindow) * 1000
+            throw TFAError(
+                status: .tooManyRequests, error: .pushLimited,
+                message: "Too many push sign-ins were rejected or left unanswered: try again at \(Self.clock(end)) "
+                    + "UTC, or use another method.",
+                retryAfter: seconds(until: end))
+        }
+        let lastHour = recent.filter { $0.createdAt > now - 3_600_000 }
+        if lastHour.count >= settings.pushLoginsPerHour, let oldest = lastHour.map(\.createdAt).min() {
+            throw TFAError(
+                status: .tooManyRequests, error: .pushLimited,
+                message: "This account asked its phone to approve too many sign-ins this hour: try again at "
+                    + "\(Self.clock(oldest + 3_600_000)) UTC, or use another method.",
+                retryAfter: seconds(until: oldest + 3_600_000))
+        }
+        return recent
+    }
+
+    /// The account's recent push sign-ins, newest first.
+    private func recentSignIns(applicationId: String, userId: String) async throws -> [OperationRecord] {
+        try await store.operations(userId: userId, status: nil, limit: 200).filter {
+            $0.applicationId == applicationId && $0.name == Self.loginOperation
+        }
+    }
+
+    /// Until when push sign-ins are suspended after the latest fraud report among `recent`, and that sign-in.
+    private func suspension(_ recent: [OperationRecord]) -> (until: Millis, operationId: String)? {
+        let reported = recent.filter { $0.status == .rejected && $0.statusReason == RejectReason.fraud }
+            .max { ($0.finishedAt ?? 0) < ($1.finishedAt ?? 0) }
+        guard let reported, let at = reported.finishedAt else { return nil }
+        let end = at + Millis(environment.tfa.pushFraudSuspension) * 1000
+        return environment.nowMillis < end ? (end, reported.id) : nil
+    }
+
+    /// Until when the account's push sign-ins are suspended after a fraud report, and the reported sign-in (for the
+    /// console's user page).
+    func suspension(applicationId: String, userId: String) async throws -> (until: Millis, operationId: String)? {
+        suspension(try await recentSignIns(applicationId: applicationId, userId: userId))
+    }
+
+    /// The operation name of push sign-ins.
+    static let loginOperation = "tfa_push_login"
+
+    /// `HH:mm` (UTC) of a time.
+    static func clock(_ millis: Millis) -> String {
+        let seconds = Int((millis / 1000) % 86_400)
+        return String(format: "%02d:%02d", seconds / 3600, (seconds % 3600) / 60)
+    }
+
     /// The challenge's operation while the devices have not answered it: asking again answers the same one.
     private func pendingOperation(_ challenge: TFAChallengeRecord) async throws -> OperationRecord? {
         guard let id = challenge.operationId, let operation = try await store.operation(id: id),
@@ -146,7 +227,8 @@ struct PushFactor: Sendable {
     /// Creates the operation and remembers it on the challenge.
     private func ask(
         _ challenge: TFAChallengeRecord, _ flow: TFAFlowRecord, name: String, title: String, message: String,
-        text: String, note: String? = nil, attributes: [OperationAttribute] = [], numberMatching: String? = nil
+        text: String, note: String? = nil, attributes: [OperationAttribute] = [], numberMatching: String? = nil,
+        devices: [String]? = nil
     ) async throws -> TFAPushSent {
         let application = try await flows.applicationRecord(id: flow.applicationId)
         let lifetime = max(30, Int((challenge.expiresAt - environment.nowMillis) / 1000))
@@ -159,7 +241,7 @@ struct PushFactor: Sendable {
                 ).description,
                 formData: ["en": FormData(title: title, message: message, attributes: attributes)],
                 expiresIn: lifetime, numberMatching: numberMatching),
-            application: application, actor: "tfa")
+            application: application, actor: "tfa", devices: devices)
         try await store.setTFAChallengeOperation(
             assertionHash: challenge.assertionHash, operationId: operation.id)
         return TFAPushSent(

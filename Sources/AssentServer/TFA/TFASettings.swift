@@ -25,6 +25,14 @@ public struct TFASettings: Sendable {
     public var mail: SMTPSettings?
     /// The SMS/voice gateway phone codes go to; without it, phone is not offered.
     public var phoneGateway: WebhookSettings?
+    /// Push sign-ins one account may start per hour (push bombing: a flood of requests until one is approved).
+    public var pushLoginsPerHour = 10
+    /// Push sign-ins rejected or left unanswered within ``pushRefusalWindow`` seconds after which no new one is sent
+    /// until the window has passed (a cool-down).
+    public var pushRefusalLimit = 3
+    public var pushRefusalWindow = 900
+    /// How long push sign-ins stay suspended after the phone reported one as fraud ("This wasn't me"), seconds.
+    public var pushFraudSuspension = 3_600
 
     /// The providers this server can offer: TOTP and push (an activated Assent device) always, e-mail and phone when
     /// their delivery is configured. A new application allows all of them until the operator sets its policy.
@@ -53,7 +61,9 @@ struct TFAError: RenderedError, Sendable {
         case providerNotAllowed = "PROVIDER_NOT_ALLOWED"
         case providerNotRegistered = "PROVIDER_NOT_REGISTERED"
         case pushDeviceNotOptedIn = "PUSH_DEVICE_NOT_OPTED_IN"
+        case pushLimited = "PUSH_LIMITED"
         case pushNotApproved = "PUSH_NOT_APPROVED"
+        case pushSuspended = "PUSH_SUSPENDED"
         case pushNotSent = "PUSH_NOT_SENT"
         case pushRejected = "PUSH_REJECTED"
         case registrationNotAllowed = "REGISTRATION_NOT_ALLOWED"
@@ -66,6 +76,8 @@ struct TFAError: RenderedError, Sendable {
     var errorCode: Int?
     var message: String
     var attemptsLeft: Int?
+    /// Seconds until the refusal ends (`Retry-After`).
+    var retryAfter: Int? = nil
 
     /// A wrong code (400006), with the tries left for this assertion.
     static func invalidCode(attemptsLeft: Int) -> TFAError {
@@ -110,8 +122,8 @@ struct TFAError: RenderedError, Sendable {
         if let errorCode { body["errorCode"] = .number(Decimal(errorCode)) }
         if let attemptsLeft { body["attemptsLeft"] = .number(Decimal(attemptsLeft)) }
         let data = (try? JSONEncoder().encode(body)) ?? Data()
-        return Response(
-            status: status, headers: [.contentType: "application/json", .cacheControl: "no-store"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        var headers: HTTPFields = [.contentType: "application/json", .cacheControl: "no-store"]
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }
