@@ -25,6 +25,13 @@ struct TFAOptions: ParsableArguments {
     var phoneGatewayURL: String?
     @Option(help: "Issuer shown in authenticator apps (default: the application's name). Env: ASSENT_TOTP_ISSUER.")
     var totpIssuer: String?
+    @Option(help: "Push sign-ins one account may start per hour (default 10).") var pushLoginsPerHour: Int?
+    @Option(
+        help: "Cool-down: this many push sign-ins rejected or unanswered within --push-refusal-window (default 3).")
+    var pushRefusalLimit: Int?
+    @Option(help: "The cool-down's window and length, seconds (default 900).") var pushRefusalWindow: Int?
+    @Option(help: "How long a fraud report suspends the account's push sign-ins, seconds (default 3600).")
+    var pushFraudSuspension: Int?
 
     /// Applies the options to `settings`.
     func apply(to settings: inout TFASettings, environment: [String: String] = ProcessInfo.processInfo.environment)
@@ -34,6 +41,16 @@ struct TFAOptions: ParsableArguments {
             (option ?? environment[name]).flatMap { $0.isEmpty ? nil : $0 }
         }
         settings.totpIssuer = value(totpIssuer, "ASSENT_TOTP_ISSUER")
+        for (given, path, name) in [
+            (pushLoginsPerHour, \TFASettings.pushLoginsPerHour, "--push-logins-per-hour"),
+            (pushRefusalLimit, \.pushRefusalLimit, "--push-refusal-limit"),
+            (pushRefusalWindow, \.pushRefusalWindow, "--push-refusal-window"),
+            (pushFraudSuspension, \.pushFraudSuspension, "--push-fraud-suspension"),
+        ] {
+            guard let given else { continue }
+            guard given > 0 else { throw ValidationError("\(name) is a whole number above 0.") }
+            settings[keyPath: path] = given
+        }
         if let host = value(smtpHost, "ASSENT_SMTP_HOST") {
             let securityName = value(smtpSecurity, "ASSENT_SMTP_SECURITY") ?? "starttls"
             guard let security = SMTPSettings.Security(rawValue: securityName) else {

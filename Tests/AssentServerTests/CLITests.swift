@@ -60,6 +60,9 @@ struct CLITests {
             "admin", "api-key", "create", "--name", "ci", "--data-dir", dataDirectory.path, "--json",
         ])
         #expect(created.status == 0, "\(created.errors)")
+        // A push-bombing limit of 0 is refused before anything starts.
+        let zero = try await Self.run(["serve", "--data-dir", dataDirectory.path, "--push-logins-per-hour", "0"])
+        #expect(zero.status != 0 && zero.errors.contains("--push-logins-per-hour is a whole number above 0"))
         struct KeyOutput: Decodable { let apiKey: String }
         let apiKey = try JSONDecoder().decode(KeyOutput.self, from: Data(created.output.utf8)).apiKey
         let kekAttributes = try FileManager.default.attributesOfItem(
