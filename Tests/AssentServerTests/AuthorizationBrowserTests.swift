@@ -45,11 +45,15 @@ struct AuthorizationBrowserTests {
             let (uri, _) = try await tfa.registerTOTP("alice")
             let base = http.base.absoluteString
             let site = ApprovalPageBrowserTests.relyingParty(base)
-            func register(_ name: String, _ redirect: String, type: String?) async throws -> TestRelyingParty {
+            func register(_ name: String, _ redirect: String, type: String?, thirdParty: Bool? = nil) async throws
+                -> TestRelyingParty
+            {
                 let created = try await server.operatorCall(
                     http, "POST", "/api/v1/clients",
                     body: try OperatorJSON.encoder().encode(
-                        CreateClientRequest(name: name, redirectUris: [redirect], type: type)),
+                        CreateClientRequest(
+                            name: name, scopes: ["profile", "email"], redirectUris: [redirect], type: type,
+                            thirdParty: thirdParty)),
                     as: CreateClientResponse.self)
                 return TestRelyingParty(
                     client: http, clientId: created.client.clientId, secret: created.clientSecret ?? "")
@@ -131,6 +135,20 @@ struct AuthorizationBrowserTests {
             #expect(appClaims.sid == shopClaims.sid && appClaims.authTime == shopClaims.authTime)
             #expect(appClaims.aud.value == [app.clientId] && appClaims.acr == "urn:assent:acr:mfa")
 
+            // A third-party client: the person is asked first, once.
+            let partnerRedirect = "\(site)/health?rp=partner"
+            let partner = try await register("Partner", partnerRedirect, type: nil, thirdParty: true)
+            let partnerPKCE = CodeFlowClient.pkce()
+            try await Self.follow(browser, authorizeURL(partner, partnerRedirect, partnerPKCE.challenge, state: "p-1"))
+            try await browser.expectText("h1", "Allow Partner?")
+            try await browser.expectText("#scopes", containing: "Know that it is you when you sign in")
+            try await browser.screenshot("04-consent")
+            try await browser.expectPhoneLayout("04-consent-phone")
+            try await browser.click("#allow")
+            let partnerBack = try await Self.address(browser, startingWith: "\(partnerRedirect)&code=")
+            let (_, partnerClaims) = try await redeem(partner, partnerBack, partnerRedirect, partnerPKCE.verifier)
+            #expect(partnerClaims.sid == shopClaims.sid)
+
             // A client that asks for approval on a phone: only that factor is asked (no password), then the code.
             // The phone's factor is put in place directly: people add factors themselves only once self-service
             // exists; here the account's TOTP would otherwise be its only one.
@@ -149,7 +167,7 @@ struct AuthorizationBrowserTests {
             try await browser.expectText("h1", "Confirm it is you")
             try await browser.expectText(".message", "Shop asks you to approve this sign-in on your phone.")
             #expect(try await browser.exists("#provider-totp") == false, "TOTP does not meet the class asked for")
-            try await browser.screenshot("04-step-up")
+            try await browser.screenshot("05-step-up")
             try await browser.click("#provider-push")
             try await browser.element("#status")
             let operations = OperationsService(client: phone)
@@ -170,7 +188,7 @@ struct AuthorizationBrowserTests {
             // On the provider's own pages the person is signed in; its cookie: Secure, HttpOnly, SameSite=Lax.
             try await browser.open("\(base)/login")
             try await browser.expectText("#methods", "password and approval on your phone")
-            try await browser.screenshot("05-signed-in")
+            try await browser.screenshot("06-signed-in")
             let cookies = try await browser.cookies()
             let session = try #require(cookies["__Host-assent-login"])
             #expect(session["sameSite"] as? String == "Lax" && session["httpOnly"] as? Bool == true)

@@ -598,6 +598,84 @@ struct AuthorizationCodeTests {
         }
     }
 
+    @Test(
+        "Consent: a third-party client is allowed once per set of scopes; declined, asked again, taken back",
+        arguments: Backend.all)
+    func consent(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
+            _ = try await PageAnswer.fetch(
+                client, .put, "/api/v1/tfa/policy",
+                json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])), headers: key)
+            _ = try await PageAnswer.fetch(
+                client, .post, "/api/v1/tfa/accounts",
+                json: try OperatorJSON.encoder().encode(
+                    CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
+                headers: key)
+            let partner = try await Self.registered(
+                server, client,
+                CreateClientRequest(
+                    name: "Partner", scopes: ["profile", "email"], redirectUris: ["https://partner.example/cb"],
+                    thirdParty: true),
+                redirectUri: "https://partner.example/cb")
+            let first = try await PageAnswer.fetch(
+                client, .get, partner.authorizeURI(["scope": "openid profile", "state": "c"]))
+            let (location, cookie, _) = try await Self.signIn(client, from: first, password: "correct horse battery")
+            #expect(location == "/login/consent", "the person is asked before the code")
+            func consentPage() async throws -> PageAnswer {
+                let page = try await PageAnswer.fetch(client, .get, "/login/consent", cookie: cookie)
+                #expect(page.status == .ok)
+                return page
+            }
+            func decide(_ decision: String, on page: PageAnswer) async throws -> String? {
+                try await PageAnswer.fetch(
+                    client, .post, "/login/consent", cookie: cookie,
+                    form: ["csrf": try #require(page.field("csrf")), "decision": decision]
+                ).location
+            }
+            func authorize(_ extra: [String: String]) async throws -> String? {
+                try await PageAnswer.fetch(client, .get, partner.authorizeURI(extra), cookie: cookie).location
+            }
+            let asked = try await consentPage()
+            #expect(asked.body.contains("<strong>Partner</strong> is not run by"))
+            #expect(asked.body.contains("See your name and user name") && !asked.body.contains("e-mail"))
+            #expect(asked.headers[.contentSecurityPolicy]?.contains("https://partner.example") == true)
+            // Declined: the client hears access_denied.
+            let declined = CodeFlowClient.query(try await decide("deny", on: asked))
+            #expect(declined["error"] == "access_denied" && declined["state"] == "c")
+            // Silently impossible; then allowed: the code.
+            #expect(CodeFlowClient.query(try await authorize(["prompt": "none"]))["error"] == "consent_required")
+            #expect(try await authorize(["scope": "openid profile"]) == "/login/consent")
+            let allowed = try #require(try await decide("allow", on: try await consentPage()))
+            #expect(CodeFlowClient.query(allowed)["code"] != nil, "\(allowed)")
+            // Remembered for those scopes; a new scope, or prompt=consent, asks again.
+            #expect(CodeFlowClient.query(try await authorize(["scope": "openid profile"]))["code"] != nil)
+            #expect(CodeFlowClient.query(try await authorize(["scope": "openid", "prompt": "none"]))["code"] != nil)
+            #expect(try await authorize(["scope": "openid profile email"]) == "/login/consent")
+            let widened = try await consentPage()
+            #expect(widened.body.contains("See your e-mail address"))
+            #expect(CodeFlowClient.query(try await decide("allow", on: widened))["code"] != nil)
+            #expect(try await authorize(["scope": "openid", "prompt": "consent"]) == "/login/consent")
+            _ = try await decide("allow", on: try await consentPage())
+
+            // The signed-in page lists it; taking it back makes the client ask again.
+            let done = try await PageAnswer.fetch(client, .get, "/login/done", cookie: cookie)
+            #expect(
+                done.body.contains("Sites you allowed") && done.body.contains("Partner"),
+                "\(done.status) \(done.location ?? "") \(done.body.prefix(2000))")
+            let revoked = try await PageAnswer.fetch(
+                client, .post, "/login/consents/revoke", cookie: cookie,
+                form: ["csrf": try #require(done.field("csrf")), "clientId": partner.clientId])
+            #expect(revoked.location == "/login/done")
+            let after = try await PageAnswer.fetch(client, .get, "/login/done", cookie: cookie)
+            #expect(after.body.contains("that site will ask you again") && !after.body.contains("Sites you allowed"))
+            #expect(try await authorize(["scope": "openid"]) == "/login/consent")
+        }
+    }
+
     @Test("Authorization errors: an error page for an untrusted client or redirect, else back to the client")
     func errors() async throws {
         let server = try await TestServer.make(.sqlite)

@@ -180,13 +180,17 @@ public struct CreateClientRequest: Codable, Sendable, Equatable {
     /// Where a logout token is POSTed when a session the client signed in with ends (Back-Channel Logout 1.0):
     /// HTTPS, HTTP only to a loopback address.
     public var backchannelLogoutUri: String?
+    /// A client of another party than the operator: the person is asked to allow it (once per scope set; they may
+    /// take it back). First-party clients (the default) are not asked.
+    public var thirdParty: Bool?
 
     public init(
         name: String, deliveryMode: String? = nil, notificationEndpoint: String? = nil, scopes: [String]? = nil,
         tokenEndpointAuthMethod: String? = nil, idTokenSignedResponseAlg: String? = nil, jwks: JWKSet? = nil,
         redirectUris: [String]? = nil, type: String? = nil, grantTypes: [String]? = nil,
-        postLogoutRedirectUris: [String]? = nil, backchannelLogoutUri: String? = nil
+        postLogoutRedirectUris: [String]? = nil, backchannelLogoutUri: String? = nil, thirdParty: Bool? = nil
     ) {
+        self.thirdParty = thirdParty
         self.postLogoutRedirectUris = postLogoutRedirectUris
         self.backchannelLogoutUri = backchannelLogoutUri
         self.redirectUris = redirectUris
@@ -217,14 +221,16 @@ public struct ClientInfo: Codable, Sendable, Equatable {
     public var grantTypes: [String]
     public var postLogoutRedirectUris: [String]
     public var backchannelLogoutUri: String?
+    public var thirdParty: Bool
     public var createdAt: Date
 
     public init(
         clientId: String, name: String, deliveryMode: String, notificationEndpoint: String?, scopes: [String],
         tokenEndpointAuthMethod: String, idTokenSignedResponseAlg: String, redirectUris: [String] = [],
         type: String = "confidential", grantTypes: [String] = ["ciba"], postLogoutRedirectUris: [String] = [],
-        backchannelLogoutUri: String? = nil, createdAt: Date
+        backchannelLogoutUri: String? = nil, thirdParty: Bool = false, createdAt: Date
     ) {
+        self.thirdParty = thirdParty
         self.postLogoutRedirectUris = postLogoutRedirectUris
         self.backchannelLogoutUri = backchannelLogoutUri
         self.redirectUris = redirectUris

@@ -81,6 +81,8 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
     /// The strongest sign-in among `acr_values` this provider knows, if any.
     var assurance: SignInAssurance?
     var loginHint: String?
+    /// A third-party client: the person allows it first.
+    var thirdParty: Bool?
 
     /// What the browser is sent back to: an error.
     func errorLocation(_ error: OAuthErrorCode, _ description: String, issuer: String) -> String {
@@ -137,7 +139,7 @@ struct AuthorizationService: Sendable {
             clientId: client.id, clientName: client.name, applicationId: client.applicationId, redirectUri: redirectUri,
             scope: "openid",
             state: parameters["state"], nonce: nil, codeChallenge: nil, prompt: [], maxAge: nil, assurance: nil,
-            loginHint: nil)
+            loginHint: nil, thirdParty: client.thirdParty)
         func refuse(_ error: OAuthErrorCode, _ description: String) -> AuthorizationFailure {
             .redirect(request.errorLocation(error, description, issuer: environment.openID.issuer))
         }
@@ -266,6 +268,57 @@ struct AuthorizationService: Sendable {
             scheme.allSatisfy({ $0.isLetter || $0.isNumber || ".+-".contains($0) })
         else { return nil }
         return "\(scheme):"
+    }
+
+    // MARK: Consent
+
+    /// Whether the person must allow the client first: a third-party client, unless they allowed it every scope it
+    /// asks for now (and it did not ask with `prompt=consent`).
+    func needsConsent(_ request: AuthorizationRequest, userId: String) async throws -> Bool {
+        guard request.thirdParty == true else { return false }
+        if request.prompt.contains("consent") { return true }
+        guard let allowed = try await store.consent(userId: userId, clientId: request.clientId) else { return true }
+        return !Set(request.scope.split(separator: " ")).isSubset(of: Set(allowed.split(separator: " ")))
+    }
+
+    /// Remembers that the person allowed the client the request's scopes (with those allowed before).
+    func grantConsent(_ request: AuthorizationRequest, userId: String) async throws {
+        let before = try await store.consent(userId: userId, clientId: request.clientId) ?? ""
+        let scope = Set(before.split(separator: " ") + request.scope.split(separator: " ")).sorted()
+            .joined(separator: " ")
+        try await store.saveConsent(userId: userId, clientId: request.clientId, scope: scope, at: environment.nowMillis)
+        await environment.audit(
+            .openidConsentGranted, userId: userId, actor: "user:\(userId)",
+            "Allowed \(request.clientId) the scopes \(scope).")
+    }
+
+    /// The clients the person allowed, with their names and scopes.
+    func consents(userId: String) async throws -> [(client: OpenIDClientRecord, scope: String)] {
+        var result: [(OpenIDClientRecord, String)] = []
+        for (clientId, scope) in try await store.consents(userId: userId) {
+            if let client = try await store.client(id: clientId) { result.append((client, scope)) }
+        }
+        return result
+    }
+
+    /// Takes back what the person allowed a client: it asks again next time.
+    func revokeConsent(userId: String, clientId: String) async throws -> Bool {
+        guard try await store.deleteConsent(userId: userId, clientId: clientId) else { return false }
+        await environment.audit(
+            .openidConsentRevoked, userId: userId, actor: "user:\(userId)", "Took back what \(clientId) was allowed.")
+        return true
+    }
+
+    /// What a scope lets a client know or do, as the consent page says it.
+    static func describe(scope: String) -> String? {
+        switch scope {
+        case "openid": "Know that it is you when you sign in"
+        case "profile": "See your name and user name"
+        case "email": "See your e-mail address"
+        case "phone": "See your phone number"
+        case "offline_access": "Stay connected to your account while you are away"
+        default: nil
+        }
     }
 
     // MARK: Logout

@@ -105,7 +105,7 @@ public struct ClientService: Sendable {
             idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis,
             jwks: method == "private_key_jwt" ? request.jwks : nil, redirectUris: redirectUris, type: type,
             grantTypes: grantTypes, postLogoutRedirectUris: postLogoutRedirectUris,
-            backchannelLogoutUri: backchannelLogoutUri)
+            backchannelLogoutUri: backchannelLogoutUri, thirdParty: request.thirdParty ?? false)
         try await store.insertClient(client)
         await environment.audit(
             .clientCreated, actor: actor,
@@ -357,6 +357,6 @@ public struct ClientService: Sendable {
             tokenEndpointAuthMethod: client.authMethod, idTokenSignedResponseAlg: client.idTokenAlgorithm,
             redirectUris: client.redirectUris, type: client.type, grantTypes: client.grantTypes,
             postLogoutRedirectUris: client.postLogoutRedirectUris, backchannelLogoutUri: client.backchannelLogoutUri,
-            createdAt: Date(millis: client.createdAt))
+            thirdParty: client.thirdParty, createdAt: Date(millis: client.createdAt))
     }
 }

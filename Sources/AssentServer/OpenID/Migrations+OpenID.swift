@@ -91,8 +91,9 @@ extension Migrations {
 extension Migrations {
     /// Version 14: the authorization code flow — clients' redirect URIs, type and grant types (existing clients
     /// stay confidential CIBA clients), single-use authorization codes (hashed), the code an access token was
-    /// issued for (a replayed code revokes it), rotating refresh tokens (hashed; a family per code), and the clients
-    /// each single-sign-on session served (their back-channel logout when it ends).
+    /// issued for (a replayed code revokes it), rotating refresh tokens (hashed; a family per code), the clients
+    /// each single-sign-on session served (their back-channel logout when it ends), and what people allowed
+    /// third-party clients.
     static func openIDCodeFlowV14(_ dialect: Dialect) -> [String] {
         let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
         return [
@@ -101,6 +102,16 @@ extension Migrations {
             "ALTER TABLE openid_clients \(add) grant_types TEXT NOT NULL DEFAULT 'ciba'",
             "ALTER TABLE openid_clients \(add) post_logout_redirect_uris TEXT NOT NULL DEFAULT ''",
             "ALTER TABLE openid_clients \(add) backchannel_logout_uri TEXT",
+            "ALTER TABLE openid_clients \(add) third_party \(dialect.bigint) NOT NULL DEFAULT 0",
+            """
+            CREATE TABLE IF NOT EXISTS openid_consents (
+                user_id TEXT NOT NULL,
+                client_id TEXT NOT NULL,
+                scope TEXT NOT NULL,
+                created_at \(dialect.bigint) NOT NULL,
+                PRIMARY KEY (user_id, client_id)
+            )
+            """,
             "ALTER TABLE openid_access_tokens \(add) code_hash \(dialect.blob)",
             "CREATE INDEX IF NOT EXISTS openid_access_tokens_code ON openid_access_tokens(code_hash)",
             """

@@ -70,6 +70,7 @@ enum OAuthErrorCode: String, Sendable, CaseIterable {
     case invalidBindingMessage = "invalid_binding_message"
     case loginRequired = "login_required"
     case interactionRequired = "interaction_required"
+    case consentRequired = "consent_required"
     case requestNotSupported = "request_not_supported"
     case requestURINotSupported = "request_uri_not_supported"
 }

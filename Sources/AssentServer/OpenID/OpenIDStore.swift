@@ -66,6 +66,8 @@ public struct OpenIDClientRecord: Sendable, Equatable {
     public var postLogoutRedirectUris: [String] = []
     /// Where a logout token goes when a session it signed in to ends (OpenID Connect Back-Channel Logout 1.0).
     public var backchannelLogoutUri: String? = nil
+    /// Of another party than the operator: people are asked to allow it.
+    public var thirdParty = false
 
     public static let confidential = "confidential"
     public static let publicType = "public"
@@ -205,6 +207,15 @@ public protocol OpenIDStore: Sendable {
     /// Spends the code at `now` in one statement; a code spent before revokes the access and refresh tokens issued
     /// for it.
     func redeemAuthorizationCode(hash: Data, at now: Millis) async throws -> CodeRedemption
+
+    /// The scopes `userId` allowed `clientId` (space-separated), if they did.
+    func consent(userId: String, clientId: String) async throws -> String?
+    /// Stores what `userId` allowed `clientId` (replacing what they allowed before).
+    func saveConsent(userId: String, clientId: String, scope: String, at now: Millis) async throws
+    /// The clients `userId` allowed, with the scopes, oldest first.
+    func consents(userId: String) async throws -> [(clientId: String, scope: String)]
+    /// Takes back what `userId` allowed `clientId`; `false` when there was nothing.
+    func deleteConsent(userId: String, clientId: String) async throws -> Bool
 
     /// Records that the single-sign-on session `sessionId` signed `userId` in to `clientId` (once per pair).
     func recordSessionClient(sessionId: String, clientId: String, userId: String, at now: Millis) async throws

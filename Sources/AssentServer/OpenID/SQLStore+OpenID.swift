@@ -61,13 +61,13 @@ extension SQLStore {
             """
             INSERT INTO openid_clients (id, name, secret_hash, auth_method, delivery_mode, notification_endpoint,
             scopes, id_token_alg, application_id, created_at, jwks, redirect_uris, client_type, grant_types,
-            post_logout_redirect_uris, backchannel_logout_uri)
+            post_logout_redirect_uris, backchannel_logout_uri, third_party)
             VALUES (\(bind: c.id), \(bind: c.name), \(bind: c.secretHash), \(bind: c.authMethod), \
             \(bind: c.deliveryMode), \(bind: c.notificationEndpoint), \(bind: c.scopes.joined(separator: " ")), \
             \(bind: c.idTokenAlgorithm), \(bind: c.applicationId), \(bind: c.createdAt), \
             \(bind: try c.jwks.map(Self.jwksText)), \(bind: c.redirectUris.joined(separator: " ")), \(bind: c.type), \
             \(bind: c.grantTypes.joined(separator: " ")), \(bind: c.postLogoutRedirectUris.joined(separator: " ")), \
-            \(bind: c.backchannelLogoutUri))
+            \(bind: c.backchannelLogoutUri), \(bind: Int64(c.thirdParty ? 1 : 0)))
             """
         ).run()
     }
@@ -81,7 +81,8 @@ extension SQLStore {
     }
 
     public func deleteClient(id: String) async throws -> Bool {
-        !(try await database.raw("DELETE FROM openid_clients WHERE id = \(bind: id) RETURNING id").all()).isEmpty
+        try await database.raw("DELETE FROM openid_consents WHERE client_id = \(bind: id)").run()
+        return !(try await database.raw("DELETE FROM openid_clients WHERE id = \(bind: id) RETURNING id").all()).isEmpty
     }
 
     private func decodeClient(_ row: any SQLRow) throws -> OpenIDClientRecord {
@@ -103,7 +104,8 @@ extension SQLStore {
             type: try row.decode(column: "client_type", as: String.self),
             grantTypes: Self.words(try row.decode(column: "grant_types", as: String.self)),
             postLogoutRedirectUris: Self.words(try row.decode(column: "post_logout_redirect_uris", as: String.self)),
-            backchannelLogoutUri: try row.decode(column: "backchannel_logout_uri", as: String?.self))
+            backchannelLogoutUri: try row.decode(column: "backchannel_logout_uri", as: String?.self),
+            thirdParty: try row.decode(column: "third_party", as: Int64.self) != 0)
     }
 
     /// A space-separated column's values.
@@ -285,6 +287,43 @@ extension SQLStore {
             """
         ).run()
         try await database.raw("DELETE FROM openid_access_tokens WHERE code_hash = \(bind: codeHash)").run()
+    }
+
+    // MARK: Consents
+
+    public func consent(userId: String, clientId: String) async throws -> String? {
+        try await database.raw(
+            """
+            SELECT scope FROM openid_consents WHERE user_id = \(bind: userId) AND client_id = \(bind: clientId)
+            """
+        ).first().map { try $0.decode(column: "scope", as: String.self) }
+    }
+
+    public func saveConsent(userId: String, clientId: String, scope: String, at now: Millis) async throws {
+        try await database.raw(
+            """
+            INSERT INTO openid_consents (user_id, client_id, scope, created_at) \
+            VALUES (\(bind: userId), \(bind: clientId), \(bind: scope), \(bind: now)) \
+            ON CONFLICT (user_id, client_id) DO UPDATE SET scope = \(bind: scope), created_at = \(bind: now)
+            """
+        ).run()
+    }
+
+    public func consents(userId: String) async throws -> [(clientId: String, scope: String)] {
+        try await database.raw(
+            "SELECT client_id, scope FROM openid_consents WHERE user_id = \(bind: userId) ORDER BY created_at, client_id"
+        ).all().map {
+            (try $0.decode(column: "client_id", as: String.self), try $0.decode(column: "scope", as: String.self))
+        }
+    }
+
+    public func deleteConsent(userId: String, clientId: String) async throws -> Bool {
+        !(try await database.raw(
+            """
+            DELETE FROM openid_consents WHERE user_id = \(bind: userId) AND client_id = \(bind: clientId) \
+            RETURNING client_id
+            """
+        ).all()).isEmpty
     }
 
     // MARK: Single-sign-on sessions

@@ -38,6 +38,8 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case consoleSignedOut = "console.signed_out"
     case openidCodeIssued = "openid.code_issued"
     case openidCodeReplayed = "openid.code_replayed"
+    case openidConsentGranted = "openid.consent_granted"
+    case openidConsentRevoked = "openid.consent_revoked"
     case openidKeysRotated = "openid.keys_rotated"
     case openidRefreshReused = "openid.refresh_reused"
     case openidSessionEnded = "openid.session_ended"

@@ -39,6 +39,14 @@ extension LoginPages {
                         .interactionRequired, "The request needs a second factor the session has not verified.",
                         issuer: environment.openID.issuer))
             }
+            if authorization.prompt.contains("none"),
+                try await authorizations.needsConsent(authorization, userId: signIn.userId)
+            {
+                return WebPages.redirect(
+                    authorization.errorLocation(
+                        .consentRequired, "The person has not allowed this client yet.",
+                        issuer: environment.openID.issuer))
+            }
             session.state = session.state.restarted()
             session.state.step = .signedIn
             session.state.userId = signIn.userId

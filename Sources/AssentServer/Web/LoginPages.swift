@@ -8,7 +8,7 @@ import Logging
 /// Where a person is in the hosted login, kept sealed in the login session.
 struct LoginState: Codable, Sendable {
     enum Step: String, Codable, Sendable {
-        case signIn, chooseFactor, chooseDestination, enterCode, waitForPush, signedIn
+        case signIn, chooseFactor, chooseDestination, enterCode, waitForPush, consent, signedIn
 
         /// The page that shows this step.
         var path: String {
@@ -18,6 +18,7 @@ struct LoginState: Codable, Sendable {
             case .chooseDestination: "/login/destination"
             case .enterCode: "/login/code"
             case .waitForPush: "/login/push"
+            case .consent: "/login/consent"
             case .signedIn: "/login/done"
             }
         }
@@ -52,6 +53,8 @@ struct LoginState: Codable, Sendable {
     var signIn: SignInFacts?
     /// The OpenID client's request this sign-in serves, answered with a code once the person is signed in.
     var authorization: AuthorizationRequest?
+    /// Where the browser goes next instead of the step's page (the client, told that the person declined).
+    var pendingRedirect: String?
 
     init(application: String) { self.application = application }
 
@@ -155,6 +158,14 @@ struct LoginPages: Sendable {
         }
         router.get("login/push/events") { request, _ in try await pushEvents(request) }
         router.get("login/done") { request, _ in try await show(request, .signedIn) }
+        router.get("login/consent") { request, _ in try await show(request, .consent) }
+        router.post("login/consent") { request, _ in
+            try await submit(request, expecting: [.consent]) { session, form in
+                try await decide(&session.state, allow: form["decision"] == "allow")
+                return []
+            }
+        }
+        router.post("login/consents/revoke") { request, _ in try await revokeConsent(request) }
         router.get("oauth2/authorize") { request, _ in try await authorize(request) }
         router.post("oauth2/authorize") { request, _ in try await authorize(request) }
         router.get("oauth2/logout") { request, _ in try await endSession(request) }
@@ -296,13 +307,26 @@ struct LoginPages: Sendable {
             return pages.page(
                 LoginPushPage(registration: state.registration, number: state.number), frame: frame,
                 formTargets: targets)
+        case .consent:
+            frame.title = "Allow \(state.authorization?.clientName ?? "this site")?"
+            let scopes = (state.authorization?.scope ?? "").split(separator: " ").compactMap {
+                AuthorizationService.describe(scope: String($0))
+            }
+            return pages.page(
+                LoginConsentPage(client: state.authorization?.clientName ?? "", scopes: scopes), frame: frame,
+                formTargets: targets)
         case .signedIn:
             frame.title = "Signed in"
             let methods =
                 state.methods.count > 1
                 ? state.methods.dropLast().joined(separator: ", ") + " and " + state.methods[state.methods.count - 1]
                 : state.methods.first ?? "password"
-            return pages.page(LoginDonePage(methods: methods), frame: frame, formTargets: targets)
+            var allowed: [(client: OpenIDClientRecord, scope: String)] = []
+            if let userId = state.signIn?.userId { allowed = try await authorizations.consents(userId: userId) }
+            let consents = allowed.map { LabeledValue(label: $0.client.name, value: $0.client.id) }
+            return pages.page(
+                LoginDonePage(methods: methods, consents: consents, hasConsents: !consents.isEmpty), frame: frame,
+                formTargets: targets)
         }
     }
 
@@ -545,6 +569,10 @@ struct LoginPages: Sendable {
     /// sign-in is strong enough; else to a second factor that makes it so (a step-up: the password is not asked
     /// again), or back to the client with `access_denied` when the account has no such factor.
     func continueAuthorization(_ state: inout LoginState) async throws -> String {
+        if let redirect = state.pendingRedirect {
+            state.pendingRedirect = nil
+            return redirect
+        }
         guard state.step == .signedIn, let request = state.authorization, let signIn = state.signIn else {
             return state.step.path
         }
@@ -568,8 +596,43 @@ struct LoginPages: Sendable {
                 : "\(request.clientName) asks for a second factor."
             return state.step.path
         }
+        if try await authorizations.needsConsent(request, userId: signIn.userId) {
+            state.step = .consent
+            return state.step.path
+        }
         state.authorization = nil
         return try await authorizations.issueCode(request, signIn)
+    }
+
+    /// `POST /login/consent`: allowed → remembered, and on to the client with a code; declined → back to the client
+    /// with `access_denied`.
+    private func decide(_ state: inout LoginState, allow: Bool) async throws {
+        guard let request = state.authorization, let signIn = state.signIn else { return }
+        state.step = .signedIn
+        if allow {
+            try await authorizations.grantConsent(request, userId: signIn.userId)
+            // Asked as prompt=consent wanted: not again for this request.
+            state.authorization?.prompt.removeAll { $0 == "consent" }
+        } else {
+            state.authorization = nil
+            state.pendingRedirect = request.errorLocation(
+                .accessDenied, "The person did not allow this client.", issuer: environment.openID.issuer)
+        }
+    }
+
+    /// `POST /login/consents/revoke`: the signed-in person takes back what they allowed a client.
+    private func revokeConsent(_ request: Request) async throws -> Response {
+        guard let form = try await WebForm.read(request), var session = try await sessions.load(request),
+            WebSessions<LoginState>.validToken(form, session), let userId = session.state.signIn?.userId,
+            let clientId = form["clientId"]
+        else {
+            return pages.error(.forbidden, "This form is stale or did not come from this site: open the page again.")
+        }
+        if try await authorizations.revokeConsent(userId: userId, clientId: clientId) {
+            session.state.message = "Done: that site will ask you again before it signs you in."
+        }
+        _ = try await sessions.save(&session, lifetime: lifetime(session.state))
+        return WebPages.redirect(session.state.step.path)
     }
 
     /// `GET /login/push/events`: sends `done` once the approval request is answered or ends (the page then posts
@@ -774,4 +837,15 @@ struct LoginLogoutPage: PageContext {
 struct LoginDonePage: PageContext {
     static let template = PageTemplate.loginDone
     var methods: String
+    /// The third-party sites the person allowed (`label` the name, `value` the client id), to take back.
+    var consents: [LabeledValue] = []
+    var hasConsents = false
+}
+
+/// A third-party client asks to be allowed.
+struct LoginConsentPage: PageContext {
+    static let template = PageTemplate.loginConsent
+    var client: String
+    /// What it may then know or do, in words.
+    var scopes: [String]
 }

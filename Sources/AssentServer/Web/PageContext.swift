@@ -10,6 +10,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case loginPush = "login-push"
     case loginDone = "login-done"
     case loginLogout = "login-logout"
+    case loginConsent = "login-consent"
     case approve
     case approveOffline = "approve-offline"
     case error

@@ -54,6 +54,7 @@ struct ClientCommand: AsyncParsableCommand {
         var postLogoutRedirectUri: [String] = []
         @Option(help: "Where a logout token goes when a session ends (https; http only to loopback).")
         var backchannelLogoutUri: String?
+        @Flag(help: "A client of another party: people are asked to allow it (consent).") var thirdParty = false
 
         func run() async throws {
             var jwks: JWKSet?
@@ -73,7 +74,7 @@ struct ClientCommand: AsyncParsableCommand {
                         redirectUris: redirectUri.isEmpty ? nil : redirectUri,
                         type: `public` ? "public" : nil, grantTypes: grant.isEmpty ? nil : grant,
                         postLogoutRedirectUris: postLogoutRedirectUri.isEmpty ? nil : postLogoutRedirectUri,
-                        backchannelLogoutUri: backchannelLogoutUri),
+                        backchannelLogoutUri: backchannelLogoutUri, thirdParty: thirdParty ? true : nil),
                     as: CreateClientResponse.self)
                 if connection.json {
                     try printOutput(created, json: true) { [] }
