@@ -227,6 +227,22 @@ struct ConsoleBrowserTests {
             #expect(!(try await browser.exists("#activation-qr")))
             try await browser.screenshot("10-expired-activation")
 
+            // The OpenID clients: what each may do and where it sends people.
+            try await browser.open("\(base)/console/clients")
+            try await browser.expectText("#no-clients", "No clients yet.")
+            _ = try await server.operatorCall(
+                http, "POST", "/api/v1/clients",
+                body: try OperatorJSON.encoder().encode(
+                    CreateClientRequest(
+                        name: "Shop", redirectUris: ["https://shop.example/callback"], thirdParty: true)),
+                as: CreateClientResponse.self)
+            try await browser.open("\(base)/console/clients")
+            try await browser.expectText("#clients tbody", containing: "Shop")
+            try await browser.expectText("#clients tbody", containing: "third-party")
+            try await browser.expectText("#clients tbody", containing: "https://shop.example/callback")
+            try await browser.screenshot("11-clients")
+            try await browser.expectPhoneLayout("11-clients-phone")
+
             // Signing out ends the session.
             try await browser.open("\(base)/console")
             try await browser.click("#sign-out")

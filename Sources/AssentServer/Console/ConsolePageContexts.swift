@@ -8,6 +8,7 @@ struct ConsoleFrame: Sendable {
     var navActivations: Bool
     var navOperations: Bool
     var navAudit: Bool
+    var navClients: Bool
     var message: String?
     var error: String?
     var live: String?

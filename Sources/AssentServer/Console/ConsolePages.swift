@@ -93,6 +93,7 @@ struct ConsolePages: Sendable {
             }
         }
         registerActivations(on: router)
+        registerClients(on: router)
         registerOperations(on: router)
         router.get("console/audit") { request, _ in
             try await page(request, scope: .auditRead) { try await audit($0) }
@@ -259,7 +260,7 @@ struct ConsolePages: Sendable {
         var frame = ConsoleFrame(
             title: title, operator: visit.key.name, csrf: visit.session.csrfToken,
             navActivations: visit.allows(.activationsRead), navOperations: visit.allows(.operationsRead),
-            navAudit: visit.allows(.auditRead), error: error, live: live)
+            navAudit: visit.allows(.auditRead), navClients: visit.allows(.clientsRead), error: error, live: live)
         if error == nil, let message = visit.session.state.message {
             if visit.session.state.failed == true { frame.error = message } else { frame.message = message }
         }

@@ -26,6 +26,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case consoleNewOperation = "console-new-operation"
     case consoleAudit = "console-audit"
     case consoleConfirm = "console-confirm"
+    case consoleClients = "console-clients"
 }
 
 /// What one template is filled with: a struct whose stored properties are the names the template uses
