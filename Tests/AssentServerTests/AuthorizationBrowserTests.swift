@@ -165,7 +165,7 @@ struct AuthorizationBrowserTests {
                 browser,
                 authorizeURL(shop, shopRedirect, stepPKCE.challenge, state: "shop-2", acr: "urn:assent:acr:phone"))
             try await browser.expectText("h1", "Confirm it is you")
-            try await browser.expectText(".message", "Shop asks you to approve this sign-in on your phone.")
+            try await browser.expectText("#notice", "Shop asks you to approve this sign-in on your phone.")
             #expect(try await browser.exists("#provider-totp") == false, "TOTP does not meet the class asked for")
             try await browser.screenshot("05-step-up")
             try await browser.click("#provider-push")

@@ -49,6 +49,8 @@ struct LoginState: Codable, Sendable {
     var methods: [String] = []
     /// A sentence for the next page (shown once).
     var message: String?
+    /// A sentence that informs rather than warns, for the next page (shown once).
+    var notice: String?
     /// After sign-in: what the session's single sign-on offers other clients.
     var signIn: SignInFacts?
     /// The OpenID client's request this sign-in serves, answered with a code once the person is signed in.
@@ -280,7 +282,13 @@ struct LoginPages: Sendable {
             frame.message = message
             session.state.message = nil
         }
-        if changed || frame.message != nil { _ = try await sessions.save(&session, lifetime: lifetime(session.state)) }
+        if let notice = session.state.notice {
+            frame.notice = notice
+            session.state.notice = nil
+        }
+        if changed || frame.message != nil || frame.notice != nil {
+            _ = try await sessions.save(&session, lifetime: lifetime(session.state))
+        }
         let state = session.state
         // While a client's request is served, the last form leads the browser on to the client.
         let targets = state.authorization.flatMap { AuthorizationService.formTarget($0.redirectUri) }.map { [$0] } ?? []
@@ -590,7 +598,7 @@ struct LoginPages: Sendable {
             state.registration = false
             state.providers = providers
             state.userId = signIn.userId
-            state.message =
+            state.notice =
                 wanted == .phone
                 ? "\(request.clientName) asks you to approve this sign-in on your phone."
                 : "\(request.clientName) asks for a second factor."
@@ -777,6 +785,8 @@ struct LoginFrame: Sendable {
     var rememberDays: Int
     /// The OpenID client the person signs in for.
     var client: String?
+    /// A sentence that informs rather than warns.
+    var notice: String?
 }
 
 /// The password form.
