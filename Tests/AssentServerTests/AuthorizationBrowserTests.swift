@@ -219,3 +219,39 @@ struct AuthorizationBrowserTests {
         return try await JWTKeyCollection().add(jwksJSON: jwks.text).verify(idToken, as: VerifiedCodeIDToken.self)
     }
 }
+
+/// A website built on an OpenID Connect library we did not write: authlib (Debian's `python3-authlib`) reads discovery,
+/// sends the person to the authorization endpoint with PKCE, redeems the code and verifies the ID token.
+@Suite("OpenID Connect with authlib as the relying party")
+struct AuthlibRelyingPartyTests {
+    @Test(
+        "authlib signs a person in: discovery, PKCE, code, ID token verified against the JWKS", arguments: Backend.all)
+    func authlib(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            _ = try await server.operatorCall(
+                http, "PUT", "/api/v1/tfa/policy",
+                body: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])),
+                as: TFAPolicy.self)
+            try await TFAClient(server: server, client: http).createAccount("alice")
+            let redirect = "http://localhost:9/callback"
+            let created = try await server.operatorCall(
+                http, "POST", "/api/v1/clients",
+                body: try OperatorJSON.encoder().encode(CreateClientRequest(name: "Shop", redirectUris: [redirect])),
+                as: CreateClientResponse.self)
+            let script = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                .appendingPathComponent("Tests/Scripts/authlib-rp.py").path
+            let outcome = try await Spawn.runOnThread([
+                "/usr/bin/python3", script, http.base.absoluteString, created.client.clientId,
+                try #require(created.clientSecret), redirect, "alice", "correct horse battery",
+            ])
+            #expect(outcome.status == 0, "\(outcome.errors)")
+            let claims = try #require(
+                try JSONSerialization.jsonObject(with: Data(outcome.output.utf8)) as? [String: Any],
+                "\(outcome.output)")
+            #expect(claims["sub"] as? String == "alice" && claims["aud"] as? String == created.client.clientId)
+            #expect(claims["acr"] as? String == "urn:assent:acr:password" && claims["nonce"] != nil)
+        }
+    }
+}
