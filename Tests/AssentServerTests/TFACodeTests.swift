@@ -477,17 +477,21 @@ struct TFAPushTests {
 }
 
 extension TFAPushTests {
-    @Test("Push sign-ins per account per hour are limited")
+    @Test("Push sign-ins per account per hour are limited, as the application's policy says")
     func hourlyLimit() async throws {
-        var settings = TFASettings()
-        settings.pushLoginsPerHour = 2
-        let server = try await TestServer.make(.sqlite, tfa: settings)
+        let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
         let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
             let flow = TFAClient(server: server, client: http)
             try await flow.createAccount("alice")
+            let policy = try await server.operatorCall(
+                http, "PUT", "/api/v1/tfa/policy",
+                body: try OperatorJSON.encoder().encode(
+                    TFAPolicy(required: true, providers: [.totp, .push], pushLoginsPerHour: 2)),
+                as: TFAPolicy.self)
+            #expect(policy.pushLoginsPerHour == 2 && policy.pushRefusalLimit == 3)
             let phone = try await SDKClients.activatedClient(server, http, directory: root)
             // The phone's factor put in place directly (the opt-in is the test above's).
             try await server.store.insertTFAFactor(

@@ -205,7 +205,12 @@ struct TFATests {
             let tfa = TFAClient(server: server, client: client)
             let key = ["Authorization": "Bearer \(server.apiKey)", "Content-Type": "application/json"]
             let policy = try await server.operatorCall(client, "GET", "/api/v1/tfa/policy", as: TFAPolicy.self)
-            #expect(policy == TFAPolicy(required: true, providers: [.totp, .push], numberMatching: "choose"))
+            // The defaults: required, every offered provider, number matching, the server's push-bombing limits.
+            #expect(
+                policy
+                    == TFAPolicy(
+                        required: true, providers: [.totp, .push], numberMatching: "choose", pushLoginsPerHour: 10,
+                        pushRefusalLimit: 3, pushRefusalWindow: 900, pushFraudSuspension: 3_600))
             let unknownMode = try await client.send(
                 "PUT", "/api/v1/tfa/policy", headers: key,
                 body: try OperatorJSON.encoder().encode(
@@ -216,7 +221,12 @@ struct TFATests {
                 body: try OperatorJSON.encoder().encode(
                     TFAPolicy(required: true, providers: [.push], numberMatching: "type")),
                 as: TFAPolicy.self)
-            #expect(typed.numberMatching == "type")
+            #expect(typed.numberMatching == "type" && typed.pushLoginsPerHour == 10)
+            let zeroLimit = try await client.send(
+                "PUT", "/api/v1/tfa/policy", headers: key,
+                body: try OperatorJSON.encoder().encode(
+                    TFAPolicy(required: true, providers: [.push], pushLoginsPerHour: 0)))
+            #expect(zeroLimit.status == 400)
             let unoffered = try await client.send(
                 "PUT", "/api/v1/tfa/policy", headers: key,
                 body: try OperatorJSON.encoder().encode(TFAPolicy(required: true, providers: [.email])))

@@ -298,9 +298,23 @@ public struct TFAPolicy: Codable, Sendable, Equatable {
     public var providers: [TFAProvider]
     /// Push sign-ins: `choose` (default: the phone offers three numbers), `type` (the person types it) or `off`.
     public var numberMatching: String?
+    /// Push-bombing limits of this application (the server's defaults where absent, `assent serve --push-…`):
+    /// push sign-ins per account per hour; rejected or unanswered ones within `pushRefusalWindow` seconds that start
+    /// a cool-down of that length; how long a fraud report suspends push sign-ins, seconds.
+    public var pushLoginsPerHour: Int?
+    public var pushRefusalLimit: Int?
+    public var pushRefusalWindow: Int?
+    public var pushFraudSuspension: Int?
 
-    public init(required: Bool, providers: [TFAProvider], numberMatching: String? = nil) {
+    public init(
+        required: Bool, providers: [TFAProvider], numberMatching: String? = nil, pushLoginsPerHour: Int? = nil,
+        pushRefusalLimit: Int? = nil, pushRefusalWindow: Int? = nil, pushFraudSuspension: Int? = nil
+    ) {
         self.numberMatching = numberMatching
+        self.pushLoginsPerHour = pushLoginsPerHour
+        self.pushRefusalLimit = pushRefusalLimit
+        self.pushRefusalWindow = pushRefusalWindow
+        self.pushFraudSuspension = pushFraudSuspension
         self.required = required
         self.providers = providers
     }

@@ -292,7 +292,8 @@ extension Migrations {
     ]
 
     /// Version 16: number matching — an operation's mode, its number and the choices the phone offers; the TFA
-    /// policy's mode for push sign-ins (existing policies get the default, `choose`).
+    /// policy's mode for push sign-ins (existing policies get the default, `choose`) and its push-bombing limits (JSON;
+    /// absent: the server's).
     static func numberMatchingV16(_ dialect: Dialect) -> [String] {
         let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
         return [
@@ -300,6 +301,7 @@ extension Migrations {
             "ALTER TABLE operations \(add) matching_number \(dialect.bigint)",
             "ALTER TABLE operations \(add) number_choices TEXT",
             "ALTER TABLE tfa_policies \(add) number_matching TEXT",
+            "ALTER TABLE tfa_policies \(add) push_limits TEXT",
         ]
     }
 }

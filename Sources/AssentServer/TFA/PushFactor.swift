@@ -151,23 +151,23 @@ struct PushFactor: Sendable {
     /// fraud report, none in the cool-down after too many rejected or unanswered ones, and no more than the hourly
     /// number. Worked out from the account's recent push sign-ins (so every server process agrees); returns them.
     private func admit(_ flow: TFAFlowRecord) async throws -> [OperationRecord] {
-        let settings = environment.tfa
+        let limits = try await Limits(flows.policy(flow.applicationId), defaults: environment.tfa)
         let now = environment.nowMillis
         let recent = try await recentSignIns(applicationId: flow.applicationId, userId: flow.userId)
         func seconds(until end: Millis) -> Int { Int(max(1, (end - now + 999) / 1000)) }
-        if let (end, _) = suspension(recent) {
+        if let (end, _) = suspension(recent, seconds: limits.fraudSuspension) {
             throw TFAError(
                 status: .forbidden, error: .pushSuspended,
                 message: "Push sign-ins for this account are suspended until \(Self.clock(end)) UTC: a recent one "
                     + "was reported on the phone as fraud. Use another method.",
                 retryAfter: seconds(until: end))
         }
-        let windowStart = now - Millis(settings.pushRefusalWindow) * 1000
+        let windowStart = now - Millis(limits.refusalWindow) * 1000
         let refused = recent.filter {
             ($0.status == .rejected || $0.status == .expired) && ($0.finishedAt ?? 0) > windowStart
         }
-        if refused.count >= settings.pushRefusalLimit, let oldest = refused.compactMap(\.finishedAt).min() {
-            let end = oldest + Millis(settings.pushRefusalWindow) * 1000
+        if refused.count >= limits.refusalLimit, let oldest = refused.compactMap(\.finishedAt).min() {
+            let end = oldest + Millis(limits.refusalWindow) * 1000
             throw TFAError(
                 status: .tooManyRequests, error: .pushLimited,
                 message: "Too many push sign-ins were rejected or left unanswered: try again at \(Self.clock(end)) "
@@ -175,7 +175,7 @@ struct PushFactor: Sendable {
                 retryAfter: seconds(until: end))
         }
         let lastHour = recent.filter { $0.createdAt > now - 3_600_000 }
-        if lastHour.count >= settings.pushLoginsPerHour, let oldest = lastHour.map(\.createdAt).min() {
+        if lastHour.count >= limits.perHour, let oldest = lastHour.map(\.createdAt).min() {
             throw TFAError(
                 status: .tooManyRequests, error: .pushLimited,
                 message: "This account asked its phone to approve too many sign-ins this hour: try again at "
@@ -192,19 +192,37 @@ struct PushFactor: Sendable {
         }
     }
 
-    /// Until when push sign-ins are suspended after the latest fraud report among `recent`, and that sign-in.
-    private func suspension(_ recent: [OperationRecord]) -> (until: Millis, operationId: String)? {
+    /// The application's push-bombing limits: its policy's, else the server's.
+    private struct Limits {
+        var perHour: Int
+        var refusalLimit: Int
+        var refusalWindow: Int
+        var fraudSuspension: Int
+
+        init(_ policy: TFAPolicy, defaults: TFASettings) {
+            perHour = policy.pushLoginsPerHour ?? defaults.pushLoginsPerHour
+            refusalLimit = policy.pushRefusalLimit ?? defaults.pushRefusalLimit
+            refusalWindow = policy.pushRefusalWindow ?? defaults.pushRefusalWindow
+            fraudSuspension = policy.pushFraudSuspension ?? defaults.pushFraudSuspension
+        }
+    }
+
+    /// Until when push sign-ins are suspended after the latest fraud report among `recent` (for `seconds`), and that
+    /// sign-in.
+    private func suspension(_ recent: [OperationRecord], seconds: Int) -> (until: Millis, operationId: String)? {
         let reported = recent.filter { $0.status == .rejected && $0.statusReason == RejectReason.fraud }
             .max { ($0.finishedAt ?? 0) < ($1.finishedAt ?? 0) }
         guard let reported, let at = reported.finishedAt else { return nil }
-        let end = at + Millis(environment.tfa.pushFraudSuspension) * 1000
+        let end = at + Millis(seconds) * 1000
         return environment.nowMillis < end ? (end, reported.id) : nil
     }
 
     /// Until when the account's push sign-ins are suspended after a fraud report, and the reported sign-in (for the
     /// console's user page).
     func suspension(applicationId: String, userId: String) async throws -> (until: Millis, operationId: String)? {
-        suspension(try await recentSignIns(applicationId: applicationId, userId: userId))
+        let limits = try await Limits(flows.policy(applicationId), defaults: environment.tfa)
+        return suspension(
+            try await recentSignIns(applicationId: applicationId, userId: userId), seconds: limits.fraudSuspension)
     }
 
     /// The operation name of push sign-ins.

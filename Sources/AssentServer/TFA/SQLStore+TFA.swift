@@ -313,7 +313,9 @@ extension SQLStore {
                     required: try row.decode(column: "required", as: Int64.self) != 0,
                     providers: try row.decode(column: "providers", as: String.self).split(separator: " ")
                         .compactMap { TFAProvider(rawValue: String($0)) },
-                    numberMatching: try row.decode(column: "number_matching", as: String?.self))
+                    numberMatching: try row.decode(column: "number_matching", as: String?.self)
+                )
+                .withPushLimits(try row.decode(column: "push_limits", as: String?.self))
             }
     }
 
@@ -322,10 +324,11 @@ extension SQLStore {
         let required: Int64 = policy.required ? 1 : 0
         try await database.raw(
             """
-            INSERT INTO tfa_policies (application_id, required, providers, number_matching)
-            VALUES (\(bind: applicationId), \(bind: required), \(bind: providers), \(bind: policy.numberMatching))
+            INSERT INTO tfa_policies (application_id, required, providers, number_matching, push_limits)
+            VALUES (\(bind: applicationId), \(bind: required), \(bind: providers), \(bind: policy.numberMatching), \
+            \(bind: policy.pushLimitsText))
             ON CONFLICT (application_id) DO UPDATE SET required = \(bind: required), providers = \(bind: providers),
-            number_matching = \(bind: policy.numberMatching)
+            number_matching = \(bind: policy.numberMatching), push_limits = \(bind: policy.pushLimitsText)
             """
         ).run()
     }
@@ -392,5 +395,30 @@ extension SQLStore {
             "DELETE FROM tfa_factors WHERE state = 'pending' AND created_at < \(bind: before - 86_400_000)"
         ).run()
         try await database.raw("DELETE FROM tfa_devices WHERE expires_at < \(bind: before)").run()
+    }
+}
+
+extension TFAPolicy {
+    /// The push-bombing limits as stored (a JSON object), `nil` when none is set.
+    fileprivate var pushLimitsText: String? {
+        let limits = [
+            "pushLoginsPerHour": pushLoginsPerHour, "pushRefusalLimit": pushRefusalLimit,
+            "pushRefusalWindow": pushRefusalWindow, "pushFraudSuspension": pushFraudSuspension,
+        ].compactMapValues { $0 }
+        guard !limits.isEmpty, let data = try? JSONEncoder().encode(limits) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// This policy with the limits of a stored JSON object.
+    fileprivate func withPushLimits(_ text: String?) -> TFAPolicy {
+        guard let text, let limits = try? JSONDecoder().decode([String: Int].self, from: Data(text.utf8)) else {
+            return self
+        }
+        var policy = self
+        policy.pushLoginsPerHour = limits["pushLoginsPerHour"]
+        policy.pushRefusalLimit = limits["pushRefusalLimit"]
+        policy.pushRefusalWindow = limits["pushRefusalWindow"]
+        policy.pushFraudSuspension = limits["pushFraudSuspension"]
+        return policy
     }
 }

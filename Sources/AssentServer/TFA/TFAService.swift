@@ -270,6 +270,11 @@ struct TFAService: Sendable {
             try await store.tfaPolicy(applicationId: applicationId)
             ?? TFAPolicy(required: true, providers: environment.tfa.offeredProviders)
         policy.numberMatching = policy.numberMatching ?? NumberMatching.choose
+        let defaults = environment.tfa
+        policy.pushLoginsPerHour = policy.pushLoginsPerHour ?? defaults.pushLoginsPerHour
+        policy.pushRefusalLimit = policy.pushRefusalLimit ?? defaults.pushRefusalLimit
+        policy.pushRefusalWindow = policy.pushRefusalWindow ?? defaults.pushRefusalWindow
+        policy.pushFraudSuspension = policy.pushFraudSuspension ?? defaults.pushFraudSuspension
         return policy
     }
 
@@ -291,6 +296,14 @@ struct TFAService: Sendable {
             ![NumberMatching.off, NumberMatching.choose, NumberMatching.type].contains(mode)
         {
             throw AssentServerError.invalidRequest("numberMatching is choose, type or off.")
+        }
+        for (name, value) in [
+            ("pushLoginsPerHour", policy.pushLoginsPerHour), ("pushRefusalLimit", policy.pushRefusalLimit),
+            ("pushRefusalWindow", policy.pushRefusalWindow), ("pushFraudSuspension", policy.pushFraudSuspension),
+        ] {
+            if let value, !(1...1_000_000).contains(value) {
+                throw AssentServerError.invalidRequest("\(name) is a whole number from 1 to 1000000.")
+            }
         }
         try await store.putTFAPolicy(applicationId: applicationId, policy)
         await environment.audit(
