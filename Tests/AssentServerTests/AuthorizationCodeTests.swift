@@ -115,6 +115,22 @@ struct AuthorizationCodeTests {
             client: client, clientId: created.client.clientId, secret: created.clientSecret, redirectUri: redirectUri)
     }
 
+    /// A policy where a password alone signs in, and alice with the password the tests type.
+    static func passwordOnly(
+        _ server: TestServer, _ client: some TestClientProtocol,
+        account: CreateTFAAccountRequest = CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")
+    ) async throws -> PageAnswer {
+        let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
+        let policy = try await PageAnswer.fetch(
+            client, .put, "/api/v1/tfa/policy",
+            json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])), headers: key)
+        #expect(policy.status == .ok)
+        let created = try await PageAnswer.fetch(
+            client, .post, "/api/v1/tfa/accounts", json: try OperatorJSON.encoder().encode(account), headers: key)
+        #expect(created.status == .created)
+        return created
+    }
+
     /// Signs in on the hosted pages with the session the authorization endpoint started; returns the redirect to
     /// the client.
     static func signIn(
@@ -142,18 +158,12 @@ struct AuthorizationCodeTests {
         let app = Application(router: server.router)
         try await app.test(.router) { client in
             let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
-            let policy = try await PageAnswer.fetch(
-                client, .put, "/api/v1/tfa/policy",
-                json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])), headers: key)
-            #expect(policy.status == .ok)
-            let account = try await PageAnswer.fetch(
-                client, .post, "/api/v1/tfa/accounts",
-                json: try OperatorJSON.encoder().encode(
-                    CreateTFAAccountRequest(
-                        userId: "alice", password: "correct horse battery", emails: ["alice@example.com"],
-                        name: " Alice Novak ")),
-                headers: key)
-            #expect(account.status == .created && account.body.contains("\"name\":\"Alice Novak\""))
+            let account = try await Self.passwordOnly(
+                server, client,
+                account: CreateTFAAccountRequest(
+                    userId: "alice", password: "correct horse battery", emails: ["alice@example.com"],
+                    name: " Alice Novak "))
+            #expect(account.body.contains("\"name\":\"Alice Novak\""))
             // A website on another site than the provider, and a native app on a loopback port.
             let site = try await Self.registered(
                 server, client,
@@ -347,15 +357,7 @@ struct AuthorizationCodeTests {
         defer { Task { await server.shutdown() } }
         let app = Application(router: server.router)
         try await app.test(.router) { client in
-            let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
-            _ = try await PageAnswer.fetch(
-                client, .put, "/api/v1/tfa/policy",
-                json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])), headers: key)
-            _ = try await PageAnswer.fetch(
-                client, .post, "/api/v1/tfa/accounts",
-                json: try OperatorJSON.encoder().encode(
-                    CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
-                headers: key)
+            _ = try await Self.passwordOnly(server, client)
             let mail = try await Self.registered(
                 server, client,
                 CreateClientRequest(
@@ -474,16 +476,7 @@ struct AuthorizationCodeTests {
         try await receiver.run { logoutURL in
             let app = Application(router: server.router)
             try await app.test(.router) { client in
-                let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
-                _ = try await PageAnswer.fetch(
-                    client, .put, "/api/v1/tfa/policy",
-                    json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])),
-                    headers: key)
-                _ = try await PageAnswer.fetch(
-                    client, .post, "/api/v1/tfa/accounts",
-                    json: try OperatorJSON.encoder().encode(
-                        CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
-                    headers: key)
+                _ = try await Self.passwordOnly(server, client)
                 let shop = try await Self.registered(
                     server, client,
                     CreateClientRequest(
@@ -606,15 +599,7 @@ struct AuthorizationCodeTests {
         defer { Task { await server.shutdown() } }
         let app = Application(router: server.router)
         try await app.test(.router) { client in
-            let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
-            _ = try await PageAnswer.fetch(
-                client, .put, "/api/v1/tfa/policy",
-                json: try OperatorJSON.encoder().encode(TFAPolicy(required: false, providers: [.totp])), headers: key)
-            _ = try await PageAnswer.fetch(
-                client, .post, "/api/v1/tfa/accounts",
-                json: try OperatorJSON.encoder().encode(
-                    CreateTFAAccountRequest(userId: "alice", password: "correct horse battery")),
-                headers: key)
+            _ = try await Self.passwordOnly(server, client)
             let partner = try await Self.registered(
                 server, client,
                 CreateClientRequest(
