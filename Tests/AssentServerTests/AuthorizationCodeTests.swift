@@ -780,6 +780,14 @@ struct AuthorizationCodeTests {
             #expect(document["authorization_response_iss_parameter_supported"] as? Bool == true)
             #expect((document["grant_types_supported"] as? [String])?.contains("authorization_code") == true)
             #expect((document["token_endpoint_auth_methods_supported"] as? [String])?.contains("none") == true)
+            #expect(document["prompt_values_supported"] as? [String] == ["consent", "login", "none"])
+            #expect(document["end_session_endpoint"] as? String == "\(server.environment.openID.base)/oauth2/logout")
+            #expect(document["backchannel_logout_supported"] as? Bool == true)
+            let claims = try #require(document["claims_supported"] as? [String])
+            #expect(["nonce", "sid", "email", "phone_number_verified", "name"].allSatisfy(claims.contains))
+            #expect(
+                Set(try #require(document["scopes_supported"] as? [String]))
+                    == ["openid", "profile", "email", "phone", "offline_access"])
         }
     }
 }

@@ -287,7 +287,15 @@ struct TFAPushTests {
         "Opt in by approving on the SDK, then every sign-in is approved or rejected there; only opted-in devices count",
         arguments: Backend.all)
     func push(_ backend: Backend) async throws {
-        let server = try await TestServer.make(backend)
+        let webhooks = WebhookReceiver()
+        let secret = Data("webhook-secret-of-the-tests".utf8)
+        try await webhooks.run { webhookURL in
+            try await push(backend, webhooks, WebhookSettings(url: webhookURL, secret: secret))
+        }
+    }
+
+    func push(_ backend: Backend, _ webhooks: WebhookReceiver, _ webhook: WebhookSettings) async throws {
+        let server = try await TestServer.make(backend, webhook: webhook)
         defer { Task { await server.shutdown() } }
         let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
@@ -453,8 +461,21 @@ struct TFAPushTests {
             #expect(suspended.status == 403 && suspended.code == "PUSH_SUSPENDED", "\(suspended.fields)")
             let events = try await server.store.auditEvents(AuditFilter(typePrefix: "security."), limit: 10)
             #expect(events.contains { $0.type == "security.fraud_reported" && $0.userId == "alice" })
-            let fraudMessages = try await server.store.outboxItems(subject: reportedId)
-            #expect(fraudMessages.contains { $0.channel == .webhook && $0.event == "security.fraud_reported" })
+            // The relying party's webhook receives it, signed, besides the status change.
+            var fraudWebhook: WebhookPayload?
+            for _ in 0..<200 where fraudWebhook == nil {
+                fraudWebhook = webhooks.deliveries.withLock { $0 }.lazy.compactMap { delivery -> WebhookPayload? in
+                    guard let signature = delivery.signature,
+                        WebhookSignature.isValid(
+                            signature, body: delivery.body, secret: webhook.secret,
+                            now: Int64(Date().timeIntervalSince1970), tolerance: 86_400 * 2)
+                    else { return nil }
+                    return try? OperatorJSON.decoder().decode(WebhookPayload.self, from: delivery.body)
+                }.first { $0.event == "security.fraud_reported" }
+                if fraudWebhook == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(fraudWebhook?.operationId == reportedId && fraudWebhook?.userId == "alice")
+            #expect(fraudWebhook?.status == .rejected && fraudWebhook?.statusReason == RejectReason.fraud)
             // The operator sees it on the user's console page.
             try await Application(router: server.router).test(.router) { client in
                 let form = try await PageAnswer.fetch(client, .get, "/console/sign-in")

@@ -106,7 +106,8 @@ struct OpenIDController {
             "response_modes_supported": strings(["query"]),
             "code_challenge_methods_supported": strings(["S256"]),
             "authorization_response_iss_parameter_supported": .bool(true),
-            "prompt_values_supported": strings(AuthorizationService.prompts.sorted()),
+            // select_account is accepted but changes nothing (one account per sign-in), so it is not advertised.
+            "prompt_values_supported": strings(["consent", "login", "none"]),
             "request_parameter_supported": .bool(false),
             "request_uri_parameter_supported": .bool(false),
             "subject_types_supported": strings(["public"]),
