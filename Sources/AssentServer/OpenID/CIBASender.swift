@@ -16,15 +16,11 @@ struct CIBASender: OutboxSender {
     /// The part of the store this sees.
     var store: any OpenIDStore { environment.store }
     let service: CIBAService
-    let client: HTTPClient
-    var timeout: Duration = .seconds(10)
+    let post = CallbackPost()
 
     init(environment: ServerEnvironment) {
         self.environment = environment
         service = CIBAService(environment: environment)
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout.connect = .seconds(10)
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     var channel: OutboxChannel { .ciba }
@@ -52,30 +48,19 @@ struct CIBASender: OutboxSender {
         } catch {
             return .retry("The callback could not be prepared: \(type(of: error))")
         }
-        var post = HTTPClientRequest(url: registered.notificationEndpoint!)
-        post.method = .POST
-        post.headers.add(name: "Content-Type", value: "application/json")
-        post.headers.add(name: "Authorization", value: "Bearer \(request.notificationToken!)")
-        post.headers.add(name: "User-Agent", value: "Assent-CIBA")
-        post.body = .bytes(ByteBuffer(bytes: body))
         let status: UInt
-        do {
-            let response = try await client.execute(post, timeout: .seconds(timeout.components.seconds))
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            status = response.status.code
-        } catch {
-            return .retry("\(type(of: error))")
+        switch await post.send(
+            body, to: registered.notificationEndpoint!, contentType: "application/json", userAgent: "Assent-CIBA",
+            authorization: "Bearer \(request.notificationToken!)")
+        {
+        case .success(let answered): status = answered
+        case .failure(let failure): return .retry(failure.reason)
         }
-        switch status {
-        case 200..<300:
-            if request.deliveryMode == CIBADeliveryMode.push.rawValue {
-                _ = try? await store.redeemCIBARequest(id: request.id, at: environment.nowMillis)
-            }
-            return .delivered
-        case 300..<400: return .failed("The notification endpoint answered a redirect (\(status)); not followed.")
-        case 408, 429, 500...: return .retry("HTTP \(status)")
-        default: return .failed("HTTP \(status)")
+        let outcome = CallbackPost.outcome(status, of: "The notification endpoint")
+        if outcome == .delivered, request.deliveryMode == CIBADeliveryMode.push.rawValue {
+            _ = try? await store.redeemCIBARequest(id: request.id, at: environment.nowMillis)
         }
+        return outcome
     }
 
     /// The tokens of an approved request, or the error of a finished unapproved one.
@@ -92,6 +77,6 @@ struct CIBASender: OutboxSender {
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        await post.shutdown()
     }
 }

@@ -18,17 +18,13 @@ struct LogoutSender: OutboxSender {
     /// The part of the store this sees.
     var store: any OpenIDStore { environment.store }
     let keys: SigningKeyService
-    let client: HTTPClient
-    var timeout: Duration = .seconds(10)
+    let post = CallbackPost()
 
     static let event = "http://schemas.openid.net/event/backchannel-logout"
 
     init(environment: ServerEnvironment) {
         self.environment = environment
         keys = SigningKeyService(environment: environment)
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout.connect = .seconds(10)
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     var channel: OutboxChannel { .logout }
@@ -46,24 +42,12 @@ struct LogoutSender: OutboxSender {
         } catch {
             return .retry("The logout token could not be signed: \(type(of: error))")
         }
-        var post = HTTPClientRequest(url: endpoint)
-        post.method = .POST
-        post.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        post.headers.add(name: "User-Agent", value: "Assent-Logout")
-        post.body = .bytes(ByteBuffer(bytes: FormEncoding.encode(["logout_token": token])))
-        let status: UInt
-        do {
-            let response = try await client.execute(post, timeout: .seconds(timeout.components.seconds))
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            status = response.status.code
-        } catch {
-            return .retry("\(type(of: error))")
-        }
-        switch status {
-        case 200..<300: return .delivered
-        case 300..<400: return .failed("The logout URI answered a redirect (\(status)); not followed.")
-        case 408, 429, 500...: return .retry("HTTP \(status)")
-        default: return .failed("HTTP \(status)")
+        switch await post.send(
+            FormEncoding.encode(["logout_token": token]), to: endpoint,
+            contentType: "application/x-www-form-urlencoded", userAgent: "Assent-Logout")
+        {
+        case .success(let status): return CallbackPost.outcome(status, of: "The logout URI")
+        case .failure(let failure): return .retry(failure.reason)
         }
     }
 
@@ -83,7 +67,7 @@ struct LogoutSender: OutboxSender {
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        await post.shutdown()
     }
 }
 
