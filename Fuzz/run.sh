@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with swiftc (a SwiftPM executable cannot link libFuzzer's main) and runs each for
 # FUZZ_SECONDS (default 60) on its corpus.
-#   Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form|headers|request-json|device-texts|jws ...]
+#   Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form|headers|request-json|device-texts|jws|webauthn ...]
 # A target is its check (Sources/AssentTesting/FuzzChecks+*.swift) over the modules AssentCrypto, AssentModel and
-# AssentQR, compiled whole with fuzzer and address-sanitizer instrumentation. swift-crypto comes uninstrumented from
+# AssentQR, compiled whole with fuzzer and address-sanitizer instrumentation. swift-crypto (and swift-certificates, which
+# AssentCrypto's WebAuthn attestation uses) come uninstrumented from
 # the package's release build (`swift build -c release --product assent`, run first): its modules, and the object
 # files that build linked into `assent`.
 # Seeds and regression inputs live in Fuzz/corpus/<target>/ (checked in; `swift test` replays them through the same
@@ -16,10 +17,10 @@ out=.build/fuzz
 modules="$out/modules"
 declare -A check=(
   [operation-data]=OperationData [mobile-json]=JSON [qr]=QR [oauth-form]=Form [headers]=Headers
-  [request-json]=Requests [device-texts]=DeviceTexts [jws]=JWS
+  [request-json]=Requests [device-texts]=DeviceTexts [jws]=JWS [webauthn]=WebAuthn
 )
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form headers request-json device-texts jws)
+[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form headers request-json device-texts jws webauthn)
 for name in "${targets[@]}"; do [ -n "${check[$name]:-}" ] || { echo "unknown target $name" >&2; exit 2; }; done
 
 echo "== swift-crypto (release build)"
@@ -28,7 +29,7 @@ release=$(swift build -c release --show-bin-path)
 rm -rf "$modules" && mkdir -p "$modules"
 # The objects themselves, not an archive of them: a linker takes from an archive only the members a symbol needs,
 # and would leave out those that hold nothing but Swift metadata and conformance records (a crash at run time).
-grep -E "/(Crypto|CryptoBoringWrapper|CryptoExtras|_CryptoExtras|CCryptoBoringSSL|CCryptoBoringSSLShims|CXKCP|CXKCPShims|SwiftASN1)\.build/" \
+grep -E "/(Crypto|CryptoBoringWrapper|CryptoExtras|_CryptoExtras|CCryptoBoringSSL|CCryptoBoringSSLShims|CXKCP|CXKCPShims|SwiftASN1|X509|_CertificateInternals)\.build/" \
   "$release/assent.product/Objects.LinkFileList" > "$modules/crypto-objects"
 
 flags=(-sanitize=fuzzer,address -parse-as-library -O -I "$modules" -I "$release/Modules")

@@ -87,6 +87,21 @@ struct CBORTests {
         #expect(passed == Self.examples.count)
     }
 
+    @Test("The encoder writes every non-float example of Appendix A byte for byte, and floats back to equal values")
+    func encoding() throws {
+        var exact = 0
+        for (hex, item) in Self.examples {
+            if case .float = item {
+                #expect(try CBORDecoder().decode(item.encoded) == item, "\(hex)")
+            } else {
+                #expect(item.encoded == Self.bytes(hex), "\(hex)")
+                if item.encoded == Self.bytes(hex) { exact += 1 }
+            }
+        }
+        print("RFC 8949 Appendix A: \(exact) non-float examples encoded byte for byte")
+        #expect(exact > 40)
+    }
+
     @Test("Indefinite lengths, and what is not well-formed, are refused with a reason")
     func refusals() {
         var cases = Self.indefinite.map { ($0, "Indefinite-length") }

@@ -1,0 +1,4 @@
+/// The `webauthn` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.webAuthn
+}
