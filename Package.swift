@@ -121,6 +121,7 @@ let package = Package(
             dependencies: [
                 "AssentCrypto", "AssentModel", "AssentQR",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),

@@ -22,8 +22,8 @@ struct SDKTFATests {
                 case .interrupted(.pendingTwoFactorRegistration(let providers, let factory)) =
                     try await tfa.login(userId: "alice", password: "correct horse battery")
             else { throw TestFailure("expected a registration interruption") }
-            #expect(providers == [.totp, .push])
-            #expect(try await factory.providers().inactiveProviders.map(\.name) == [.totp, .push])
+            #expect(providers == [.totp, .push, .passkey])
+            #expect(try await factory.providers().inactiveProviders.map(\.name) == [.totp, .push, .passkey])
             let registration = try await factory.getResolver(for: RegisterTotpResolver.self).registerTotp()
             #expect(try await QRReader.scan(png: registration.qrImage) == registration.uri)
             let code = try await Oathtool.code(uri: registration.uri, at: server.clock.now)

@@ -103,7 +103,8 @@ struct TFACodeTests {
             let interruption = try await flow.interruption("alice")
             #expect(interruption.errorCode == 403101)
             #expect(interruption.activeProviders == [TFAProviderInfo(name: .email)])
-            #expect(interruption.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .push)])
+            #expect(
+                interruption.inactiveProviders == [.totp, .push, .passkey].map(TFAProviderInfo.init))
             let assertion = try await flow.start(interruption.regToken, .verify, provider: .email)
             let emails = try await flow.post("/api/tfa/email/emails", TFAAssertionRequest(assertion: assertion))
                 .decode(TFAEmailsResponse.self)
@@ -204,6 +205,7 @@ struct TFACodeTests {
                 #expect(
                     first.inactiveProviders == [
                         TFAProviderInfo(name: .totp), TFAProviderInfo(name: .phone), TFAProviderInfo(name: .push),
+                        TFAProviderInfo(name: .passkey),
                     ])
                 let assertion = try await flow.start(first.regToken, .register, provider: .phone)
                 let invalid = try await flow.post(

@@ -32,10 +32,10 @@ struct TFATests {
             #expect(first.errorCode == 403102)
             #expect(first.code == "PENDING_TFA_REGISTRATION")
             #expect(first.activeProviders.isEmpty)
-            #expect(first.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .push)])
+            #expect(first.inactiveProviders == [.totp, .push, .passkey].map(TFAProviderInfo.init))
             let providers = try await tfa.post("/api/tfa/providers", TFAProvidersRequest(regToken: first.regToken))
                 .decode(TFAProvidersResponse.self)
-            #expect(providers.inactiveProviders == [TFAProviderInfo(name: .totp), TFAProviderInfo(name: .push)])
+            #expect(providers.inactiveProviders == [.totp, .push, .passkey].map(TFAProviderInfo.init))
             let verifyFirst = try await tfa.post(
                 "/api/tfa/init", TFAInitRequest(regToken: first.regToken, provider: .totp, mode: .verify))
             #expect(verifyFirst.code == "PROVIDER_NOT_REGISTERED")
@@ -209,7 +209,8 @@ struct TFATests {
             #expect(
                 policy
                     == TFAPolicy(
-                        required: true, providers: [.totp, .push], numberMatching: "choose", pushLoginsPerHour: 10,
+                        required: true, providers: [.totp, .push, .passkey], numberMatching: "choose",
+                        pushLoginsPerHour: 10,
                         pushRefusalLimit: 3, pushRefusalWindow: 900, pushFraudSuspension: 3_600))
             let unknownMode = try await client.send(
                 "PUT", "/api/v1/tfa/policy", headers: key,

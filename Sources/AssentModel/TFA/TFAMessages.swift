@@ -7,14 +7,18 @@ public enum TFAProvider: String, Codable, Sendable, CaseIterable {
     case phone
     case totp
     case push
+    /// A WebAuthn credential (a passkey or a security key); not in seed 004, which predates them.
+    case passkey
 
-    /// The seed's wire name (`gigyaEmail`, `gigyaPhone`, `gigyaTotp`, `gigyaPush`).
+    /// The seed's wire name (`gigyaEmail`, `gigyaPhone`, `gigyaTotp`, `gigyaPush`; `assentPasskey` for the
+    /// provider the seed does not have).
     public var gigyaName: String {
         switch self {
         case .email: "gigyaEmail"
         case .phone: "gigyaPhone"
         case .totp: "gigyaTotp"
         case .push: "gigyaPush"
+        case .passkey: "assentPasskey"
         }
     }
 }
@@ -305,11 +309,15 @@ public struct TFAPolicy: Codable, Sendable, Equatable {
     public var pushRefusalLimit: Int?
     public var pushRefusalWindow: Int?
     public var pushFraudSuspension: Int?
+    /// How this application uses passkeys (the defaults of ``PasskeyPolicy`` where absent).
+    public var passkeys: PasskeyPolicy?
 
     public init(
         required: Bool, providers: [TFAProvider], numberMatching: String? = nil, pushLoginsPerHour: Int? = nil,
-        pushRefusalLimit: Int? = nil, pushRefusalWindow: Int? = nil, pushFraudSuspension: Int? = nil
+        pushRefusalLimit: Int? = nil, pushRefusalWindow: Int? = nil, pushFraudSuspension: Int? = nil,
+        passkeys: PasskeyPolicy? = nil
     ) {
+        self.passkeys = passkeys
         self.numberMatching = numberMatching
         self.pushLoginsPerHour = pushLoginsPerHour
         self.pushRefusalLimit = pushRefusalLimit

@@ -38,14 +38,25 @@ struct SignInFacts: Codable, Sendable, Equatable {
     /// The session's id (`sid`): random, the same for every client served from this session.
     var sessionId: String
 
-    /// The facts of a login token this server just signed: `amr` `pwd` and the second factor its `tfa` claim names.
+    /// The facts of a login token this server just signed: `amr` `pwd` and the second factor its `tfa` claim names;
+    /// a passkey sign-in's own `amr` (no password; `mfa` when the passkey verified its user).
     init(loginToken: String, userId: String, at now: Millis) {
         var tfa: String?
+        var signedAMR: [String] = []
         let parts = loginToken.split(separator: ".")
         if parts.count == 3, let payload = try? Base64URL.decode(String(parts[1])),
             let claims = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
         {
             tfa = claims["tfa"] as? String
+            signedAMR = claims["amr"] as? [String] ?? []
+        }
+        self.userId = userId
+        authTime = now
+        sessionId = Base64URL.encode(Bytes.random(count: 18))
+        if tfa == TFAProvider.passkey.rawValue {
+            amr = signedAMR
+            assurance = signedAMR.contains("mfa") ? .secondFactor : .password
+            return
         }
         var amr = ["pwd"]
         switch tfa {
@@ -56,11 +67,8 @@ struct SignInFacts: Codable, Sendable, Equatable {
         default: break
         }
         if tfa != nil { amr.append("mfa") }
-        self.userId = userId
-        authTime = now
         assurance = tfa == nil ? .password : tfa == TFAProvider.push.rawValue ? .phone : .secondFactor
         self.amr = amr
-        sessionId = Base64URL.encode(Bytes.random(count: 18))
     }
 }
 

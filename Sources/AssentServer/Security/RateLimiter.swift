@@ -41,6 +41,8 @@ public struct RateLimits: Sendable, Equatable {
     public var codesPerDestination = RateLimitRule(limit: 5, window: 3_600)
     /// Codes sent for one account.
     public var codesPerUser = RateLimitRule(limit: 10, window: 3_600)
+    /// Passwordless sign-in requests (passkey challenges handed out) from one client address.
+    public var passkeySignInsPerAddress = RateLimitRule(limit: 60, window: 300)
     /// Whether any limit applies (tests and benchmarks that measure other things turn them off).
     public var enabled = true
 
@@ -61,6 +63,7 @@ public struct RateLimits: Sendable, Equatable {
             "tfa-user": \.tfaFailuresPerUser,
             "code-destination": \.codesPerDestination,
             "code-user": \.codesPerUser,
+            "passkey-address": \.passkeySignInsPerAddress,
         ]
     }
 

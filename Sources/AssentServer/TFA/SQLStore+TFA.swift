@@ -316,6 +316,7 @@ extension SQLStore {
                     numberMatching: try row.decode(column: "number_matching", as: String?.self)
                 )
                 .withPushLimits(try row.decode(column: "push_limits", as: String?.self))
+                .withPasskeys(try row.decode(column: "passkeys", as: String?.self))
             }
     }
 
@@ -324,11 +325,12 @@ extension SQLStore {
         let required: Int64 = policy.required ? 1 : 0
         try await database.raw(
             """
-            INSERT INTO tfa_policies (application_id, required, providers, number_matching, push_limits)
+            INSERT INTO tfa_policies (application_id, required, providers, number_matching, push_limits, passkeys)
             VALUES (\(bind: applicationId), \(bind: required), \(bind: providers), \(bind: policy.numberMatching), \
-            \(bind: policy.pushLimitsText))
+            \(bind: policy.pushLimitsText), \(bind: policy.passkeysText))
             ON CONFLICT (application_id) DO UPDATE SET required = \(bind: required), providers = \(bind: providers),
-            number_matching = \(bind: policy.numberMatching), push_limits = \(bind: policy.pushLimitsText)
+            number_matching = \(bind: policy.numberMatching), push_limits = \(bind: policy.pushLimitsText),
+            passkeys = \(bind: policy.passkeysText)
             """
         ).run()
     }
@@ -407,6 +409,19 @@ extension TFAPolicy {
         ].compactMapValues { $0 }
         guard !limits.isEmpty, let data = try? JSONEncoder().encode(limits) else { return nil }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The passkey policy as stored (a JSON object).
+    fileprivate var passkeysText: String? {
+        guard let passkeys, let data = try? JSONEncoder().encode(passkeys) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// This policy with the passkey policy of a stored JSON object.
+    fileprivate func withPasskeys(_ text: String?) -> TFAPolicy {
+        var policy = self
+        policy.passkeys = text.flatMap { try? JSONDecoder().decode(PasskeyPolicy.self, from: Data($0.utf8)) }
+        return policy
     }
 
     /// This policy with the limits of a stored JSON object.

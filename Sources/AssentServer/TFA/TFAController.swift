@@ -12,8 +12,10 @@ struct TFAController {
     let totp: TOTPFactor
     let codes: CodeFactor
     let push: PushFactor
+    let passkey: PasskeyFactor
 
     init(environment: ServerEnvironment) {
+        passkey = PasskeyFactor(environment: environment)
         self.environment = environment
         flows = TFAService(environment: environment)
         totp = TOTPFactor(environment: environment)
@@ -37,6 +39,11 @@ struct TFAController {
             .post("push/optin", use: optInPush)
             .post("push/send", use: sendPush)
             .post("push/verify", use: verifyPush)
+            .post("passkey/options", use: passkeyOptions)
+            .post("passkey/register", use: registerPasskey)
+            .post("passkey/verify", use: verifyPasskey)
+            .post("passkey/login/options", use: passkeySignInOptions)
+            .post("passkey/login", use: passkeySignIn)
             .post("finalize", use: finalize)
     }
 
@@ -106,6 +113,29 @@ struct TFAController {
 
     @Sendable func verifyPush(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await answer(request, push.verify)
+    }
+
+    @Sendable func passkeyOptions(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, passkey.options)
+    }
+
+    @Sendable func registerPasskey(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, passkey.register)
+    }
+
+    @Sendable func verifyPasskey(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, passkey.verify)
+    }
+
+    @Sendable func passkeySignInOptions(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        if let address = context.clientLimitKey {
+            try await passkey.countSignIn(address: address)
+        }
+        return try await answer(request, passkey.signInOptions)
+    }
+
+    @Sendable func passkeySignIn(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, passkey.signIn)
     }
 
     @Sendable func finalize(_ request: Request, context: AssentRequestContext) async throws -> Response {

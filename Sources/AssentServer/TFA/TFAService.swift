@@ -193,7 +193,13 @@ struct TFAService: Sendable {
             throw TFAError.invalidRegToken()
         }
         let application = try await applicationRecord(id: flow.applicationId)
-        let amr = (flow.firstFactor.map { [$0] } ?? []) + [Self.method(challenge.provider), "mfa"]
+        var second = [Self.method(challenge.provider)]
+        if challenge.provider == .passkey, let id = challenge.factorId,
+            let passkey = try await environment.store.passkey(factorId: id)
+        {
+            second = PasskeyService.methods(passkey, userVerified: false)
+        }
+        let amr = (flow.firstFactor.map { [$0] } ?? []) + second + ["mfa"]
         await environment.audit(
             .tfaLogin, userId: flow.userId, actor: "user",
             "Second factor \(challenge.provider.rawValue) (\(challenge.mode.rawValue)) passed.")
@@ -380,12 +386,12 @@ struct TFAService: Sendable {
     }
 
     /// RFC 8176's method for a provider: one-time codes are `otp`, SMS `sms`, push a confirmation on a
-    /// hardware-bound key (`hwk`).
+    /// hardware-bound key (`hwk`), a passkey `hwk` or `swk` as its record says (``PasskeyService/methods(_:userVerified:)``).
     static func method(_ provider: TFAProvider) -> String {
         switch provider {
         case .totp, .email: "otp"
         case .phone: "sms"
-        case .push: "hwk"
+        case .push, .passkey: "hwk"
         }
     }
 }

@@ -2,6 +2,7 @@ import AssentModel
 import Foundation
 import HTTPTypes
 import Hummingbird
+import X509
 
 /// Two-factor login's settings, with the defaults a bank would pick.
 public struct TFASettings: Sendable {
@@ -34,10 +35,15 @@ public struct TFASettings: Sendable {
     /// How long push sign-ins stay suspended after the phone reported one as fraud ("This wasn't me"), seconds.
     public var pushFraudSuspension = 3_600
 
-    /// The providers this server can offer: TOTP and push (an activated Assent device) always, e-mail and phone when
-    /// their delivery is configured. A new application allows all of them until the operator sets its policy.
+    /// Root certificates a passkey's attestation may chain to (`assent serve --passkey-attestation-roots`), for
+    /// applications whose passkey policy asks for `direct` attestation.
+    public var passkeyAttestationRoots: [Certificate] = []
+
+    /// The providers this server can offer: TOTP, push (an activated Assent device) and passkeys always, e-mail
+    /// and phone when their delivery is configured. A new application allows all of them until the operator sets
+    /// its policy.
     public var offeredProviders: [TFAProvider] {
-        [.totp] + (mail == nil ? [] : [.email]) + (phoneGateway == nil ? [] : [.phone]) + [.push]
+        [.totp] + (mail == nil ? [] : [.email]) + (phoneGateway == nil ? [] : [.phone]) + [.push, .passkey]
     }
 
     public init() {}
@@ -64,6 +70,12 @@ struct TFAError: RenderedError, Sendable {
         case pushLimited = "PUSH_LIMITED"
         case pushNotApproved = "PUSH_NOT_APPROVED"
         case pushSuspended = "PUSH_SUSPENDED"
+        case passkeyChallenge = "PASSKEY_CHALLENGE"
+        case passkeyExists = "PASSKEY_EXISTS"
+        case passkeyFlagged = "PASSKEY_FLAGGED"
+        case passkeyNotAllowed = "PASSKEY_NOT_ALLOWED"
+        case passkeyRefused = "PASSKEY_REFUSED"
+        case passkeyUnknown = "PASSKEY_UNKNOWN"
         case pushNotSent = "PUSH_NOT_SENT"
         case pushRejected = "PUSH_REJECTED"
         case registrationNotAllowed = "REGISTRATION_NOT_ALLOWED"

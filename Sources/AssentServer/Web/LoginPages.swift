@@ -8,7 +8,7 @@ import Logging
 /// Where a person is in the hosted login, kept sealed in the login session.
 struct LoginState: Codable, Sendable {
     enum Step: String, Codable, Sendable {
-        case signIn, chooseFactor, chooseDestination, enterCode, waitForPush, consent, signedIn
+        case signIn, chooseFactor, chooseDestination, enterCode, waitForPush, passkey, consent, signedIn
 
         /// The page that shows this step.
         var path: String {
@@ -18,6 +18,7 @@ struct LoginState: Codable, Sendable {
             case .chooseDestination: "/login/destination"
             case .enterCode: "/login/code"
             case .waitForPush: "/login/push"
+            case .passkey: "/login/passkey"
             case .consent: "/login/consent"
             case .signedIn: "/login/done"
             }
@@ -45,6 +46,8 @@ struct LoginState: Codable, Sendable {
     var operationId: String?
     /// The number the phone asks for (number matching).
     var number: Int?
+    /// A passkey step's options for the browser (JSON of ``PasskeyOptionsResponse``).
+    var passkeyOptions: String?
     /// After sign-in: what the login token was verified with, in words (``LoginPages/methods(of:)``).
     var methods: [String] = []
     /// A sentence for the next page (shown once).
@@ -72,8 +75,8 @@ struct LoginState: Codable, Sendable {
 
     /// Forgets the chosen provider's part.
     mutating func clearFactor() {
-        (provider, assertion, phvToken, sctToken, qrCode, secret, destination, operationId, number) =
-            (nil, nil, nil, nil, nil, nil, nil, nil, nil)
+        (provider, assertion, phvToken, sctToken, qrCode, secret, destination, operationId, number, passkeyOptions) =
+            (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
     }
 }
 
@@ -91,6 +94,7 @@ struct LoginPages: Sendable {
     let totp: TOTPFactor
     let codes: CodeFactor
     let push: PushFactor
+    let passkey: PasskeyFactor
     let sessions: WebSessions<LoginState>
     let authorizations: AuthorizationService
     let pages = WebPages.shared
@@ -107,6 +111,7 @@ struct LoginPages: Sendable {
         totp = TOTPFactor(environment: environment)
         codes = CodeFactor(environment: environment)
         push = PushFactor(environment: environment)
+        passkey = PasskeyFactor(environment: environment)
         sessions = WebSessions(
             environment: environment, cookieName: "__Host-assent-login", kind: "login", lifetime: 900,
             sameSite: "Lax", cookieLifetime: environment.openID.sessionLifetime)
@@ -132,7 +137,9 @@ struct LoginPages: Sendable {
         }
         router.get("login/factor") { request, _ in try await show(request, .chooseFactor) }
         router.post("login/factor") { request, context in
-            try await submit(request, expecting: [.chooseFactor, .chooseDestination, .enterCode, .waitForPush]) {
+            try await submit(
+                request, expecting: [.chooseFactor, .chooseDestination, .enterCode, .waitForPush, .passkey]
+            ) {
                 session, form in
                 try await choose(
                     &session.state, form, userAgent: request.headers[.userAgent], address: context.clientLimitKey)
@@ -159,6 +166,16 @@ struct LoginPages: Sendable {
             }
         }
         router.get("login/push/events") { request, _ in try await pushEvents(request) }
+        router.get("login/passkey") { request, _ in try await show(request, .passkey) }
+        router.post("login/passkey") { request, _ in
+            try await submit(request, expecting: [.passkey]) { session, form in
+                try await usePasskey(&session.state, form)
+            }
+        }
+        router.post("login/passkey/options") { request, context in
+            try await passkeySignInOptions(request, address: context.clientLimitKey)
+        }
+        router.post("login/passkey/sign-in") { request, _ in try await passkeySignIn(request) }
         router.get("login/done") { request, _ in try await show(request, .signedIn) }
         router.get("login/consent") { request, _ in try await show(request, .consent) }
         router.post("login/consent") { request, _ in
@@ -200,7 +217,7 @@ struct LoginPages: Sendable {
             let (csrf, cookie) = formToken.issue(request)
             var frame = frame(application, csrf: csrf, userId: nil)
             frame.message = expired
-            var response = pages.page(LoginSignInPage(), frame: frame)
+            var response = pages.page(try await signInContent(application), frame: frame)
             response.headers.append(cookie)
             return response
         }
@@ -247,7 +264,7 @@ struct LoginPages: Sendable {
         guard state.step != .signIn else {
             var frame = frame(application, csrf: form["csrf"] ?? "", userId: state.userId)
             frame.message = state.message
-            var response = pages.page(LoginSignInPage(), frame: frame, status: status)
+            var response = pages.page(try await signInContent(application), frame: frame, status: status)
             if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
         }
@@ -260,7 +277,8 @@ struct LoginPages: Sendable {
     private func show(_ request: Request, _ step: LoginState.Step) async throws -> Response {
         guard var session = try await sessions.load(request) else { return WebPages.redirect("/login?expired=1") }
         var changed = false
-        if step == .chooseFactor, [.chooseDestination, .enterCode, .waitForPush].contains(session.state.step) {
+        if step == .chooseFactor, [.chooseDestination, .enterCode, .waitForPush, .passkey].contains(session.state.step)
+        {
             // "Use another method": back to the choice; the abandoned part expires on its own.
             session.state.clearFactor()
             session.state.step = .chooseFactor
@@ -294,7 +312,7 @@ struct LoginPages: Sendable {
         let targets = state.authorization.flatMap { AuthorizationService.formTarget($0.redirectUri) }.map { [$0] } ?? []
         switch state.step {
         case .signIn:
-            return pages.page(LoginSignInPage(), frame: frame, formTargets: targets)
+            return pages.page(try await signInContent(application), frame: frame, formTargets: targets)
         case .chooseFactor:
             frame.title = state.registration ? "Set up a second factor" : "Confirm it is you"
             let providers = state.providers.map { LabeledValue(label: Self.label($0, state), value: $0.rawValue) }
@@ -315,6 +333,12 @@ struct LoginPages: Sendable {
             return pages.page(
                 LoginPushPage(registration: state.registration, number: state.number), frame: frame,
                 formTargets: targets)
+        case .passkey:
+            frame.title = state.registration ? "Create a passkey" : "Use your passkey"
+            let content = LoginPasskeyPage(
+                create: state.registration, mode: state.registration ? "create" : "get",
+                options: state.passkeyOptions ?? "{}")
+            return pages.page(content, frame: frame, formTargets: targets)
         case .consent:
             frame.title = "Allow \(state.authorization?.clientName ?? "this site")?"
             let scopes = (state.authorization?.scope ?? "").split(separator: " ").compactMap {
@@ -449,6 +473,10 @@ struct LoginPages: Sendable {
             state.operationId = sent.operationId
             state.number = sent.number
             state.step = .waitForPush
+        case (.passkey, _):
+            let options = try await passkey.options(TFAAssertionRequest(assertion: started.assertion))
+            state.passkeyOptions = String(decoding: try JSONEncoder().encode(options), as: UTF8.self)
+            state.step = .passkey
         default:
             state.step = .chooseDestination
         }
@@ -501,7 +529,7 @@ struct LoginPages: Sendable {
                 TFAPushOptInRequest(assertion: assertion, activationId: activationId)
             ).operationId
             state.step = .waitForPush
-        case .totp, nil:
+        case .totp, .passkey, nil:
             state.step = .chooseFactor
         }
     }
@@ -525,7 +553,7 @@ struct LoginPages: Sendable {
             proof = try await codes.verify(
                 TFACodeVerifyRequest(assertion: assertion, phvToken: phvToken, code: code), provider: provider
             ).providerAssertion
-        case .push:
+        case .push, .passkey:
             return []
         }
         return try await finish(&state, proof: proof, remember: form["remember"] != nil)
@@ -543,7 +571,7 @@ struct LoginPages: Sendable {
     }
 
     /// Finalizes the flow with a passed factor's proof; the device cookie when the browser is to be remembered.
-    private func finish(_ state: inout LoginState, proof: String, remember: Bool) async throws -> [String] {
+    func finish(_ state: inout LoginState, proof: String, remember: Bool) async throws -> [String] {
         guard let regToken = state.regToken, let assertion = state.assertion else { return [] }
         let success = try await flows.finalize(
             TFAFinalizeRequest(
@@ -554,7 +582,7 @@ struct LoginPages: Sendable {
         return [hostCookie(Self.deviceCookie, token, maxAge: maxAge)]
     }
 
-    private func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {
+    func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {
         let userId = success.userId
         let previous = state.signIn
         state = state.restarted()
@@ -740,6 +768,7 @@ struct LoginPages: Sendable {
         case .email: "Code by e-mail"
         case .phone: state.registration ? "Set up your phone number" : "Code by text message or call"
         case .push: state.registration ? "Approve sign-ins on your phone" : "Approve on your phone"
+        case .passkey: state.registration ? "Create a passkey" : "Use a passkey or security key"
         }
     }
 
@@ -766,6 +795,7 @@ struct LoginPages: Sendable {
             case TFAProvider.email.rawValue: "code by e-mail"
             case TFAProvider.phone.rawValue: "code by text message or call"
             case TFAProvider.push.rawValue: "approval on your phone"
+            case TFAProvider.passkey.rawValue: "a passkey"
             case "remembered-device": "this browser, remembered"
             default: nil
             }
@@ -789,9 +819,20 @@ struct LoginFrame: Sendable {
     var notice: String?
 }
 
-/// The password form.
+/// The password form, and passkey sign-in where the application allows it.
 struct LoginSignInPage: PageContext {
     static let template = PageTemplate.loginSignIn
+    var passkeys = false
+}
+
+/// A passkey's ceremony: create one (registration) or use one; the browser's part runs in `passkey.js`.
+struct LoginPasskeyPage: PageContext {
+    static let template = PageTemplate.loginPasskey
+    var create: Bool
+    /// `create` or `get`.
+    var mode: String
+    /// The options, JSON.
+    var options: String
 }
 
 /// The choice of a second factor (or of the first one to set up).

@@ -8,6 +8,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case loginDestination = "login-destination"
     case loginCode = "login-code"
     case loginPush = "login-push"
+    case loginPasskey = "login-passkey"
     case loginDone = "login-done"
     case loginLogout = "login-logout"
     case loginConsent = "login-consent"

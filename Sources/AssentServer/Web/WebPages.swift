@@ -21,6 +21,7 @@ struct WebPages: Sendable {
         "assent.css": "text/css; charset=utf-8",
         "wait.js": "text/javascript; charset=utf-8",
         "console.js": "text/javascript; charset=utf-8",
+        "passkey.js": "text/javascript; charset=utf-8",
         "icon.svg": "image/svg+xml",
     ]
 

@@ -1,0 +1,115 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// Passkeys in two-factor login: the `passkey` provider's part of a flow (register a credential when the account
+/// has no factor yet, or answer with one of its credentials), and passwordless sign-in with a discoverable
+/// credential that verified its user (two factors in one).
+struct PasskeyFactor: Sendable {
+    let passkeys: PasskeyService
+    var flows: TFAService { passkeys.flows }
+    var environment: ServerEnvironment { passkeys.environment }
+
+    init(environment: ServerEnvironment) { passkeys = PasskeyService(environment: environment) }
+
+    /// `POST /api/tfa/passkey/options`: creation options in a registration, request options (the account's
+    /// credentials) in a verification.
+    func options(_ request: TFAAssertionRequest) async throws -> PasskeyOptionsResponse {
+        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .passkey)
+        let application = try await flows.applicationRecord(id: flow.applicationId)
+        return challenge.mode == .register
+            ? try await passkeys.creationOptions(
+                application, userId: flow.userId, assertionHash: challenge.assertionHash)
+            : try await passkeys.requestOptions(
+                application, userId: flow.userId, purpose: .verify, assertionHash: challenge.assertionHash)
+    }
+
+    /// `POST /api/tfa/passkey/register`: the new credential; passes the challenge.
+    func register(_ request: PasskeyRegisterRequest) async throws -> TFAProofResponse {
+        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .passkey)
+        guard challenge.mode == .register else {
+            throw TFAError(
+                status: .badRequest, error: .invalidAssertion,
+                message: "This assertion verifies a registered passkey; registering needs mode register.")
+        }
+        _ = try await flows.takeAttempt(challenge, flow: flow)
+        let application = try await flows.applicationRecord(id: flow.applicationId)
+        let passkey: PasskeyRecord
+        do {
+            passkey = try await passkeys.register(
+                application, userId: flow.userId, credential: request.credential, name: request.name,
+                assertionHash: challenge.assertionHash)
+        } catch let error as TFAError {
+            await flows.recordFailure(flow)
+            throw error
+        }
+        try await environment.store.setTFAChallengeFactor(
+            assertionHash: challenge.assertionHash, factorId: passkey.factorId)
+        return try await flows.pass(challenge)
+    }
+
+    /// `POST /api/tfa/passkey/verify`: one of the account's credentials answers; passes the challenge.
+    func verify(_ request: PasskeyVerifyRequest) async throws -> TFAProofResponse {
+        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .passkey)
+        guard challenge.mode == .verify else {
+            throw TFAError(
+                status: .badRequest, error: .invalidAssertion,
+                message: "This assertion registers a passkey; answer with one in a verification.")
+        }
+        _ = try await flows.takeAttempt(challenge, flow: flow)
+        let application = try await flows.applicationRecord(id: flow.applicationId)
+        let passkey: PasskeyRecord
+        do {
+            (passkey, _) = try await passkeys.authenticate(
+                application, credential: request.credential, userId: flow.userId, purpose: .verify,
+                assertionHash: challenge.assertionHash)
+        } catch let error as TFAError {
+            await flows.recordFailure(flow)
+            throw error
+        }
+        try await environment.store.setTFAChallengeFactor(
+            assertionHash: challenge.assertionHash, factorId: passkey.factorId)
+        return try await flows.pass(challenge)
+    }
+
+    // MARK: Passwordless
+
+    /// `POST /api/tfa/passkey/login/options`: options for a passwordless sign-in.
+    func signInOptions(_ request: PasskeyLoginOptionsRequest) async throws -> PasskeyOptionsResponse {
+        let application = try await flows.application(request.application)
+        try await requireFirstFactor(application)
+        if let userId = request.userId, !UserID.isValid(userId) {
+            throw AssentServerError.invalidRequest(UserID.requirement)
+        }
+        return try await passkeys.requestOptions(application, userId: request.userId, purpose: .signIn)
+    }
+
+    /// `POST /api/tfa/passkey/login`: a passkey that verified its user signs the person in with no password and no
+    /// second factor (`amr` e.g. `["hwk", "user", "mfa"]`).
+    func signIn(_ request: PasskeyLoginRequest) async throws -> TFALoginSuccess {
+        let application = try await flows.application(request.application)
+        try await requireFirstFactor(application)
+        let (passkey, verified) = try await passkeys.authenticate(
+            application, credential: request.credential, userId: nil, purpose: .signIn)
+        await environment.audit(
+            .passkeySignIn, userId: passkey.userId, actor: "user", "Signed in with passkey \(passkey.factorId).")
+        return try await flows.success(
+            application, passkey.userId, amr: PasskeyService.methods(passkey, userVerified: verified.userVerified),
+            provider: TFAProvider.passkey.rawValue)
+    }
+
+    /// Counts a passwordless sign-in request from `address` against its limit (each hands out a stored challenge).
+    func countSignIn(address: String) async throws {
+        let rule = environment.rateLimits.passkeySignInsPerAddress
+        try await flows.limiter.check(rule, "passkey.address", address)
+        await flows.limiter.recordFailure(rule, "passkey.address", address)
+    }
+
+    private func requireFirstFactor(_ application: ApplicationRecord) async throws {
+        guard try await passkeys.policy(application.id).firstFactor ?? true else {
+            throw TFAError(
+                status: .forbidden, error: .passkeyNotAllowed,
+                message: "This application does not let a passkey alone sign in: sign in with your password.")
+        }
+    }
+}
