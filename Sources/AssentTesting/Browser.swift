@@ -259,6 +259,45 @@ public final class Browser: Sendable {
             ["cmd": "Emulation.setTimezoneOverride", "params": ["timezoneId": identifier]])
     }
 
+    /// Adds Chromium's virtual authenticator (WebDriver's WebAuthn extension): a platform authenticator (CTAP2,
+    /// `internal`) that keeps discoverable credentials and verifies its user without asking. Returns its id.
+    public func addVirtualAuthenticator() async throws -> String {
+        let answer = try await command(
+            "POST", "/webauthn/authenticator",
+            [
+                "protocol": "ctap2", "transport": "internal", "hasResidentKey": true, "hasUserVerification": true,
+                "isUserConsenting": true, "isUserVerified": true,
+            ])
+        guard let id = answer as? String else {
+            throw TestFailure("chromedriver made no authenticator: \(answer ?? "")")
+        }
+        return id
+    }
+
+    /// Whether the virtual authenticator answers at once, as a person touching it would (`true`, the default), or
+    /// leaves requests waiting, as a person who ignores the browser's passkey suggestion does (Chromium's DevTools
+    /// protocol: `WebAuthn.setAutomaticPresenceSimulation`).
+    public func virtualPresence(_ authenticator: String, _ present: Bool) async throws {
+        _ = try await command(
+            "POST", "/goog/cdp/execute",
+            [
+                "cmd": "WebAuthn.setAutomaticPresenceSimulation",
+                "params": ["authenticatorId": authenticator, "enabled": present],
+            ])
+    }
+
+    /// The credentials the virtual authenticator holds (`credentialId`, `rpId`, `privateKey`, `signCount`, …).
+    public func virtualCredentials(_ authenticator: String) async throws -> [[String: Any]] {
+        try await command("GET", "/webauthn/authenticator/\(authenticator)/credentials") as? [[String: Any]] ?? []
+    }
+
+    /// Replaces a credential of the virtual authenticator with `credential` (e.g. one whose `signCount` went back).
+    public func replaceVirtualCredential(_ authenticator: String, _ credential: [String: Any]) async throws {
+        guard let id = credential["credentialId"] as? String else { throw TestFailure("a credential has an id") }
+        _ = try await command("DELETE", "/webauthn/authenticator/\(authenticator)/credentials/\(id)")
+        _ = try await command("POST", "/webauthn/authenticator/\(authenticator)/credential", credential)
+    }
+
     /// A phone's screen, 390 × 844 (an iPhone 12 to 15).
     public static let phone = (width: 390, height: 844)
     /// The window the browser starts with.

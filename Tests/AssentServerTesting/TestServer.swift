@@ -73,7 +73,8 @@ struct TestServer: Sendable {
         let store: SQLStore =
             switch backend {
             case .sqlite: try await SQLStore.sqlite(path: location, secretBox: box, logger: logger)
-            case .postgres: try await SQLStore.postgres(url: location, secretBox: box, logger: logger)
+            case .postgres:
+                try await SQLStore.postgres(url: location, secretBox: box, logger: logger, maxConnections: 10)
             }
         try await store.migrate()
         let clock = TestClock()

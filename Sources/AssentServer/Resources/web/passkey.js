@@ -121,7 +121,9 @@
             say("Follow your browser's prompt…");
             ask(false).catch(failed);
         });
-        if (PublicKeyCredential.isConditionalMediationAvailable) {
+        // The browser's suggestion in the user-name field, unless the page shows why the last try failed (the
+        // person then chooses again with the button).
+        if (PublicKeyCredential.isConditionalMediationAvailable && !document.querySelector(".message")) {
             PublicKeyCredential.isConditionalMediationAvailable().then(function (available) {
                 if (available) { ask(true).catch(function () {}); }
             });

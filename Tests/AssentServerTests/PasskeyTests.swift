@@ -1,0 +1,158 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServerTesting
+
+/// Passkeys through `/api/tfa`, answered by a software authenticator the way a browser on the server's own origin
+/// answers: registration as the second factor of an account without one, verification in a later login, and a
+/// passwordless sign-in; then what must be refused — a replayed answer, another origin, a counter set back (and the
+/// credential blocked from then on), no user verification where it is required, a removed passkey, a policy
+/// without passwordless sign-in.
+@Suite("Passkeys over the two-factor API")
+struct PasskeyTests {
+    @Test(
+        "Register, verify, sign in without a password; replay, origin, counter, UV, removal and policy refused",
+        arguments: Backend.all)
+    func passkeys(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let tfa = TFAClient(server: server, client: client)
+            let port = try #require(client.base.port)
+            let authenticator = SoftwareAuthenticator(origin: "http://localhost:\(port)")
+            try await tfa.createAccount("alice")
+
+            // Registration: the account has no factor, passkey is offered; the options name this server.
+            let first = try await tfa.interruption("alice")
+            #expect(first.inactiveProviders.contains(TFAProviderInfo(name: .passkey)))
+            let registering = try await tfa.start(first.regToken, .register, provider: .passkey)
+            let creation = try await tfa.post("/api/tfa/passkey/options", TFAAssertionRequest(assertion: registering))
+                .decode(PasskeyOptionsResponse.self).publicKey
+            #expect(creation.rp == .init(id: "localhost", name: server.application.name))
+            #expect(try Base64URL.decode(creation.challenge).count == 32)
+            let user = try #require(creation.user)
+            #expect(user.name == "alice" && user.id != Base64URL.encode(Data("alice".utf8)))
+            #expect(try Base64URL.decode(user.id).count == 32)
+            #expect(creation.pubKeyCredParams?.map(\.alg) == [-7, -8, -257])
+            #expect(creation.authenticatorSelection?.residentKey == "required")
+            #expect(creation.attestation == "none")
+            let made = try authenticator.create(creation)
+            let registered = try await tfa.post(
+                "/api/tfa/passkey/register",
+                PasskeyRegisterRequest(assertion: registering, credential: made, name: "Laptop"))
+            #expect(registered.status == 200, "\(String(decoding: registered.body, as: UTF8.self))")
+            let proof = try registered.decode(TFAProofResponse.self)
+            let success = try await tfa.post(
+                "/api/tfa/finalize",
+                TFAFinalizeRequest(
+                    regToken: first.regToken, assertion: registering, providerAssertion: proof.providerAssertion)
+            ).decode(TFALoginSuccess.self)
+            let claims = try await tfa.verifyLoginToken(success.loginToken)
+            #expect(claims.amr == ["pwd", "hwk", "user", "mfa"] && claims.tfa == "passkey")
+            // The same credential again is refused; the operator sees the passkey as a factor with its name.
+            let factors = try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice")
+            #expect(factors.map(\.provider) == [.passkey] && factors.first?.destination == "Laptop")
+
+            // A later login verifies with the passkey: the options list the account's credential.
+            let second = try await tfa.interruption("alice")
+            #expect(second.activeProviders == [TFAProviderInfo(name: .passkey)])
+            let verifying = try await tfa.start(second.regToken, .verify, provider: .passkey)
+            let request = try await tfa.post("/api/tfa/passkey/options", TFAAssertionRequest(assertion: verifying))
+                .decode(PasskeyOptionsResponse.self).publicKey
+            #expect(request.rpId == "localhost" && request.allowCredentials?.map(\.id) == [made.id])
+            let answer = try authenticator.get(request)
+            let verified = try await tfa.post(
+                "/api/tfa/passkey/verify", PasskeyVerifyRequest(assertion: verifying, credential: answer))
+            #expect(verified.status == 200, "\(String(decoding: verified.body, as: UTF8.self))")
+            // The same answer again: its challenge is spent.
+            let again = try await tfa.start(second.regToken, .verify, provider: .passkey)
+            let replayed = try await tfa.post(
+                "/api/tfa/passkey/verify", PasskeyVerifyRequest(assertion: again, credential: answer))
+            #expect(replayed.code == "PASSKEY_CHALLENGE")
+
+            // Passwordless: no user name; the credential names the account.
+            let options = try await tfa.post("/api/tfa/passkey/login/options", PasskeyLoginOptionsRequest())
+                .decode(PasskeyOptionsResponse.self).publicKey
+            #expect(options.userVerification == "required" && options.allowCredentials == nil)
+            let signedIn = try await tfa.post(
+                "/api/tfa/passkey/login", PasskeyLoginRequest(credential: try authenticator.get(options)))
+            #expect(signedIn.status == 200, "\(String(decoding: signedIn.body, as: UTF8.self))")
+            let passwordless = try await tfa.verifyLoginToken(try signedIn.decode(TFALoginSuccess.self).loginToken)
+            #expect(passwordless.sub.value == "alice" && passwordless.amr == ["hwk", "user", "mfa"])
+
+            // Another origin (a phishing page relaying the challenge) is refused.
+            authenticator.origin = "https://login.example.net"
+            let phished = try await tfa.post(
+                "/api/tfa/passkey/login",
+                PasskeyLoginRequest(credential: try authenticator.get(try await signInOptions(tfa))))
+            #expect(phished.code == "PASSKEY_REFUSED" && phished.status == 400)
+            #expect((phished.fields["message"] as? String)?.contains("origin") == true)
+            authenticator.origin = "http://localhost:\(port)"
+
+            // No user verification: refused for a passwordless sign-in.
+            authenticator.verifiesUser = false
+            let unverified = try await tfa.post(
+                "/api/tfa/passkey/login",
+                PasskeyLoginRequest(credential: try authenticator.get(try await signInOptions(tfa))))
+            #expect(unverified.code == "PASSKEY_REFUSED")
+            authenticator.verifiesUser = true
+
+            // A counter set back (a copied key): refused, audited, and the credential blocked from then on.
+            let cloned = try await tfa.post(
+                "/api/tfa/passkey/login",
+                PasskeyLoginRequest(credential: try authenticator.get(try await signInOptions(tfa), signCount: 1)))
+            #expect(cloned.code == "PASSKEY_REFUSED")
+            let blocked = try await tfa.post(
+                "/api/tfa/passkey/login",
+                PasskeyLoginRequest(credential: try authenticator.get(try await signInOptions(tfa), signCount: 100)))
+            #expect(blocked.code == "PASSKEY_FLAGGED" && blocked.status == 403)
+            let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "passkey."), limit: 50)
+            #expect(audit.contains { $0.type == "passkey.counter_went_back" && $0.userId == "alice" })
+            #expect(audit.contains { $0.type == "passkey.added" })
+
+            // A removed passkey is unknown; its credential row went with its factor.
+            try await tfa.createAccount("bob")
+            let bobAuthenticator = SoftwareAuthenticator(origin: "http://localhost:\(port)")
+            let bob = try await tfa.interruption("bob")
+            let bobAssertion = try await tfa.start(bob.regToken, .register, provider: .passkey)
+            let bobOptions = try await tfa.post(
+                "/api/tfa/passkey/options", TFAAssertionRequest(assertion: bobAssertion)
+            )
+            .decode(PasskeyOptionsResponse.self).publicKey
+            #expect(
+                try await tfa.post(
+                    "/api/tfa/passkey/register",
+                    PasskeyRegisterRequest(assertion: bobAssertion, credential: try bobAuthenticator.create(bobOptions))
+                ).status == 200)
+            let bobFactor = try #require(
+                try await server.store.tfaFactors(applicationId: server.application.id, userId: "bob").first)
+            let key = ["Authorization": "Bearer \(server.apiKey)", "Content-Type": "application/json"]
+            let deleted = try await client.send(
+                "DELETE", "/api/v1/tfa/accounts/bob/factors/\(bobFactor.id)", headers: key)
+            #expect(deleted.status == 204)
+            #expect(try await server.store.passkeys(applicationId: server.application.id, userId: "bob").isEmpty)
+            let removed = try await tfa.post(
+                "/api/tfa/passkey/login",
+                PasskeyLoginRequest(credential: try bobAuthenticator.get(try await signInOptions(tfa))))
+            #expect(removed.code == "PASSKEY_UNKNOWN")
+
+            // A policy without passwordless sign-in.
+            var policy = try await server.operatorCall(client, "GET", "/api/v1/tfa/policy", as: TFAPolicy.self)
+            policy.passkeys = PasskeyPolicy(firstFactor: false)
+            let put = try await client.send(
+                "PUT", "/api/v1/tfa/policy", headers: key, body: try OperatorJSON.encoder().encode(policy))
+            #expect(put.status == 200, "\(put.text)")
+            let refused = try await tfa.post("/api/tfa/passkey/login/options", PasskeyLoginOptionsRequest())
+            #expect(refused.code == "PASSKEY_NOT_ALLOWED" && refused.status == 403)
+        }
+    }
+
+    private func signInOptions(_ tfa: TFAClient) async throws -> PasskeyOptions {
+        try await tfa.post("/api/tfa/passkey/login/options", PasskeyLoginOptionsRequest())
+            .decode(PasskeyOptionsResponse.self).publicKey
+    }
+}
