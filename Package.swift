@@ -129,6 +129,7 @@ let package = Package(
             name: "assent",
             dependencies: [
                 "AssentServer",
+                "AssentCrypto",
                 "AssentSDK",
                 "AssentModel",
                 "AssentQR",

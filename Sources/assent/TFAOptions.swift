@@ -1,4 +1,5 @@
 import ArgumentParser
+import AssentCrypto
 import AssentServer
 import Foundation
 
@@ -32,6 +33,12 @@ struct TFAOptions: ParsableArguments {
     @Option(help: "The cool-down's window and length, seconds (default 900).") var pushRefusalWindow: Int?
     @Option(help: "How long a fraud report suspends the account's push sign-ins, seconds (default 3600).")
     var pushFraudSuspension: Int?
+    @Option(
+        help: """
+            PEM file of root certificates a passkey's attestation may chain to, for applications whose passkey \
+            policy asks for direct attestation. Env: ASSENT_PASSKEY_ATTESTATION_ROOTS.
+            """)
+    var passkeyAttestationRoots: String?
 
     /// Applies the options to `settings`.
     func apply(to settings: inout TFASettings, environment: [String: String] = ProcessInfo.processInfo.environment)
@@ -41,6 +48,20 @@ struct TFAOptions: ParsableArguments {
             (option ?? environment[name]).flatMap { $0.isEmpty ? nil : $0 }
         }
         settings.totpIssuer = value(totpIssuer, "ASSENT_TOTP_ISSUER")
+        if let path = value(passkeyAttestationRoots, "ASSENT_PASSKEY_ATTESTATION_ROOTS") {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw ValidationError("Cannot read the passkey attestation roots \(path).")
+            }
+            do {
+                settings.passkeyAttestationRoots = try AttestationTrust.certificates(
+                    pem: String(decoding: data, as: UTF8.self))
+            } catch {
+                throw ValidationError("\(path) holds no PEM certificates: \(error)")
+            }
+            guard !settings.passkeyAttestationRoots.isEmpty else {
+                throw ValidationError("\(path) holds no PEM certificates.")
+            }
+        }
         for (given, path, name) in [
             (pushLoginsPerHour, \TFASettings.pushLoginsPerHour, "--push-logins-per-hour"),
             (pushRefusalLimit, \.pushRefusalLimit, "--push-refusal-limit"),

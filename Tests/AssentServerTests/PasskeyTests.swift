@@ -140,8 +140,23 @@ struct PasskeyTests {
                 PasskeyLoginRequest(credential: try bobAuthenticator.get(try await signInOptions(tfa))))
             #expect(removed.code == "PASSKEY_UNKNOWN")
 
-            // A policy without passwordless sign-in.
+            // A policy a browser could not follow is refused with the reason.
             var policy = try await server.operatorCall(client, "GET", "/api/v1/tfa/policy", as: TFAPolicy.self)
+            for (passkeys, reason) in [
+                (PasskeyPolicy(userVerification: "always"), "userVerification"),
+                (PasskeyPolicy(attestation: "indirect"), "attestation"),
+                (
+                    PasskeyPolicy(relyingPartyId: "bank.example", origins: ["https://evil.example"]),
+                    "not on the relying party"
+                ),
+                (PasskeyPolicy(origins: ["https://login.bank.example/path"]), "origins are origins"),
+            ] {
+                policy.passkeys = passkeys
+                let refused = try await client.send(
+                    "PUT", "/api/v1/tfa/policy", headers: key, body: try OperatorJSON.encoder().encode(policy))
+                #expect(refused.status == 400 && refused.text.contains(reason), "\(refused.text)")
+            }
+            // A policy without passwordless sign-in.
             policy.passkeys = PasskeyPolicy(firstFactor: false)
             let put = try await client.send(
                 "PUT", "/api/v1/tfa/policy", headers: key, body: try OperatorJSON.encoder().encode(policy))

@@ -311,11 +311,41 @@ struct TFAService: Sendable {
                 throw AssentServerError.invalidRequest("\(name) is a whole number from 1 to 1000000.")
             }
         }
+        if let passkeys = policy.passkeys { try Self.validate(passkeys) }
         try await store.putTFAPolicy(applicationId: applicationId, policy)
         await environment.audit(
             .tfaPolicySet, actor: actor,
             "Second factor \(policy.required ? "required" : "optional"), providers "
                 + policy.providers.map(\.rawValue).joined(separator: ", ") + ".")
+    }
+
+    /// Refuses a passkey policy a browser could not follow.
+    static func validate(_ passkeys: PasskeyPolicy) throws {
+        if let mode = passkeys.userVerification, !["required", "preferred", "discouraged"].contains(mode) {
+            throw AssentServerError.invalidRequest("passkeys.userVerification is required, preferred or discouraged.")
+        }
+        if let attestation = passkeys.attestation, !["none", "direct"].contains(attestation) {
+            throw AssentServerError.invalidRequest("passkeys.attestation is none or direct.")
+        }
+        if let id = passkeys.relyingPartyId,
+            id.isEmpty || id.count > 253
+                || id.contains(where: { !($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") })
+        {
+            throw AssentServerError.invalidRequest("passkeys.relyingPartyId is a domain name, e.g. bank.example.")
+        }
+        for origin in passkeys.origins ?? [] where !origin.hasPrefix("android:apk-key-hash:") {
+            guard let url = URLComponents(string: origin), ["https", "http"].contains(url.scheme ?? ""),
+                url.host?.isEmpty == false, url.path.isEmpty, url.query == nil, url.fragment == nil
+            else {
+                throw AssentServerError.invalidRequest(
+                    "passkeys.origins are origins: a scheme and a host with no path, e.g. https://login.bank.example "
+                        + "(or an Android app's android:apk-key-hash:…).")
+            }
+            if let id = passkeys.relyingPartyId, let host = url.host, host != id, !host.hasSuffix("." + id) {
+                throw AssentServerError.invalidRequest(
+                    "The origin \(origin) is not on the relying party \(id) or one of its subdomains.")
+            }
+        }
     }
 
     /// The providers a user may register: the policy's, less those the account has and e-mail (addresses come from
