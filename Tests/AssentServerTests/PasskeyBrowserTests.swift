@@ -1,3 +1,4 @@
+import AssentCrypto
 import AssentModel
 import AssentServer
 import AssentTesting
@@ -96,6 +97,45 @@ struct PasskeyBrowserTests {
             try await browser.click("#passkey-button")
             try await browser.expectText("#passkey-status", containing: "could not use a passkey")
             try await browser.screenshot("06-other-origin")
+
+            // Sign in with Assent: a website on another site (127.0.0.1) asks for two factors; the passkey alone
+            // gives them, and the ID token says how.
+            let redirect = "http://127.0.0.1:\(port)/health?rp=shop"
+            let client = try await server.operatorCall(
+                http, "POST", "/api/v1/clients",
+                body: try OperatorJSON.encoder().encode(
+                    CreateClientRequest(name: "Shop", scopes: ["profile"], redirectUris: [redirect], type: "public")),
+                as: CreateClientResponse.self
+            ).client.clientId
+            let pkce = CodeFlowClient.pkce()
+            let query = FormEncoding.encode([
+                "client_id": client, "redirect_uri": redirect, "response_type": "code", "scope": "openid",
+                "state": "shop-1", "nonce": "nonce-1", "code_challenge": pkce.challenge,
+                "code_challenge_method": "S256", "acr_values": "urn:assent:acr:mfa",
+            ])
+            try await browser.virtualPresence(authenticator, false)
+            try await browser.open("http://127.0.0.1:\(port)/health")
+            try await AuthorizationBrowserTests.follow(
+                browser, "\(base)/oauth2/authorize?\(String(decoding: query, as: UTF8.self))")
+            try await browser.expectText("#client", "to continue to Shop")
+            try await browser.virtualPresence(authenticator, true)
+            try await browser.click("#passkey-button")
+            let back = try await AuthorizationBrowserTests.address(browser, startingWith: "\(redirect)&code=")
+            let token = try await http.send(
+                "POST", "/oauth2/token", headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: FormEncoding.encode([
+                    "grant_type": "authorization_code", "code": try #require(CodeFlowClient.query(back)["code"]),
+                    "redirect_uri": redirect, "code_verifier": pkce.verifier, "client_id": client,
+                ]))
+            #expect(token.status == 200, "\(token.text)")
+            let claims = try await AuthorizationBrowserTests.verified(
+                http, try JSONDecoder().decode(OAuthTokenResponse.self, from: token.body).idToken)
+            #expect(claims.sub.value == "alice" && claims.acr == "urn:assent:acr:mfa")
+            #expect(claims.amr == ["hwk", "user", "mfa"])
+            try await browser.virtualPresence(authenticator, false)
+            try await browser.open("\(base)/login/done")
+            try await browser.click("#logout")
+            try await browser.expectText("h1", "Sign in")
 
             // The authenticator's counter set back, as a copy of the key would have it: refused, and the passkey
             // blocked even when the counter goes forward again.
