@@ -449,7 +449,7 @@ struct CLITests {
         "assent admin tfa: accounts, e-mail factors, policy, devices, removal; push sign-ins approved by assent token")
     func adminTFA() async throws {
         try await Self.withServer("tfa") { work, server, printed in
-            #expect(printed["Two-factor login"] == "/api/tfa with totp, push, passkey")
+            #expect(printed["Two-factor login"] == "/api/tfa with totp, push, passkey, backup")
             let environment = try Self.connection(printed)
             let created = try await Self.run(
                 [
@@ -467,7 +467,9 @@ struct CLITests {
                 input: "short\n")
             #expect(short.status != 0 && short.errors.contains("8 to 1024"))
             let policy = try await Self.run(["admin", "tfa", "policy"], environment: environment)
-            #expect(policy.output.contains("yes") && policy.output.contains("totp, push, passkey"), "\(policy.output)")
+            #expect(
+                policy.output.contains("yes") && policy.output.contains("totp, push, passkey, backup"),
+                "\(policy.output)")
             let changed = try await Self.run(
                 ["admin", "tfa", "policy", "--required", "false", "--provider", "totp", "--json"],
                 environment: environment)

@@ -209,7 +209,7 @@ struct TFATests {
             #expect(
                 policy
                     == TFAPolicy(
-                        required: true, providers: [.totp, .push, .passkey], numberMatching: "choose",
+                        required: true, providers: [.totp, .push, .passkey, .backup], numberMatching: "choose",
                         pushLoginsPerHour: 10,
                         pushRefusalLimit: 3, pushRefusalWindow: 900, pushFraudSuspension: 3_600))
             let unknownMode = try await client.send(

@@ -9,9 +9,11 @@ public enum TFAProvider: String, Codable, Sendable, CaseIterable {
     case push
     /// A WebAuthn credential (a passkey or a security key); not in seed 004, which predates them.
     case passkey
+    /// Single-use backup codes, for when the other factors are out of reach; not in seed 004.
+    case backup
 
-    /// The seed's wire name (`gigyaEmail`, `gigyaPhone`, `gigyaTotp`, `gigyaPush`; `assentPasskey` for the
-    /// provider the seed does not have).
+    /// The seed's wire name (`gigyaEmail`, `gigyaPhone`, `gigyaTotp`, `gigyaPush`; `assentPasskey` and
+    /// `assentBackupCode` for the providers the seed does not have).
     public var gigyaName: String {
         switch self {
         case .email: "gigyaEmail"
@@ -19,6 +21,7 @@ public enum TFAProvider: String, Codable, Sendable, CaseIterable {
         case .totp: "gigyaTotp"
         case .push: "gigyaPush"
         case .passkey: "assentPasskey"
+        case .backup: "assentBackupCode"
         }
     }
 }

@@ -66,6 +66,8 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case tfaAccountCreated = "tfa.account_created"
     case tfaAccountRemoved = "tfa.account_removed"
     case tfaAccountRenamed = "tfa.account_renamed"
+    case tfaBackupCodeUsed = "tfa.backup_code_used"
+    case tfaBackupCodesGenerated = "tfa.backup_codes_generated"
     case tfaCodeSent = "tfa.code_sent"
     case tfaDeviceRemembered = "tfa.device_remembered"
     case tfaDeviceRevoked = "tfa.device_revoked"

@@ -8,7 +8,8 @@ import Foundation
 /// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
 public protocol AssentStore: ApplicationStore, ActivationStore, ReplayGuard, APIKeyStore, OperationStore, OutboxStore,
-    DeviceEventStore, RateLimitStore, PushRegistrationStore, AuditStore, OpenIDStore, TFAStore, PasskeyStore, WebStore,
+    DeviceEventStore, RateLimitStore, PushRegistrationStore, AuditStore, OpenIDStore, TFAStore, PasskeyStore,
+    BackupCodeStore, WebStore,
     ConsoleStore
 {
     /// Creates or upgrades the schema. Safe to run from several processes at once.

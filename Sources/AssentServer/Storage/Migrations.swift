@@ -61,6 +61,7 @@ enum Migrations {
         Migration(version: 16, sqlite: numberMatchingV16(.sqlite), postgres: numberMatchingV16(.postgres)),
         Migration(version: 17, sqlite: pushLoginsV17(.sqlite), postgres: pushLoginsV17(.postgres)),
         Migration(version: 18, sqlite: passkeysV18(.sqlite), postgres: passkeysV18(.postgres)),
+        Migration(version: 19, sqlite: backupCodesV19(.sqlite), postgres: backupCodesV19(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -13,8 +13,10 @@ struct TFAController {
     let codes: CodeFactor
     let push: PushFactor
     let passkey: PasskeyFactor
+    let backup: BackupCodeFactor
 
     init(environment: ServerEnvironment) {
+        backup = BackupCodeFactor(environment: environment)
         passkey = PasskeyFactor(environment: environment)
         self.environment = environment
         flows = TFAService(environment: environment)
@@ -44,6 +46,8 @@ struct TFAController {
             .post("passkey/verify", use: verifyPasskey)
             .post("passkey/login/options", use: passkeySignInOptions)
             .post("passkey/login", use: passkeySignIn)
+            .post("backup/verify", use: verifyBackupCode)
+            .post("backup/generate", use: generateBackupCodes)
             .post("finalize", use: finalize)
     }
 
@@ -136,6 +140,14 @@ struct TFAController {
 
     @Sendable func passkeySignIn(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await answer(request, passkey.signIn)
+    }
+
+    @Sendable func verifyBackupCode(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, backup.verify)
+    }
+
+    @Sendable func generateBackupCodes(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, backup.generate)
     }
 
     @Sendable func finalize(_ request: Request, context: AssentRequestContext) async throws -> Response {

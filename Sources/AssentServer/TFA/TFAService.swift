@@ -148,6 +148,11 @@ struct TFAService: Sendable {
                     status: .badRequest, error: .registrationNotAllowed,
                     message: "E-mail addresses are registered by the operator, not in a login.")
             }
+            guard request.provider != .backup else {
+                throw TFAError(
+                    status: .badRequest, error: .registrationNotAllowed,
+                    message: "Backup codes are made after a sign-in with another factor, not as the first one.")
+            }
         case (.verification, .verify):
             let factors = try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
             guard let factor = factors.last(where: { $0.state == .active && $0.provider == request.provider }) else {
@@ -348,10 +353,10 @@ struct TFAService: Sendable {
         }
     }
 
-    /// The providers a user may register: the policy's, less those the account has and e-mail (addresses come from
-    /// the operator).
+    /// The providers a user may register: the policy's, less those the account has, e-mail (addresses come from
+    /// the operator) and backup codes (made after a sign-in).
     static func registrable(_ policy: TFAPolicy, active: [TFAProvider]) -> [TFAProvider] {
-        policy.providers.filter { !active.contains($0) && $0 != .email }
+        policy.providers.filter { !active.contains($0) && $0 != .email && $0 != .backup }
     }
 
     /// The providers of the account's active factors that the policy allows, in the policy's order.
@@ -419,7 +424,7 @@ struct TFAService: Sendable {
     /// hardware-bound key (`hwk`), a passkey `hwk` or `swk` as its record says (``PasskeyService/methods(_:userVerified:)``).
     static func method(_ provider: TFAProvider) -> String {
         switch provider {
-        case .totp, .email: "otp"
+        case .totp, .email, .backup: "otp"
         case .phone: "sms"
         case .push, .passkey: "hwk"
         }

@@ -39,11 +39,11 @@ public struct TFASettings: Sendable {
     /// applications whose passkey policy asks for `direct` attestation.
     public var passkeyAttestationRoots: [Certificate] = []
 
-    /// The providers this server can offer: TOTP, push (an activated Assent device) and passkeys always, e-mail
-    /// and phone when their delivery is configured. A new application allows all of them until the operator sets
+    /// The providers this server can offer: TOTP, push (an activated Assent device), passkeys and backup codes
+    /// always, e-mail and phone when their delivery is configured. A new application allows all of them until the operator sets
     /// its policy.
     public var offeredProviders: [TFAProvider] {
-        [.totp] + (mail == nil ? [] : [.email]) + (phoneGateway == nil ? [] : [.phone]) + [.push, .passkey]
+        [.totp] + (mail == nil ? [] : [.email]) + (phoneGateway == nil ? [] : [.phone]) + [.push, .passkey, .backup]
     }
 
     public init() {}

@@ -95,6 +95,7 @@ struct LoginPages: Sendable {
     let codes: CodeFactor
     let push: PushFactor
     let passkey: PasskeyFactor
+    let backup: BackupCodeFactor
     let sessions: WebSessions<LoginState>
     let authorizations: AuthorizationService
     let pages = WebPages.shared
@@ -112,6 +113,7 @@ struct LoginPages: Sendable {
         codes = CodeFactor(environment: environment)
         push = PushFactor(environment: environment)
         passkey = PasskeyFactor(environment: environment)
+        backup = BackupCodeFactor(environment: environment)
         sessions = WebSessions(
             environment: environment, cookieName: "__Host-assent-login", kind: "login", lifetime: 900,
             sameSite: "Lax", cookieLifetime: environment.openID.sessionLifetime)
@@ -323,9 +325,14 @@ struct LoginPages: Sendable {
             frame.title = Self.label(state.provider ?? .email, state)
             return pages.page(try await destinationPage(state), frame: frame, formTargets: targets)
         case .enterCode:
-            frame.title = state.provider == .totp ? "Enter the authenticator's code" : "Enter the code"
+            frame.title =
+                switch state.provider {
+                case .totp: "Enter the authenticator's code"
+                case .backup: "Enter a backup code"
+                default: "Enter the code"
+                }
             let content = LoginCodePage(
-                destination: state.destination, totp: state.provider == .totp,
+                destination: state.destination, totp: state.provider == .totp, backup: state.provider == .backup,
                 totpRegistration: state.qrCode != nil, qrCode: state.qrCode, secret: state.secret.map(Self.grouped))
             return pages.page(content, frame: frame, formTargets: targets)
         case .waitForPush:
@@ -456,7 +463,7 @@ struct LoginPages: Sendable {
         state.provider = provider
         state.assertion = started.assertion
         switch (provider, registration) {
-        case (.totp, false):
+        case (.totp, false), (.backup, _):
             state.step = .enterCode
         case (.totp, true):
             let issued = try await totp.register(TOTPRegisterRequest(assertion: started.assertion))
@@ -529,7 +536,7 @@ struct LoginPages: Sendable {
                 TFAPushOptInRequest(assertion: assertion, activationId: activationId)
             ).operationId
             state.step = .waitForPush
-        case .totp, .passkey, nil:
+        case .totp, .passkey, .backup, nil:
             state.step = .chooseFactor
         }
     }
@@ -553,6 +560,16 @@ struct LoginPages: Sendable {
             proof = try await codes.verify(
                 TFACodeVerifyRequest(assertion: assertion, phvToken: phvToken, code: code), provider: provider
             ).providerAssertion
+        case .backup:
+            let passed = try await backup.verify(BackupCodeVerifyRequest(assertion: assertion, code: code))
+            let cookies = try await finish(&state, proof: passed.providerAssertion, remember: form["remember"] != nil)
+            if passed.remaining <= BackupCodeFactor.lowWater {
+                state.notice =
+                    passed.remaining == 0
+                    ? "That was your last backup code: make new ones now, so that you are not locked out."
+                    : "Only \(passed.remaining) backup \(passed.remaining == 1 ? "code is" : "codes are") left: make new ones soon."
+            }
+            return cookies
         case .push, .passkey:
             return []
         }
@@ -769,6 +786,7 @@ struct LoginPages: Sendable {
         case .phone: state.registration ? "Set up your phone number" : "Code by text message or call"
         case .push: state.registration ? "Approve sign-ins on your phone" : "Approve on your phone"
         case .passkey: state.registration ? "Create a passkey" : "Use a passkey or security key"
+        case .backup: "Use a backup code"
         }
     }
 
@@ -796,6 +814,7 @@ struct LoginPages: Sendable {
             case TFAProvider.phone.rawValue: "code by text message or call"
             case TFAProvider.push.rawValue: "approval on your phone"
             case TFAProvider.passkey.rawValue: "a passkey"
+            case TFAProvider.backup.rawValue: "a backup code"
             case "remembered-device": "this browser, remembered"
             default: nil
             }
@@ -863,6 +882,7 @@ struct LoginCodePage: PageContext {
     static let template = PageTemplate.loginCode
     var destination: String?
     var totp: Bool
+    var backup: Bool
     var totpRegistration: Bool
     var qrCode: String?
     var secret: String?
