@@ -35,7 +35,9 @@ public enum AssentServerApplication {
         TFAController(environment: environment).addRoutes(to: api(.plain))
         OpenIDController(environment: environment).addRoutes(to: api(.oauth))
         WebPages.shared.register(on: router)
-        LoginPages(environment: environment).register(on: router)
+        let loginPages = LoginPages(environment: environment)
+        loginPages.register(on: router)
+        AccountPages(login: loginPages).register(on: router)
         ApprovalPages(environment: environment).register(on: router)
         ConsolePages(environment: environment).register(on: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
@@ -151,6 +153,7 @@ struct Sweeper: Service {
                         try await environment.store.purgeRateLimits(before: now)
                         try await environment.store.purgeOpenID(before: now - 86_400_000)
                         try await environment.store.purgeTFA(before: now)
+                        try await environment.store.purgePasskeyChallenges(before: now)
                         try await environment.store.purgeWebSessions(before: now)
                         try await SigningKeyService(environment: environment).purge()
                     }

@@ -68,6 +68,8 @@ public protocol PasskeyStore: Sendable {
     /// Records a verified use if the counter is still `expected` (two uses of one response cannot both win).
     func recordPasskeyUse(factorId: String, expected: Int64, signCount: Int64, backedUp: Bool, at now: Millis)
         async throws -> Bool
+    /// Renames the account's passkey (its factor's destination); `false` when it has no such passkey.
+    func renamePasskey(factorId: String, applicationId: String, userId: String, name: String) async throws -> Bool
     /// Flags a credential whose counter went backwards.
     func flagPasskey(factorId: String, at now: Millis) async throws
     func insertPasskeyChallenge(_ challenge: PasskeyChallengeRecord) async throws

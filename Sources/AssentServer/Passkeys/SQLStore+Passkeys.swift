@@ -92,6 +92,18 @@ extension SQLStore {
         return true
     }
 
+    public func renamePasskey(factorId: String, applicationId: String, userId: String, name: String) async throws
+        -> Bool
+    {
+        !(try await database.raw(
+            """
+            UPDATE tfa_factors SET destination = \(bind: name) WHERE id = \(bind: factorId) \
+            AND application_id = \(bind: applicationId) AND user_id = \(bind: userId) AND provider = 'passkey' \
+            RETURNING id
+            """
+        ).all()).isEmpty
+    }
+
     public func flagPasskey(factorId: String, at now: Millis) async throws {
         try await database.raw(
             """

@@ -40,6 +40,15 @@ extension SQLStore {
         ).all()).isEmpty
     }
 
+    public func setTFAPassword(applicationId: String, userId: String, hash: String) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE tfa_accounts SET password_hash = \(bind: hash) WHERE application_id = \(bind: applicationId) \
+            AND user_id = \(bind: userId) RETURNING user_id
+            """
+        ).all()).isEmpty
+    }
+
     public func deleteTFAAccount(applicationId: String, userId: String) async throws -> Bool {
         for table in ["tfa_factors", "tfa_devices"] {
             try await database.raw(

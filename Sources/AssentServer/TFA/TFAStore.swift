@@ -111,6 +111,8 @@ public protocol TFAStore: Sendable {
     func tfaAccount(applicationId: String, userId: String) async throws -> TFAAccountRecord?
     /// Sets (or, with `nil`, clears) the account's display name; `false` when there is no such account.
     func setTFAAccountName(applicationId: String, userId: String, name: String?) async throws -> Bool
+    /// Replaces the account's password hash; `false` when there is no such account.
+    func setTFAPassword(applicationId: String, userId: String, hash: String) async throws -> Bool
     /// Deletes the account with its factors and remembered devices; returns whether it existed.
     func deleteTFAAccount(applicationId: String, userId: String) async throws -> Bool
 

@@ -77,6 +77,7 @@ extension LoginPages {
             state = session.state
         } else {
             state = LoginState(application: try await flows.application(form["application"]).id)
+            if form["return"] == "account" { state.returnTo = "/account" }
         }
         do {
             let credential = try JSONDecoder().decode(

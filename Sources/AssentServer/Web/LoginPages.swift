@@ -60,6 +60,8 @@ struct LoginState: Codable, Sendable {
     var authorization: AuthorizationRequest?
     /// Where the browser goes next instead of the step's page (the client, told that the person declined).
     var pendingRedirect: String?
+    /// A page of this server the person goes back to once signed in (only `/account`).
+    var returnTo: String?
 
     init(application: String) { self.application = application }
 
@@ -70,6 +72,7 @@ struct LoginState: Codable, Sendable {
         state.authorization = authorization
         state.signIn = signIn
         state.methods = methods
+        state.returnTo = returnTo
         return state
     }
 
@@ -214,11 +217,13 @@ struct LoginPages: Sendable {
             return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
         }
         let expired = request.uri.queryParameters["expired"] != nil ? "The page expired: sign in again." : nil
+        let toAccount = request.uri.queryParameters["return"] == "account"
         guard var session = try await sessions.load(request) else {
             // No session yet, and none is stored until a password is right: the form's token is a cookie's value.
             let (csrf, cookie) = formToken.issue(request)
             var frame = frame(application, csrf: csrf, userId: nil)
             frame.message = expired
+            frame.returnTo = toAccount ? "account" : nil
             var response = pages.page(try await signInContent(application), frame: frame)
             response.headers.append(cookie)
             return response
@@ -232,6 +237,7 @@ struct LoginPages: Sendable {
             ? session.state.restarted() : LoginState(application: application.id)
         session.state.message = message ?? expired
         session.state.userId = userId
+        if toAccount { session.state.returnTo = "/account" }
         return try await render(&session, application: application, changed: true)
     }
 
@@ -251,6 +257,7 @@ struct LoginPages: Sendable {
             return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
         }
         var state = LoginState(application: application.id)
+        if form["return"] == "account" { state.returnTo = "/account" }
         var status = HTTPResponse.Status.badRequest
         var retryAfter: Int?
         do {
@@ -266,13 +273,14 @@ struct LoginPages: Sendable {
         guard state.step != .signIn else {
             var frame = frame(application, csrf: form["csrf"] ?? "", userId: state.userId)
             frame.message = state.message
+            frame.returnTo = state.returnTo == nil ? nil : "account"
             var response = pages.page(try await signInContent(application), frame: frame, status: status)
             if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
         }
+        let location = try await continueAuthorization(&state)
         let (_, cookie) = try await sessions.create(state, lifetime: lifetime(state))
-        return WebPages.redirect(
-            state.step.path, cookies: [cookie, formToken.removal])
+        return WebPages.redirect(location, cookies: [cookie, formToken.removal])
     }
 
     /// `GET` of a step's page: the page when the session is at that step, else a redirect to where it is.
@@ -626,6 +634,10 @@ struct LoginPages: Sendable {
             state.pendingRedirect = nil
             return redirect
         }
+        if state.step == .signedIn, state.authorization == nil, let target = state.returnTo {
+            state.returnTo = nil
+            return target
+        }
         guard state.step == .signedIn, let request = state.authorization, let signIn = state.signIn else {
             return state.step.path
         }
@@ -836,6 +848,8 @@ struct LoginFrame: Sendable {
     var client: String?
     /// A sentence that informs rather than warns.
     var notice: String?
+    /// `account` when the sign-in leads back to `/account`.
+    var returnTo: String?
 }
 
 /// The password form, and passkey sign-in where the application allows it.

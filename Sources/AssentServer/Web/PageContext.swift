@@ -9,6 +9,8 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case loginCode = "login-code"
     case loginPush = "login-push"
     case loginPasskey = "login-passkey"
+    case account
+    case accountCodes = "account-codes"
     case loginDone = "login-done"
     case loginLogout = "login-logout"
     case loginConsent = "login-consent"

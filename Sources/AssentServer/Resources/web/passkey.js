@@ -76,17 +76,31 @@
             : "Your browser could not use a passkey here (" + (error && error.message || error) + ").");
     }
 
+    // The options in data-options, or (data-options-url) fetched when the button is pressed.
+    function options(form) {
+        if (!form.dataset.optionsUrl) { return Promise.resolve(JSON.parse(form.dataset.options).publicKey); }
+        var body = new URLSearchParams();
+        body.set("csrf", form.elements.csrf.value);
+        return fetch(form.dataset.optionsUrl, { method: "POST", body: body, credentials: "same-origin" })
+            .then(function (answer) {
+                return answer.json().then(function (json) {
+                    if (!answer.ok) { throw new Error(json.message || answer.statusText); }
+                    return json.publicKey;
+                });
+            });
+    }
+
     function ceremony(form) {
         var button = document.getElementById("passkey-start");
-        var options = JSON.parse(form.dataset.options).publicKey;
         var create = form.dataset.mode === "create";
         button.hidden = false;
         button.addEventListener("click", function () {
             say("Follow your browser's prompt…");
-            var call = create
-                ? navigator.credentials.create({ publicKey: creationOptions(options) })
-                : navigator.credentials.get({ publicKey: requestOptions(options) });
-            call.then(function (credential) {
+            options(form).then(function (publicKey) {
+                return create
+                    ? navigator.credentials.create({ publicKey: creationOptions(publicKey) })
+                    : navigator.credentials.get({ publicKey: requestOptions(publicKey) });
+            }).then(function (credential) {
                 form.elements.credential.value = credentialJSON(credential);
                 form.submit();
             }, failed);

@@ -1,0 +1,306 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// `/account`: a person's own security page on the hosted pages, in the sign-in's session. It opens only for a
+/// sign-in with two factors in the last 15 minutes: otherwise the person signs in again (or, signed in with a
+/// password alone, passes a second factor) and comes back. Forms carry the session's CSRF token and answer with a
+/// 303 back to the page (post/redirect/get), except new backup codes, which are shown once in the answer itself.
+struct AccountPages: Sendable {
+    let login: LoginPages
+    let account: AccountService
+    var environment: ServerEnvironment { login.environment }
+    let pages = WebPages.shared
+    typealias Session = WebSessions<LoginState>.Session
+
+    /// How recent the two-factor sign-in must be.
+    static let freshness: Millis = 15 * 60 * 1000
+
+    init(login: LoginPages) {
+        self.login = login
+        account = AccountService(environment: login.environment)
+    }
+
+    func register(on router: Router<AssentRequestContext>) {
+        router.get("account") { request, _ in try await show(request) }
+        router.post("account/passkeys/options") { request, _ in try await passkeyOptions(request) }
+        router.post("account/passkeys") { request, _ in
+            try await change(request) { _, application, userId, form in
+                let credential = try JSONDecoder().decode(
+                    RegistrationCredential.self, from: Data((form["credential"] ?? "").utf8))
+                _ = try await account.passkeys.register(
+                    application, userId: userId, credential: credential, name: form["name"])
+                return "Passkey added."
+            }
+        }
+        router.post("account/passkeys/rename") { request, _ in
+            try await change(request) { _, application, userId, form in
+                try await account.renamePasskey(
+                    application, userId: userId, factorId: form["id"] ?? "", name: form["name"] ?? "")
+                return "Passkey renamed."
+            }
+        }
+        router.post("account/factors/remove") { request, _ in
+            try await change(request) { _, application, userId, form in
+                try await account.removeFactor(application, userId: userId, factorId: form["id"] ?? "")
+                return "Removed."
+            }
+        }
+        router.post("account/browsers/revoke") { request, _ in
+            try await change(request) { _, application, userId, form in
+                try await account.revokeBrowser(application, userId: userId, deviceId: form["id"] ?? "")
+                return "That browser will ask for a second factor again."
+            }
+        }
+        router.post("account/phones/lost") { request, _ in
+            try await change(request) { _, application, userId, form in
+                let phone = try await account.lostPhone(application, userId: userId, activationId: form["id"] ?? "")
+                return "\(phone.deviceLabel) is blocked: it can no longer approve anything."
+            }
+        }
+        router.post("account/password") { request, context in
+            try await change(request) { _, application, userId, form in
+                guard let new = form["new"], new == form["confirm"] else {
+                    throw AssentServerError.invalidRequest("The new password and its repetition differ.")
+                }
+                try await account.changePassword(
+                    application, userId: userId, current: form["current"] ?? "", new: new,
+                    address: context.clientLimitKey)
+                return "Password changed."
+            }
+        }
+        router.post("account/backup-codes") { request, _ in try await newBackupCodes(request) }
+    }
+
+    // MARK: The gate
+
+    /// Whether the page opens.
+    enum Gate {
+        case success((Session, ApplicationRecord, String))
+        case failure(Response)
+    }
+
+    /// The session, its application and the person, when the session holds a fresh two-factor sign-in; otherwise
+    /// the redirect that gets one (a new sign-in, or a second factor after a password).
+    private func fresh(_ request: Request) async throws -> Gate {
+        guard var session = try await login.sessions.load(request) else {
+            return .failure(WebPages.redirect("/login?return=account"))
+        }
+        let now = environment.nowMillis
+        let application = try await login.flows.applicationRecord(id: session.state.application)
+        if session.state.step == .signedIn, let signIn = session.state.signIn {
+            if signIn.assurance >= .secondFactor, now - signIn.authTime <= Self.freshness {
+                return .success((session, application, signIn.userId))
+            }
+            if signIn.assurance < .secondFactor, now - signIn.authTime <= Self.freshness {
+                // Signed in with a password alone: a second factor first.
+                let (regToken, providers) = try await login.flows.stepUp(
+                    applicationId: application.id, userId: signIn.userId)
+                if !providers.isEmpty {
+                    session.state.step = .chooseFactor
+                    session.state.regToken = regToken
+                    session.state.registration = false
+                    session.state.providers = providers
+                    session.state.userId = signIn.userId
+                    session.state.returnTo = "/account"
+                    session.state.notice = "Confirm it is you with a second factor to manage your account's security."
+                    _ = try await login.sessions.save(&session, lifetime: login.lifetime(session.state))
+                    return .failure(WebPages.redirect(LoginState.Step.chooseFactor.path))
+                }
+            }
+        }
+        let userId = session.state.signIn?.userId ?? session.state.userId
+        session.state = session.state.restarted()
+        session.state.userId = userId
+        session.state.returnTo = "/account"
+        session.state.notice = "Sign in again to manage your account's security."
+        _ = try await login.sessions.save(&session, lifetime: login.lifetime(session.state))
+        return .failure(WebPages.redirect("/login?application=\(FormEncoding.escape(application.id))"))
+    }
+
+    // MARK: Pages
+
+    private func show(_ request: Request) async throws -> Response {
+        let (session, application, userId): (Session, ApplicationRecord, String)
+        switch try await fresh(request) {
+        case .success(let granted): (session, application, userId) = granted
+        case .failure(let redirect): return redirect
+        }
+        var shown = session
+        var frame = login.frame(application, csrf: session.csrfToken, userId: userId)
+        frame.title = "Your account's security"
+        frame.message = shown.state.message
+        frame.notice = shown.state.notice
+        if frame.message != nil || frame.notice != nil {
+            shown.state.message = nil
+            shown.state.notice = nil
+            _ = try await login.sessions.save(&shown, lifetime: login.lifetime(shown.state))
+        }
+        let overview = try await account.overview(application, userId: userId)
+        return pages.page(AccountPage(overview, userId: userId), frame: frame)
+    }
+
+    /// `POST /account/passkeys/options`: creation options for a new passkey, as JSON.
+    private func passkeyOptions(_ request: Request) async throws -> Response {
+        guard let form = try await WebForm.read(request),
+            case .success(let (session, application, userId)) = try await fresh(request),
+            WebSessions<LoginState>.validToken(form, session)
+        else {
+            return try TFAController.json(
+                ["code": "FORBIDDEN", "message": "Your session expired or this page is stale: reload it."],
+                status: .forbidden)
+        }
+        return try TFAController.json(try await account.passkeys.creationOptions(application, userId: userId))
+    }
+
+    /// A form that changes something: the gate, the token, the change; its sentence (or the refusal's) is shown on
+    /// the page it leads back to.
+    private func change(
+        _ request: Request,
+        _ body: (Session, ApplicationRecord, String, [String: String]) async throws -> String
+    ) async throws -> Response {
+        guard let form = try await WebForm.read(request) else {
+            return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
+        }
+        let (session, application, userId): (Session, ApplicationRecord, String)
+        switch try await fresh(request) {
+        case .success(let granted): (session, application, userId) = granted
+        case .failure(let redirect): return redirect
+        }
+        guard WebSessions<LoginState>.validToken(form, session) else {
+            return pages.error(.forbidden, "This form is stale or did not come from this site: open the page again.")
+        }
+        var updated = session
+        do {
+            updated.state.notice = try await body(session, application, userId, form)
+        } catch let error as TFAError {
+            updated.state.message = error.message
+        } catch let error as AssentServerError where error.status < 500 {
+            updated.state.message = LoginPages.sentence(error)
+        } catch is DecodingError {
+            updated.state.message = "Your browser sent no passkey: try again."
+        }
+        _ = try await login.sessions.save(&updated, lifetime: login.lifetime(updated.state))
+        return WebPages.redirect("/account")
+    }
+
+    /// `POST /account/backup-codes`: a new set, shown once (printable); the old set stops working.
+    private func newBackupCodes(_ request: Request) async throws -> Response {
+        guard let form = try await WebForm.read(request) else {
+            return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
+        }
+        let (session, application, userId): (Session, ApplicationRecord, String)
+        switch try await fresh(request) {
+        case .success(let granted): (session, application, userId) = granted
+        case .failure(let redirect): return redirect
+        }
+        guard WebSessions<LoginState>.validToken(form, session) else {
+            return pages.error(.forbidden, "This form is stale or did not come from this site: open the page again.")
+        }
+        let codes = try await account.backup.generate(applicationId: application.id, userId: userId, actor: "user")
+        var frame = login.frame(application, csrf: session.csrfToken, userId: userId)
+        frame.title = "Your backup codes"
+        return pages.page(AccountCodesPage(codes: codes), frame: frame)
+    }
+}
+
+/// The security page's lists.
+struct AccountPage: PageContext {
+    static let template = PageTemplate.account
+
+    struct Passkey: Sendable {
+        var id: String
+        var name: String
+        var added: String
+        var lastUsed: String
+        var kind: String
+        var blocked: Bool
+    }
+
+    struct Item: Sendable {
+        var id: String
+        var label: String
+        var detail: String
+        var removable: Bool
+    }
+
+    var passkeys: [Passkey]
+    var hasPasskeys: Bool
+    var factors: [Item]
+    var hasFactors: Bool
+    var emails: [Item]
+    var hasEmails: Bool
+    var backupLeft: String
+    var browsers: [Item]
+    var hasBrowsers: Bool
+    var phones: [Item]
+    var hasPhones: Bool
+
+    init(_ overview: AccountService.Overview, userId: String) {
+        let names = Dictionary(overview.factors.map { ($0.id, $0.destination ?? "Passkey") }) { first, _ in first }
+        passkeys = overview.passkeys.map {
+            Passkey(
+                id: $0.factorId, name: names[$0.factorId] ?? "Passkey", added: Self.date($0.createdAt),
+                lastUsed: $0.lastUsedAt.map(Self.date) ?? "never",
+                kind: $0.multiDevice ? (($0.backedUp ? "synced" : "can be synced")) : "on this device or key only",
+                blocked: $0.flaggedAt != nil)
+        }
+        hasPasskeys = !passkeys.isEmpty
+        factors = overview.factors.compactMap { factor in
+            switch factor.provider {
+            case .totp:
+                Item(
+                    id: factor.id, label: "Authenticator app", detail: "added \(Self.date(factor.createdAt))",
+                    removable: true)
+            case .phone:
+                Item(
+                    id: factor.id, label: "Phone \(CodeFactor.obfuscatePhone(factor.destination ?? ""))",
+                    detail: "codes by text message or call", removable: true)
+            case .push:
+                Item(
+                    id: factor.id, label: "Approval on your phone", detail: "added \(Self.date(factor.createdAt))",
+                    removable: true)
+            default: nil
+            }
+        }
+        hasFactors = !factors.isEmpty
+        emails = overview.factors.filter { $0.provider == .email }.map {
+            Item(
+                id: $0.id, label: CodeFactor.obfuscateEmail($0.destination ?? ""), detail: "set by the service",
+                removable: false)
+        }
+        hasEmails = !emails.isEmpty
+        backupLeft = overview.backupCodesLeft.map { "\($0) of \(BackupCodeFactor.count) unused" } ?? "none yet"
+        browsers = overview.browsers.map {
+            Item(
+                id: $0.id, label: "Remembered \(Self.date($0.createdAt))",
+                detail: "last used \($0.lastUsedAt.map(Self.date) ?? "never"), until \(Self.date($0.expiresAt))",
+                removable: true)
+        }
+        hasBrowsers = !browsers.isEmpty
+        phones = overview.phones.map {
+            Item(
+                id: $0.id, label: $0.deviceLabel,
+                detail: ($0.state == .blocked ? "blocked (\($0.blockedReason ?? "blocked")), " : "")
+                    + "\($0.platform ?? "phone"), last used \($0.lastUsedAt.map(Self.date) ?? "never")",
+                removable: $0.state == .active)
+        }
+        hasPhones = !phones.isEmpty
+    }
+
+    static func date(_ millis: Millis) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_GB")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "d MMM yyyy, HH:mm 'UTC'"
+        return formatter.string(from: Date(millis: millis))
+    }
+}
+
+/// New backup codes, shown once.
+struct AccountCodesPage: PageContext {
+    static let template = PageTemplate.accountCodes
+    var codes: [String]
+}
