@@ -110,6 +110,7 @@ extension AssentServerApplication {
         }
         if let mail = environment.tfa.mail {
             senders.append(EmailCodeSender(environment: environment, client: SMTPClient(settings: mail)))
+            senders.append(NoticeSender(environment: environment, client: SMTPClient(settings: mail)))
         }
         if let gateway = environment.tfa.phoneGateway {
             senders.append(PhoneCodeSender(environment: environment, settings: gateway))
@@ -145,7 +146,7 @@ struct Sweeper: Service {
                         var undeliverable: [OutboxChannel] = []
                         if environment.webhook == nil { undeliverable.append(.webhook) }
                         if environment.push?.isEmpty ?? true { undeliverable.append(.push) }
-                        if environment.tfa.mail == nil { undeliverable.append(.email) }
+                        if environment.tfa.mail == nil { undeliverable.append(contentsOf: [.email, .notice]) }
                         if environment.tfa.phoneGateway == nil { undeliverable.append(.phone) }
                         try await environment.store.purgeOutbox(
                             before: now - 86_400_000, undeliverable: undeliverable)

@@ -1,4 +1,5 @@
 import AssentSDK
+import AssentServer
 import AssentTesting
 import Foundation
 
@@ -32,9 +33,10 @@ enum SDKClients {
     /// Runs `body` against a live server on `backend` with an SDK client activated for alice (PIN 1234), its state
     /// in `directory`.
     static func withActivatedClient(
-        _ backend: Backend, _ body: @Sendable (TestServer, HTTPClient, AssentClient, URL) async throws -> Void
+        _ backend: Backend, tfa: TFASettings = TFASettings(),
+        _ body: @Sendable (TestServer, HTTPClient, AssentClient, URL) async throws -> Void
     ) async throws {
-        let server = try await TestServer.make(backend)
+        let server = try await TestServer.make(backend, tfa: tfa)
         defer { Task { await server.shutdown() } }
         let directory = Self.directory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -18,10 +18,19 @@ struct AccountPageTests {
         "Sign in to /account, add and remove a passkey, backup codes, browsers, a lost phone, the password",
         arguments: Backend.all)
     func account(_ backend: Backend) async throws {
-        try await SDKClients.withActivatedClient(backend) { server, http, client, _ in
+        let smtp = try await SMTPTestServer(mode: .starttls)
+        var settings = TFASettings()
+        settings.mail = smtp.settings()
+        try await SDKClients.withActivatedClient(backend, tfa: settings) { server, http, client, _ in
             let tfa = TFAClient(server: server, client: http)
             try await tfa.createAccount("alice")
             let (uri, signedIn) = try await tfa.registerTOTP("alice", remember: true)
+            @Sendable func addEmail() async throws -> TFAFactorInfo {
+                try await server.operatorCall(
+                    http, "POST", "/api/v1/tfa/accounts/alice/emails",
+                    body: try OperatorJSON.encoder().encode(["email": "alice@bank.example"]), as: TFAFactorInfo.self)
+            }
+            let email = try await addEmail()
             let oldCodes = try await tfa.post(
                 "/api/tfa/backup/generate", BackupCodeGenerateRequest(loginToken: signedIn.loginToken)
             ).decode(BackupCodeList.self).codes
@@ -99,8 +108,48 @@ struct AccountPageTests {
             let audit = try await server.store.auditEvents(AuditFilter(), limit: 200)
             #expect(audit.contains { $0.type == "activation.lost" && $0.actor == "user" })
 
-            // The authenticator app is the last factor besides the passkey: the passkey goes, the app stays.
+            // A new phone: its activation QR code on the page, read off the screen by zbarimg, activates the SDK on
+            // it (committed at once), and it approves the next push sign-in.
+            try await browser.click("#new-phone")
+            try await browser.expectText("#notice", containing: "Scan the QR code")
+            let shot = try await browser.screenshot(of: "#new-phone-qr", "04-new-phone-qr")
+            try await browser.screenshot("04-new-phone")
+            let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+            #expect(scanned.hasPrefix(try await browser.text("#new-phone-code") + "#"))
+            let directory = SDKClients.directory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let newPhone = try SDKClients.client(server, base: http.base, directory: directory)
+            _ = try await newPhone.startActivation(code: scanned)
+            try await newPhone.finishActivation(pin: "1234")
+            #expect(try await newPhone.status().state == .active)
+            let login = try await tfa.interruption("alice")
+            #expect(login.activeProviders.contains(TFAProviderInfo(name: .push)))
+            let pushing = try await tfa.start(login.regToken, .verify, provider: .push)
+            let sent = try await tfa.post("/api/tfa/push/send", TFAPushSendRequest(assertion: pushing))
+                .decode(TFAPushSent.self)
+            let newOperations = OperationsService(client: newPhone)
+            let asked = try #require(try await newOperations.pending().value.first { $0.id == sent.operationId })
+            try await newOperations.authorize(asked, factor: .pin("1234"), number: sent.number)
+            let approved = try await tfa.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: pushing))
+                .decode(TFAPushStatus.self)
+            #expect(approved.status == "APPROVED")
+            try await browser.open("\(base)/account")
+            #expect(!(try await browser.exists("#new-phone-qr")))
+
+            // The passkey goes; without the e-mail address (the operator's) and the new phone's approvals, the
+            // authenticator app is the last second factor besides backup codes, and stays.
             try await browser.click("#remove-\(passkey.factorId)")
+            try await browser.expectText("#notice", "Removed.")
+            _ = try await smtp.wait(for: 6)
+            let removed = try await http.send(
+                "DELETE", "/api/v1/tfa/accounts/alice/factors/\(email.id)",
+                headers: ["Authorization": "Bearer \(server.apiKey)"])
+            #expect(removed.status == 204)
+            let pushFactor = try #require(
+                try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice").first {
+                    $0.provider == .push
+                })
+            try await browser.click("#remove-\(pushFactor.id)")
             try await browser.expectText("#notice", "Removed.")
             let totp = try #require(
                 try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice").first {
@@ -108,6 +157,7 @@ struct AccountPageTests {
                 })
             try await browser.click("#remove-\(totp.id)")
             try await browser.expectText(".message", containing: "last second factor")
+            _ = try await addEmail()
 
             // The password changes (a wrong current one is refused).
             try await browser.type("#current", "not the password")
@@ -122,6 +172,20 @@ struct AccountPageTests {
             try await browser.expectText("#notice", "Password changed.")
             #expect(try await tfa.login("alice", password: "a new horse battery").status == 403)
             #expect(try await tfa.login("alice").code == "INVALID_LOGIN")
+
+            // Every change was announced to the account's address, through the mail relay (while it had one: the
+            // approvals' removal went to nobody).
+            let mails = try await smtp.wait(for: 7)
+            #expect(mails.allSatisfy { $0.to == ["alice@bank.example"] })
+            let subjects = Set(
+                mails.map { $0.subject.replacingOccurrences(of: "\(server.application.name): ", with: "") })
+            #expect(
+                subjects == [
+                    "A passkey was added", "New backup codes", "A remembered browser was forgotten",
+                    "Your phone was blocked", "A new phone is being added", "A second factor was removed",
+                    "Your password was changed",
+                ], "\(subjects)")
+            #expect(mails.contains { $0.body.contains("A passkey named \"Laptop\" was added") })
         }
     }
 }

@@ -14,8 +14,9 @@ struct AccountService: Sendable {
     let backup: BackupCodeFactor
     let activations: ActivationService
     let operations: OperationService
+    let notices: AccountNotices
     /// The part of the store this sees.
-    var store: any TFAStore & PasskeyStore & BackupCodeStore & OperationStore & PushRegistrationStore {
+    var store: any TFAStore & PasskeyStore & BackupCodeStore & OperationStore & PushRegistrationStore & NoticeStore {
         environment.store
     }
 
@@ -26,6 +27,7 @@ struct AccountService: Sendable {
         backup = BackupCodeFactor(environment: environment)
         activations = ActivationService(environment: environment)
         operations = OperationService(environment: environment)
+        notices = AccountNotices(environment: environment)
     }
 
     /// Everything the page lists.
@@ -68,6 +70,27 @@ struct AccountService: Sendable {
         await environment.audit(.passkeyRenamed, userId: userId, actor: "user", "Passkey \(factorId) renamed.")
     }
 
+    /// Adds a passkey the person just made on the page.
+    func addPasskey(
+        _ application: ApplicationRecord, userId: String, credential: RegistrationCredential, name: String?
+    ) async throws {
+        _ = try await passkeys.register(application, userId: userId, credential: credential, name: name)
+        let label =
+            try await store.tfaFactors(applicationId: application.id, userId: userId)
+            .last { $0.provider == .passkey }?.destination ?? "Passkey"
+        await notices.send(
+            application, userId: userId, subject: "A passkey was added", what: "A passkey named \"\(label)\" was added")
+    }
+
+    /// New backup codes; the old ones stop working.
+    func newBackupCodes(_ application: ApplicationRecord, userId: String) async throws -> [String] {
+        let codes = try await backup.generate(applicationId: application.id, userId: userId, actor: "user")
+        await notices.send(
+            application, userId: userId, subject: "New backup codes",
+            what: "New backup codes were made, and the previous ones stopped working")
+        return codes
+    }
+
     /// Removes one of the person's factors, keeping at least one that is not a backup code when the application
     /// requires a second factor (backup codes alone would be the only way in).
     func removeFactor(_ application: ApplicationRecord, userId: String, factorId: String) async throws {
@@ -84,6 +107,14 @@ struct AccountService: Sendable {
                 .conflict, "This is your last second factor: add another one before you remove it.", status: 409)
         }
         try await accounts.removeFactor(id: factorId, userId: userId, in: application, actor: "user")
+        let what =
+            switch factor.provider {
+            case .passkey: "The passkey \"\(factor.destination ?? "Passkey")\" was removed"
+            case .totp: "The authenticator app was removed as a second factor"
+            case .backup: "Your backup codes were removed"
+            default: "A second factor (\(factor.provider.rawValue)) was removed"
+            }
+        await notices.send(application, userId: userId, subject: "A second factor was removed", what: what)
     }
 
     /// Revokes one of the person's own remembered browsers.
@@ -93,10 +124,13 @@ struct AccountService: Sendable {
             throw AssentServerError.notFound("You have no such remembered browser.")
         }
         try await accounts.revokeDevice(id: deviceId, in: application, actor: "user")
+        await notices.send(
+            application, userId: userId, subject: "A remembered browser was forgotten",
+            what: "A remembered browser was forgotten: it will ask for a second factor again")
     }
 
     /// "I lost this phone": the activation is blocked with reason `LOST`, the operations waiting for it are
-    /// canceled, and its push registration is dropped, so nothing more reaches it.
+    /// canceled, it no longer approves sign-ins, and its push registration is dropped, so nothing more reaches it.
     func lostPhone(_ application: ApplicationRecord, userId: String, activationId: String) async throws
         -> ActivationRecord
     {
@@ -111,6 +145,11 @@ struct AccountService: Sendable {
         where operation.devices?.contains(activationId) ?? others.isEmpty {
             _ = try? await operations.cancel(id: operation.id, reason: "DEVICE_LOST", actor: "user")
         }
+        // It approves no sign-ins any more either.
+        for factor in try await store.tfaFactors(applicationId: application.id, userId: userId)
+        where factor.provider == .push && factor.destination == activationId {
+            _ = try await store.deleteTFAFactor(id: factor.id, applicationId: application.id, userId: userId)
+        }
         if let registration = try await store.pushRegistration(activationId: activationId) {
             _ = try await store.deletePushRegistration(
                 activationId: activationId, registeredAt: registration.registeredAt)
@@ -118,7 +157,38 @@ struct AccountService: Sendable {
         await environment.audit(
             .activationLost, activation: blocked, actor: "user",
             "Reported lost: blocked, its waiting operations canceled, its push registration dropped.")
+        await notices.send(
+            application, userId: userId, subject: "Your phone was blocked",
+            what: "Your phone \(blocked.deviceLabel) was reported lost and blocked: it can no longer approve anything")
         return blocked
+    }
+
+    /// "Add a new phone": an activation for the person, committed as soon as the phone completes it (the person
+    /// just passed two factors, so no operator compares fingerprints), opted in to approve sign-ins where the
+    /// application takes push approval; its QR code is shown on the page.
+    func newPhone(_ application: ApplicationRecord, userId: String) async throws -> ActivationRecord {
+        let created = try await activations.create(
+            application: application, userId: userId, commitMode: .auto, actor: "user")
+        // It approves sign-ins too, where the application takes push approval.
+        if try await TFAService(environment: environment).policy(application.id).providers.contains(.push) {
+            let now = environment.nowMillis
+            try await store.insertTFAFactor(
+                TFAFactorRecord(
+                    id: TFATokens.id(), applicationId: application.id, userId: userId, provider: .push, state: .active,
+                    destination: created.activation.id, createdAt: now, lastVerifiedAt: now))
+        }
+        await notices.send(
+            application, userId: userId, subject: "A new phone is being added",
+            what: "An activation code for a new phone was made on your account's security page")
+        return created.activation
+    }
+
+    /// The QR text of the new phone's activation while no phone has used it.
+    func newPhoneQR(_ activationId: String, userId: String) async throws -> String? {
+        guard let activation = try await activations.find(id: activationId), activation.userId == userId else {
+            return nil
+        }
+        return try await activations.pendingQRText(id: activation.id)
     }
 
     /// Changes the password after checking the current one (a wrong one counts like a failed login).
@@ -144,5 +214,7 @@ struct AccountService: Sendable {
                 applicationId: application.id, userId: userId, hash: try await hasher.hash(new))
         else { throw AssentServerError.notFound("The account is gone.") }
         await environment.audit(.tfaPasswordChanged, userId: userId, actor: "user", "Password changed.")
+        await notices.send(
+            application, userId: userId, subject: "Your password was changed", what: "Your password was changed")
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
 public protocol AssentStore: ApplicationStore, ActivationStore, ReplayGuard, APIKeyStore, OperationStore, OutboxStore,
     DeviceEventStore, RateLimitStore, PushRegistrationStore, AuditStore, OpenIDStore, TFAStore, PasskeyStore,
-    BackupCodeStore, WebStore,
+    BackupCodeStore, NoticeStore, WebStore,
     ConsoleStore
 {
     /// Creates or upgrades the schema. Safe to run from several processes at once.

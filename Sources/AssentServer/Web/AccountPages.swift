@@ -1,5 +1,6 @@
 import AssentCrypto
 import AssentModel
+import AssentQR
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -30,8 +31,7 @@ struct AccountPages: Sendable {
             try await change(request) { _, application, userId, form in
                 let credential = try JSONDecoder().decode(
                     RegistrationCredential.self, from: Data((form["credential"] ?? "").utf8))
-                _ = try await account.passkeys.register(
-                    application, userId: userId, credential: credential, name: form["name"])
+                try await account.addPasskey(application, userId: userId, credential: credential, name: form["name"])
                 return "Passkey added."
             }
         }
@@ -72,6 +72,13 @@ struct AccountPages: Sendable {
             }
         }
         router.post("account/backup-codes") { request, _ in try await newBackupCodes(request) }
+        router.post("account/phones/new") { request, _ in
+            try await change(request) { session, application, userId, _ in
+                let activation = try await account.newPhone(application, userId: userId)
+                session.state.newPhone = activation.id
+                return "Scan the QR code below with the Assent app on your new phone."
+            }
+        }
     }
 
     // MARK: The gate
@@ -139,7 +146,18 @@ struct AccountPages: Sendable {
             _ = try await login.sessions.save(&shown, lifetime: login.lifetime(shown.state))
         }
         let overview = try await account.overview(application, userId: userId)
-        return pages.page(AccountPage(overview, userId: userId), frame: frame)
+        var content = AccountPage(overview, userId: userId)
+        if let id = shown.state.newPhone {
+            if let text = try await account.newPhoneQR(id, userId: userId) {
+                content.newPhoneQR = try QRCode(text: text, errorCorrection: .medium).pngDataURL(scale: 5)
+                content.newPhoneCode = String(text.prefix { $0 != "#" })
+            } else {
+                // Used (or expired): the phone is in the list now.
+                shown.state.newPhone = nil
+                _ = try await login.sessions.save(&shown, lifetime: login.lifetime(shown.state))
+            }
+        }
+        return pages.page(content, frame: frame)
     }
 
     /// `POST /account/passkeys/options`: creation options for a new passkey, as JSON.
@@ -159,7 +177,7 @@ struct AccountPages: Sendable {
     /// the page it leads back to.
     private func change(
         _ request: Request,
-        _ body: (Session, ApplicationRecord, String, [String: String]) async throws -> String
+        _ body: (inout Session, ApplicationRecord, String, [String: String]) async throws -> String
     ) async throws -> Response {
         guard let form = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
@@ -174,7 +192,7 @@ struct AccountPages: Sendable {
         }
         var updated = session
         do {
-            updated.state.notice = try await body(session, application, userId, form)
+            updated.state.notice = try await body(&updated, application, userId, form)
         } catch let error as TFAError {
             updated.state.message = error.message
         } catch let error as AssentServerError where error.status < 500 {
@@ -199,7 +217,7 @@ struct AccountPages: Sendable {
         guard WebSessions<LoginState>.validToken(form, session) else {
             return pages.error(.forbidden, "This form is stale or did not come from this site: open the page again.")
         }
-        let codes = try await account.backup.generate(applicationId: application.id, userId: userId, actor: "user")
+        let codes = try await account.newBackupCodes(application, userId: userId)
         var frame = login.frame(application, csrf: session.csrfToken, userId: userId)
         frame.title = "Your backup codes"
         return pages.page(AccountCodesPage(codes: codes), frame: frame)
@@ -237,6 +255,9 @@ struct AccountPage: PageContext {
     var hasBrowsers: Bool
     var phones: [Item]
     var hasPhones: Bool
+    /// The new phone's activation QR code (PNG data URL) and code, while no phone has used it.
+    var newPhoneQR: String?
+    var newPhoneCode: String?
 
     init(_ overview: AccountService.Overview, userId: String) {
         let names = Dictionary(overview.factors.map { ($0.id, $0.destination ?? "Passkey") }) { first, _ in first }

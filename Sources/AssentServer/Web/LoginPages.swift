@@ -62,6 +62,8 @@ struct LoginState: Codable, Sendable {
     var pendingRedirect: String?
     /// A page of this server the person goes back to once signed in (only `/account`).
     var returnTo: String?
+    /// The activation a person started on `/account` for a new phone, while its QR code is shown.
+    var newPhone: String?
 
     init(application: String) { self.application = application }
 

@@ -1,0 +1,88 @@
+import AssentModel
+import Foundation
+import SQLKit
+
+extension OutboxChannel {
+    /// Security notices by e-mail ("A passkey was added"), through the mail relay.
+    public static let notice = OutboxChannel(rawValue: "notice")
+}
+
+/// What account notices persist: one outbox message per e-mail address of the account.
+public protocol NoticeStore: Sendable {
+    /// Queues `subject` and `text` to every active e-mail factor of the account; returns how many messages.
+    func queueNotice(applicationId: String, userId: String, subject: String, text: String, at now: Millis)
+        async throws -> Int
+}
+
+extension SQLStore {
+    public func queueNotice(applicationId: String, userId: String, subject: String, text: String, at now: Millis)
+        async throws -> Int
+    {
+        let payload = try OperatorJSON.encoder().encode(NoticeMail(subject: subject, text: text))
+        return try await database.raw(
+            """
+            INSERT INTO outbox (channel, event, subject, target, payload, at, next_attempt_at)
+            SELECT 'notice', 'account.notice', f.id, f.destination, \(bind: String(decoding: payload, as: UTF8.self)), \
+            \(bind: now), \(bind: now)
+            FROM tfa_factors f WHERE f.application_id = \(bind: applicationId) AND f.user_id = \(bind: userId) \
+            AND f.provider = 'email' AND f.state = 'active' AND f.destination IS NOT NULL
+            RETURNING id
+            """
+        ).all().count
+    }
+}
+
+/// A notice's mail, kept in its outbox message (the address is the message's target).
+struct NoticeMail: Codable, Sendable {
+    var subject: String
+    var text: String
+}
+
+/// Delivers account notices through the configured SMTP relay: a 5xx reply abandons the message, a 4xx reply or a
+/// network failure is retried.
+struct NoticeSender: OutboxSender {
+    let environment: ServerEnvironment
+    let client: SMTPClient
+
+    var channel: OutboxChannel { .notice }
+
+    func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
+        guard let address = item.target, let payload = item.payload,
+            let mail = try? OperatorJSON.decoder().decode(NoticeMail.self, from: Data(payload.utf8))
+        else { return .failed("The notice has no address or text.") }
+        do {
+            try await client.send(to: address, subject: mail.subject, body: mail.text + "\n", date: environment.now())
+            return .delivered
+        } catch let error as SMTPError {
+            return error.permanent ? .failed(error.message) : .retry(error.message)
+        } catch {
+            return .retry("\(type(of: error))")
+        }
+    }
+}
+
+/// The notices a person gets when their account's security changes, written in one place.
+struct AccountNotices: Sendable {
+    let environment: ServerEnvironment
+
+    /// Queues a notice that `what` (a sentence, e.g. "A passkey named "Laptop" was added") happened to the account.
+    func send(_ application: ApplicationRecord, userId: String, subject: String, what: String) async {
+        let name = environment.tfa.totpIssuer ?? application.name
+        let time = AccountPage.date(environment.nowMillis)
+        let text = """
+            Hello \(userId),
+
+            \(what) — on your \(name) account, \(time).
+
+            If this was you, there is nothing to do. If it was not, sign in and check your account's security page at \
+            once, or contact \(name)'s support.
+            """
+        do {
+            _ = try await environment.store.queueNotice(
+                applicationId: application.id, userId: userId, subject: "\(name): \(subject)", text: text,
+                at: environment.nowMillis)
+        } catch {
+            environment.logger.warning("notice not queued", metadata: ["error": "\(type(of: error))"])
+        }
+    }
+}
