@@ -108,28 +108,31 @@ struct AccountPageTests {
             let audit = try await server.store.auditEvents(AuditFilter(), limit: 200)
             #expect(audit.contains { $0.type == "activation.lost" && $0.actor == "user" })
 
-            // A new phone: its activation QR code on the page, read off the screen by zbarimg, activates the SDK on
-            // it (committed at once), and it approves the next push sign-in.
+            // A new phone: its activation QR code on the page, read off the screen by zbarimg, activates `assent
+            // token` (committed at once), which approves the next push sign-in.
             try await browser.click("#new-phone")
             try await browser.expectText("#notice", containing: "Scan the QR code")
             let shot = try await browser.screenshot(of: "#new-phone-qr", "04-new-phone-qr")
             try await browser.screenshot("04-new-phone")
             let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
             #expect(scanned.hasPrefix(try await browser.text("#new-phone-code") + "#"))
+            // The new phone is `assent token` (the CLI token, built on the SDK).
             let directory = SDKClients.directory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let newPhone = try SDKClients.client(server, base: http.base, directory: directory)
-            _ = try await newPhone.startActivation(code: scanned)
-            try await newPhone.finishActivation(pin: "1234")
-            #expect(try await newPhone.status().state == .active)
+            let profile = ["--profile", directory.path]
+            let activated = try await CLITests.run(
+                ["token", "activate", "--server", http.base.absoluteString, "--config", try server.configuration.text]
+                    + [scanned, "--pin-stdin"] + profile, input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
             let login = try await tfa.interruption("alice")
             #expect(login.activeProviders.contains(TFAProviderInfo(name: .push)))
             let pushing = try await tfa.start(login.regToken, .verify, provider: .push)
             let sent = try await tfa.post("/api/tfa/push/send", TFAPushSendRequest(assertion: pushing))
                 .decode(TFAPushSent.self)
-            let newOperations = OperationsService(client: newPhone)
-            let asked = try #require(try await newOperations.pending().value.first { $0.id == sent.operationId })
-            try await newOperations.authorize(asked, factor: .pin("1234"), number: sent.number)
+            let approvedOnPhone = try await CLITests.run(
+                ["token", "approve", sent.operationId, "--pin-stdin", "--number", "\(try #require(sent.number))"]
+                    + profile, input: "2468\n")
+            #expect(approvedOnPhone.status == 0, "\(approvedOnPhone.errors)")
             let approved = try await tfa.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: pushing))
                 .decode(TFAPushStatus.self)
             #expect(approved.status == "APPROVED")
