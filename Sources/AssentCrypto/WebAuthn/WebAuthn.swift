@@ -1,21 +1,9 @@
 import Crypto
 import Foundation
 
-/// A `PublicKeyCredential` from `navigator.credentials.create()`, in the JSON form of WebAuthn Level 3 §5.1.8
-/// (`toJSON()`): binary members as Base64URL text.
-public struct RegistrationCredential: Codable, Sendable {
-    public struct Response: Codable, Sendable {
-        public var clientDataJSON: String
-        public var attestationObject: String
-        public var transports: [String]?
-
-        public init(clientDataJSON: String, attestationObject: String, transports: [String]? = nil) {
-            self.clientDataJSON = clientDataJSON
-            self.attestationObject = attestationObject
-            self.transports = transports
-        }
-    }
-
+/// A `PublicKeyCredential` in the JSON form of WebAuthn Level 3 §5.1.8 (`toJSON()`): binary members as Base64URL
+/// text; `Response` is what `create()` or `get()` answered.
+public struct PublicKeyCredentialJSON<Response: Codable & Sendable>: Codable, Sendable {
     public var id: String
     public var rawId: String
     public var type: String
@@ -34,40 +22,39 @@ public struct RegistrationCredential: Codable, Sendable {
     }
 }
 
-/// A `PublicKeyCredential` from `navigator.credentials.get()`, in its JSON form.
-public struct AuthenticationCredential: Codable, Sendable {
-    public struct Response: Codable, Sendable {
-        public var clientDataJSON: String
-        public var authenticatorData: String
-        public var signature: String
-        /// The user handle a discoverable credential returns (the relying party's id of the account).
-        public var userHandle: String?
+/// What `navigator.credentials.create()` answers (`AuthenticatorAttestationResponseJSON`).
+public struct AuthenticatorAttestationResponseJSON: Codable, Sendable {
+    public var clientDataJSON: String
+    public var attestationObject: String
+    public var transports: [String]?
 
-        public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String? = nil) {
-            self.clientDataJSON = clientDataJSON
-            self.authenticatorData = authenticatorData
-            self.signature = signature
-            self.userHandle = userHandle
-        }
-    }
-
-    public var id: String
-    public var rawId: String
-    public var type: String
-    public var response: Response
-    public var authenticatorAttachment: String?
-
-    public init(
-        id: String, rawId: String, type: String = "public-key", response: Response,
-        authenticatorAttachment: String? = nil
-    ) {
-        self.id = id
-        self.rawId = rawId
-        self.type = type
-        self.response = response
-        self.authenticatorAttachment = authenticatorAttachment
+    public init(clientDataJSON: String, attestationObject: String, transports: [String]? = nil) {
+        self.clientDataJSON = clientDataJSON
+        self.attestationObject = attestationObject
+        self.transports = transports
     }
 }
+
+/// What `navigator.credentials.get()` answers (`AuthenticatorAssertionResponseJSON`).
+public struct AuthenticatorAssertionResponseJSON: Codable, Sendable {
+    public var clientDataJSON: String
+    public var authenticatorData: String
+    public var signature: String
+    /// The user handle a discoverable credential returns (the relying party's id of the account).
+    public var userHandle: String?
+
+    public init(clientDataJSON: String, authenticatorData: String, signature: String, userHandle: String? = nil) {
+        self.clientDataJSON = clientDataJSON
+        self.authenticatorData = authenticatorData
+        self.signature = signature
+        self.userHandle = userHandle
+    }
+}
+
+/// A new credential from `navigator.credentials.create()`.
+public typealias RegistrationCredential = PublicKeyCredentialJSON<AuthenticatorAttestationResponseJSON>
+/// A credential's answer from `navigator.credentials.get()`.
+public typealias AuthenticationCredential = PublicKeyCredentialJSON<AuthenticatorAssertionResponseJSON>
 
 /// What the relying party expects of a registration.
 public struct RegistrationExpectation: Sendable {

@@ -26,43 +26,42 @@ struct PasskeyFactor: Sendable {
 
     /// `POST /api/tfa/passkey/register`: the new credential; passes the challenge.
     func register(_ request: PasskeyRegisterRequest) async throws -> TFAProofResponse {
-        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .passkey)
-        guard challenge.mode == .register else {
-            throw TFAError(
-                status: .badRequest, error: .invalidAssertion,
-                message: "This assertion verifies a registered passkey; registering needs mode register.")
-        }
-        _ = try await flows.takeAttempt(challenge, flow: flow)
-        let application = try await flows.applicationRecord(id: flow.applicationId)
-        let passkey: PasskeyRecord
-        do {
-            passkey = try await passkeys.register(
+        try await answer(request.assertion, mode: .register) { application, flow, assertionHash in
+            try await passkeys.register(
                 application, userId: flow.userId, credential: request.credential, name: request.name,
-                assertionHash: challenge.assertionHash)
-        } catch let error as TFAError {
-            await flows.recordFailure(flow)
-            throw error
+                assertionHash: assertionHash)
         }
-        try await environment.store.setTFAChallengeFactor(
-            assertionHash: challenge.assertionHash, factorId: passkey.factorId)
-        return try await flows.pass(challenge)
     }
 
     /// `POST /api/tfa/passkey/verify`: one of the account's credentials answers; passes the challenge.
     func verify(_ request: PasskeyVerifyRequest) async throws -> TFAProofResponse {
-        let (challenge, flow) = try await flows.challenge(request.assertion, provider: .passkey)
-        guard challenge.mode == .verify else {
+        try await answer(request.assertion, mode: .verify) { application, flow, assertionHash in
+            try await passkeys.authenticate(
+                application, credential: request.credential, userId: flow.userId, purpose: .verify,
+                assertionHash: assertionHash
+            ).0
+        }
+    }
+
+    /// One ceremony of a flow's passkey challenge in `mode`: a try taken first, a refusal counted against the
+    /// account, the passkey used named on the challenge (for `amr`), then the proof.
+    private func answer(
+        _ assertion: String, mode: TFAMode,
+        _ ceremony: (ApplicationRecord, TFAFlowRecord, Data) async throws -> PasskeyRecord
+    ) async throws -> TFAProofResponse {
+        let (challenge, flow) = try await flows.challenge(assertion, provider: .passkey)
+        guard challenge.mode == mode else {
             throw TFAError(
                 status: .badRequest, error: .invalidAssertion,
-                message: "This assertion registers a passkey; answer with one in a verification.")
+                message: mode == .register
+                    ? "This assertion verifies a registered passkey; registering needs mode register."
+                    : "This assertion registers a passkey; answer with one in a verification.")
         }
         _ = try await flows.takeAttempt(challenge, flow: flow)
         let application = try await flows.applicationRecord(id: flow.applicationId)
         let passkey: PasskeyRecord
         do {
-            (passkey, _) = try await passkeys.authenticate(
-                application, credential: request.credential, userId: flow.userId, purpose: .verify,
-                assertionHash: challenge.assertionHash)
+            passkey = try await ceremony(application, flow, challenge.assertionHash)
         } catch let error as TFAError {
             await flows.recordFailure(flow)
             throw error

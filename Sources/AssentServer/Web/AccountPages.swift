@@ -173,54 +173,54 @@ struct AccountPages: Sendable {
         return try TFAController.json(try await account.passkeys.creationOptions(application, userId: userId))
     }
 
-    /// A form that changes something: the gate, the token, the change; its sentence (or the refusal's) is shown on
-    /// the page it leads back to.
-    private func change(
-        _ request: Request,
-        _ body: (inout Session, ApplicationRecord, String, [String: String]) async throws -> String
+    /// A form posted to the page: the gate and the token, then `body` with the session, application and person.
+    private func posted(
+        _ request: Request, _ body: (Session, ApplicationRecord, String, [String: String]) async throws -> Response
     ) async throws -> Response {
         guard let form = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
         }
-        let (session, application, userId): (Session, ApplicationRecord, String)
         switch try await fresh(request) {
-        case .success(let granted): (session, application, userId) = granted
-        case .failure(let redirect): return redirect
+        case .failure(let redirect):
+            return redirect
+        case .success(let (session, application, userId)):
+            guard WebSessions<LoginState>.validToken(form, session) else {
+                return pages.error(
+                    .forbidden, "This form is stale or did not come from this site: open the page again.")
+            }
+            return try await body(session, application, userId, form)
         }
-        guard WebSessions<LoginState>.validToken(form, session) else {
-            return pages.error(.forbidden, "This form is stale or did not come from this site: open the page again.")
+    }
+
+    /// A form that changes something: its sentence (or the refusal's) is shown on the page it leads back to.
+    private func change(
+        _ request: Request,
+        _ body: (inout Session, ApplicationRecord, String, [String: String]) async throws -> String
+    ) async throws -> Response {
+        try await posted(request) { session, application, userId, form in
+            var updated = session
+            do {
+                updated.state.notice = try await body(&updated, application, userId, form)
+            } catch let error as TFAError {
+                updated.state.message = error.message
+            } catch let error as AssentServerError where error.status < 500 {
+                updated.state.message = LoginPages.sentence(error)
+            } catch is DecodingError {
+                updated.state.message = "Your browser sent no passkey: try again."
+            }
+            _ = try await login.sessions.save(&updated, lifetime: login.lifetime(updated.state))
+            return WebPages.redirect("/account")
         }
-        var updated = session
-        do {
-            updated.state.notice = try await body(&updated, application, userId, form)
-        } catch let error as TFAError {
-            updated.state.message = error.message
-        } catch let error as AssentServerError where error.status < 500 {
-            updated.state.message = LoginPages.sentence(error)
-        } catch is DecodingError {
-            updated.state.message = "Your browser sent no passkey: try again."
-        }
-        _ = try await login.sessions.save(&updated, lifetime: login.lifetime(updated.state))
-        return WebPages.redirect("/account")
     }
 
     /// `POST /account/backup-codes`: a new set, shown once (printable); the old set stops working.
     private func newBackupCodes(_ request: Request) async throws -> Response {
-        guard let form = try await WebForm.read(request) else {
-            return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
+        try await posted(request) { session, application, userId, _ in
+            let codes = try await account.newBackupCodes(application, userId: userId)
+            var frame = login.frame(application, csrf: session.csrfToken, userId: userId)
+            frame.title = "Your backup codes"
+            return pages.page(AccountCodesPage(codes: codes), frame: frame)
         }
-        let (session, application, userId): (Session, ApplicationRecord, String)
-        switch try await fresh(request) {
-        case .success(let granted): (session, application, userId) = granted
-        case .failure(let redirect): return redirect
-        }
-        guard WebSessions<LoginState>.validToken(form, session) else {
-            return pages.error(.forbidden, "This form is stale or did not come from this site: open the page again.")
-        }
-        let codes = try await account.newBackupCodes(application, userId: userId)
-        var frame = login.frame(application, csrf: session.csrfToken, userId: userId)
-        frame.title = "Your backup codes"
-        return pages.page(AccountCodesPage(codes: codes), frame: frame)
     }
 }
 
