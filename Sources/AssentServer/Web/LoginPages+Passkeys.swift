@@ -34,12 +34,12 @@ extension LoginPages {
         } catch is DecodingError {
             state.message = "Your browser sent something that is not a passkey: try again, or use another method."
             return []
-        } catch let error as TFAError where error.error == .passkeyChallenge {
-            // The options on the page were used: new ones for the next try.
-            let options = try await passkey.options(TFAAssertionRequest(assertion: assertion))
-            state.passkeyOptions = String(decoding: try JSONEncoder().encode(options), as: UTF8.self)
-            state.message = error.message
-            return []
+        } catch let error as TFAError {
+            // The challenge on the page is spent either way: new options for the next try, while tries are left.
+            if let options = try? await passkey.options(TFAAssertionRequest(assertion: assertion)) {
+                state.passkeyOptions = String(decoding: try JSONEncoder().encode(options), as: UTF8.self)
+            }
+            throw error
         }
         return try await finish(&state, proof: proof, remember: form["remember"] != nil)
     }
