@@ -163,6 +163,28 @@ struct PasskeyTests {
             #expect(put.status == 200, "\(put.text)")
             let refused = try await tfa.post("/api/tfa/passkey/login/options", PasskeyLoginOptionsRequest())
             #expect(refused.code == "PASSKEY_NOT_ALLOWED" && refused.status == 403)
+
+            // Direct attestation: only authenticators whose attestation chains to a root the operator configured.
+            // This server has none, so an authenticator that attests nothing (`none`) is refused.
+            policy.passkeys = PasskeyPolicy(attestation: "direct")
+            let direct = try await client.send(
+                "PUT", "/api/v1/tfa/policy", headers: key, body: try OperatorJSON.encoder().encode(policy))
+            #expect(direct.status == 200, "\(direct.text)")
+            try await tfa.createAccount("carol")
+            let carol = try await tfa.interruption("carol")
+            let carolAssertion = try await tfa.start(carol.regToken, .register, provider: .passkey)
+            let carolOptions = try await tfa.post(
+                "/api/tfa/passkey/options", TFAAssertionRequest(assertion: carolAssertion)
+            ).decode(PasskeyOptionsResponse.self).publicKey
+            #expect(carolOptions.attestation == "direct")
+            let unattested = try await tfa.post(
+                "/api/tfa/passkey/register",
+                PasskeyRegisterRequest(
+                    assertion: carolAssertion,
+                    credential: try SoftwareAuthenticator(origin: "http://localhost:\(port)").create(carolOptions)))
+            #expect(unattested.code == "PASSKEY_REFUSED", "\(String(decoding: unattested.body, as: UTF8.self))")
+            #expect((unattested.fields["message"] as? String)?.contains("attestation it trusts") == true)
+            #expect(try await server.store.passkeys(applicationId: server.application.id, userId: "carol").isEmpty)
         }
     }
 
