@@ -53,7 +53,7 @@ struct AccountService: Sendable {
             browsers: try await accounts.rememberedDevices(userId: userId, in: application).filter {
                 $0.revokedAt == nil && $0.expiresAt > now
             },
-            phones: try await activations.list(userId: userId).map(\.0).filter {
+            phones: try await activations.all(userId: userId).filter {
                 $0.applicationId == application.id && [.active, .blocked].contains($0.state)
             })
     }

@@ -56,7 +56,7 @@ public struct ActivationService: Sendable {
 
     /// The user's active devices in `applicationId`, oldest first: those an approval or a push sign-in can reach.
     public func active(userId: String, applicationId: String) async throws -> [ActivationRecord] {
-        try await store.activations(userId: userId).filter {
+        try await all(userId: userId).filter {
             $0.state == .active && $0.applicationId == applicationId
         }
     }
@@ -71,10 +71,13 @@ public struct ActivationService: Sendable {
         return try ActivationQRCode(code: try ActivationCode(code), masterPrivateKey: application.masterPrivateKey).text
     }
 
+    /// The user's activations, oldest first.
+    public func all(userId: String) async throws -> [ActivationRecord] { try await store.activations(userId: userId) }
+
     /// The user's activations with their push registrations, oldest first.
     public func list(userId: String) async throws -> [(ActivationRecord, PushRegistrationRecord?)] {
         var list: [(ActivationRecord, PushRegistrationRecord?)] = []
-        for activation in try await store.activations(userId: userId) {
+        for activation in try await all(userId: userId) {
             list.append((activation, try await pushRegistration(of: activation.id)))
         }
         return list

@@ -32,7 +32,7 @@ struct BackupCodeFactor: Sendable {
         await environment.audit(
             .tfaBackupCodesGenerated, userId: userId, actor: actor,
             "\(Self.count) new backup codes; the old ones are void.")
-        return codes.map(Self.written)
+        return codes.map { LoginPages.grouped($0, separator: "-") }
     }
 
     /// `POST /api/tfa/backup/generate`: new codes for the account of a two-factor login token this server signed.
@@ -76,14 +76,6 @@ struct BackupCodeFactor: Sendable {
     static func newCode() -> String {
         var generator = SystemRandomNumberGenerator()
         return String((0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
-    }
-
-    /// `abcd-efgh-jkmn`.
-    static func written(_ code: String) -> String {
-        stride(from: 0, to: code.count, by: 4).map {
-            let start = code.index(code.startIndex, offsetBy: $0)
-            return String(code[start..<code.index(start, offsetBy: 4)])
-        }.joined(separator: "-")
     }
 
     /// A typed code as stored: case, spaces and hyphens ignored, and the letters Crockford's Base32 reads as digits

@@ -106,13 +106,10 @@ struct AccountPages: Sendable {
                 let (regToken, providers) = try await login.flows.stepUp(
                     applicationId: application.id, userId: signIn.userId)
                 if !providers.isEmpty {
-                    session.state.step = .chooseFactor
-                    session.state.regToken = regToken
-                    session.state.registration = false
-                    session.state.providers = providers
-                    session.state.userId = signIn.userId
+                    session.state.stepUp(
+                        regToken: regToken, providers: providers, userId: signIn.userId,
+                        notice: "Confirm it is you with a second factor to manage your account's security.")
                     session.state.returnTo = "/account"
-                    session.state.notice = "Confirm it is you with a second factor to manage your account's security."
                     _ = try await login.sessions.save(&session, lifetime: login.lifetime(session.state))
                     return .failure(WebPages.redirect(LoginState.Step.chooseFactor.path))
                 }

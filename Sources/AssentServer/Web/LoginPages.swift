@@ -78,6 +78,17 @@ struct LoginState: Codable, Sendable {
         return state
     }
 
+    /// A step-up: the signed-in person passes one of `providers` (of the flow `regToken`) before going on; the
+    /// password is not asked again.
+    mutating func stepUp(regToken: String, providers: [TFAProvider], userId: String, notice: String) {
+        step = .chooseFactor
+        self.regToken = regToken
+        registration = false
+        self.providers = providers
+        self.userId = userId
+        self.notice = notice
+    }
+
     /// Forgets the chosen provider's part.
     mutating func clearFactor() {
         (provider, assertion, phvToken, sctToken, qrCode, secret, destination, operationId, number, passkeyOptions) =
@@ -343,7 +354,8 @@ struct LoginPages: Sendable {
                 }
             let content = LoginCodePage(
                 destination: state.destination, totp: state.provider == .totp, backup: state.provider == .backup,
-                totpRegistration: state.qrCode != nil, qrCode: state.qrCode, secret: state.secret.map(Self.grouped))
+                totpRegistration: state.qrCode != nil, qrCode: state.qrCode,
+                secret: state.secret.map { Self.grouped($0, separator: " ") })
             return pages.page(content, frame: frame, formTargets: targets)
         case .waitForPush:
             frame.title = "Approve on your phone"
@@ -652,15 +664,11 @@ struct LoginPages: Sendable {
                     .accessDenied, "The account has no second factor that meets \(wanted.acr).",
                     issuer: environment.openID.issuer)
             }
-            state.step = .chooseFactor
-            state.regToken = regToken
-            state.registration = false
-            state.providers = providers
-            state.userId = signIn.userId
-            state.notice =
-                wanted == .phone
-                ? "\(request.clientName) asks you to approve this sign-in on your phone."
-                : "\(request.clientName) asks for a second factor."
+            state.stepUp(
+                regToken: regToken, providers: providers, userId: signIn.userId,
+                notice: wanted == .phone
+                    ? "\(request.clientName) asks you to approve this sign-in on your phone."
+                    : "\(request.clientName) asks for a second factor.")
             return state.step.path
         }
         if try await authorizations.needsConsent(request, userId: signIn.userId) {
@@ -804,13 +812,12 @@ struct LoginPages: Sendable {
         }
     }
 
-    /// A Base32 secret in groups of four, easier to type.
-    static func grouped(_ secret: String) -> String {
-        stride(from: 0, to: secret.count, by: 4).map {
-            let start = secret.index(secret.startIndex, offsetBy: $0)
-            return String(
-                secret[start..<(secret.index(start, offsetBy: 4, limitedBy: secret.endIndex) ?? secret.endIndex)])
-        }.joined(separator: " ")
+    /// Text in groups of four characters (a Base32 secret, a backup code), easier to read and type.
+    static func grouped(_ text: String, separator: String) -> String {
+        stride(from: 0, to: text.count, by: 4).map {
+            let start = text.index(text.startIndex, offsetBy: $0)
+            return String(text[start..<(text.index(start, offsetBy: 4, limitedBy: text.endIndex) ?? text.endIndex)])
+        }.joined(separator: separator)
     }
 
     /// What a login token this server just signed was verified with, in words: the password (`amr` `pwd`) and the
