@@ -51,7 +51,7 @@ public enum AssentServerApplication {
         environment: ServerEnvironment, host: String, port: Int,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
-        let registry = PrometheusCollectorRegistry()
+        let registry = environment.metrics
         var services: [any Service] = [Sweeper(environment: environment)]
         if environment.store.announcesDeviceEvents { services.append(EventFanOut(environment: environment)) }
         let senders = try outboxSenders(environment)
@@ -157,6 +157,9 @@ struct Sweeper: Service {
                         try await environment.store.purgePasskeyChallenges(before: now)
                         try await environment.store.purgeWebSessions(before: now)
                         try await SigningKeyService(environment: environment).purge()
+                        let retention = environment.push?.traceRetention ?? PushSettings.defaultTraceRetention
+                        try await environment.store.purgePushDeliveries(
+                            before: now - Int64(retention.components.seconds) * 1000)
                     }
                 } catch {
                     environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])

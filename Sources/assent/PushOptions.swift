@@ -18,6 +18,13 @@ struct PushOptions: ParsableArguments {
     @Option(help: "Huawei OAuth token URL instead of Huawei's. Env: ASSENT_HMS_TOKEN_URL.") var hmsTokenURL: String?
     @Option(help: "Extra CA certificates (PEM) trusted for the push services. Env: ASSENT_PUSH_CA_FILE.")
     var pushCAFile: String?
+    @Option(
+        help: ArgumentHelp(
+            "Send Web Push (browsers, UnifiedPush) with this VAPID contact: mailto:… or https://…. Env: ASSENT_VAPID_SUBJECT.",
+            discussion: "The VAPID key pair is made at first start and sealed in the database."))
+    var vapidSubject: String?
+    @Option(help: "Days push attempts stay in the delivery trace (default 30). Env: ASSENT_PUSH_TRACE_DAYS.")
+    var pushTraceDays: Int?
 
     /// The settings these options describe, or `nil` when no push service is configured.
     func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PushSettings? {
@@ -65,8 +72,18 @@ struct PushOptions: ParsableArguments {
             if let token = try url(value(hmsTokenURL, "ASSENT_HMS_TOKEN_URL"), "HMS token URL") { hms.tokenURL = token }
             settings.hms = hms
         }
+        if let subject = value(vapidSubject, "ASSENT_VAPID_SUBJECT") {
+            settings.webPush = try WebPushSettings(subject: subject)
+        }
         if let caFile = value(pushCAFile, "ASSENT_PUSH_CA_FILE") {
             settings.additionalTrustRootsPEM = String(decoding: try file(caFile, "push CA"), as: UTF8.self)
+        }
+        if let days = try pushTraceDays ?? value(nil, "ASSENT_PUSH_TRACE_DAYS").map({ text -> Int in
+            guard let days = Int(text) else { throw ValidationError("ASSENT_PUSH_TRACE_DAYS is a number of days.") }
+            return days
+        }) {
+            guard (1...3650).contains(days) else { throw ValidationError("--push-trace-days is 1 to 3650.") }
+            settings.traceRetention = .seconds(days * 86_400)
         }
         return settings.isEmpty ? nil : settings
     }

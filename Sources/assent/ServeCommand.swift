@@ -1,4 +1,5 @@
 import ArgumentParser
+import AssentCrypto
 import AssentServer
 import Foundation
 import Hummingbird
@@ -175,9 +176,14 @@ struct ServeCommand: AsyncParsableCommand {
             if let pushSettings {
                 let services = [
                     pushSettings.apns.map { _ in "APNs" }, pushSettings.fcm.map { _ in "FCM" },
-                    pushSettings.hms.map { _ in "HMS" },
+                    pushSettings.hms.map { _ in "HMS" }, pushSettings.webPush.map { _ in "Web Push" },
                 ].compactMap { $0 }
                 say("Push: new and finished operations are notified through \(services.joined(separator: ", "))")
+            }
+            if pushSettings?.webPush != nil {
+                // Made now, not at the first push: subscribers need it before anything is sent.
+                let key = try await PushDeliveryService(environment: environment).applicationServerKey()
+                say("Web Push key (applicationServerKey, also at /api/push/webpush/key): \(Base64URL.encode(key.x963))")
             }
             say(
                 "Two-factor login: /api/tfa with "

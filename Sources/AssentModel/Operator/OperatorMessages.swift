@@ -109,7 +109,7 @@ public struct ActivationInfo: Codable, Sendable, Equatable {
 
 /// An activation's push registration as the operator sees it: the service and when, never the token.
 public struct PushRegistrationInfo: Codable, Sendable, Equatable {
-    /// `apns`, `fcm` or `hms`.
+    /// `apns`, `fcm`, `hms` or `webpush`.
     public var platform: String
     /// `development` or `production` (APNs only).
     public var environment: String?
@@ -120,6 +120,47 @@ public struct PushRegistrationInfo: Codable, Sendable, Equatable {
         self.environment = environment
         self.registeredAt = registeredAt
     }
+}
+
+/// One push attempt in the delivery trace: which service, what it answered, what became of the notification.
+public struct PushDeliveryInfo: Codable, Sendable, Equatable {
+    public var activationId: String
+    public var operationId: String
+    /// `operation.created` or `operation.finished`.
+    public var event: String
+    /// `apns`, `fcm`, `hms` or `webpush`.
+    public var service: String
+    /// `delivered`, `unregistered` (the service said the token is dead; the registration was removed), `retry`
+    /// or `failed`.
+    public var outcome: String
+    /// The HTTP status the service answered, when it answered.
+    public var httpStatus: Int?
+    /// The service's reason and what was done.
+    public var reason: String?
+    public var latencyMillis: Int64
+    public var at: Date
+
+    public init(
+        activationId: String, operationId: String, event: String, service: String, outcome: String,
+        httpStatus: Int?, reason: String?, latencyMillis: Int64, at: Date
+    ) {
+        self.activationId = activationId
+        self.operationId = operationId
+        self.event = event
+        self.service = service
+        self.outcome = outcome
+        self.httpStatus = httpStatus
+        self.reason = reason
+        self.latencyMillis = latencyMillis
+        self.at = at
+    }
+}
+
+/// `GET /api/v1/activations/{id}/push-deliveries` and `GET /api/v1/operations/{id}/push-deliveries`: the newest
+/// attempts first.
+public struct PushDeliveryList: Codable, Sendable, Equatable {
+    public var deliveries: [PushDeliveryInfo]
+    public init(deliveries: [PushDeliveryInfo]) { self.deliveries = deliveries }
 }
 
 /// `GET /api/v1/users/{userId}/activations`.

@@ -35,6 +35,7 @@ struct OperatorAPI {
             applications: applications, accounts: TFAAccountService(environment: environment),
             flows: TFAService(environment: environment)
         ).addRoutes(to: api)
+        PushDeliveryController(deliveries: PushDeliveryService(environment: environment)).addRoutes(to: api)
         AuditController(audit: AuditService(environment: environment)).addRoutes(to: api)
         APIKeyController(apiKeys: apiKeys).addRoutes(to: api)
     }

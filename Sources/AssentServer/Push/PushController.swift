@@ -4,13 +4,16 @@ import Foundation
 import Hummingbird
 
 /// `POST /api/push/device/register/token` (MAC token) and `POST /api/push/device/register` (PowerAuth signature,
-/// URI id `/push/device/register`): a device tells the server its push token.
+/// URI id `/push/device/register`): a device tells the server its push token; `GET /api/push/webpush/key`: the
+/// VAPID key a Web Push subscription is made for.
 struct PushController {
     let registrations: PushRegistrationService
     let tokens: TokenAuthenticator
     let powerAuth: PowerAuthService
+    let deliveries: PushDeliveryService
 
     init(environment: ServerEnvironment) {
+        deliveries = PushDeliveryService(environment: environment)
         registrations = PushRegistrationService(environment: environment)
         tokens = TokenAuthenticator(environment: environment)
         powerAuth = PowerAuthService(environment: environment)
@@ -20,6 +23,14 @@ struct PushController {
         router.group("api/push/device")
             .post("register/token", use: registerWithToken)
             .post("register", use: registerWithSignature)
+        router.group("api/push/webpush").get("key", use: webPushKey)
+    }
+
+    /// The key a Web Push subscription is made for; public, like the endpoint a browser would read it from.
+    @Sendable func webPushKey(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let key = try await deliveries.applicationServerKey()
+        return try HTTPSupport.json(
+            ResponseEnvelope(WebPushKeyResponse(applicationServerKey: Base64URL.encode(key.x963))))
     }
 
     @Sendable func registerWithToken(_ request: Request, context: AssentRequestContext) async throws -> Response {

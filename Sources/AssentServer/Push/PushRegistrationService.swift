@@ -1,3 +1,4 @@
+import AssentCrypto
 import AssentModel
 import Foundation
 
@@ -34,8 +35,9 @@ public struct PushRegistrationService: Sendable {
         func refuse(_ message: String) -> AssentServerError {
             .pushRegistrationFailed(message)
         }
-        guard let platform = PushPlatform(name: request.platform) else {
-            throw refuse("platform is one of apns, fcm, hms (or ios, android, huawei).")
+        guard let platform = PushPlatform(name: request.platform) else { throw refuse(PushPlatform.choices) }
+        if platform != .webpush, request.p256dh != nil || request.auth != nil {
+            throw refuse("p256dh and auth belong to a webpush registration only.")
         }
         let token = request.token
         switch platform {
@@ -47,6 +49,20 @@ public struct PushRegistrationService: Sendable {
             guard (1...4096).contains(token.utf8.count),
                 token.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 })
             else { throw refuse("The token must be 1 to 4096 printable ASCII characters without spaces.") }
+        case .webpush:
+            try validateEndpoint(token)
+        }
+        var webPush: WebPushEncryption.Subscription?
+        if platform == .webpush {
+            guard let p256dh = request.p256dh, let auth = request.auth else {
+                throw refuse("A webpush registration carries the subscription's p256dh and auth keys.")
+            }
+            do {
+                webPush = try WebPushEncryption.Subscription(p256dh: p256dh, auth: auth)
+            } catch {
+                throw refuse(
+                    "p256dh is an uncompressed P-256 public key and auth a 16-byte secret, both Base64URL.")
+            }
         }
         var environment: PushEnvironment?
         if platform == .apns {
@@ -63,6 +79,43 @@ public struct PushRegistrationService: Sendable {
         }
         return PushRegistrationRecord(
             activationId: activationId, platform: platform, environment: environment,
-            token: platform == .apns ? token.lowercased() : token, language: language, registeredAt: now)
+            token: platform == .apns ? token.lowercased() : token, language: language, registeredAt: now,
+            webPush: webPush)
+    }
+
+    /// The longest push endpoint accepted.
+    static let maximumEndpointLength = 2048
+
+    /// A Web Push endpoint: an https URL (http only to this machine, for a local receiver), with a host and no
+    /// credentials or fragment.
+    static func validateEndpoint(_ text: String) throws {
+        guard text.utf8.count <= maximumEndpointLength,
+            text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && $0.value < 127 })
+        else {
+            throw AssentServerError.pushRegistrationFailed(
+                "The push endpoint is a URL of at most \(maximumEndpointLength) printable ASCII characters.")
+        }
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            let host = components.host, !host.isEmpty, components.user == nil, components.password == nil,
+            components.fragment == nil
+        else {
+            throw AssentServerError.pushRegistrationFailed(
+                "The push endpoint is an absolute URL with a host, without credentials or fragment.")
+        }
+        switch scheme {
+        case "https": return
+        case "http" where isLoopback(host): return
+        default:
+            throw AssentServerError.pushRegistrationFailed(
+                "The push endpoint must be https (http only to this machine's loopback address).")
+        }
+    }
+
+    /// Whether `host` names this machine: `localhost`, 127.0.0.0/8 or ::1.
+    static func isLoopback(_ host: String) -> Bool {
+        let name = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if name == "localhost" || name == "::1" { return true }
+        let octets = name.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 }

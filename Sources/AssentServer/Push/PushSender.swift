@@ -1,6 +1,8 @@
+import AssentCrypto
 import AssentModel
 import Foundation
 import Logging
+import Prometheus
 
 /// Delivers the outbox's `push` messages: one notification to one activation's registered device, through the
 /// service its token belongs to. A token the service declares dead is deleted (only then: a fault in our own
@@ -8,10 +10,11 @@ import Logging
 struct PushSender: OutboxSender {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & PushRegistrationStore { environment.store }
+    var store: any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore { environment.store }
     let apns: APNsClient?
     let fcm: FCMClient?
     let hms: HMSClient?
+    let webPush: WebPushClient?
     private let transport: PushTransport
 
     init(environment: ServerEnvironment, settings: PushSettings) throws {
@@ -21,6 +24,15 @@ struct PushSender: OutboxSender {
         apns = settings.apns.map { APNsClient(settings: $0, transport: transport) }
         fcm = settings.fcm.map { FCMClient(settings: $0, transport: transport) }
         hms = settings.hms.map { HMSClient(settings: $0, transport: transport) }
+        webPush = settings.webPush.map { [environment] in
+            WebPushClient(settings: $0, transport: transport) { try await VAPIDKey.load(environment) }
+        }
+    }
+
+    static var attempts: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "assent", subsystem: "push", metricName: "attempts", unitName: "total",
+            helpText: "Push attempts by service and outcome (delivered, unregistered, retry, failed).")
     }
 
     var channel: OutboxChannel { .push }
@@ -42,39 +54,87 @@ struct PushSender: OutboxSender {
         guard let content = Self.content(for: item, operation: operation, registration: registration) else {
             return .failed("The operation finished before its push was sent.")
         }
-        let delivery: PushDelivery
+        let recorder = PushAttemptRecorder()
+        let started = ContinuousClock.now
+        let delivery = await PushAttemptRecorder.$current.withValue(recorder) {
+            await send(content, to: registration)
+        }
+        let latency = ContinuousClock.now - started
+        let outcome: DeliveryOutcome
+        let traced: PushDeliveryRecord.Outcome
+        switch delivery {
+        case .delivered: (outcome, traced) = (.delivered, .delivered)
+        case .retry(let error, let after): (outcome, traced) = (.retry(error, after: after), .retry)
+        case .failed(let error): (outcome, traced) = (.failed(error), .failed)
+        case .tokenInvalid(let reason, let since):
+            let (result, removed) = await unregister(registration, reason: reason, since: since)
+            (outcome, traced) = (result, removed ? .unregistered : .failed)
+        }
+        await trace(
+            item, registration: registration, outcome: traced, status: recorder.lastStatus, reason: outcome.message,
+            latency: latency)
+        return outcome
+    }
+
+    /// Hands `content` to the registration's service.
+    private func send(_ content: PushContent, to registration: PushRegistrationRecord) async -> PushDelivery {
         switch registration.platform {
         case .apns:
             guard let apns else { return .failed("APNs is not configured on this server.") }
-            delivery = await apns.send(content, to: registration)
+            return await apns.send(content, to: registration)
         case .fcm:
             guard let fcm else { return .failed("FCM is not configured on this server.") }
-            delivery = await fcm.send(content, to: registration.token)
+            return await fcm.send(content, to: registration.token)
         case .hms:
             guard let hms else { return .failed("HMS is not configured on this server.") }
-            delivery = await hms.send(content, to: registration.token)
+            return await hms.send(content, to: registration.token)
+        case .webpush:
+            guard let webPush else {
+                return .failed("Web Push is not configured on this server (serve --vapid-subject).")
+            }
+            return await webPush.send(content, to: registration, now: environment.now())
         }
-        switch delivery {
-        case .delivered: return .delivered
-        case .retry(let error, let after): return .retry(error, after: after)
-        case .failed(let error): return .failed(error)
-        case .tokenInvalid(let reason, let since):
-            return await unregister(registration, reason: reason, since: since)
+    }
+
+    /// Records the attempt in the delivery trace (its reason without the token) and counts it for `/metrics`.
+    private func trace(
+        _ item: OutboxItem, registration: PushRegistrationRecord, outcome: PushDeliveryRecord.Outcome, status: Int?,
+        reason: String?, latency: Duration
+    ) async {
+        let service = registration.platform.rawValue
+        environment.metrics.makeCounter(
+            descriptor: Self.attempts, labels: [("service", service), ("outcome", outcome.rawValue)]
+        ).increment()
+        let record = PushDeliveryRecord(
+            activationId: registration.activationId, operationId: item.subject, event: item.event, service: service,
+            outcome: outcome, httpStatus: status,
+            reason: reason.map { $0.replacingOccurrences(of: registration.token, with: "[token]") },
+            latencyMillis: Int64(latency.components.seconds) * 1000 + latency.components.attoseconds / 1_000_000_000_000_000,
+            at: environment.nowMillis)
+        do {
+            try await store.insertPushDelivery(record)
+        } catch {
+            environment.logger.warning(
+                "push delivery trace not written", metadata: ["error": "\(String(reflecting: type(of: error)))"])
         }
     }
 
     /// Deletes a registration whose token the service declared dead — unless the service's own time says the token
     /// was dead before this registration (APNs 410 `timestamp`), or the device registered a new token meanwhile.
     private func unregister(_ registration: PushRegistrationRecord, reason: String, since: Millis?) async
-        -> DeliveryOutcome
+        -> (DeliveryOutcome, removed: Bool)
     {
         if let since, since < registration.registeredAt {
-            return .failed("\(reason); the token was registered again after that, so the registration stays.")
+            return (
+                .failed("\(reason); the token was registered again after that, so the registration stays."), false
+            )
         }
+        var removed = false
         do {
             if try await store.deletePushRegistration(
                 activationId: registration.activationId, registeredAt: registration.registeredAt)
             {
+                removed = true
                 await environment.audit(
                     .pushUnregistered,
                     activation: try? await store.activation(id: registration.activationId), actor: "system",
@@ -85,9 +145,9 @@ struct PushSender: OutboxSender {
                     metadata: ["activation.id": "\(registration.activationId)", "reason": "\(reason)"])
             }
         } catch {
-            return .retry("\(reason); removing the registration failed: \(type(of: error))")
+            return (.retry("\(reason); removing the registration failed: \(type(of: error))"), false)
         }
-        return .failed("\(reason); the registration was removed.")
+        return (.failed("\(reason); the registration was removed."), removed)
     }
 
     /// The notification for an outbox message, or `nil` when a new operation is no longer pending.
@@ -118,5 +178,22 @@ struct PushSender: OutboxSender {
         return PushContent(
             message: message, category: operation.name, title: title, body: body, expiresAt: expiresAt,
             collapseKey: operation.id)
+    }
+}
+
+extension DeliveryOutcome {
+    /// The failure's sentence; `nil` when delivered.
+    var message: String? {
+        switch self {
+        case .delivered: nil
+        case .retry(let message, _), .failed(let message): message
+        }
+    }
+}
+
+/// The server's VAPID key: one per database, made by whichever process needs it first.
+enum VAPIDKey {
+    static func load(_ environment: ServerEnvironment) async throws -> ECPrivateKey {
+        try await environment.store.vapidKey(creating: ECPrivateKey(), at: environment.nowMillis)
     }
 }

@@ -10,6 +10,8 @@ public struct PushSettings: Sendable {
     public var fcm: FCMSettings?
     /// Huawei Push Kit.
     public var hms: HMSSettings?
+    /// Web Push (browsers and UnifiedPush distributors).
+    public var webPush: WebPushSettings?
     /// Certificate authorities (PEM) trusted for the push services' TLS besides the system's: for a TLS-inspecting
     /// proxy, or a test server.
     public var additionalTrustRootsPEM: String?
@@ -24,7 +26,12 @@ public struct PushSettings: Sendable {
     }
 
     /// Whether any service is configured.
-    public var isEmpty: Bool { apns == nil && fcm == nil && hms == nil }
+    public var isEmpty: Bool { apns == nil && fcm == nil && hms == nil && webPush == nil }
+
+    /// How long push attempts are kept in the delivery trace (default 30 days).
+    public var traceRetention: Duration = .seconds(30 * 86_400)
+    /// The retention when no push service is configured.
+    public static let defaultTraceRetention: Duration = .seconds(30 * 86_400)
 }
 
 /// APNs with token-based authentication: a `.p8` signing key, its key id and the team id.
@@ -139,5 +146,36 @@ public struct HMSSettings: Sendable {
         guard !appSecret.isEmpty else { throw AssentServerError.configuration("The HMS app secret is empty.") }
         self.appId = appId
         self.appSecret = appSecret
+    }
+}
+
+/// Web Push (RFC 8030) with VAPID (RFC 8292). The VAPID key pair is made at first start and sealed in the database;
+/// its public key is served at `GET /api/push/webpush/key` for subscribers.
+public struct WebPushSettings: Sendable {
+    /// The contact a push service may use to reach the sender (`sub`): `mailto:` or `https:`.
+    public var subject: String
+    /// How long a VAPID token is valid (at most 24 hours; default 12).
+    public var tokenLifetime: Duration = .seconds(12 * 3600)
+    /// How long one token is reused for an audience (default 1 hour).
+    public var tokenReuse: Duration = .seconds(3600)
+
+    /// Settings with `subject`.
+    /// - Throws: a configuration error unless it is a `mailto:` address or an https URL.
+    public init(subject: String) throws {
+        let lowered = subject.lowercased()
+        let valid: Bool
+        if lowered.hasPrefix("mailto:") {
+            let address = subject.dropFirst(7)
+            valid = address.contains("@") && !address.hasPrefix("@") && !address.hasSuffix("@")
+        } else if lowered.hasPrefix("https://"), let url = URL(string: subject), url.host?.isEmpty == false {
+            valid = true
+        } else {
+            valid = false
+        }
+        guard valid, subject.count <= 512, subject.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            throw AssentServerError.configuration(
+                "The VAPID subject is a mailto: address or an https URL, e.g. mailto:push@bank.example.")
+        }
+        self.subject = subject
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import Synchronization
 
 /// What a push service answered.
 struct PushHTTPResponse: Sendable {
@@ -66,6 +67,7 @@ extension PushTransport {
             } catch {
                 return .retry("\(service) did not answer: \(type(of: error))", after: nil)
             }
+            PushAttemptRecorder.current?.record(status: response.status)
             switch interpret(response) {
             case .delivery(let delivery): return delivery
             case .renewCredential: refused = current
@@ -73,6 +75,18 @@ extension PushTransport {
         }
         return .retry("\(service) refused a renewed credential.", after: nil)
     }
+}
+
+/// Notes the HTTP status of the last push request made within a scope (``PushAttemptRecorder/current``), for the
+/// delivery trace: the services' clients answer a ``PushDelivery``, which says what to do, not what was said.
+final class PushAttemptRecorder: Sendable {
+    @TaskLocal static var current: PushAttemptRecorder?
+    private let status = Mutex<Int?>(nil)
+
+    func record(status code: Int) { status.withLock { $0 = code } }
+
+    /// The last status recorded, if a request got an answer.
+    var lastStatus: Int? { status.withLock { $0 } }
 }
 
 /// One HTTP client per push credential, speaking HTTP/2 where the service offers it (ALPN), following no

@@ -1,6 +1,7 @@
 import AssentCrypto
 import Foundation
 import Logging
+import Prometheus
 import Synchronization
 
 /// What every service shares: the store, the limits, the clock and the logger.
@@ -26,6 +27,7 @@ public struct ServerEnvironment: Sendable {
         var streamHeartbeat: Duration = .seconds(15)
         let applications = ApplicationCache()
         var announcements: Announcements?
+        let metrics = PrometheusCollectorRegistry()
     }
 
     private final class Box: Sendable {
@@ -64,6 +66,8 @@ public struct ServerEnvironment: Sendable {
         get { box.values.webhook }
         set { change { $0.webhook = newValue } }
     }
+    /// The process's metrics, served at `/metrics`.
+    public var metrics: PrometheusCollectorRegistry { box.values.metrics }
     /// The push services notifications go through, if any.
     public var push: PushSettings? {
         get { box.values.push }

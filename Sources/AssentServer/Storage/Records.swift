@@ -309,7 +309,8 @@ public struct OperationContent: Codable, Sendable, Equatable {
     }
 }
 
-/// A device's push token for one activation. The token is sealed at rest and never logged.
+/// A device's push token (or Web Push endpoint and keys) for one activation. The token is sealed at rest and never
+/// logged.
 public struct PushRegistrationRecord: Sendable, Equatable {
     public var activationId: String
     public var platform: PushPlatform
@@ -321,10 +322,12 @@ public struct PushRegistrationRecord: Sendable, Equatable {
     /// When the token was registered; also identifies this registration (see
     /// ``AssentStore/deletePushRegistration(activationId:registeredAt:)``).
     public var registeredAt: Millis
+    /// Web Push only: the subscription's keys (sealed at rest with the endpoint).
+    public var webPush: WebPushEncryption.Subscription?
 
     public init(
         activationId: String, platform: PushPlatform, environment: PushEnvironment?, token: String,
-        language: String?, registeredAt: Millis
+        language: String?, registeredAt: Millis, webPush: WebPushEncryption.Subscription? = nil
     ) {
         self.activationId = activationId
         self.platform = platform
@@ -332,6 +335,7 @@ public struct PushRegistrationRecord: Sendable, Equatable {
         self.token = token
         self.language = language
         self.registeredAt = registeredAt
+        self.webPush = webPush
     }
 }
 

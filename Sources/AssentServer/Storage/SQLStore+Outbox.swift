@@ -1,3 +1,4 @@
+import AssentCrypto
 import AssentModel
 import Foundation
 import SQLKit
@@ -108,16 +109,21 @@ extension SQLStore {
     public func putPushRegistration(_ registration: PushRegistrationRecord) async throws {
         let token = try box.seal(
             Data(registration.token.utf8), context: "push.token:\(registration.activationId)")
+        let keys = try registration.webPush.map {
+            try box.seal($0.publicKey.x963 + $0.authSecret, context: "push.webpush_keys:\(registration.activationId)")
+        }
         // A replaced registration always gets a later time than the one it replaces, so a late answer about the old
         // token (deletePushRegistration with its time) never removes the new one.
         try await database.raw(
             """
-            INSERT INTO push_registrations (activation_id, platform, environment, token, language, registered_at)
+            INSERT INTO push_registrations (activation_id, platform, environment, token, language, registered_at, \
+            webpush_keys)
             VALUES (\(bind: registration.activationId), \(bind: registration.platform.rawValue), \
             \(bind: registration.environment?.rawValue), \(bind: token), \(bind: registration.language), \
-            \(bind: registration.registeredAt))
+            \(bind: registration.registeredAt), \(bind: keys))
             ON CONFLICT (activation_id) DO UPDATE SET platform = EXCLUDED.platform,
             environment = EXCLUDED.environment, token = EXCLUDED.token, language = EXCLUDED.language,
+            webpush_keys = EXCLUDED.webpush_keys,
             registered_at = CASE WHEN EXCLUDED.registered_at > push_registrations.registered_at
                 THEN EXCLUDED.registered_at ELSE push_registrations.registered_at + 1 END
             """
@@ -136,12 +142,20 @@ extension SQLStore {
         }
         let token = try box.open(
             try row.decode(column: "token", as: Data.self), context: "push.token:\(activationId)")
+        let webPush = try row.decode(column: "webpush_keys", as: Data?.self).map { sealed in
+            let keys = try box.open(sealed, context: "push.webpush_keys:\(activationId)")
+            guard keys.count == 81 else {
+                throw AssentServerError.internalError("Push registration \(activationId) has malformed Web Push keys.")
+            }
+            return try WebPushEncryption.Subscription(
+                publicKey: try ECPublicKey(x963: keys.prefix(65)), authSecret: Data(keys.suffix(16)))
+        }
         return PushRegistrationRecord(
             activationId: activationId, platform: platform,
             environment: try row.decode(column: "environment", as: String?.self).flatMap(PushEnvironment.init),
             token: String(decoding: token, as: UTF8.self),
             language: try row.decode(column: "language", as: String?.self),
-            registeredAt: try row.decode(column: "registered_at", as: Int64.self))
+            registeredAt: try row.decode(column: "registered_at", as: Int64.self), webPush: webPush)
     }
 
     public func deletePushRegistration(activationId: String, registeredAt: Millis) async throws -> Bool {

@@ -1,0 +1,24 @@
+import AssentModel
+import Foundation
+import Hummingbird
+
+/// `GET /api/v1/activations/{id}/push-deliveries` and `GET /api/v1/operations/{id}/push-deliveries`: the delivery
+/// trace of an activation or an operation.
+struct PushDeliveryController {
+    let deliveries: PushDeliveryService
+
+    func addRoutes(to api: RouterGroup<AssentRequestContext>) {
+        api.requiring(.activationsRead).get("activations/:id/push-deliveries", use: ofActivation)
+        api.requiring(.operationsRead).get("operations/:id/push-deliveries", use: ofOperation)
+    }
+
+    @Sendable func ofActivation(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let list = try await deliveries.deliveries(activationId: try context.parameter("id"))
+        return try HTTPSupport.operatorJSON(PushDeliveryList(deliveries: list.map(PushDeliveryService.info)))
+    }
+
+    @Sendable func ofOperation(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let list = try await deliveries.deliveries(operationId: try context.parameter("id"))
+        return try HTTPSupport.operatorJSON(PushDeliveryList(deliveries: list.map(PushDeliveryService.info)))
+    }
+}

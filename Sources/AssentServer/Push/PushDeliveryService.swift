@@ -1,0 +1,46 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// Reads the push delivery trace, and the Web Push key subscribers need.
+public struct PushDeliveryService: Sendable {
+    let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any ActivationStore & OperationStore & PushDeliveryStore { environment.store }
+
+    /// How many attempts a trace shows.
+    public static let limit = 50
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    /// The activation's newest attempts, newest first.
+    /// - Throws: `ACTIVATION_NOT_FOUND`.
+    public func deliveries(activationId: String) async throws -> [PushDeliveryRecord] {
+        guard try await store.activation(id: activationId) != nil else { throw AssentServerError.activationNotFound() }
+        return try await store.pushDeliveries(activationId: activationId, limit: Self.limit)
+    }
+
+    /// The operation's newest attempts, newest first.
+    /// - Throws: `OPERATION_NOT_FOUND`.
+    public func deliveries(operationId: String) async throws -> [PushDeliveryRecord] {
+        guard try await store.operation(id: operationId) != nil else { throw AssentServerError.operationNotFound() }
+        return try await store.pushDeliveries(operationId: operationId, limit: Self.limit)
+    }
+
+    /// The VAPID public key (`applicationServerKey`), made on first use.
+    /// - Throws: `NOT_FOUND` when this server does not send Web Push.
+    public func applicationServerKey() async throws -> ECPublicKey {
+        guard environment.push?.webPush != nil else {
+            throw AssentServerError.notFound("This server does not send Web Push (serve --vapid-subject).")
+        }
+        return try await VAPIDKey.load(environment).publicKey
+    }
+
+    /// The operator's view of an attempt.
+    static func info(_ record: PushDeliveryRecord) -> PushDeliveryInfo {
+        PushDeliveryInfo(
+            activationId: record.activationId, operationId: record.operationId, event: record.event,
+            service: record.service, outcome: record.outcome.rawValue, httpStatus: record.httpStatus,
+            reason: record.reason, latencyMillis: record.latencyMillis, at: Date(millis: record.at))
+    }
+}

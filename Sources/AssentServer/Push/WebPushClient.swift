@@ -1,0 +1,149 @@
+import AssentCrypto
+import AssentModel
+import Crypto
+import Foundation
+import Synchronization
+
+/// Sends notifications to Web Push endpoints (RFC 8030): the message encrypted for the subscription (RFC 8291,
+/// padded to its length class), a VAPID token for the endpoint's origin (RFC 8292), `TTL` from the notification's
+/// expiry, `Urgency` high for a new operation and normal otherwise, and a `Topic` from the operation id so that
+/// notifications about one operation replace each other while they wait.
+struct WebPushClient: Sendable {
+    let settings: WebPushSettings
+    let transport: PushTransport
+    /// Reads (and on first use makes) the VAPID key.
+    let loadKey: @Sendable () async throws -> ECPrivateKey
+    private let cache = Cache()
+
+    /// The key once read, and the token last made per audience.
+    private final class Cache: Sendable {
+        struct State {
+            var key: ECPrivateKey?
+            var tokens: [String: (header: String, issuedAt: Date)] = [:]
+        }
+        let state = Mutex(State())
+
+        func withLock<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
+    }
+
+    init(settings: WebPushSettings, transport: PushTransport, loadKey: @escaping @Sendable () async throws -> ECPrivateKey)
+    {
+        self.settings = settings
+        self.transport = transport
+        self.loadKey = loadKey
+    }
+
+    /// Sends `content` to the registration's endpoint; a body the service finds too large (413) is sent once more
+    /// without its title and text.
+    func send(_ content: PushContent, to registration: PushRegistrationRecord, now: Date = Date()) async
+        -> PushDelivery
+    {
+        guard let subscription = registration.webPush, let endpoint = URL(string: registration.token) else {
+            return .failed("The Web Push registration has no endpoint keys.")
+        }
+        let authorization: String
+        do {
+            authorization = try await self.authorization(for: endpoint, now: now)
+        } catch {
+            return .retry("No VAPID token: \(type(of: error))", after: nil)
+        }
+        let headers = [
+            ("content-encoding", "aes128gcm"), ("content-type", "application/octet-stream"),
+            ("ttl", String(content.ttlSeconds(now: now))), ("urgency", content.isAlert ? "high" : "normal"),
+            ("topic", Self.topic(for: content.collapseKey)), ("authorization", authorization),
+        ]
+        for trimmed in [false, true] {
+            let body: Data
+            do {
+                body = try WebPushEncryption.encrypt(try content.webPushPayload(trimmed: trimmed), for: subscription)
+            } catch {
+                if !trimmed { continue }
+                return .failed("The Web Push message does not fit 4096 bytes.")
+            }
+            let response: PushHTTPResponse
+            do {
+                response = try await transport.send(.POST, registration.token, headers: headers, body: body)
+            } catch {
+                return .retry("The push service did not answer: \(type(of: error))", after: nil)
+            }
+            PushAttemptRecorder.current?.record(status: response.status)
+            if response.status == 413, !trimmed { continue }
+            return Self.delivery(of: response)
+        }
+        return .failed("Web Push: the push service refused the message as too large (HTTP 413), also without its text.")
+    }
+
+    /// What a push service's answer means (RFC 8030 §5 and §8.3).
+    static func delivery(of response: PushHTTPResponse) -> PushDelivery {
+        let said = "Web Push: HTTP \(response.status)" + (reason(response).map { " \($0)" } ?? "")
+        switch response.status {
+        case 200..<300: return .delivered
+        case 404, 410: return .tokenInvalid(reason: said, since: nil)
+        case 300..<400: return .failed("\(said); redirects are not followed.")
+        case 429, 500..<600: return .retry(said, after: response.retryAfter)
+        default: return .failed(said)
+        }
+    }
+
+    /// The service's own words: a problem document's `title` or `detail`, else its short text body.
+    static func reason(_ response: PushHTTPResponse) -> String? {
+        struct Problem: Decodable {
+            var title: String?
+            var detail: String?
+            var reason: String?
+            var message: String?
+        }
+        let text: String?
+        if let problem = try? JSONDecoder().decode(Problem.self, from: response.body) {
+            text = problem.detail ?? problem.title ?? problem.reason ?? problem.message
+        } else {
+            text = String(data: response.body.prefix(200), encoding: .utf8)
+        }
+        let cleaned = text.map { String($0.filter { !$0.isNewline }.prefix(200)).trimmingCharacters(in: .whitespaces) }
+        return cleaned?.isEmpty == false ? "— \(cleaned!)" : nil
+    }
+
+    /// RFC 8030 §5.4: a topic is at most 32 characters of the URL-safe Base64 alphabet; 24 octets of SHA-256 of
+    /// the operation id are exactly that.
+    static func topic(for collapseKey: String) -> String {
+        Base64URL.encode(Data(SHA256.hash(data: Data(collapseKey.utf8))).prefix(24))
+    }
+
+    /// The `Authorization` header for the endpoint's origin: a token reused for ``WebPushSettings/tokenReuse``.
+    func authorization(for endpoint: URL, now: Date) async throws -> String {
+        let audience = try VAPID.audience(of: endpoint)
+        let reuse = Double(settings.tokenReuse.components.seconds)
+        if let cached = cache.withLock({ $0.tokens[audience] }), now.timeIntervalSince(cached.issuedAt) < reuse,
+            cached.issuedAt <= now
+        {
+            return cached.header
+        }
+        let key: ECPrivateKey
+        if let known = cache.withLock({ $0.key }) {
+            key = known
+        } else {
+            key = try await loadKey()
+            cache.withLock { $0.key = key }
+        }
+        let header = try VAPID.authorization(
+            audience: audience, subject: settings.subject,
+            expiresAt: now + Double(settings.tokenLifetime.components.seconds), key: key)
+        cache.withLock { $0.tokens[audience] = (header, now) }
+        return header
+    }
+}
+
+extension PushContent {
+    /// The Web Push message: the mobile-token keys as `data` and, for a new operation, its title and text as
+    /// `notification` (what a service worker shows); `trimmed` leaves the notification out.
+    func webPushPayload(trimmed: Bool) throws -> Data {
+        var payload: [String: Any] = ["data": message.data]
+        if isAlert, !trimmed {
+            var notification: [String: Any] = ["tag": collapseKey]
+            if let title { notification["title"] = title }
+            if let body { notification["body"] = body }
+            payload["notification"] = notification
+        }
+        return try JSONSerialization.data(withJSONObject: payload, options: .sortedKeys)
+    }
+}
