@@ -633,6 +633,31 @@ public actor AssentClient {
         return AssentError(code, payload.message, serverCode: payload.code, httpStatus: status)
     }
 
+    // MARK: Web Push
+
+    /// Makes new Web Push subscription keys, keeps them with the activation, and returns the public part.
+    func newWebPushKeys() throws -> WebPushEncryption.Subscription {
+        guard var current = state else { throw AssentError(.notActivated, "This device is not activated.") }
+        let key = ECPrivateKey()
+        let secret = Bytes.random(count: 16)
+        current.webPushPrivateKey = key.scalar
+        current.webPushAuthSecret = secret
+        try save(current)
+        return try WebPushEncryption.Subscription(publicKey: key.publicKey, authSecret: secret)
+    }
+
+    /// Decrypts a Web Push body with the kept subscription keys.
+    func decryptWebPush(_ body: Data) throws -> Data {
+        guard let scalar = state?.webPushPrivateKey, let secret = state?.webPushAuthSecret else {
+            throw AssentError(.notActivated, "This device has not registered for Web Push.")
+        }
+        do {
+            return try WebPushEncryption.decrypt(body, privateKey: try ECPrivateKey(scalar: scalar), authSecret: secret)
+        } catch {
+            throw AssentError.wrap(error, .invalidInput, "The push message cannot be decrypted with this device's keys.")
+        }
+    }
+
     // MARK: State
 
     func save(_ newState: DeviceState) throws {
@@ -682,4 +707,7 @@ struct DeviceState: Codable, Sendable {
     var fingerprint: String
     var tokenId: String?
     var tokenSecret: Data?
+    /// The Web Push subscription's private key (P-256 scalar) and authentication secret, once registered.
+    var webPushPrivateKey: Data?
+    var webPushAuthSecret: Data?
 }

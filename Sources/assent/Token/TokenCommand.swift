@@ -21,7 +21,7 @@ struct TokenCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Activate.self, Status.self, List.self, Show.self, Approve.self, Reject.self, Claim.self, History.self,
-            QRApprove.self, Watch.self, ChangePIN.self, Remove.self,
+            QRApprove.self, Watch.self, PushListen.self, ChangePIN.self, Remove.self,
         ])
 
     struct Activate: AsyncParsableCommand {
