@@ -654,7 +654,8 @@ public actor AssentClient {
         do {
             return try WebPushEncryption.decrypt(body, privateKey: try ECPrivateKey(scalar: scalar), authSecret: secret)
         } catch {
-            throw AssentError.wrap(error, .invalidInput, "The push message cannot be decrypted with this device's keys.")
+            throw AssentError.wrap(
+                error, .invalidInput, "The push message cannot be decrypted with this device's keys.")
         }
     }
 

@@ -78,10 +78,12 @@ struct PushOptions: ParsableArguments {
         if let caFile = value(pushCAFile, "ASSENT_PUSH_CA_FILE") {
             settings.additionalTrustRootsPEM = String(decoding: try file(caFile, "push CA"), as: UTF8.self)
         }
-        if let days = try pushTraceDays ?? value(nil, "ASSENT_PUSH_TRACE_DAYS").map({ text -> Int in
-            guard let days = Int(text) else { throw ValidationError("ASSENT_PUSH_TRACE_DAYS is a number of days.") }
-            return days
-        }) {
+        if let days = try pushTraceDays
+            ?? value(nil, "ASSENT_PUSH_TRACE_DAYS").map({ text -> Int in
+                guard let days = Int(text) else { throw ValidationError("ASSENT_PUSH_TRACE_DAYS is a number of days.") }
+                return days
+            })
+        {
             guard (1...3650).contains(days) else { throw ValidationError("--push-trace-days is 1 to 3650.") }
             settings.traceRetention = .seconds(days * 86_400)
         }

@@ -109,7 +109,8 @@ struct PushSender: OutboxSender {
             activationId: registration.activationId, operationId: item.subject, event: item.event, service: service,
             outcome: outcome, httpStatus: status,
             reason: reason.map { $0.replacingOccurrences(of: registration.token, with: "[token]") },
-            latencyMillis: Int64(latency.components.seconds) * 1000 + latency.components.attoseconds / 1_000_000_000_000_000,
+            latencyMillis: Int64(latency.components.seconds) * 1000 + latency.components.attoseconds
+                / 1_000_000_000_000_000,
             at: environment.nowMillis)
         do {
             try await store.insertPushDelivery(record)

@@ -26,8 +26,10 @@ struct WebPushClient: Sendable {
         func withLock<T>(_ body: (inout State) -> T) -> T { state.withLock { body(&$0) } }
     }
 
-    init(settings: WebPushSettings, transport: PushTransport, loadKey: @escaping @Sendable () async throws -> ECPrivateKey)
-    {
+    init(
+        settings: WebPushSettings, transport: PushTransport,
+        loadKey: @escaping @Sendable () async throws -> ECPrivateKey
+    ) {
         self.settings = settings
         self.transport = transport
         self.loadKey = loadKey

@@ -119,7 +119,8 @@ extension TokenCommand {
             case .operationCreated(let id, let name, _, let title, let body):
                 printed.title = title
                 printed.body = body
-                text = "new operation \(id) (\(name))" + (title.map { ": \($0)" } ?? "") + (body.map { " — \($0)" } ?? "")
+                text =
+                    "new operation \(id) (\(name))" + (title.map { ": \($0)" } ?? "") + (body.map { " — \($0)" } ?? "")
             case .operationFinished(let id, let name, let result, _):
                 printed.result = result.rawValue
                 text = "operation \(id) (\(name)) finished: \(result.rawValue)"

@@ -1,0 +1,326 @@
+import AssentCrypto
+import AssentModel
+import AssentSDK
+import AssentServer
+import AssentTesting
+import Foundation
+import JWTKit
+import Testing
+
+@testable import AssentServerTesting
+
+@Suite("Web Push: registration, encrypted delivery with VAPID, status rules and the delivery trace")
+struct WebPushDeliveryTests {
+    /// Push settings with Web Push alone, trusting the test service's CA.
+    static func settings(_ mock: WebPushServiceMock) throws -> PushSettings {
+        var settings = PushSettings()
+        settings.webPush = try WebPushSettings(subject: "mailto:push@bank.example")
+        settings.additionalTrustRootsPEM = mock.certificates.caPEM
+        return settings
+    }
+
+    /// Registers `device` for Web Push at `endpoint` with `keys`; returns the HTTP answer.
+    static func register(
+        _ device: inout TestDevice, endpoint: String, p256dh: String?, auth: String?, platform: String = "webpush"
+    ) async throws -> HTTPClient.Response {
+        let token = try await device.createToken()
+        let body = try JSONEncoder().encode(
+            RequestEnvelope(PushRegistrationRequest(platform: platform, token: endpoint, p256dh: p256dh, auth: auth)))
+        return try await device.tokenPost("/api/push/device/register/token", token: token, body: body)
+    }
+
+    static func register(
+        _ device: inout TestDevice, _ subscription: WebPushServiceMock.Subscription, at endpoint: URL
+    ) async throws {
+        let keys = try subscription.keys
+        let response = try await register(
+            &device, endpoint: endpoint.absoluteString, p256dh: keys.p256dh, auth: keys.auth)
+        guard response.status == 200 else { throw TestFailure("register: \(response.status) \(response.text)") }
+    }
+
+    /// The server's VAPID key, as a subscriber reads it.
+    static func serverKey(_ client: HTTPClient) async throws -> ECPublicKey {
+        let response = try await client.send("GET", "/api/push/webpush/key")
+        guard response.status == 200 else { throw TestFailure("key: \(response.status) \(response.text)") }
+        let key = try JSONDecoder().decode(ResponseEnvelope<WebPushKeyResponse>.self, from: response.body)
+        return try ECPublicKey(x963: try Base64URL.decode(key.responseObject.applicationServerKey))
+    }
+
+    /// The delivery trace of an operation through the operator API.
+    static func trace(_ server: TestServer, _ client: HTTPClient, operation id: String) async throws
+        -> [PushDeliveryInfo]
+    {
+        try await server.operatorCall(
+            client, "GET", "/api/v1/operations/\(id)/push-deliveries", as: PushDeliveryList.self
+        ).deliveries
+    }
+
+    /// The VAPID claims, verified by jwt-kit with the key the header's `k` names.
+    struct VAPIDClaims: JWTPayload {
+        var aud: AudienceClaim
+        var exp: ExpirationClaim
+        var sub: SubjectClaim
+
+        func verify(using algorithm: some JWTAlgorithm) async throws { try exp.verifyNotExpired() }
+    }
+
+    static func verifiedWithJWTKit(_ authorization: String) async throws -> VAPIDClaims {
+        let parts = authorization.dropFirst("vapid ".count).components(separatedBy: ", ")
+        let token = try #require(parts.first { $0.hasPrefix("t=") }).dropFirst(2)
+        let k = try Base64URL.decode(String(try #require(parts.first { $0.hasPrefix("k=") }).dropFirst(2)))
+        let jwks = """
+            {"keys":[{"kty":"EC","crv":"P-256","alg":"ES256","kid":"vapid","x":"\(Base64URL.encode(k.subdata(in: 1..<33)))",\
+            "y":"\(Base64URL.encode(k.subdata(in: 33..<65)))"}]}
+            """
+        return try await JWTKeyCollection().add(jwksJSON: jwks).verify(String(token), as: VAPIDClaims.self)
+    }
+
+    @Test(
+        "A new operation reaches the subscription encrypted, with VAPID, TTL, Urgency and Topic; its end too; the trace and /metrics record both",
+        arguments: Backend.all)
+    func delivery(backend: Backend) async throws {
+        let mock = try WebPushServiceMock()
+        try await mock.run { base in
+            let server = try await TestServer.make(backend, push: try Self.settings(mock))
+            defer { Task { await server.shutdown() } }
+            try await server.live { client in
+                var device = try await server.activatedDevice(client)
+                let key = try await Self.serverKey(client)
+                #expect(try await Self.serverKey(client) == key)
+                mock.expectedKey.withLock { $0 = key }
+                let (subscription, endpoint) = mock.subscribe(base: base)
+                try await Self.register(&device, subscription, at: endpoint)
+                let stored = try #require(try await server.store.pushRegistration(activationId: device.activationId))
+                #expect(stored.platform == .webpush && stored.token == endpoint.absoluteString)
+                #expect(stored.webPush == (try subscription.keys))
+
+                let created = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+                let first = try #require(try await mock.wait(subscription, count: 1).first)
+                #expect(first.vapidProblem == nil)
+                let plaintext = try first.plaintext.get()
+                #expect(first.data["operationId"] == created.id)
+                #expect(first.data["messageType"] == "mtoken.operationInit")
+                #expect(first.data["activationId"] == device.activationId)
+                let operation = try #require(try await server.store.operation(id: created.id))
+                let notification = first.json["notification"] as? [String: Any]
+                #expect(notification?["title"] as? String == operation.content.form(acceptLanguage: nil).title)
+                #expect(first.headers["content-encoding"] == "aes128gcm")
+                #expect(first.headers["urgency"] == "high")
+                let topic = try #require(first.headers["topic"])
+                #expect(topic.count == 32 && topic.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+                let ttl = try #require(first.headers["ttl"].flatMap(Int.init))
+                let lifetime = (operation.expiresAt - Int64(server.clock.now.timeIntervalSince1970 * 1000)) / 1000
+                #expect(ttl > 0 && Int64(ttl) <= lifetime + 1)
+                // Padded to the length class: the body's length says only which 256 bytes the message's length falls in.
+                let padded = first.body.count - 86 - 17
+                #expect(padded % 256 == 0 && plaintext.count <= padded && plaintext.count > padded - 256)
+                let claims = try await Self.verifiedWithJWTKit(try #require(first.headers["authorization"]))
+                #expect(claims.aud.value == [base.absoluteString])
+                #expect(claims.sub.value == "mailto:push@bank.example")
+                #expect(claims.exp.value.timeIntervalSinceNow <= 86_400)
+
+                // Approved: a "finished" message with normal urgency, collapsing on the same topic.
+                #expect(try await device.authorizeOperation(id: created.id, data: created.data).status == 200)
+                let finished = try #require(try await mock.wait(subscription, count: 2).last)
+                #expect(finished.vapidProblem == nil)
+                #expect(finished.data["messageType"] == "mtoken.operationFinished")
+                #expect(finished.data["mtokenOperationResult"] == "authentication.success")
+                #expect(finished.json["notification"] == nil)
+                #expect(finished.headers["urgency"] == "normal" && finished.headers["topic"] == topic)
+
+                let trace = try await Self.trace(server, client, operation: created.id)
+                #expect(trace.map(\.event) == ["operation.finished", "operation.created"])
+                #expect(
+                    trace.allSatisfy { $0.service == "webpush" && $0.outcome == "delivered" && $0.httpStatus == 201 })
+                #expect(trace.allSatisfy { $0.reason == nil && $0.activationId == device.activationId })
+                let byActivation = try await server.operatorCall(
+                    client, "GET", "/api/v1/activations/\(device.activationId)/push-deliveries",
+                    as: PushDeliveryList.self)
+                #expect(byActivation.deliveries == trace)
+                let metrics = try await client.send("GET", "/metrics").text
+                #expect(metrics.contains(#"assent_push_attempts_total{service="webpush",outcome="delivered"} 2"#))
+                let missing = try await client.send(
+                    "GET", "/api/v1/operations/nope/push-deliveries",
+                    headers: ["Authorization": "Bearer \(server.apiKey)"])
+                #expect(missing.status == 404)
+            }
+        }
+    }
+
+    @Test(
+        "Status rules: 404 and 410 remove the registration, 413 trims once then fails, 429 waits Retry-After, 500 retries, a redirect is not followed",
+        arguments: Backend.all)
+    func statusRules(backend: Backend) async throws {
+        let mock = try WebPushServiceMock()
+        try await mock.run { base in
+            let server = try await TestServer.make(backend, push: try Self.settings(mock))
+            defer { Task { await server.shutdown() } }
+            try await server.live { client in
+                var device = try await server.activatedDevice(client)
+                mock.expectedKey.withLock { $0 = nil }
+                func newOperation() async throws -> String {
+                    try await server.createOperation(client, try OperationFixtures.payment(userId: "alice")).id
+                }
+
+                for gone in [404, 410] {
+                    let (subscription, endpoint) = mock.subscribe(base: base)
+                    try await Self.register(&device, subscription, at: endpoint)
+                    mock.script(subscription, .init(status: gone, body: #"{"title":"Subscription expired"}"#))
+                    let id = try await newOperation()
+                    let item = try await PushDeliveryTests.settledPush(server, id)
+                    #expect(item.state == "abandoned")
+                    #expect(try await server.store.pushRegistration(activationId: device.activationId) == nil)
+                    let trace = try #require(try await Self.trace(server, client, operation: id).first)
+                    #expect(trace.outcome == "unregistered" && trace.httpStatus == gone)
+                    #expect(trace.reason?.contains("Subscription expired") == true)
+                    #expect(trace.reason?.contains(endpoint.absoluteString) == false)
+                }
+                let audit = try await server.store.audit(activationId: device.activationId, userId: nil, limit: 50)
+                #expect(audit.filter { $0.type == "push.unregistered" }.count == 2)
+
+                let (subscription, endpoint) = mock.subscribe(base: base)
+                try await Self.register(&device, subscription, at: endpoint)
+                var seen = 0
+                // 413 once: sent again without the notification text, and delivered.
+                mock.script(subscription, .init(status: 413))
+                let trimmed = try await newOperation()
+                #expect(try await PushDeliveryTests.settledPush(server, trimmed).state == "delivered")
+                let pair = try await mock.wait(subscription, count: seen + 2).suffix(2)
+                seen += 2
+                #expect(pair.first?.json["notification"] != nil && pair.last?.json["notification"] == nil)
+                #expect(pair.last?.data["operationId"] == trimmed)
+                #expect(try await Self.trace(server, client, operation: trimmed).first?.httpStatus == 201)
+
+                // 413 twice: given up.
+                mock.script(subscription, .init(status: 413), .init(status: 413))
+                let tooLarge = try await newOperation()
+                let tooLargeItem = try await PushDeliveryTests.settledPush(server, tooLarge)
+                #expect(tooLargeItem.state == "abandoned" && tooLargeItem.lastError?.contains("413") == true)
+                seen += 2
+                #expect(try await Self.trace(server, client, operation: tooLarge).first?.outcome == "failed")
+
+                // 429 with Retry-After: tried again no sooner than it says, then delivered.
+                mock.script(subscription, .init(status: 429, headers: ["retry-after": "1"]))
+                let limited = try await newOperation()
+                let limitedItem = try await PushDeliveryTests.settledPush(server, limited)
+                #expect(limitedItem.state == "delivered" && limitedItem.attempts == 2)
+                let limitedTrace = try await Self.trace(server, client, operation: limited)
+                #expect(limitedTrace.map(\.outcome) == ["delivered", "retry"])
+                #expect(limitedTrace.map(\.httpStatus) == [201, 429])
+                #expect(limitedTrace[0].at.timeIntervalSince(limitedTrace[1].at) >= 0.9)
+                seen += 2
+
+                // 500: retried.
+                mock.script(subscription, .init(status: 500))
+                let failing = try await newOperation()
+                #expect(try await PushDeliveryTests.settledPush(server, failing).state == "delivered")
+                #expect(try await Self.trace(server, client, operation: failing).map(\.httpStatus) == [201, 500])
+                seen += 2
+
+                // A redirect is reported, never followed.
+                let before = mock.all.count
+                mock.script(subscription, .init(status: 307, headers: ["location": endpoint.absoluteString]))
+                let moved = try await newOperation()
+                let movedItem = try await PushDeliveryTests.settledPush(server, moved)
+                #expect(
+                    movedItem.state == "abandoned"
+                        && movedItem.lastError?.contains("redirects are not followed") == true)
+                #expect(mock.all.count == before + 1)
+                #expect(try await server.store.pushRegistration(activationId: device.activationId) != nil)
+                _ = seen
+            }
+        }
+    }
+
+    @Test("Registration: the endpoint and keys are checked; another registration replaces it; no Web Push, no key")
+    func registration() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await server.activatedDevice(client)
+            let keys = try WebPushEncryption.Subscription(
+                publicKey: ECPrivateKey().publicKey, authSecret: Bytes.random(count: 16))
+            let refused: [(String, String?, String?, String)] = [
+                ("http://push.example.net/x", keys.p256dh, keys.auth, "must be https"),
+                ("https://user:pw@push.example.net/x", keys.p256dh, keys.auth, "without credentials"),
+                ("https://push.example.net/x#f", keys.p256dh, keys.auth, "without credentials or fragment"),
+                ("push.example.net/x", keys.p256dh, keys.auth, "absolute URL"),
+                ("https://push.example.net/" + String(repeating: "a", count: 2100), keys.p256dh, keys.auth, "2048"),
+                ("https://push.example.net/x", nil, keys.auth, "p256dh and auth"),
+                ("https://push.example.net/x", keys.p256dh, nil, "p256dh and auth"),
+                ("https://push.example.net/x", Base64URL.encode(keys.publicKey.compressed), keys.auth, "uncompressed"),
+                ("https://push.example.net/x", keys.p256dh, Base64URL.encode(Data(count: 12)), "16-byte"),
+                ("https://push.example.net/x", Base64URL.encode(Data(count: 65)), keys.auth, "uncompressed"),
+            ]
+            for (endpoint, p256dh, auth, reason) in refused {
+                let response = try await Self.register(&device, endpoint: endpoint, p256dh: p256dh, auth: auth)
+                #expect(response.status == 400, "\(endpoint)")
+                #expect(
+                    response.text.contains("PUSH_REGISTRATION_FAILED") && response.text.contains(reason),
+                    "\(response.text)")
+            }
+            let apnsWithKeys = try await Self.register(
+                &device, endpoint: String(repeating: "ab", count: 32), p256dh: keys.p256dh, auth: keys.auth,
+                platform: "apns")
+            #expect(apnsWithKeys.status == 400 && apnsWithKeys.text.contains("webpush registration only"))
+            #expect(try await server.store.pushRegistration(activationId: device.activationId) == nil)
+
+            for endpoint in ["https://push.example.net/wpush/v2/abc", "http://127.0.0.1:9/x", "http://[::1]:9/y"] {
+                let response = try await Self.register(
+                    &device, endpoint: endpoint, p256dh: keys.p256dh, auth: keys.auth, platform: "UnifiedPush")
+                #expect(response.status == 200, "\(endpoint): \(response.text)")
+                #expect(try await server.store.pushRegistration(activationId: device.activationId)?.token == endpoint)
+            }
+            // An APNs token replaces the subscription, keys and all.
+            let apns = try await Self.register(
+                &device, endpoint: String(repeating: "ab", count: 32), p256dh: nil, auth: nil, platform: "apns")
+            #expect(apns.status == 200)
+            let replaced = try #require(try await server.store.pushRegistration(activationId: device.activationId))
+            #expect(replaced.platform == .apns && replaced.webPush == nil)
+            // This server sends no Web Push: no key to subscribe with.
+            let key = try await client.send("GET", "/api/push/webpush/key")
+            #expect(key.status == 404 && key.text.contains("--vapid-subject"))
+        }
+    }
+
+    @Test("The SDK registers its own subscription keys and decrypts what the server sent through the push service")
+    func sdkDecrypts() async throws {
+        let mock = try WebPushServiceMock()
+        try await mock.run { base in
+            let server = try await TestServer.make(.sqlite, push: try Self.settings(mock))
+            defer { Task { await server.shutdown() } }
+            let directory = SDKClients.directory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await server.live { http in
+                let sdk = try await SDKClients.activatedClient(server, http, directory: directory)
+                let push = PushService(client: sdk)
+                let serverKey = try await push.webPushServerKey()
+                mock.expectedKey.withLock { $0 = try? ECPublicKey(x963: try Base64URL.decode(serverKey)) }
+                // The service forwards the bodies; the SDK made the keys, so the mock's subscription only names the path.
+                let (subscription, endpoint) = mock.subscribe(base: base)
+                try await push.registerForPush(webPushEndpoint: endpoint)
+                let created = try await server.createOperation(http, try OperationFixtures.payment(userId: "alice"))
+                let arrived = try #require(try await mock.wait(subscription, count: 1).first)
+                #expect(arrived.vapidProblem == nil)
+                // Not for the mock's keys: only the device can read it.
+                #expect((try? arrived.plaintext.get()) == nil)
+                let message = try #require(try await push.message(fromWebPush: arrived.body))
+                guard case .operationCreated(let id, let name, let activationId, let title, _) = message else {
+                    throw TestFailure("not a new operation: \(message)")
+                }
+                let registrationId = await sdk.registrationId
+                #expect(id == created.id && name == created.name && activationId == registrationId)
+                #expect(
+                    title == (try await server.store.operation(id: created.id))?.content.form(acceptLanguage: nil).title
+                )
+                // Another client (a fresh keystore) cannot read it; a changed byte does not decrypt.
+                var altered = arrived.body
+                altered[altered.count - 1] ^= 1
+                await #expect(throws: AssentError.self) { try await push.message(fromWebPush: altered) }
+                // The keys survive a restart of the app.
+                let reopened = try SDKClients.client(server, base: http.base, directory: directory)
+                #expect(try await PushService(client: reopened).message(fromWebPush: arrived.body) == message)
+            }
+        }
+    }
+}
