@@ -323,4 +323,56 @@ struct WebPushDeliveryTests {
             }
         }
     }
+
+    @Test(
+        "The console shows an activation's and an operation's push attempts, a removed registration's with its reason")
+    func consoleTrace() async throws {
+        let mock = try WebPushServiceMock()
+        try await mock.run { base in
+            let server = try await TestServer.make(.sqlite, push: try Self.settings(mock))
+            defer { Task { await server.shutdown() } }
+            try await server.live { client in
+                var device = try await server.activatedDevice(client)
+                let (subscription, endpoint) = mock.subscribe(base: base)
+                try await Self.register(&device, subscription, at: endpoint)
+                let delivered = try await server.createOperation(
+                    client, try OperationFixtures.payment(userId: "alice"))
+                #expect(try await PushDeliveryTests.settledPush(server, delivered.id).state == "delivered")
+                mock.script(subscription, .init(status: 410, body: #"{"title":"Unregistered"}"#))
+                let gone = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+                #expect(try await PushDeliveryTests.settledPush(server, gone.id).state == "abandoned")
+
+                let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/webpush"))
+                defer { Task { await browser.quit() } }
+                let origin = client.base.absoluteString
+                try await browser.open("\(origin)/console")
+                try await browser.type("#apiKey", server.apiKey)
+                try await browser.click("#submit")
+                try await browser.expectText("h1", "Dashboard")
+                try await browser.open("\(origin)/console/activations/\(device.activationId)")
+                try await browser.expectText("#push", "not registered")
+                let rows = try await browser.text("#push-deliveries tbody")
+                #expect(rows.contains("HTTP 410 — registration removed") && rows.contains("Unregistered"), "\(rows)")
+                #expect(rows.contains("HTTP 201 — delivered") && rows.contains(gone.id) && rows.contains("webpush"))
+                #expect(!rows.contains(endpoint.absoluteString))
+                try await browser.screenshot("01-activation-trace")
+                try await browser.resize(Browser.phone)
+                try await browser.screenshot("02-activation-trace-phone")
+                _ = try await browser.screenshot(of: ".push-deliveries", "02-activation-trace-phone-table")
+                try await browser.resize(Browser.desktop)
+                try await browser.open("\(origin)/console/operations/\(gone.id)")
+                let operationRows = try await browser.text("#push-deliveries tbody")
+                #expect(operationRows.contains("HTTP 410 — registration removed"))
+                #expect(operationRows.contains(device.activationId) && !operationRows.contains("HTTP 201"))
+                try await browser.screenshot("03-operation-trace")
+                // An operation no push went out for says so.
+                let quiet = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+                try await browser.open("\(origin)/console/operations/\(quiet.id)")
+                try await browser.expectText(
+                    "#push-deliveries-none", "No push attempts are on record (they are kept for 30 days).")
+                let metrics = try await client.send("GET", "/metrics").text
+                #expect(metrics.contains(#"assent_push_attempts_total{service="webpush",outcome="unregistered"} 1"#))
+            }
+        }
+    }
 }

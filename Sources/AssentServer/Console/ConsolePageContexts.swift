@@ -152,6 +152,57 @@ struct ConsoleActivationPage: PageContext {
     var codeExpires: String?
     var qrUrl: String?
     var svgUrl: String?
+    var deliveries: [ConsolePushDelivery] = []
+    var hasDeliveries = false
+    var retention: String?
+}
+
+/// A row of the push delivery trace: when, through which service, about what, and what became of it.
+struct ConsolePushDelivery: Sendable {
+    /// The rows of `records`, each naming the operation (on an activation's page) or the activation.
+    static func rows(
+        _ records: [PushDeliveryRecord], about: KeyPath<PushDeliveryRecord, String>, path: (String) -> String
+    )
+        -> [ConsolePushDelivery]
+    {
+        records.map { record in
+            let answer = record.httpStatus.map { "HTTP \($0)" } ?? "no answer"
+            let done: String =
+                switch record.outcome {
+                case .delivered: "delivered"
+                case .unregistered: "registration removed"
+                case .retry: "will be tried again"
+                case .failed: "given up"
+                }
+            return ConsolePushDelivery(
+                when: ConsolePages.time(record.at), iso: ConsolePages.iso(record.at), service: record.service,
+                event: record.event, aboutId: record[keyPath: about], aboutUrl: path(record[keyPath: about]),
+                outcome: record.outcome.rawValue,
+                outcomeClass: record.outcome == .delivered
+                    ? "approved" : record.outcome == .retry ? "pending" : "failed",
+                summary: "\(answer) — \(done)", reason: record.reason, latency: record.latencyMillis)
+        }
+    }
+
+    /// "for 30 days": how long attempts stay in the trace.
+    static func retention(_ environment: ServerEnvironment) -> String {
+        let days = (environment.push?.traceRetention ?? PushSettings.defaultTraceRetention).components.seconds / 86_400
+        return "for \(days) day\(days == 1 ? "" : "s")"
+    }
+
+    var when: String
+    var iso: String
+    var service: String
+    var event: String
+    /// The operation (on an activation's page) or the activation (on an operation's page).
+    var aboutId: String
+    var aboutUrl: String
+    var outcome: String
+    var outcomeClass: String
+    /// "HTTP 410 — registration removed".
+    var summary: String
+    var reason: String?
+    var latency: Int64
 }
 
 /// A row of an operations table.
@@ -209,6 +260,9 @@ struct ConsoleOperationPage: PageContext {
     var devices: [Device] = []
     var offlineQR: String?
     var offlineQRText: String?
+    var deliveries: [ConsolePushDelivery] = []
+    var hasDeliveries = false
+    var retention: String?
 }
 
 /// The form that creates an operation from a template.

@@ -171,6 +171,11 @@ extension ConsolePages {
                 [registration.platform.rawValue, registration.environment?.rawValue].compactMap { $0 }
                 .joined(separator: ", ") + ", registered \(Self.time(registration.registeredAt))"
         }
+        page.deliveries = ConsolePushDelivery.rows(
+            try await pushDeliveries.deliveries(activationId: activation.id), about: \.operationId,
+            path: Self.operationPath)
+        page.hasDeliveries = !page.deliveries.isEmpty
+        page.retention = ConsolePushDelivery.retention(environment)
         if write, let code = activation.activationCode, activation.state == .created,
             activation.codeExpiresAt > environment.nowMillis
         {

@@ -178,6 +178,11 @@ extension ConsolePages {
             page.offlineQR = try QRCode(text: offlineQR, errorCorrection: .low).pngDataURL(scale: 4)
             page.offlineQRText = offlineQR
         }
+        page.deliveries = ConsolePushDelivery.rows(
+            try await pushDeliveries.deliveries(operationId: operation.id), about: \.activationId,
+            path: Self.activationPath)
+        page.hasDeliveries = !page.deliveries.isEmpty
+        page.retention = ConsolePushDelivery.retention(environment)
         let live = Self.liveURL(operations: [operation.id])
         if let error {
             return render(page, title: "Operation", live: live, error: error, visit, status: .badRequest)

@@ -32,6 +32,7 @@ struct ConsolePages: Sendable {
     let audit: AuditService
     let queries: ConsoleService
     let limiter: RateLimiter
+    let pushDeliveries: PushDeliveryService
     let pages = WebPages.shared
     typealias Session = WebSessions<ConsoleState>.Session
 
@@ -51,6 +52,7 @@ struct ConsolePages: Sendable {
         audit = AuditService(environment: environment)
         queries = ConsoleService(environment: environment)
         limiter = RateLimiter(environment: environment)
+        pushDeliveries = PushDeliveryService(environment: environment)
     }
 
     /// A signed-in request: its session, the operator key behind it, and (for a POST) its form.

@@ -30,6 +30,8 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case consoleAudit = "console-audit"
     case consoleConfirm = "console-confirm"
     case consoleClients = "console-clients"
+    /// A partial: the push delivery trace on the activation and operation pages.
+    case consolePushDeliveries = "console-push-deliveries"
 }
 
 /// What one template is filled with: a struct whose stored properties are the names the template uses
