@@ -229,7 +229,8 @@ struct CLITests {
     /// afterwards), and the lines it printed; a server `body` did not stop is stopped. Records an issue instead when
     /// the executable is not built.
     static func withServer(
-        _ name: String, _ body: (_ work: URL, _ server: Process, _ printed: [String: String]) async throws -> Void
+        _ name: String, arguments: [String] = [],
+        _ body: (_ work: URL, _ server: Process, _ printed: [String: String]) async throws -> Void
     ) async throws {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             Issue.record("The assent executable is not built at \(executable.path); run swift build first.")
@@ -238,7 +239,7 @@ struct CLITests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("assent-\(name)-\(UUID())")
         defer { try? FileManager.default.removeItem(at: work) }
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let (server, printed) = try await serve(work)
+        let (server, printed) = try await serve(work, arguments: arguments)
         defer { if server.isRunning { server.terminate() } }
         try await body(work, server, printed)
     }
@@ -261,12 +262,13 @@ struct CLITests {
 
     /// Starts `assent serve` on a free port with its data under `work`; returns the process and the lines it
     /// printed as `label: value` (and `url`), once it listens.
-    static func serve(_ work: URL) async throws -> (Process, [String: String]) {
+    static func serve(_ work: URL, arguments: [String] = []) async throws -> (Process, [String: String]) {
         let log = work.appendingPathComponent("serve.out")
         #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
         let server = Process()
         server.executableURL = Self.executable
-        server.arguments = ["serve", "--port", "0", "--data-dir", work.appendingPathComponent("data").path]
+        server.arguments =
+            ["serve", "--port", "0", "--data-dir", work.appendingPathComponent("data").path] + arguments
         server.standardOutput = try FileHandle(forWritingTo: log)
         let logLines = work.appendingPathComponent("serve.err")
         #expect(FileManager.default.createFile(atPath: logLines.path, contents: nil))

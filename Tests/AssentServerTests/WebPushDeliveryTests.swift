@@ -109,8 +109,9 @@ struct WebPushDeliveryTests {
                 let topic = try #require(first.headers["topic"])
                 #expect(topic.count == 32 && topic.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
                 let ttl = try #require(first.headers["ttl"].flatMap(Int.init))
-                let lifetime = (operation.expiresAt - Int64(server.clock.now.timeIntervalSince1970 * 1000)) / 1000
-                #expect(ttl > 0 && Int64(ttl) <= lifetime + 1)
+                // The operation's time left when the push went: at most its whole life, at least what is left now.
+                let left = (operation.expiresAt - Int64(server.clock.now.timeIntervalSince1970 * 1000)) / 1000
+                #expect(Int64(ttl) <= (operation.expiresAt - operation.createdAt) / 1000 && Int64(ttl) + 1 >= left)
                 // Padded to the length class: the body's length says only which 256 bytes the message's length falls in.
                 let padded = first.body.count - 86 - 17
                 #expect(padded % 256 == 0 && plaintext.count <= padded && plaintext.count > padded - 256)
@@ -373,6 +374,72 @@ struct WebPushDeliveryTests {
                 let metrics = try await client.send("GET", "/metrics").text
                 #expect(metrics.contains(#"assent_push_attempts_total{service="webpush",outcome="unregistered"} 1"#))
             }
+        }
+    }
+
+    @Test("assent token push-listen receives a new operation by Web Push, checked and decrypted on this machine")
+    func pushListen() async throws {
+        try await CLITests.withServer("push-listen", arguments: ["--vapid-subject", "mailto:push@bank.example"]) {
+            work, _, printed in
+            let url = try #require(printed["url"])
+            let config = try #require(printed["SDK configuration"])
+            let key = try #require(printed["Web Push key (applicationServerKey, also at /api/push/webpush/key)"])
+            #expect(try ECPublicKey(x963: try Base64URL.decode(key)).x963.count == 65)
+            #expect(printed["Push"]?.contains("Web Push") == true)
+            let environment = try CLITests.connection(printed)
+            let profile = ["--profile", work.appendingPathComponent("token").path]
+            let activation = try await CLITests.admin(
+                ["activation", "create", "--user", "alice"], environment: environment, as: CreateActivationResponse.self
+            )
+            let activated = try await CLITests.run(
+                ["token", "activate", "--server", url, "--config", config, "--pin-stdin", activation.activationCode]
+                    + profile, input: "1234\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+
+            let output = work.appendingPathComponent("listen.out")
+            let notes = work.appendingPathComponent("listen.err")
+            for file in [output, notes] { #expect(FileManager.default.createFile(atPath: file.path, contents: nil)) }
+            let listener = Process()
+            listener.executableURL = CLITests.executable
+            listener.arguments = ["token", "push-listen", "--count", "1", "--json"] + profile
+            listener.standardOutput = try FileHandle(forWritingTo: output)
+            listener.standardError = try FileHandle(forWritingTo: notes)
+            try listener.run()
+            defer { if listener.isRunning { listener.terminate() } }
+            var listening = false
+            for _ in 0..<300 where !listening {
+                try await Task.sleep(for: .milliseconds(100))
+                listening = ((try? String(contentsOf: notes, encoding: .utf8)) ?? "").contains("Listening for Web Push")
+            }
+            #expect(listening, "\((try? String(contentsOf: notes, encoding: .utf8)) ?? "")")
+
+            let created = try await CLITests.admin(
+                [
+                    "operation", "create", "--user", "alice", "--data", "A1*A100CZK*ICZ2730300000001165254011",
+                    "--title", "Confirm payment", "--message", "Pay 100 CZK to Nela?",
+                ], environment: environment, as: OperationInfo.self)
+            for _ in 0..<300 where listener.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(!listener.isRunning && listener.terminationStatus == 0)
+            struct Printed: Decodable {
+                var type: String
+                var operationId: String
+                var title: String?
+                var body: String?
+            }
+            let line = try #require(
+                (try String(contentsOf: output, encoding: .utf8)).split(separator: "\n").first, "nothing printed")
+            let message = try JSONDecoder().decode(Printed.self, from: Data(line.utf8))
+            #expect(message.type == "mtoken.operationInit" && message.operationId == created.id)
+            #expect(message.title == "Confirm payment" && message.body == "Pay 100 CZK to Nela?")
+            let noted = try String(contentsOf: notes, encoding: .utf8)
+            #expect(!noted.contains("refused") && !noted.contains("did not decrypt"), "\(noted)")
+            // The delivery is on record for the operator.
+            let trace = try await CLITests.run(
+                ["admin", "--json", "operation", "deliveries", created.id], environment: environment)
+            #expect(trace.status == 0, "\(trace.errors)")
+            let deliveries = try OperatorJSON.decoder().decode(PushDeliveryList.self, from: Data(trace.output.utf8))
+            #expect(deliveries.deliveries.map(\.outcome) == ["delivered"])
+            #expect(deliveries.deliveries.first?.service == "webpush" && deliveries.deliveries.first?.httpStatus == 201)
         }
     }
 }

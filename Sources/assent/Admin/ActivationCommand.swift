@@ -6,7 +6,9 @@ import Foundation
 struct ActivationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "activation", abstract: "Create, inspect and change activations.",
-        subcommands: [Create.self, Show.self, List.self, Commit.self, Block.self, Unblock.self, Remove.self])
+        subcommands: [
+            Create.self, Show.self, List.self, Commit.self, Block.self, Unblock.self, Remove.self, Deliveries.self,
+        ])
 
     static func table(_ info: ActivationInfo) -> [[String]] {
         TextTable.fields([

@@ -8,7 +8,7 @@ struct OperationCommand: AsyncParsableCommand {
         commandName: "operation", abstract: "Create, inspect and cancel operations; offline QR codes; templates.",
         subcommands: [
             Create.self, Show.self, List.self, Cancel.self, OfflineQR.self, OfflineVerify.self, Proximity.self,
-            ApprovalLink.self, TemplateCommand.self,
+            ApprovalLink.self, Deliveries.self, TemplateCommand.self,
         ])
 
     static func table(_ info: OperationInfo) -> [[String]] {

@@ -5,6 +5,7 @@ import AssentSDK
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 extension TokenCommand {
@@ -87,8 +88,18 @@ extension TokenCommand {
                     router: router, configuration: .init(address: .hostname(host, port: requestedPort)),
                     onServerRunning: { ports.continuation.yield($0.localAddress?.port ?? requestedPort) },
                     logger: quiet)
+                // Stopped gracefully once enough arrived, so the answer to the last push still goes out.
+                let services = ServiceGroup(
+                    configuration: .init(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: quiet))
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await app.runService() }
+                    group.addTask {
+                        // Whatever ends the server ends the waiting for it.
+                        defer {
+                            ports.continuation.finish()
+                            received.continuation.finish()
+                        }
+                        try await services.run()
+                    }
                     group.addTask {
                         var iterator = ports.stream.makeAsyncIterator()
                         guard let port = await iterator.next() else { return }
@@ -99,12 +110,21 @@ extension TokenCommand {
                         var messages = 0
                         for await _ in received.stream {
                             messages += 1
-                            if let count, messages >= count { return }
+                            if let count, messages >= count { break }
                         }
+                        // Gracefully, so the answer to the last push goes out; a connection the server keeps open
+                        // may hold that up, so not for more than two seconds.
+                        await services.triggerGracefulShutdown()
+                        try? await Task.sleep(for: .seconds(2))
                     }
-                    // The first to end (the count reached, or a failure) ends the other.
-                    try await group.next()
-                    group.cancelAll()
+                    // The first to end ends the other; a failure (the registration refused) is reported.
+                    do {
+                        try await group.next()
+                        group.cancelAll()
+                    } catch {
+                        group.cancelAll()
+                        throw error
+                    }
                 }
             }
         }
