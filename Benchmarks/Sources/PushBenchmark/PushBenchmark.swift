@@ -18,6 +18,7 @@ import Synchronization
 /// - `roundtrip`: the operator creates an operation → the device sees it on its live event stream → approves it
 ///   with a 2FA signature → the operator's webhook receives APPROVED; prints p50/p99 over `--count` round trips.
 ///   Start the server with `--webhook-url http://127.0.0.1:<--webhook-port>/hook`.
+/// - `webpush`, `apns`: operation created → received through a push service (``pushRoundTrips``).
 /// - `connections`: holds `--connections` live streams (spread over `--users` activations), prints the server's
 ///   resident memory (`--server-pid`) and how long one new operation takes to reach every stream of its user.
 @main
@@ -28,12 +29,16 @@ struct PushBenchmark: AsyncParsableCommand {
 
     @Option(help: "Server URL.") var url = "http://127.0.0.1:8080"
     @Option(help: "Operator API key.") var apiKey: String
-    @Option(help: "roundtrip or connections.") var mode = "roundtrip"
+    @Option(help: "roundtrip, connections, webpush or apns.") var mode = "roundtrip"
     @Option(help: "roundtrip: measured round trips (after 50 warm-up ones).") var count = 1000
     @Option(help: "roundtrip: port of the webhook receiver this program runs.") var webhookPort = 18_181
     @Option(help: "connections: streams to hold.") var connections = 10_000
     @Option(help: "connections: activations (users) the streams are spread over.") var users = 100
     @Option(help: "connections: the server's process id, for its memory.") var serverPid: Int32?
+    @Option(help: "webpush, apns: port of the push service receiver this program runs.") var pushPort = 18_182
+    @Option(help: "apns: the receiver's TLS certificate (PEM), trusted by the server's --push-ca-file.")
+    var tlsCertificate: String?
+    @Option(help: "apns: the receiver's TLS private key (PEM).") var tlsKey: String?
     @Option(help: "A label for the report.") var label = "run"
 
     func run() async throws {
@@ -51,8 +56,10 @@ struct PushBenchmark: AsyncParsableCommand {
             try await roundTrips(base: base, client: client, auth: auth, configuration: configuration)
         case "connections":
             try await holdConnections(base: base, client: client, auth: auth, configuration: configuration)
+        case "webpush", "apns":
+            try await pushRoundTrips(client: client, auth: auth, configuration: configuration)
         default:
-            throw ValidationError("--mode is roundtrip or connections.")
+            throw ValidationError("--mode is roundtrip, connections, webpush or apns.")
         }
     }
 
