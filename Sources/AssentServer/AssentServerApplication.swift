@@ -52,7 +52,7 @@ public enum AssentServerApplication {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let registry = environment.metrics
-        var services: [any Service] = [Sweeper(environment: environment)]
+        var services: [any Service] = [Sweeper(environment: environment), AuditSealer(environment: environment)]
         if environment.store.announcesDeviceEvents { services.append(EventFanOut(environment: environment)) }
         let senders = try outboxSenders(environment)
         services.append(OutboxDispatcher(environment: environment, senders: senders, policy: environment.outbox))

@@ -15,7 +15,7 @@ struct Assent: AsyncParsableCommand {
             current state, 6 server unreachable.
             """,
         version: "0.3.0",
-        subcommands: [ServeCommand.self, AdminCommand.self, TokenCommand.self, RPCommand.self]
+        subcommands: [ServeCommand.self, AdminCommand.self, TokenCommand.self, AuditToolCommand.self, RPCommand.self]
     )
 
     static func main() async {

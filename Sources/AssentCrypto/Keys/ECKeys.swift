@@ -107,6 +107,18 @@ public struct ECPublicKey: Sendable, Equatable {
     /// The 32-byte X coordinate.
     public var xCoordinate: Data { x963.subdata(in: 1..<33) }
 
+    /// The key as PEM (`BEGIN PUBLIC KEY`, SubjectPublicKeyInfo).
+    public var pemRepresentation: String { agreementKey.pemRepresentation }
+
+    /// Reads a PEM public key (`BEGIN PUBLIC KEY`).
+    public init(pemRepresentation pem: String) throws {
+        do {
+            agreementKey = try P256.KeyAgreement.PublicKey(pemRepresentation: pem)
+        } catch {
+            throw AssentCryptoError(.invalidKey, "The PEM text is not a P-256 public key.", underlying: error)
+        }
+    }
+
     var signingKey: P256.Signing.PublicKey {
         // Same curve, same point: the conversion cannot fail.
         try! P256.Signing.PublicKey(x963Representation: agreementKey.x963Representation)

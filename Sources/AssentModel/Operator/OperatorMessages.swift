@@ -277,3 +277,47 @@ public enum OperatorJSON {
         return decoder
     }
 }
+
+/// `GET /api/v1/audit/chain`: the tamper-evident audit chain's state.
+public struct AuditChainInfo: Codable, Sendable, Equatable {
+    /// The newest sealed row (`seq`); `nil` before the first.
+    public var sealedThrough: Int64?
+    /// Rows written and not sealed yet (the sealer links them within a second or so).
+    public var unsealed: Int
+    public var lastCheckpointSeq: Int64?
+    public var lastCheckpointAt: Date?
+    /// The oldest row still stored (older ones were pruned behind a checkpoint).
+    public var firstSeq: Int64?
+    /// How many of the newest rows were just verified against the audit key (from the checkpoint before the last).
+    public var verified: Int?
+    /// Where that verification failed, if it did.
+    public var problem: String?
+    /// The first 16 hex digits of SHA-256 of the audit public key (X9.63), to compare with the key file's.
+    public var keyFingerprint: String
+
+    public init(
+        sealedThrough: Int64?, unsealed: Int, lastCheckpointSeq: Int64?, lastCheckpointAt: Date?, firstSeq: Int64?,
+        verified: Int?, problem: String?, keyFingerprint: String
+    ) {
+        self.sealedThrough = sealedThrough
+        self.unsealed = unsealed
+        self.lastCheckpointSeq = lastCheckpointSeq
+        self.lastCheckpointAt = lastCheckpointAt
+        self.firstSeq = firstSeq
+        self.verified = verified
+        self.problem = problem
+        self.keyFingerprint = keyFingerprint
+    }
+}
+
+/// `GET /api/v1/audit/key`: the key audit checkpoints are signed with.
+public struct AuditKeyInfo: Codable, Sendable, Equatable {
+    /// `BEGIN PUBLIC KEY` PEM: what `assent audit verify --key` reads.
+    public var publicKeyPem: String
+    public var fingerprint: String
+
+    public init(publicKeyPem: String, fingerprint: String) {
+        self.publicKeyPem = publicKeyPem
+        self.fingerprint = fingerprint
+    }
+}

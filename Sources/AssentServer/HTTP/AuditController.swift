@@ -1,13 +1,21 @@
+import AssentCrypto
 import AssentModel
 import Foundation
 import Hummingbird
 
-/// `GET /api/v1/audit`: the audit trail, newest first, of an activation or a user.
+/// `GET /api/v1/audit`: the audit trail, newest first, of an activation or a user; `GET /api/v1/audit/export`: a
+/// verifiable range of the hash chain as JSON lines; `GET /api/v1/audit/key`: the checkpoint key;
+/// `GET /api/v1/audit/chain`: the chain's state.
 struct AuditController {
     let audit: AuditService
+    let chain: AuditChainService
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
-        api.requiring(.auditRead).get("audit", use: list)
+        api.requiring(.auditRead)
+            .get("audit", use: list)
+            .get("audit/export", use: export)
+            .get("audit/key", use: key)
+            .get("audit/chain", use: state)
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
@@ -22,5 +30,42 @@ struct AuditController {
                         id: $0.id ?? 0, at: Date(millis: $0.at), type: $0.type, activationId: $0.activationId,
                         userId: $0.userId, actor: $0.actor, detail: $0.detail)
                 }))
+    }
+
+    /// `?from=…&to=…` (RFC 3339 times or dates; default: everything): the rows written in that range, widened to
+    /// whole signed segments; a checkpoint is signed first so the newest rows are covered.
+    @Sendable func export(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let query = request.uri.queryParameters
+        func time(_ name: String) throws -> Millis? {
+            guard let text = query.get(name), !text.isEmpty else { return nil }
+            guard let date = Self.parseTime(text) else {
+                throw AssentServerError.invalidRequest("\(name) is an RFC 3339 time or a date, e.g. 2026-11-01.")
+            }
+            return date.millis
+        }
+        let from = try time("from") ?? 0
+        let until = try time("to") ?? Int64.max
+        guard from < until else { throw AssentServerError.invalidRequest("from must be before to.") }
+        try await chain.checkpointNow()
+        let text = try await chain.export(from: from, until: until)
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson"],
+            body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    @Sendable func key(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let key = try await chain.key().publicKey
+        return try HTTPSupport.operatorJSON(
+            AuditKeyInfo(publicKeyPem: key.pemRepresentation, fingerprint: AuditChainService.fingerprint(key)))
+    }
+
+    @Sendable func state(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try HTTPSupport.operatorJSON(try await chain.status())
+    }
+
+    /// An RFC 3339 time (`2026-11-26T10:00:00Z`) or a date (`2026-11-26`, midnight UTC).
+    static func parseTime(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601) { return date }
+        return try? Date(text + "T00:00:00Z", strategy: .iso8601)
     }
 }

@@ -36,7 +36,9 @@ struct OperatorAPI {
             flows: TFAService(environment: environment)
         ).addRoutes(to: api)
         PushDeliveryController(deliveries: PushDeliveryService(environment: environment)).addRoutes(to: api)
-        AuditController(audit: AuditService(environment: environment)).addRoutes(to: api)
+        AuditController(
+            audit: AuditService(environment: environment), chain: AuditChainService(environment: environment)
+        ).addRoutes(to: api)
         APIKeyController(apiKeys: apiKeys).addRoutes(to: api)
     }
 }

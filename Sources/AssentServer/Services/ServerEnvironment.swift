@@ -22,6 +22,7 @@ public struct ServerEnvironment: Sendable {
         var openID = OpenIDSettings()
         var tfa = TFASettings()
         var outbox = OutboxPolicy()
+        var audit = AuditSettings()
         let outboxWakeup = Wakeup()
         let events = EventHub()
         var streamHeartbeat: Duration = .seconds(15)
@@ -65,6 +66,11 @@ public struct ServerEnvironment: Sendable {
     public var webhook: WebhookSettings? {
         get { box.values.webhook }
         set { change { $0.webhook = newValue } }
+    }
+    /// How the audit chain is sealed, signed and kept.
+    public var audit: AuditSettings {
+        get { box.values.audit }
+        set { change { $0.audit = newValue } }
     }
     /// The process's metrics, served at `/metrics`.
     public var metrics: PrometheusCollectorRegistry { box.values.metrics }

@@ -63,6 +63,7 @@ enum Migrations {
         Migration(version: 18, sqlite: passkeysV18(.sqlite), postgres: passkeysV18(.postgres)),
         Migration(version: 19, sqlite: backupCodesV19(.sqlite), postgres: backupCodesV19(.postgres)),
         Migration(version: 20, sqlite: webPushV20(.sqlite), postgres: webPushV20(.postgres)),
+        Migration(version: 21, sqlite: auditChainV21(.sqlite), postgres: auditChainV21(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -133,7 +133,15 @@ struct ApplicationCommand: AsyncParsableCommand {
 
 struct AuditCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audit", abstract: "Show security events, newest first.",
+        commandName: "audit", abstract: "Show security events; export and check the tamper-evident audit chain.",
+        subcommands: [AuditListCommand.self, AuditExport.self, AuditKey.self, AuditChainState.self],
+        defaultSubcommand: AuditListCommand.self)
+}
+
+/// `assent admin audit [list]`.
+struct AuditListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "Show security events, newest first.",
         discussion: "Example: assent admin audit --user alice --limit 20")
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Only events of this activation.") var activation: String?

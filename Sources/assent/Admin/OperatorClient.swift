@@ -63,6 +63,7 @@ struct OperatorClient {
                 exitCode: CLIFailure.exitCode(forStatus: status))
         }
         if T.self == Empty.self { return Empty() as! T }
+        if T.self == RawBody.self { return RawBody(data: data) as! T }
         do {
             return try OperatorJSON.decoder().decode(type, from: data)
         } catch {
@@ -72,4 +73,13 @@ struct OperatorClient {
     }
 
     struct Empty: Decodable {}
+
+    /// The answer's bytes as they came (an export of JSON lines, say).
+    struct RawBody: Decodable {
+        var data: Data
+        init(data: Data) { self.data = data }
+        init(from decoder: any Decoder) throws {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "A raw body is not decoded."))
+        }
+    }
 }

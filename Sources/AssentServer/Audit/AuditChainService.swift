@@ -1,0 +1,227 @@
+import AssentCrypto
+import AssentModel
+import Crypto
+import Foundation
+import ServiceLifecycle
+
+/// How the audit chain is sealed, signed and kept.
+public struct AuditSettings: Sendable {
+    /// A checkpoint is signed once this many rows were sealed since the last one (default 1000)…
+    public var checkpointRows = 1000
+    /// …or once this long passed with rows sealed since the last one (default 5 minutes).
+    public var checkpointInterval: Duration = .seconds(300)
+    /// How often the sealer looks for new rows (default 1 s).
+    public var sealInterval: Duration = .seconds(1)
+    /// Rows older than this are pruned, up to the newest checkpoint below that age; `nil` keeps everything.
+    public var retention: Duration?
+    /// Rows sealed in one transaction.
+    public var batch = 200
+
+    public init() {}
+}
+
+/// The tamper-evident audit trail: seals rows into the hash chain in one total order (one sealer at a time, after
+/// the rows are committed, so writers never wait on the chain), signs checkpoints with the audit key, exports a
+/// verifiable range, prunes behind a checkpoint, and reports the chain's state.
+public struct AuditChainService: Sendable {
+    let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any AuditChainStore { environment.store }
+    var settings: AuditSettings { environment.audit }
+
+    public init(environment: ServerEnvironment) { self.environment = environment }
+
+    /// The audit signing key, made on first use and sealed.
+    public func key() async throws -> ECPrivateKey {
+        try await store.auditKey(creating: ECPrivateKey(), at: environment.nowMillis)
+    }
+
+    /// Seals every row waiting; returns how many.
+    @discardableResult
+    public func sealPending() async throws -> Int {
+        var total = 0
+        while true {
+            let sealed = try await sealBatch()
+            total += sealed
+            if sealed < settings.batch { break }
+        }
+        try await checkpointIfDue()
+        return total
+    }
+
+    /// Seals up to one batch in one transaction, signing a checkpoint when enough rows passed.
+    func sealBatch() async throws -> Int {
+        let key = try await key()
+        let settings = settings
+        let now = environment.nowMillis
+        return try await environment.store.inOneCommit { transaction in
+            try await transaction.lockAuditChain()
+            let events = try await transaction.unsealedAuditEvents(limit: settings.batch)
+            guard !events.isEmpty else { return 0 }
+            let head = try await transaction.auditChainHead()
+            var previous = head?.hash ?? AuditChain.genesis
+            var seq = head?.seq ?? 0
+            let rows = events.map { event -> SealedAuditRow in
+                seq += 1
+                let row = AuditChain.Row(
+                    seq: seq, id: event.id ?? 0, at: event.at, type: event.type, activationId: event.activationId,
+                    userId: event.userId, actor: event.actor, detail: event.detail, prevHash: previous)
+                let hash = Hex.decode(row.hash) ?? Data()
+                defer { previous = hash }
+                return SealedAuditRow(
+                    event: event, seq: seq, contentHash: Hex.decode(row.contentHash) ?? Data(), prevHash: previous,
+                    hash: hash)
+            }
+            guard try await transaction.sealAuditEvents(rows) == rows.count else {
+                throw AssentServerError.conflict()
+            }
+            // A checkpoint at every row that completes checkpointRows since the last one.
+            var lastSigned = try await transaction.latestAuditCheckpoint()?.seq ?? 0
+            for row in rows where row.seq - lastSigned >= Int64(settings.checkpointRows) {
+                try await transaction.insertAuditCheckpoint(
+                    try AuditChain.Checkpoint(seq: row.seq, hash: row.hash, at: now, key: key))
+                lastSigned = row.seq
+            }
+            return rows.count
+        }
+    }
+
+    /// Signs a checkpoint at the head when rows were sealed since the last one longer than the interval ago (or
+    /// there is none yet).
+    func checkpointIfDue() async throws {
+        let key = try await key()
+        let now = environment.nowMillis
+        let interval = Int64(settings.checkpointInterval.components.seconds) * 1000
+        try await environment.store.inOneCommit { transaction in
+            try await transaction.lockAuditChain()
+            guard let head = try await transaction.auditChainHead() else { return }
+            let last = try await transaction.latestAuditCheckpoint()
+            guard head.seq > (last?.seq ?? 0), now - (last?.at ?? 0) >= interval else { return }
+            try await transaction.insertAuditCheckpoint(
+                try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key))
+        }
+    }
+
+    /// Signs a checkpoint at the head now, if rows were sealed since the last one (an operator's export wants its
+    /// newest rows signed).
+    public func checkpointNow() async throws {
+        try await sealPending()
+        let key = try await key()
+        let now = environment.nowMillis
+        try await environment.store.inOneCommit { transaction in
+            try await transaction.lockAuditChain()
+            guard let head = try await transaction.auditChainHead() else { return }
+            guard head.seq > (try await transaction.latestAuditCheckpoint()?.seq ?? 0) else { return }
+            try await transaction.insertAuditCheckpoint(
+                try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key))
+        }
+    }
+
+    /// The rows written in [from, until) as an export (`audit.jsonl`), widened to whole signed segments: from the
+    /// checkpoint before the first row (its anchor) to the first checkpoint at or after the last.
+    /// - Throws: `NOT_FOUND` when no sealed row was written in the range.
+    public func export(from: Millis, until: Millis) async throws -> String {
+        guard let (low, high) = try await store.auditSeqRange(from: from, until: until) else {
+            throw AssentServerError.notFound("No sealed audit rows were written in that time range.")
+        }
+        let anchor = low > 1 ? try await store.auditCheckpoint(atOrBelow: low - 1) : nil
+        let start = anchor.map { $0.seq + 1 } ?? 1
+        let end = try await store.auditCheckpoint(atOrAbove: high)?.seq ?? high
+        let rows = try await store.sealedAuditRows(from: start, through: end)
+        let checkpoints = try await store.auditCheckpoints(from: start, through: end)
+        var lines = anchor.map { [AuditChain.Line.checkpoint($0).json] } ?? []
+        var next = checkpoints.makeIterator()
+        var pendingCheckpoint = next.next()
+        for row in rows {
+            lines.append(AuditChain.Line.row(Self.exported(row)).json)
+            while let checkpoint = pendingCheckpoint, checkpoint.seq <= row.seq {
+                lines.append(AuditChain.Line.checkpoint(checkpoint).json)
+                pendingCheckpoint = next.next()
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A stored row as exported: its fields and the hashes stored with it.
+    static func exported(_ row: SealedAuditRow) -> AuditChain.Row {
+        AuditChain.Row(
+            seq: row.seq, id: row.event.id ?? 0, at: row.event.at, type: row.event.type,
+            activationId: row.event.activationId, userId: row.event.userId, actor: row.event.actor,
+            detail: row.event.detail, contentHash: row.contentHash, prevHash: row.prevHash, hash: row.hash)
+    }
+
+    /// The chain's state, with the newest signed segment checked against the key.
+    public func status() async throws -> AuditChainInfo {
+        let head = try await store.auditChainHead()
+        let last = try await store.latestAuditCheckpoint()
+        let key = try await key().publicKey
+        var info = AuditChainInfo(
+            sealedThrough: head?.seq, unsealed: try await store.unsealedAuditCount(),
+            lastCheckpointSeq: last?.seq, lastCheckpointAt: last.map { Date(millis: $0.at) },
+            firstSeq: try await store.firstAuditSeq(), verified: nil, problem: nil,
+            keyFingerprint: Self.fingerprint(key))
+        // The rows since the checkpoint before the last (at most a few thousand) against the key.
+        if let head {
+            // Anchored at the checkpoint before the last one, or where the stored rows begin.
+            var from: AuditChain.Checkpoint?
+            if let last, last.seq > 1 { from = try await store.auditCheckpoint(atOrBelow: last.seq - 1) }
+            if from == nil, let first = try await store.firstAuditSeq(), first > 1 {
+                from = try await store.auditCheckpoint(atOrBelow: first - 1)
+            }
+            let start = from.map { $0.seq + 1 } ?? 1
+            let rows = try await store.sealedAuditRows(from: start, through: head.seq)
+            var lines = from.map { [AuditChain.Line.checkpoint($0).json] } ?? []
+            let checkpoints = try await store.auditCheckpoints(from: start, through: head.seq)
+            lines += rows.map { AuditChain.Line.row(Self.exported($0)).json }
+            lines += checkpoints.map { AuditChain.Line.checkpoint($0).json }
+            switch AuditChain.verify(export: lines.joined(separator: "\n"), key: key) {
+            case .success(let report):
+                info.verified = report.rows
+            case .failure(let failure):
+                info.problem = failure.seq.map { "Row \($0): \(failure.message)" } ?? failure.message
+            }
+        }
+        return info
+    }
+
+    /// Deletes rows older than the retention, only up to a checkpoint, so the chain stays verifiable from it.
+    public func prune() async throws {
+        guard let retention = settings.retention else { return }
+        let cutoff = environment.nowMillis - Int64(retention.components.seconds) * 1000
+        guard let (_, high) = try await store.auditSeqRange(from: 0, until: cutoff),
+            let checkpoint = try await store.auditCheckpoint(atOrBelow: high)
+        else { return }
+        try await store.pruneAuditRows(through: checkpoint.seq)
+    }
+
+    /// The first 16 hex digits of SHA-256 of the key's X9.63 bytes, to compare by eye.
+    static func fingerprint(_ key: ECPublicKey) -> String {
+        String(Hex.encode(Data(SHA256.hash(data: key.x963))).prefix(16))
+    }
+}
+
+/// Seals new audit rows every ``AuditSettings/sealInterval``, signs checkpoints when due, and prunes once a minute.
+struct AuditSealer: Service {
+    let environment: ServerEnvironment
+
+    func run() async throws {
+        let chain = AuditChainService(environment: environment)
+        let interval = environment.audit.sealInterval
+        await cancelWhenGracefulShutdown {
+            var lastPrune = ContinuousClock.now - .seconds(60)
+            while !Task.isCancelled {
+                do {
+                    try await chain.sealPending()
+                    if ContinuousClock.now - lastPrune >= .seconds(60) {
+                        lastPrune = .now
+                        try await chain.prune()
+                    }
+                } catch {
+                    environment.logger.warning(
+                        "audit sealing failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+}

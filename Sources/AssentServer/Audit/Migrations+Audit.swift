@@ -1,0 +1,35 @@
+/// The schema of the tamper-evident audit trail (version 21).
+extension Migrations {
+    /// Version 21: each audit row's place in the chain (`seq`, given by the sealer after the row is written) and its
+    /// hashes; the signed checkpoints; the audit signing key (sealed). Rows written before are sealed first, in
+    /// the order they were written.
+    static func auditChainV21(_ dialect: Dialect) -> [String] {
+        let add =
+            dialect == .sqlite
+            ? "ALTER TABLE audit_events ADD COLUMN" : "ALTER TABLE audit_events ADD COLUMN IF NOT EXISTS"
+        return [
+            "\(add) seq \(dialect.bigint)",
+            "\(add) content_hash \(dialect.blob)",
+            "\(add) prev_hash \(dialect.blob)",
+            "\(add) chain_hash \(dialect.blob)",
+            "CREATE UNIQUE INDEX IF NOT EXISTS audit_events_seq ON audit_events(seq)",
+            "CREATE INDEX IF NOT EXISTS audit_events_unsealed ON audit_events(id) WHERE seq IS NULL",
+            "CREATE INDEX IF NOT EXISTS audit_events_at ON audit_events(at)",
+            """
+            CREATE TABLE IF NOT EXISTS audit_checkpoints (
+                seq \(dialect.bigint) PRIMARY KEY,
+                hash \(dialect.blob) NOT NULL,
+                at \(dialect.bigint) NOT NULL,
+                signature \(dialect.blob) NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS audit_keys (
+                id TEXT PRIMARY KEY,
+                private_key \(dialect.blob) NOT NULL,
+                created_at \(dialect.bigint) NOT NULL
+            )
+            """,
+        ]
+    }
+}
