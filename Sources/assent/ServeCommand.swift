@@ -40,6 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     var webhookURL: String?
     @OptionGroup(title: "Push notifications") var push: PushOptions
     @OptionGroup(title: "Two-factor login") var tfa: TFAOptions
+    @OptionGroup(title: "Audit trail") var audit: AuditOptions
     @Option(
         name: .customLong("rate-limit"),
         help: ArgumentHelp(
@@ -148,6 +149,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var tfaSettings = TFASettings()
         try tfa.apply(to: &tfaSettings)
+        var auditSettings = AuditSettings()
+        try audit.apply(to: &auditSettings)
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
             try policy.validate()
@@ -157,6 +160,7 @@ struct ServeCommand: AsyncParsableCommand {
             environment.rateLimits = limits
             environment.trustedProxies = proxies
             environment.tfa = tfaSettings
+            environment.audit = auditSettings
             environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment)
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.

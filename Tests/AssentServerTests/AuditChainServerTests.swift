@@ -213,4 +213,67 @@ struct AuditChainServerTests {
         #expect(report.rows == Int(total ?? -1) && report.rows >= 400 && report.firstSeq == 1)
         #expect(Int64(report.rows) == report.lastSeq)
     }
+
+    @Test(
+        "assent admin audit export and key, then assent audit verify offline: an intact export passes, a changed byte fails naming the row"
+    )
+    func cli() async throws {
+        try await CLITests.withServer("audit-chain", arguments: ["--audit-checkpoint-rows", "3"]) { work, _, printed in
+            let environment = try CLITests.connection(printed)
+            for user in ["alice", "bob", "carol"] {
+                let created = try await CLITests.run(
+                    ["admin", "activation", "create", "--user", user], environment: environment)
+                #expect(created.status == 0, "\(created.errors)")
+            }
+            var state = try await CLITests.admin(["audit", "chain"], environment: environment, as: AuditChainInfo.self)
+            for _ in 0..<100 where state.unsealed > 0 || state.sealedThrough == nil {
+                try await Task.sleep(for: .milliseconds(100))
+                state = try await CLITests.admin(["audit", "chain"], environment: environment, as: AuditChainInfo.self)
+            }
+            #expect(state.unsealed == 0 && (state.sealedThrough ?? 0) >= 3 && state.problem == nil)
+            let table = try await CLITests.run(["admin", "audit", "chain"], environment: environment)
+            #expect(table.output.contains("sealedThrough") && table.output.contains(state.keyFingerprint))
+            // The list is still the default of `assent admin audit`.
+            let listed = try await CLITests.run(["admin", "audit", "--user", "bob"], environment: environment)
+            #expect(listed.status == 0 && listed.output.contains("activation.created"), "\(listed.errors)")
+
+            let key = try await CLITests.run(["admin", "audit", "key"], environment: environment)
+            #expect(key.status == 0 && key.output.hasPrefix("-----BEGIN PUBLIC KEY-----"))
+            #expect(key.errors.contains(state.keyFingerprint))
+            let keyFile = work.appendingPathComponent("audit-public.pem")
+            try Data(key.output.utf8).write(to: keyFile)
+            let export = try await CLITests.run(
+                ["admin", "audit", "export", "--from", "2020-01-01", "--to", "2100-01-01"], environment: environment)
+            #expect(export.status == 0, "\(export.errors)")
+            let exportFile = work.appendingPathComponent("audit.jsonl")
+            try Data(export.output.utf8).write(to: exportFile)
+
+            let verified = try await CLITests.run(["audit", "verify", exportFile.path, "--key", keyFile.path])
+            #expect(verified.status == 0, "\(verified.errors)")
+            #expect(verified.output.hasPrefix("Verified: rows 1…") && verified.output.contains("signed through row"))
+            let fromInput = try await CLITests.run(
+                ["audit", "verify", "-", "--key", keyFile.path, "--json"], input: export.output)
+            #expect(fromInput.status == 0 && fromInput.output.contains(#""valid":true"#), "\(fromInput.errors)")
+
+            // One changed byte in row 2's detail.
+            var lines = export.output.split(separator: "\n").map(String.init)
+            let index = try #require(lines.firstIndex { $0.contains(#""seq":2,"#) && $0.contains(#""kind":"row""#) })
+            lines[index] = lines[index].replacingOccurrences(of: #""detail":"A"#, with: #""detail":"a"#)
+            #expect(lines[index] != export.output.split(separator: "\n").map(String.init)[index])
+            let tampered = work.appendingPathComponent("tampered.jsonl")
+            try Data(lines.joined(separator: "\n").utf8).write(to: tampered)
+            let refused = try await CLITests.run(["audit", "verify", tampered.path, "--key", keyFile.path])
+            #expect(refused.status == 1)
+            #expect(
+                refused.errors.contains("AUDIT_CHAIN_BROKEN")
+                    && refused.errors.contains("row 2: the row's content was changed"), "\(refused.errors)")
+            // Another key: the checkpoints do not verify.
+            let otherKey = work.appendingPathComponent("other.pem")
+            try Data(ECPrivateKey().publicKey.pemRepresentation.utf8).write(to: otherKey)
+            let wrongKey = try await CLITests.run(["audit", "verify", exportFile.path, "--key", otherKey.path])
+            #expect(wrongKey.status == 1 && wrongKey.errors.contains("forged or altered"), "\(wrongKey.errors)")
+            let usage = try await CLITests.run(["audit", "verify", exportFile.path, "--key", exportFile.path])
+            #expect(usage.status == 2 && usage.errors.contains("not a P-256 public key"))
+        }
+    }
 }

@@ -176,6 +176,11 @@ struct ConsoleBrowserTests {
             try await browser.expectText("#application-name", "Example Bank")
             try await browser.expectPhoneLayout("07-dashboard-phone")
             try await browser.open("\(base)/console/audit")
+            // The page states the hash chain's state, verified against the audit key.
+            let chainState = try await browser.text("#chain")
+            #expect(
+                chainState.contains("sealed in the hash chain") || chainState.contains("No audit row"), "\(chainState)")
+            #expect(!(try await browser.exists("#chain-problem")))
             try await browser.type("#user", "carol")
             try await browser.type("#type", "activation.")
             try await browser.click("#filter")

@@ -87,6 +87,11 @@ struct ConsoleAuditPage: PageContext {
     var empty: Bool
     var next: String?
     var first: String?
+    /// The hash chain's state: a sentence, whether it verified, and the key's fingerprint.
+    var chain = ""
+    var chainIntact = true
+    var chainProblem: String?
+    var keyFingerprint = ""
 }
 
 /// The users whose id starts with the search.

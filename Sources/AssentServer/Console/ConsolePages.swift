@@ -339,6 +339,22 @@ struct ConsolePages: Sendable {
         return try await show(page, title: "Dashboard", visit)
     }
 
+    /// "Rows 1 to 412 are sealed in the hash chain; the last checkpoint signs row 400 (…); 12 rows since; the newest
+    /// 37 verified against the audit key."
+    static func chainSentence(_ chain: AuditChainInfo) -> String {
+        guard let sealed = chain.sealedThrough else { return "No audit row is sealed in the hash chain yet." }
+        var text = "Rows \(chain.firstSeq ?? 1) to \(sealed) are sealed in the hash chain"
+        if let checkpoint = chain.lastCheckpointSeq, let at = chain.lastCheckpointAt {
+            text += "; the last checkpoint signs row \(checkpoint) (\(time(at.millis)))"
+            if sealed > checkpoint { text += ", \(sealed - checkpoint) rows since" }
+        } else {
+            text += "; no checkpoint is signed yet"
+        }
+        if chain.unsealed > 0 { text += "; \(chain.unsealed) new rows wait to be sealed" }
+        if let verified = chain.verified { text += "; the newest \(verified) verified against the audit key" }
+        return text + "."
+    }
+
     private func audit(_ visit: Visit) async throws -> Response {
         // The date range is of whole days in UTC, both ends included (as the dates are typed: YYYY-MM-DD).
         let from = visit.query("from"), until = visit.query("until")
@@ -370,6 +386,11 @@ struct ConsolePages: Sendable {
             page.next = Self.link("/console/audit", kept.merging(["before": String(last)]) { $1 })
         }
         if filter.beforeId != nil { page.first = Self.link("/console/audit", kept) }
+        let chain = try await AuditChainService(environment: environment).status()
+        page.chain = Self.chainSentence(chain)
+        page.chainProblem = chain.problem
+        page.chainIntact = chain.problem == nil
+        page.keyFingerprint = chain.keyFingerprint
         return try await show(page, title: "Audit log", visit)
     }
 

@@ -1,0 +1,31 @@
+import ArgumentParser
+import AssentServer
+
+/// `assent serve`'s audit chain options.
+struct AuditOptions: ParsableArguments {
+    @Option(help: "Sign an audit checkpoint every this many rows (default 1000).") var auditCheckpointRows = 1000
+    @Option(help: "…or every this many minutes when rows were added since the last one (default 5).")
+    var auditCheckpointMinutes = 5
+    @Option(
+        help: """
+            Prune audit rows older than this many days, only up to a signed checkpoint (default: keep every row).
+            """)
+    var auditRetentionDays: Int?
+
+    func apply(to settings: inout AuditSettings) throws {
+        guard (1...100_000).contains(auditCheckpointRows) else {
+            throw ValidationError("--audit-checkpoint-rows is 1 to 100000.")
+        }
+        guard (1...1440).contains(auditCheckpointMinutes) else {
+            throw ValidationError("--audit-checkpoint-minutes is 1 to 1440.")
+        }
+        settings.checkpointRows = auditCheckpointRows
+        settings.checkpointInterval = .seconds(auditCheckpointMinutes * 60)
+        if let auditRetentionDays {
+            guard (1...36_500).contains(auditRetentionDays) else {
+                throw ValidationError("--audit-retention-days is 1 to 36500.")
+            }
+            settings.retention = .seconds(auditRetentionDays * 86_400)
+        }
+    }
+}
