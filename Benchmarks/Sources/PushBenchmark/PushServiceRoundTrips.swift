@@ -63,7 +63,8 @@ extension PushBenchmark {
         }
         let receiver: any ApplicationProtocol
         if mode == "webpush" {
-            receiver = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: pushPort)))
+            receiver = Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: pushPort)))
         } else {
             guard let tlsCertificate, let tlsKey else {
                 throw TestFailure("--mode apns needs --tls-certificate and --tls-key")
@@ -80,7 +81,8 @@ extension PushBenchmark {
         try await Task.sleep(for: .milliseconds(500))
 
         let registered = try await device.tokenPost(
-            "/api/push/device/register/token", token: token, body: try JSONEncoder().encode(RequestEnvelope(registration)))
+            "/api/push/device/register/token", token: token,
+            body: try JSONEncoder().encode(RequestEnvelope(registration)))
         guard registered.status == 200 else { throw TestFailure("register: \(registered.text)") }
         _ = device
 
