@@ -3,6 +3,7 @@ import AssentModel
 import Crypto
 import Foundation
 import ServiceLifecycle
+import Synchronization
 
 /// How the audit chain is sealed, signed and kept.
 public struct AuditSettings: Sendable {
@@ -28,20 +29,34 @@ public struct AuditChainService: Sendable {
     /// The part of the store this sees.
     var store: any AuditChainStore { environment.store }
     var settings: AuditSettings { environment.audit }
+    /// The signing key once read (the sealer keeps one service for its life).
+    private let cachedKey: KeyCache
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
+    public init(environment: ServerEnvironment) {
+        self.environment = environment
+        cachedKey = KeyCache()
+    }
+
+    /// The key read once per service.
+    final class KeyCache: Sendable {
+        let key = Mutex<ECPrivateKey?>(nil)
+    }
 
     /// The audit signing key, made on first use and sealed.
     public func key() async throws -> ECPrivateKey {
-        try await store.auditKey(creating: ECPrivateKey(), at: environment.nowMillis)
+        if let key = cachedKey.key.withLock({ $0 }) { return key }
+        let key = try await store.auditKey(creating: ECPrivateKey(), at: environment.nowMillis)
+        cachedKey.key.withLock { $0 = key }
+        return key
     }
 
-    /// Seals every row waiting; returns how many.
+    /// Seals every row waiting, then signs a checkpoint if one is due by time; returns how many rows. Another
+    /// process sealing at the same moment (PostgreSQL) leaves this round to it.
     @discardableResult
     public func sealPending() async throws -> Int {
         var total = 0
-        while true {
-            let sealed = try await sealBatch()
+        while !Task.isCancelled {
+            guard let sealed = try await sealBatch() else { return total }
             total += sealed
             if sealed < settings.batch { break }
         }
@@ -49,13 +64,14 @@ public struct AuditChainService: Sendable {
         return total
     }
 
-    /// Seals up to one batch in one transaction, signing a checkpoint when enough rows passed.
-    func sealBatch() async throws -> Int {
+    /// Seals up to one batch in one transaction, signing a checkpoint at every `checkpointRows` rows; `nil` when
+    /// another process holds the chain.
+    func sealBatch() async throws -> Int? {
         let key = try await key()
         let settings = settings
         let now = environment.nowMillis
-        return try await environment.store.inOneCommit { transaction in
-            try await transaction.lockAuditChain()
+        return try await environment.store.inOneCommit { transaction -> Int? in
+            guard try await transaction.lockAuditChain() else { return nil }
             let events = try await transaction.unsealedAuditEvents(limit: settings.batch)
             guard !events.isEmpty else { return 0 }
             let head = try await transaction.auditChainHead()
@@ -93,7 +109,7 @@ public struct AuditChainService: Sendable {
         let now = environment.nowMillis
         let interval = Int64(settings.checkpointInterval.components.seconds) * 1000
         try await environment.store.inOneCommit { transaction in
-            try await transaction.lockAuditChain()
+            guard try await transaction.lockAuditChain() else { return }
             guard let head = try await transaction.auditChainHead() else { return }
             let last = try await transaction.latestAuditCheckpoint()
             guard head.seq > (last?.seq ?? 0), now - (last?.at ?? 0) >= interval else { return }
@@ -105,16 +121,23 @@ public struct AuditChainService: Sendable {
     /// Signs a checkpoint at the head now, if rows were sealed since the last one (an operator's export wants its
     /// newest rows signed).
     public func checkpointNow() async throws {
-        try await sealPending()
         let key = try await key()
-        let now = environment.nowMillis
-        try await environment.store.inOneCommit { transaction in
-            try await transaction.lockAuditChain()
-            guard let head = try await transaction.auditChainHead() else { return }
-            guard head.seq > (try await transaction.latestAuditCheckpoint()?.seq ?? 0) else { return }
-            try await transaction.insertAuditCheckpoint(
-                try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key))
+        // Another process may hold the chain for a moment: try for a few seconds.
+        for _ in 0..<100 {
+            try await sealPending()
+            let now = environment.nowMillis
+            let done = try await environment.store.inOneCommit { transaction -> Bool in
+                guard try await transaction.lockAuditChain() else { return false }
+                guard let head = try await transaction.auditChainHead() else { return true }
+                guard head.seq > (try await transaction.latestAuditCheckpoint()?.seq ?? 0) else { return true }
+                try await transaction.insertAuditCheckpoint(
+                    try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key))
+                return true
+            }
+            if done { return }
+            try await Task.sleep(for: .milliseconds(50))
         }
+        throw AssentServerError.conflict()
     }
 
     /// The rows written in [from, until) as an export (`audit.jsonl`), widened to whole signed segments: from the
@@ -152,8 +175,9 @@ public struct AuditChainService: Sendable {
 
     /// The chain's state, with the newest signed segment checked against the key.
     public func status() async throws -> AuditChainInfo {
-        let head = try await store.auditChainHead()
+        // The checkpoint first, then the head: the head is never behind it.
         let last = try await store.latestAuditCheckpoint()
+        let head = try await store.auditChainHead()
         let key = try await key().publicKey
         var info = AuditChainInfo(
             sealedThrough: head?.seq, unsealed: try await store.unsealedAuditCount(),
@@ -164,7 +188,9 @@ public struct AuditChainService: Sendable {
         if let head {
             // Anchored at the checkpoint before the last one, or where the stored rows begin.
             var from: AuditChain.Checkpoint?
-            if let last, last.seq > 1 { from = try await store.auditCheckpoint(atOrBelow: last.seq - 1) }
+            if let last, last.seq > 1 {
+                from = try await store.auditCheckpoint(atOrBelow: min(last.seq, head.seq) - 1)
+            }
             if from == nil, let first = try await store.firstAuditSeq(), first > 1 {
                 from = try await store.auditCheckpoint(atOrBelow: first - 1)
             }
@@ -209,9 +235,15 @@ struct AuditSealer: Service {
         let interval = environment.audit.sealInterval
         await cancelWhenGracefulShutdown {
             var lastPrune = ContinuousClock.now - .seconds(60)
+            var nextCheckpointLook = ContinuousClock.now
+            let checkpointLook = min(environment.audit.checkpointInterval / 10, .seconds(30))
             while !Task.isCancelled {
                 do {
-                    try await chain.sealPending()
+                    // An idle round is one query: rows waiting, or a time-based checkpoint to look at.
+                    if try await chain.store.unsealedAuditCount() > 0 || ContinuousClock.now >= nextCheckpointLook {
+                        try await chain.sealPending()
+                        nextCheckpointLook = .now + checkpointLook
+                    }
                     if ContinuousClock.now - lastPrune >= .seconds(60) {
                         lastPrune = .now
                         try await chain.prune()

@@ -20,7 +20,8 @@ public struct AuditChainHead: Sendable, Equatable {
 /// The audit hash chain: sealing, checkpoints, the signing key, export and pruning.
 public protocol AuditChainStore: Sendable {
     /// Serializes sealers of one database (PostgreSQL: a transaction-scoped advisory lock; SQLite: one process).
-    func lockAuditChain() async throws
+    /// Never waits: `false` when another process holds it.
+    func lockAuditChain() async throws -> Bool
     func auditChainHead() async throws -> AuditChainHead?
     /// Rows not sealed yet, in the order they were written.
     func unsealedAuditEvents(limit: Int) async throws -> [AuditEvent]
@@ -48,10 +49,11 @@ public protocol AuditChainStore: Sendable {
 }
 
 extension SQLStore {
-    public func lockAuditChain() async throws {
-        guard backend == .postgres else { return }
+    public func lockAuditChain() async throws -> Bool {
+        guard backend == .postgres else { return true }
         // One number for "the audit chain"; held until the transaction ends.
-        try await database.raw("SELECT pg_advisory_xact_lock(7208315)").run()
+        let row = try await database.raw("SELECT pg_try_advisory_xact_lock(7208315) AS locked").first()
+        return try row?.decode(column: "locked", as: Bool.self) ?? false
     }
 
     public func auditChainHead() async throws -> AuditChainHead? {
