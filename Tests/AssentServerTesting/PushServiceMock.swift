@@ -178,11 +178,21 @@ final class PushServiceMock: Sendable {
                 status: .init(code: answer.status), headers: responseHeaders,
                 body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         }
+        return try await certificates.serve(router, body)
+    }
+}
+
+extension TestCertificates {
+    /// Runs `router` over TLS with this server certificate (HTTP/2 by ALPN, else HTTP/1.1) on a free loopback port
+    /// for the duration of `body`, which gets the base URL (`https://127.0.0.1:PORT`).
+    func serve<Context: RequestContext, T: Sendable>(
+        _ router: Router<Context>, _ body: @Sendable (URL) async throws -> T
+    ) async throws -> T where Context.Source == ApplicationRequestContextSource {
         let tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificates.serverCertificatePEM.utf8)).map {
+            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(serverCertificatePEM.utf8)).map {
                 .certificate($0)
             },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(serverKeyPEM.utf8), format: .pem)))
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = Application(
             router: router, server: try .http2Upgrade(tlsConfiguration: tls),

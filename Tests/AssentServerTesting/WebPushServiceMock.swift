@@ -3,9 +3,7 @@ import AssentTesting
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdHTTP2
 import NIOCore
-import NIOSSL
 import Synchronization
 
 /// A Web Push service (RFC 8030) written for the tests, over TLS on loopback: it hands out subscriptions (a P-256
@@ -139,19 +137,9 @@ final class WebPushServiceMock: Sendable {
                 status: .init(code: answer.status), headers: responseHeaders,
                 body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         }
-        let tls = TLSConfiguration.makeServerConfiguration(
-            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificates.serverCertificatePEM.utf8)).map {
-                .certificate($0)
-            },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(certificates.serverKeyPEM.utf8), format: .pem)))
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: tls),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
-        return try await withRunningServer(app, ports: ports) { port in
-            origin.withLock { $0 = "https://127.0.0.1:\(port)" }
-            return try await body(URL(string: "https://127.0.0.1:\(port)")!)
+        return try await certificates.serve(router) { base in
+            origin.withLock { $0 = base.absoluteString }
+            return try await body(base)
         }
     }
 }

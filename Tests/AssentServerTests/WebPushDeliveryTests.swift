@@ -19,6 +19,19 @@ struct WebPushDeliveryTests {
         return settings
     }
 
+    /// Runs `body` with a Web Push service written for the tests and a live server on `backend` that sends to it.
+    static func withWebPush(
+        _ backend: Backend,
+        _ body: @Sendable (WebPushServiceMock, URL, TestServer, HTTPClient) async throws -> Void
+    ) async throws {
+        let mock = try WebPushServiceMock()
+        try await mock.run { base in
+            let server = try await TestServer.make(backend, push: try Self.settings(mock))
+            defer { Task { await server.shutdown() } }
+            try await server.live { client in try await body(mock, base, server, client) }
+        }
+    }
+
     /// Registers `device` for Web Push at `endpoint` with `keys`; returns the HTTP answer.
     static func register(
         _ device: inout TestDevice, endpoint: String, p256dh: String?, auth: String?, platform: String = "webpush"
@@ -79,72 +92,67 @@ struct WebPushDeliveryTests {
         "A new operation reaches the subscription encrypted, with VAPID, TTL, Urgency and Topic; its end too; the trace and /metrics record both",
         arguments: Backend.all)
     func delivery(backend: Backend) async throws {
-        let mock = try WebPushServiceMock()
-        try await mock.run { base in
-            let server = try await TestServer.make(backend, push: try Self.settings(mock))
-            defer { Task { await server.shutdown() } }
-            try await server.live { client in
-                var device = try await server.activatedDevice(client)
-                let key = try await Self.serverKey(client)
-                #expect(try await Self.serverKey(client) == key)
-                mock.expectedKey.withLock { $0 = key }
-                let (subscription, endpoint) = mock.subscribe(base: base)
-                try await Self.register(&device, subscription, at: endpoint)
-                let stored = try #require(try await server.store.pushRegistration(activationId: device.activationId))
-                #expect(stored.platform == .webpush && stored.token == endpoint.absoluteString)
-                #expect(stored.webPush == (try subscription.keys))
+        try await Self.withWebPush(backend) { mock, base, server, client in
+            var device = try await server.activatedDevice(client)
+            let key = try await Self.serverKey(client)
+            #expect(try await Self.serverKey(client) == key)
+            mock.expectedKey.withLock { $0 = key }
+            let (subscription, endpoint) = mock.subscribe(base: base)
+            try await Self.register(&device, subscription, at: endpoint)
+            let stored = try #require(try await server.store.pushRegistration(activationId: device.activationId))
+            #expect(stored.platform == .webpush && stored.token == endpoint.absoluteString)
+            #expect(stored.webPush == (try subscription.keys))
 
-                let created = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
-                let first = try #require(try await mock.wait(subscription, count: 1).first)
-                #expect(first.vapidProblem == nil)
-                let plaintext = try first.plaintext.get()
-                #expect(first.data["operationId"] == created.id)
-                #expect(first.data["messageType"] == "mtoken.operationInit")
-                #expect(first.data["activationId"] == device.activationId)
-                let operation = try #require(try await server.store.operation(id: created.id))
-                let notification = first.json["notification"] as? [String: Any]
-                #expect(notification?["title"] as? String == operation.content.form(acceptLanguage: nil).title)
-                #expect(first.headers["content-encoding"] == "aes128gcm")
-                #expect(first.headers["urgency"] == "high")
-                let topic = try #require(first.headers["topic"])
-                #expect(topic.count == 32 && topic.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
-                let ttl = try #require(first.headers["ttl"].flatMap(Int.init))
-                // The operation's time left when the push went: at most its whole life, at least what is left now.
-                let left = (operation.expiresAt - Int64(server.clock.now.timeIntervalSince1970 * 1000)) / 1000
-                #expect(Int64(ttl) <= (operation.expiresAt - operation.createdAt) / 1000 && Int64(ttl) + 1 >= left)
-                // Padded to the length class: the body's length says only which 256 bytes the message's length falls in.
-                let padded = first.body.count - 86 - 17
-                #expect(padded % 256 == 0 && plaintext.count <= padded && plaintext.count > padded - 256)
-                let claims = try await Self.verifiedWithJWTKit(try #require(first.headers["authorization"]))
-                #expect(claims.aud.value == [base.absoluteString])
-                #expect(claims.sub.value == "mailto:push@bank.example")
-                #expect(claims.exp.value.timeIntervalSinceNow <= 86_400)
+            let created = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+            let first = try #require(try await mock.wait(subscription, count: 1).first)
+            #expect(first.vapidProblem == nil)
+            let plaintext = try first.plaintext.get()
+            #expect(first.data["operationId"] == created.id)
+            #expect(first.data["messageType"] == "mtoken.operationInit")
+            #expect(first.data["activationId"] == device.activationId)
+            let operation = try #require(try await server.store.operation(id: created.id))
+            let notification = first.json["notification"] as? [String: Any]
+            #expect(notification?["title"] as? String == operation.content.form(acceptLanguage: nil).title)
+            #expect(first.headers["content-encoding"] == "aes128gcm")
+            #expect(first.headers["urgency"] == "high")
+            let topic = try #require(first.headers["topic"])
+            #expect(topic.count == 32 && topic.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            let ttl = try #require(first.headers["ttl"].flatMap(Int.init))
+            // The operation's time left when the push went: at most its whole life, at least what is left now.
+            let left = (operation.expiresAt - Int64(server.clock.now.timeIntervalSince1970 * 1000)) / 1000
+            #expect(Int64(ttl) <= (operation.expiresAt - operation.createdAt) / 1000 && Int64(ttl) + 1 >= left)
+            // Padded to the length class: the body's length says only which 256 bytes the message's length falls in.
+            let padded = first.body.count - 86 - 17
+            #expect(padded % 256 == 0 && plaintext.count <= padded && plaintext.count > padded - 256)
+            let claims = try await Self.verifiedWithJWTKit(try #require(first.headers["authorization"]))
+            #expect(claims.aud.value == [base.absoluteString])
+            #expect(claims.sub.value == "mailto:push@bank.example")
+            #expect(claims.exp.value.timeIntervalSinceNow <= 86_400)
 
-                // Approved: a "finished" message with normal urgency, collapsing on the same topic.
-                #expect(try await device.authorizeOperation(id: created.id, data: created.data).status == 200)
-                let finished = try #require(try await mock.wait(subscription, count: 2).last)
-                #expect(finished.vapidProblem == nil)
-                #expect(finished.data["messageType"] == "mtoken.operationFinished")
-                #expect(finished.data["mtokenOperationResult"] == "authentication.success")
-                #expect(finished.json["notification"] == nil)
-                #expect(finished.headers["urgency"] == "normal" && finished.headers["topic"] == topic)
+            // Approved: a "finished" message with normal urgency, collapsing on the same topic.
+            #expect(try await device.authorizeOperation(id: created.id, data: created.data).status == 200)
+            let finished = try #require(try await mock.wait(subscription, count: 2).last)
+            #expect(finished.vapidProblem == nil)
+            #expect(finished.data["messageType"] == "mtoken.operationFinished")
+            #expect(finished.data["mtokenOperationResult"] == "authentication.success")
+            #expect(finished.json["notification"] == nil)
+            #expect(finished.headers["urgency"] == "normal" && finished.headers["topic"] == topic)
 
-                let trace = try await Self.trace(server, client, operation: created.id)
-                #expect(trace.map(\.event) == ["operation.finished", "operation.created"])
-                #expect(
-                    trace.allSatisfy { $0.service == "webpush" && $0.outcome == "delivered" && $0.httpStatus == 201 })
-                #expect(trace.allSatisfy { $0.reason == nil && $0.activationId == device.activationId })
-                let byActivation = try await server.operatorCall(
-                    client, "GET", "/api/v1/activations/\(device.activationId)/push-deliveries",
-                    as: PushDeliveryList.self)
-                #expect(byActivation.deliveries == trace)
-                let metrics = try await client.send("GET", "/metrics").text
-                #expect(metrics.contains(#"assent_push_attempts_total{service="webpush",outcome="delivered"} 2"#))
-                let missing = try await client.send(
-                    "GET", "/api/v1/operations/nope/push-deliveries",
-                    headers: ["Authorization": "Bearer \(server.apiKey)"])
-                #expect(missing.status == 404)
-            }
+            let trace = try await Self.trace(server, client, operation: created.id)
+            #expect(trace.map(\.event) == ["operation.finished", "operation.created"])
+            #expect(
+                trace.allSatisfy { $0.service == "webpush" && $0.outcome == "delivered" && $0.httpStatus == 201 })
+            #expect(trace.allSatisfy { $0.reason == nil && $0.activationId == device.activationId })
+            let byActivation = try await server.operatorCall(
+                client, "GET", "/api/v1/activations/\(device.activationId)/push-deliveries",
+                as: PushDeliveryList.self)
+            #expect(byActivation.deliveries == trace)
+            let metrics = try await client.send("GET", "/metrics").text
+            #expect(metrics.contains(#"assent_push_attempts_total{service="webpush",outcome="delivered"} 2"#))
+            let missing = try await client.send(
+                "GET", "/api/v1/operations/nope/push-deliveries",
+                headers: ["Authorization": "Bearer \(server.apiKey)"])
+            #expect(missing.status == 404)
         }
     }
 
@@ -152,84 +160,79 @@ struct WebPushDeliveryTests {
         "Status rules: 404 and 410 remove the registration, 413 trims once then fails, 429 waits Retry-After, 500 retries, a redirect is not followed",
         arguments: Backend.all)
     func statusRules(backend: Backend) async throws {
-        let mock = try WebPushServiceMock()
-        try await mock.run { base in
-            let server = try await TestServer.make(backend, push: try Self.settings(mock))
-            defer { Task { await server.shutdown() } }
-            try await server.live { client in
-                var device = try await server.activatedDevice(client)
-                mock.expectedKey.withLock { $0 = nil }
-                func newOperation() async throws -> String {
-                    try await server.createOperation(client, try OperationFixtures.payment(userId: "alice")).id
-                }
+        try await Self.withWebPush(backend) { mock, base, server, client in
+            var device = try await server.activatedDevice(client)
+            mock.expectedKey.withLock { $0 = nil }
+            func newOperation() async throws -> String {
+                try await server.createOperation(client, try OperationFixtures.payment(userId: "alice")).id
+            }
 
-                for gone in [404, 410] {
-                    let (subscription, endpoint) = mock.subscribe(base: base)
-                    try await Self.register(&device, subscription, at: endpoint)
-                    mock.script(subscription, .init(status: gone, body: #"{"title":"Subscription expired"}"#))
-                    let id = try await newOperation()
-                    let item = try await PushDeliveryTests.settledPush(server, id)
-                    #expect(item.state == "abandoned")
-                    #expect(try await server.store.pushRegistration(activationId: device.activationId) == nil)
-                    let trace = try #require(try await Self.trace(server, client, operation: id).first)
-                    #expect(trace.outcome == "unregistered" && trace.httpStatus == gone)
-                    #expect(trace.reason?.contains("Subscription expired") == true)
-                    #expect(trace.reason?.contains(endpoint.absoluteString) == false)
-                }
-                let audit = try await server.store.audit(activationId: device.activationId, userId: nil, limit: 50)
-                #expect(audit.filter { $0.type == "push.unregistered" }.count == 2)
-
+            for gone in [404, 410] {
                 let (subscription, endpoint) = mock.subscribe(base: base)
                 try await Self.register(&device, subscription, at: endpoint)
-                var seen = 0
-                // 413 once: sent again without the notification text, and delivered.
-                mock.script(subscription, .init(status: 413))
-                let trimmed = try await newOperation()
-                #expect(try await PushDeliveryTests.settledPush(server, trimmed).state == "delivered")
-                let pair = try await mock.wait(subscription, count: seen + 2).suffix(2)
-                seen += 2
-                #expect(pair.first?.json["notification"] != nil && pair.last?.json["notification"] == nil)
-                #expect(pair.last?.data["operationId"] == trimmed)
-                #expect(try await Self.trace(server, client, operation: trimmed).first?.httpStatus == 201)
-
-                // 413 twice: given up.
-                mock.script(subscription, .init(status: 413), .init(status: 413))
-                let tooLarge = try await newOperation()
-                let tooLargeItem = try await PushDeliveryTests.settledPush(server, tooLarge)
-                #expect(tooLargeItem.state == "abandoned" && tooLargeItem.lastError?.contains("413") == true)
-                seen += 2
-                #expect(try await Self.trace(server, client, operation: tooLarge).first?.outcome == "failed")
-
-                // 429 with Retry-After: tried again no sooner than it says, then delivered.
-                mock.script(subscription, .init(status: 429, headers: ["retry-after": "1"]))
-                let limited = try await newOperation()
-                let limitedItem = try await PushDeliveryTests.settledPush(server, limited)
-                #expect(limitedItem.state == "delivered" && limitedItem.attempts == 2)
-                let limitedTrace = try await Self.trace(server, client, operation: limited)
-                #expect(limitedTrace.map(\.outcome) == ["delivered", "retry"])
-                #expect(limitedTrace.map(\.httpStatus) == [201, 429])
-                #expect(limitedTrace[0].at.timeIntervalSince(limitedTrace[1].at) >= 0.9)
-                seen += 2
-
-                // 500: retried.
-                mock.script(subscription, .init(status: 500))
-                let failing = try await newOperation()
-                #expect(try await PushDeliveryTests.settledPush(server, failing).state == "delivered")
-                #expect(try await Self.trace(server, client, operation: failing).map(\.httpStatus) == [201, 500])
-                seen += 2
-
-                // A redirect is reported, never followed.
-                let before = mock.all.count
-                mock.script(subscription, .init(status: 307, headers: ["location": endpoint.absoluteString]))
-                let moved = try await newOperation()
-                let movedItem = try await PushDeliveryTests.settledPush(server, moved)
-                #expect(
-                    movedItem.state == "abandoned"
-                        && movedItem.lastError?.contains("redirects are not followed") == true)
-                #expect(mock.all.count == before + 1)
-                #expect(try await server.store.pushRegistration(activationId: device.activationId) != nil)
-                _ = seen
+                mock.script(subscription, .init(status: gone, body: #"{"title":"Subscription expired"}"#))
+                let id = try await newOperation()
+                let item = try await PushDeliveryTests.settledPush(server, id)
+                #expect(item.state == "abandoned")
+                #expect(try await server.store.pushRegistration(activationId: device.activationId) == nil)
+                let trace = try #require(try await Self.trace(server, client, operation: id).first)
+                #expect(trace.outcome == "unregistered" && trace.httpStatus == gone)
+                #expect(trace.reason?.contains("Subscription expired") == true)
+                #expect(trace.reason?.contains(endpoint.absoluteString) == false)
             }
+            let audit = try await server.store.audit(activationId: device.activationId, userId: nil, limit: 50)
+            #expect(audit.filter { $0.type == "push.unregistered" }.count == 2)
+
+            let (subscription, endpoint) = mock.subscribe(base: base)
+            try await Self.register(&device, subscription, at: endpoint)
+            var seen = 0
+            // 413 once: sent again without the notification text, and delivered.
+            mock.script(subscription, .init(status: 413))
+            let trimmed = try await newOperation()
+            #expect(try await PushDeliveryTests.settledPush(server, trimmed).state == "delivered")
+            let pair = try await mock.wait(subscription, count: seen + 2).suffix(2)
+            seen += 2
+            #expect(pair.first?.json["notification"] != nil && pair.last?.json["notification"] == nil)
+            #expect(pair.last?.data["operationId"] == trimmed)
+            #expect(try await Self.trace(server, client, operation: trimmed).first?.httpStatus == 201)
+
+            // 413 twice: given up.
+            mock.script(subscription, .init(status: 413), .init(status: 413))
+            let tooLarge = try await newOperation()
+            let tooLargeItem = try await PushDeliveryTests.settledPush(server, tooLarge)
+            #expect(tooLargeItem.state == "abandoned" && tooLargeItem.lastError?.contains("413") == true)
+            seen += 2
+            #expect(try await Self.trace(server, client, operation: tooLarge).first?.outcome == "failed")
+
+            // 429 with Retry-After: tried again no sooner than it says, then delivered.
+            mock.script(subscription, .init(status: 429, headers: ["retry-after": "1"]))
+            let limited = try await newOperation()
+            let limitedItem = try await PushDeliveryTests.settledPush(server, limited)
+            #expect(limitedItem.state == "delivered" && limitedItem.attempts == 2)
+            let limitedTrace = try await Self.trace(server, client, operation: limited)
+            #expect(limitedTrace.map(\.outcome) == ["delivered", "retry"])
+            #expect(limitedTrace.map(\.httpStatus) == [201, 429])
+            #expect(limitedTrace[0].at.timeIntervalSince(limitedTrace[1].at) >= 0.9)
+            seen += 2
+
+            // 500: retried.
+            mock.script(subscription, .init(status: 500))
+            let failing = try await newOperation()
+            #expect(try await PushDeliveryTests.settledPush(server, failing).state == "delivered")
+            #expect(try await Self.trace(server, client, operation: failing).map(\.httpStatus) == [201, 500])
+            seen += 2
+
+            // A redirect is reported, never followed.
+            let before = mock.all.count
+            mock.script(subscription, .init(status: 307, headers: ["location": endpoint.absoluteString]))
+            let moved = try await newOperation()
+            let movedItem = try await PushDeliveryTests.settledPush(server, moved)
+            #expect(
+                movedItem.state == "abandoned"
+                    && movedItem.lastError?.contains("redirects are not followed") == true)
+            #expect(mock.all.count == before + 1)
+            #expect(try await server.store.pushRegistration(activationId: device.activationId) != nil)
+            _ = seen
         }
     }
 
@@ -328,52 +331,47 @@ struct WebPushDeliveryTests {
     @Test(
         "The console shows an activation's and an operation's push attempts, a removed registration's with its reason")
     func consoleTrace() async throws {
-        let mock = try WebPushServiceMock()
-        try await mock.run { base in
-            let server = try await TestServer.make(.sqlite, push: try Self.settings(mock))
-            defer { Task { await server.shutdown() } }
-            try await server.live { client in
-                var device = try await server.activatedDevice(client)
-                let (subscription, endpoint) = mock.subscribe(base: base)
-                try await Self.register(&device, subscription, at: endpoint)
-                let delivered = try await server.createOperation(
-                    client, try OperationFixtures.payment(userId: "alice"))
-                #expect(try await PushDeliveryTests.settledPush(server, delivered.id).state == "delivered")
-                mock.script(subscription, .init(status: 410, body: #"{"title":"Unregistered"}"#))
-                let gone = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
-                #expect(try await PushDeliveryTests.settledPush(server, gone.id).state == "abandoned")
+        try await Self.withWebPush(.sqlite) { mock, base, server, client in
+            var device = try await server.activatedDevice(client)
+            let (subscription, endpoint) = mock.subscribe(base: base)
+            try await Self.register(&device, subscription, at: endpoint)
+            let delivered = try await server.createOperation(
+                client, try OperationFixtures.payment(userId: "alice"))
+            #expect(try await PushDeliveryTests.settledPush(server, delivered.id).state == "delivered")
+            mock.script(subscription, .init(status: 410, body: #"{"title":"Unregistered"}"#))
+            let gone = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+            #expect(try await PushDeliveryTests.settledPush(server, gone.id).state == "abandoned")
 
-                let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/webpush"))
-                defer { Task { await browser.quit() } }
-                let origin = client.base.absoluteString
-                try await browser.open("\(origin)/console")
-                try await browser.type("#apiKey", server.apiKey)
-                try await browser.click("#submit")
-                try await browser.expectText("h1", "Dashboard")
-                try await browser.open("\(origin)/console/activations/\(device.activationId)")
-                try await browser.expectText("#push", "not registered")
-                let rows = try await browser.text("#push-deliveries tbody")
-                #expect(rows.contains("HTTP 410 — registration removed") && rows.contains("Unregistered"), "\(rows)")
-                #expect(rows.contains("HTTP 201 — delivered") && rows.contains(gone.id) && rows.contains("webpush"))
-                #expect(!rows.contains(endpoint.absoluteString))
-                try await browser.screenshot("01-activation-trace")
-                try await browser.resize(Browser.phone)
-                try await browser.screenshot("02-activation-trace-phone")
-                _ = try await browser.screenshot(of: ".push-deliveries", "02-activation-trace-phone-table")
-                try await browser.resize(Browser.desktop)
-                try await browser.open("\(origin)/console/operations/\(gone.id)")
-                let operationRows = try await browser.text("#push-deliveries tbody")
-                #expect(operationRows.contains("HTTP 410 — registration removed"))
-                #expect(operationRows.contains(device.activationId) && !operationRows.contains("HTTP 201"))
-                try await browser.screenshot("03-operation-trace")
-                // An operation no push went out for says so.
-                let quiet = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
-                try await browser.open("\(origin)/console/operations/\(quiet.id)")
-                try await browser.expectText(
-                    "#push-deliveries-none", "No push attempts are on record (they are kept for 30 days).")
-                let metrics = try await client.send("GET", "/metrics").text
-                #expect(metrics.contains(#"assent_push_attempts_total{service="webpush",outcome="unregistered"} 1"#))
-            }
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/webpush"))
+            defer { Task { await browser.quit() } }
+            let origin = client.base.absoluteString
+            try await browser.open("\(origin)/console")
+            try await browser.type("#apiKey", server.apiKey)
+            try await browser.click("#submit")
+            try await browser.expectText("h1", "Dashboard")
+            try await browser.open("\(origin)/console/activations/\(device.activationId)")
+            try await browser.expectText("#push", "not registered")
+            let rows = try await browser.text("#push-deliveries tbody")
+            #expect(rows.contains("HTTP 410 — registration removed") && rows.contains("Unregistered"), "\(rows)")
+            #expect(rows.contains("HTTP 201 — delivered") && rows.contains(gone.id) && rows.contains("webpush"))
+            #expect(!rows.contains(endpoint.absoluteString))
+            try await browser.screenshot("01-activation-trace")
+            try await browser.resize(Browser.phone)
+            try await browser.screenshot("02-activation-trace-phone")
+            _ = try await browser.screenshot(of: ".push-deliveries", "02-activation-trace-phone-table")
+            try await browser.resize(Browser.desktop)
+            try await browser.open("\(origin)/console/operations/\(gone.id)")
+            let operationRows = try await browser.text("#push-deliveries tbody")
+            #expect(operationRows.contains("HTTP 410 — registration removed"))
+            #expect(operationRows.contains(device.activationId) && !operationRows.contains("HTTP 201"))
+            try await browser.screenshot("03-operation-trace")
+            // An operation no push went out for says so.
+            let quiet = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+            try await browser.open("\(origin)/console/operations/\(quiet.id)")
+            try await browser.expectText(
+                "#push-deliveries-none", "No push attempts are on record (they are kept for 30 days).")
+            let metrics = try await client.send("GET", "/metrics").text
+            #expect(metrics.contains(#"assent_push_attempts_total{service="webpush",outcome="unregistered"} 1"#))
         }
     }
 

@@ -32,20 +32,12 @@ public enum AuditChain {
             seq: Int64, id: Int64, at: Int64, type: String, activationId: String?, userId: String?, actor: String,
             detail: String, prevHash: Data
         ) {
-            self.seq = seq
-            self.id = id
-            self.at = at
-            self.type = type
-            self.activationId = activationId
-            self.userId = userId
-            self.actor = actor
-            self.detail = detail
             let content = AuditChain.contentHash(
                 seq: seq, id: id, at: at, type: type, activationId: activationId, userId: userId, actor: actor,
                 detail: detail)
-            contentHash = Hex.encode(content)
-            self.prevHash = Hex.encode(prevHash)
-            hash = Hex.encode(AuditChain.link(prevHash, content))
+            self.init(
+                seq: seq, id: id, at: at, type: type, activationId: activationId, userId: userId, actor: actor,
+                detail: detail, contentHash: content, prevHash: prevHash, hash: AuditChain.link(prevHash, content))
         }
 
         /// A row as stored, with the hashes the server computed when it sealed it (an export never recomputes them).
