@@ -56,6 +56,10 @@ public enum ServerBootstrap {
     /// Makes sure there is an application and at least one operator API key.
     public static func prepare(_ environment: ServerEnvironment) async throws -> Prepared {
         let (application, created) = try await ApplicationService(environment: environment).ensureDefault()
+        // Every application's own key and secret are its version 1 (also for a database made before versions).
+        for existing in try await environment.store.applications() {
+            try await ApplicationVersionService(environment: environment).ensureInitial(existing)
+        }
         var bootstrapKey: String?
         if try await APIKeyService(environment: environment).all().isEmpty {
             bootstrapKey = try await APIKeyService(environment: environment).create(

@@ -321,3 +321,49 @@ public struct AuditKeyInfo: Codable, Sendable, Equatable {
         self.fingerprint = fingerprint
     }
 }
+
+/// `GET /api/v1/applications`.
+public struct ApplicationList: Codable, Sendable, Equatable {
+    public var applications: [ApplicationInfo]
+    public init(applications: [ApplicationInfo]) { self.applications = applications }
+}
+
+/// One version of an application: its own key and secret, and whether its devices are served.
+public struct ApplicationVersionInfo: Codable, Sendable, Equatable {
+    public var versionId: String
+    public var applicationId: String
+    public var name: String
+    public var applicationKey: String
+    public var applicationSecret: String
+    public var supported: Bool
+    public var createdAt: Date
+    /// The SDK configuration string of this version (its key and secret, the application's master public key).
+    public var sdkConfiguration: String
+
+    public init(
+        versionId: String, applicationId: String, name: String, applicationKey: String, applicationSecret: String,
+        supported: Bool, createdAt: Date, sdkConfiguration: String
+    ) {
+        self.versionId = versionId
+        self.applicationId = applicationId
+        self.name = name
+        self.applicationKey = applicationKey
+        self.applicationSecret = applicationSecret
+        self.supported = supported
+        self.createdAt = createdAt
+        self.sdkConfiguration = sdkConfiguration
+    }
+}
+
+/// `GET /api/v1/applications/{id}/versions`.
+public struct ApplicationVersionList: Codable, Sendable, Equatable {
+    public var versions: [ApplicationVersionInfo]
+    public init(versions: [ApplicationVersionInfo]) { self.versions = versions }
+}
+
+/// `POST /api/v1/applications/{id}/versions`.
+public struct CreateApplicationVersionRequest: Codable, Sendable, Equatable {
+    /// 1 to 64 letters, digits, dots, dashes or underscores, unique in the application.
+    public var name: String
+    public init(name: String) { self.name = name }
+}

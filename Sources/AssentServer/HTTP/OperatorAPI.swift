@@ -19,6 +19,9 @@ struct OperatorAPI {
             middleware: APIKeyMiddleware(apiKeys: apiKeys, limiter: RateLimiter(environment: environment)))
         let applications = ApplicationService(environment: environment)
         ApplicationController(applications: applications).addRoutes(to: api)
+        ApplicationVersionController(
+            applications: applications, versions: ApplicationVersionService(environment: environment)
+        ).addRoutes(to: api)
         ActivationController(
             applications: applications, activations: ActivationService(environment: environment)
         ).addRoutes(to: api)

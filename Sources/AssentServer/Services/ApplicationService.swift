@@ -7,7 +7,7 @@ import Synchronization
 public struct ApplicationService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore { environment.store }
+    var store: any ApplicationStore & ApplicationVersionStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -22,6 +22,7 @@ public struct ApplicationService: Sendable {
             createdAt: environment.nowMillis
         )
         try await store.insertApplication(application)
+        try await ApplicationVersionService(environment: environment).ensureInitial(application)
         await environment.audit(.applicationCreated, actor: "system", "Application \(name) created.")
         return application
     }
@@ -44,17 +45,37 @@ public struct ApplicationService: Sendable {
         return application
     }
 
-    /// The application with `key`, or an authentication failure. Kept per process for a while once read (an
-    /// unknown key is never kept).
+    /// The application of the version with `key`, carrying that version's key and secret (what the device signs
+    /// and encrypts with). Kept per process for a while once read (an unknown key is never kept).
+    /// - Throws: an authentication failure for an unknown key, `APPLICATION_VERSION_UNSUPPORTED` for a version no
+    ///   longer supported.
     func application(key: String) async throws -> ApplicationRecord {
         let now = ContinuousClock.now
-        if let cached = environment.applications.withLock({ $0.byKey[key]?.fresh(at: now) }) { return cached }
-        guard let application = try await store.application(key: key) else {
+        if let cached = environment.applications.withLock({ $0.byKey[key]?.freshEntry(at: now) }) {
+            guard cached.supported else { throw AssentServerError.applicationVersionUnsupported() }
+            return cached.application
+        }
+        let resolved: (application: ApplicationRecord, supported: Bool)
+        if let version = try await store.applicationVersion(key: key),
+            var application = try await store.application(id: version.applicationId)
+        {
+            application.applicationKey = version.applicationKey
+            application.applicationSecret = version.applicationSecret
+            resolved = (application, version.supported)
+        } else if let application = try await store.application(key: key) {
+            resolved = (application, true)
+        } else {
             throw AssentServerError.authenticationFailed("Unknown application key.")
         }
-        environment.applications.withLock { $0.byKey[key] = .init(application, readAt: now) }
-        return application
+        environment.applications.withLock {
+            $0.byKey[key] = .init(resolved.application, readAt: now, supported: resolved.supported)
+        }
+        guard resolved.supported else { throw AssentServerError.applicationVersionUnsupported() }
+        return resolved.application
     }
+
+    /// Every application, oldest first.
+    func all() async throws -> [ApplicationRecord] { try await store.applications() }
 
     /// The application with `id`, if there is one.
     func application(id: String) async throws -> ApplicationRecord? {
@@ -87,21 +108,29 @@ public struct ApplicationService: Sendable {
 }
 
 /// Applications read by this process, by key and the first one. Their keys never change, but their display name
-/// can: an entry is used for 30 seconds after it was read, so a name another process set shows everywhere within
+/// and a version's support can: an entry is used for 30 seconds after it was read, so a name another process set shows everywhere within
 /// half a minute, at the cost of one read per application and half minute.
 final class ApplicationCache: Sendable {
     struct Entry {
         var application: ApplicationRecord
         var readAt: ContinuousClock.Instant
+        /// Whether the version of the key is supported (always for the first application's entry).
+        var supported: Bool
 
-        init(_ application: ApplicationRecord, readAt: ContinuousClock.Instant) {
+        init(_ application: ApplicationRecord, readAt: ContinuousClock.Instant, supported: Bool = true) {
             self.application = application
             self.readAt = readAt
+            self.supported = supported
         }
 
         /// The application while the entry is fresh at `now`.
         func fresh(at now: ContinuousClock.Instant) -> ApplicationRecord? {
             now - readAt < .seconds(30) ? application : nil
+        }
+
+        /// The entry while it is fresh at `now`.
+        func freshEntry(at now: ContinuousClock.Instant) -> Entry? {
+            now - readAt < .seconds(30) ? self : nil
         }
     }
 

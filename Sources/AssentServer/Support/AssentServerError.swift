@@ -39,6 +39,13 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
         .init(.encryption, "The encrypted request could not be decrypted: check the keys, scope and temporary key.")
     }
 
+    /// The application version a device's app uses is no longer supported.
+    public static func applicationVersionUnsupported() -> Self {
+        .init(
+            .applicationVersionUnsupported,
+            "This version of the app is no longer supported: update the app to go on.")
+    }
+
     /// The activation does not exist.
     public static func activationNotFound() -> Self {
         .init(.activationNotFound, "No activation has this id.")

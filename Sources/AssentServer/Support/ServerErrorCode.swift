@@ -67,6 +67,8 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     case numberMismatch = "NUMBER_MATCH_FAILED"
     /// The PIN is older than the server allows.
     case pinExpired = "PIN_EXPIRED"
+    /// The app's application version is no longer supported: the app must be updated.
+    case applicationVersionUnsupported = "APPLICATION_VERSION_UNSUPPORTED"
 
     /// The HTTP status of the operator API (and the one the other APIs translate from).
     public var status: Int {
@@ -74,7 +76,7 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
         case .invalidRequest, .encryption, .activationCodeInvalid, .pushRegistrationFailed, .proximityCheckMissing,
             .proximityCheckFailed, .numberMissing, .numberMismatch, .http:
             400
-        case .unauthorized, .authenticationFailed, .operationFailed: 401
+        case .unauthorized, .authenticationFailed, .operationFailed, .applicationVersionUnsupported: 401
         case .forbidden, .pinExpired: 403
         case .notFound, .activationNotFound, .operationNotFound: 404
         case .methodNotAllowed: 405
@@ -118,7 +120,7 @@ public enum MobileTokenErrorCode: String, Sendable, CaseIterable {
             case .invalidRequest, .payloadTooLarge, .encryption: .invalidRequest
             case .activationNotFound, .activationInvalidState: .invalidActivation
             case .operationNotFound: .invalidOperation
-            case .authenticationFailed: .authenticationFailed
+            case .authenticationFailed, .applicationVersionUnsupported: .authenticationFailed
             case .pushRegistrationFailed: .pushRegistrationFailed
             case .rateLimited: .rateLimited
             case .pinExpired: .pinExpired

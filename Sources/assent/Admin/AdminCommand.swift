@@ -86,8 +86,9 @@ enum TextTable {
 
 struct ApplicationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "application", abstract: "Show the application's keys, or set the name people see.",
-        subcommands: [Show.self, Update.self], defaultSubcommand: Show.self)
+        commandName: "application",
+        abstract: "Show the application's keys, set the name people see, manage its versions.",
+        subcommands: [Show.self, Update.self, VersionCommand.self], defaultSubcommand: Show.self)
 
     static func table(_ info: ApplicationInfo) -> [[String]] {
         TextTable.fields([
