@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with swiftc (a SwiftPM executable cannot link libFuzzer's main) and runs each for
 # FUZZ_SECONDS (default 60) on its corpus.
-#   Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form|headers|request-json|device-texts|jws|webauthn ...]
+#   Fuzz/run.sh [operation-data|mobile-json|qr|oauth-form|headers|request-json|device-texts|jws|webauthn|webpush-audit ...]
 # A target is its check (Sources/AssentTesting/FuzzChecks+*.swift) over the modules AssentCrypto, AssentModel and
 # AssentQR, compiled whole with fuzzer and address-sanitizer instrumentation. swift-crypto (and swift-certificates, which
 # AssentCrypto's WebAuthn attestation uses) come uninstrumented from
@@ -17,10 +17,10 @@ out=.build/fuzz
 modules="$out/modules"
 declare -A check=(
   [operation-data]=OperationData [mobile-json]=JSON [qr]=QR [oauth-form]=Form [headers]=Headers
-  [request-json]=Requests [device-texts]=DeviceTexts [jws]=JWS [webauthn]=WebAuthn
+  [request-json]=Requests [device-texts]=DeviceTexts [jws]=JWS [webauthn]=WebAuthn [webpush-audit]=WebPush
 )
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form headers request-json device-texts jws webauthn)
+[ ${#targets[@]} -eq 0 ] && targets=(operation-data mobile-json qr oauth-form headers request-json device-texts jws webauthn webpush-audit)
 for name in "${targets[@]}"; do [ -n "${check[$name]:-}" ] || { echo "unknown target $name" >&2; exit 2; }; done
 
 echo "== swift-crypto (release build)"

@@ -52,7 +52,7 @@ public enum AssentServerApplication {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let registry = environment.metrics
-        var services: [any Service] = [Sweeper(environment: environment), AuditSealer(environment: environment)]
+        var services: [any Service] = [Sweeper(environment: environment)]
         if environment.store.announcesDeviceEvents { services.append(EventFanOut(environment: environment)) }
         let senders = try outboxSenders(environment)
         services.append(OutboxDispatcher(environment: environment, senders: senders, policy: environment.outbox))
@@ -128,44 +128,55 @@ struct Sweeper: Service {
     let environment: ServerEnvironment
     var interval: Duration = .seconds(5)
 
+    /// The sweep and the audit sealer run side by side in this one service, so a graceful stop waits for one
+    /// service rather than two in turn.
     func run() async throws {
+        let environment = environment
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await sweep() }
+                group.addTask { await AuditSealer(environment: environment).run() }
+            }
+        }
+    }
+
+    /// Until cancelled: expiries every `interval`, purges once a minute.
+    func sweep() async {
         let environment = environment
         let operations = OperationService(environment: environment)
         let activations = ActivationService(environment: environment)
         let interval = interval
-        await cancelWhenGracefulShutdown {
-            var lastPurge = ContinuousClock.now - .seconds(60)
-            while !Task.isCancelled {
-                do {
-                    try await operations.expireOverdue()
-                    try await activations.expireUnusedCodes()
-                    if ContinuousClock.now - lastPurge >= .seconds(60) {
-                        lastPurge = .now
-                        let now = environment.nowMillis
-                        try await environment.store.purgeExpired(before: now)
-                        var undeliverable: [OutboxChannel] = []
-                        if environment.webhook == nil { undeliverable.append(.webhook) }
-                        if environment.push?.isEmpty ?? true { undeliverable.append(.push) }
-                        if environment.tfa.mail == nil { undeliverable.append(contentsOf: [.email, .notice]) }
-                        if environment.tfa.phoneGateway == nil { undeliverable.append(.phone) }
-                        try await environment.store.purgeOutbox(
-                            before: now - 86_400_000, undeliverable: undeliverable)
-                        try await environment.store.purgeDeviceEvents(before: now - 86_400_000)
-                        try await environment.store.purgeRateLimits(before: now)
-                        try await environment.store.purgeOpenID(before: now - 86_400_000)
-                        try await environment.store.purgeTFA(before: now)
-                        try await environment.store.purgePasskeyChallenges(before: now)
-                        try await environment.store.purgeWebSessions(before: now)
-                        try await SigningKeyService(environment: environment).purge()
-                        let retention = environment.push?.traceRetention ?? PushSettings.defaultTraceRetention
-                        try await environment.store.purgePushDeliveries(
-                            before: now - Int64(retention.components.seconds) * 1000)
-                    }
-                } catch {
-                    environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])
+        var lastPurge = ContinuousClock.now - .seconds(60)
+        while !Task.isCancelled {
+            do {
+                try await operations.expireOverdue()
+                try await activations.expireUnusedCodes()
+                if ContinuousClock.now - lastPurge >= .seconds(60) {
+                    lastPurge = .now
+                    let now = environment.nowMillis
+                    try await environment.store.purgeExpired(before: now)
+                    var undeliverable: [OutboxChannel] = []
+                    if environment.webhook == nil { undeliverable.append(.webhook) }
+                    if environment.push?.isEmpty ?? true { undeliverable.append(.push) }
+                    if environment.tfa.mail == nil { undeliverable.append(contentsOf: [.email, .notice]) }
+                    if environment.tfa.phoneGateway == nil { undeliverable.append(.phone) }
+                    try await environment.store.purgeOutbox(
+                        before: now - 86_400_000, undeliverable: undeliverable)
+                    try await environment.store.purgeDeviceEvents(before: now - 86_400_000)
+                    try await environment.store.purgeRateLimits(before: now)
+                    try await environment.store.purgeOpenID(before: now - 86_400_000)
+                    try await environment.store.purgeTFA(before: now)
+                    try await environment.store.purgePasskeyChallenges(before: now)
+                    try await environment.store.purgeWebSessions(before: now)
+                    try await SigningKeyService(environment: environment).purge()
+                    let retention = environment.push?.traceRetention ?? PushSettings.defaultTraceRetention
+                    try await environment.store.purgePushDeliveries(
+                        before: now - Int64(retention.components.seconds) * 1000)
                 }
-                try? await Task.sleep(for: interval)
+            } catch {
+                environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])
             }
+            try? await Task.sleep(for: interval)
         }
     }
 }

@@ -125,4 +125,25 @@ struct AuditChainTests {
         #expect(caught?.seq == 5 && caught?.message.contains("signed hash differs") == true)
         #expect(Self.failure([], key)?.message == "the export holds no rows")
     }
+
+    @Test(
+        "An export written by another implementation (Python, the fuzz corpus's seed) verifies: the encoding is the documented one"
+    )
+    func independentImplementation() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/corpus/webpush-audit")
+        let rows = try String(contentsOf: corpus.appendingPathComponent("audit-rows"), encoding: .utf8)
+        let report = try AuditChain.verify(export: rows, key: ECPrivateKey().publicKey).get()
+        #expect(report.rows == 3 && report.firstSeq == 1 && report.lastSeq == 3 && report.signedThrough == nil)
+        #expect(report.unsignedRows == 3)
+        // Its checkpoint carries no valid signature.
+        let withCheckpoint = try String(
+            contentsOf: corpus.appendingPathComponent("audit-with-checkpoint"), encoding: .utf8)
+        let outcome = AuditChain.verify(export: withCheckpoint, key: ECPrivateKey().publicKey)
+        guard case .failure(let failure) = outcome else {
+            Issue.record("a checkpoint signed by nobody verified: \(outcome)")
+            return
+        }
+        #expect(failure.seq == 3 && failure.line == 4)
+    }
 }

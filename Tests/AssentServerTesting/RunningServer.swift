@@ -2,13 +2,15 @@ import Foundation
 import Hummingbird
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Runs a server application for the duration of `body`, passing the port it listens on, and stops it with a
 /// graceful shutdown. Cancelling a SwiftNIO server task instead can trap when a connection was accepted but not
 /// yet served ("Deinited NIOAsyncWriter without calling finish()", swift-nio#3481); a shutdown that does not end
-/// within 10 s is cancelled after all.
+/// within `stopDeadline` (10 s) is cancelled after all, which `report` records.
 func withRunningServer<App: ApplicationProtocol, T: Sendable>(
-    _ app: App, ports: AsyncStream<Int>, _ body: (Int) async throws -> T
+    _ app: App, ports: AsyncStream<Int>, stopDeadline: Duration = .seconds(10), report: GracefulStop? = nil,
+    _ body: (Int) async throws -> T
 ) async throws -> T {
     var logger = Logger(label: "assent.test.server")
     logger.logLevel = .critical
@@ -19,7 +21,8 @@ func withRunningServer<App: ApplicationProtocol, T: Sendable>(
         await withTaskGroup(of: Void.self) { waiters in
             waiters.addTask { _ = await running.result }
             waiters.addTask {
-                try? await Task.sleep(for: .seconds(10))
+                guard (try? await Task.sleep(for: stopDeadline)) != nil else { return }
+                report?.recordCancelled()
                 running.cancel()
             }
             await waiters.next()
@@ -44,4 +47,13 @@ func withRunningServer<App: ApplicationProtocol, T: Sendable>(
 
 struct ServerDidNotStart: Error, CustomStringConvertible {
     var description: String { "the test server did not start" }
+}
+
+/// Whether a test server's graceful stop had to be cancelled at its deadline (which cuts what it was ending).
+final class GracefulStop: Sendable {
+    private let cancelled = Mutex(false)
+
+    func recordCancelled() { cancelled.withLock { $0 = true } }
+
+    var wasCancelled: Bool { cancelled.withLock { $0 } }
 }

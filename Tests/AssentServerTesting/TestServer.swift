@@ -113,14 +113,19 @@ struct TestServer: Sendable {
         AssentServerApplication.router(environment: environment, registry: PrometheusCollectorRegistry())
     }
 
-    /// Runs the real server on a free loopback port for the duration of `body`.
-    func live<T: Sendable>(_ body: @Sendable (HTTPClient) async throws -> T) async throws -> T {
+    /// Runs the real server on a free loopback port for the duration of `body`; its graceful stop is cancelled
+    /// after `stopDeadline`, which `stopReport` records.
+    func live<T: Sendable>(
+        stopDeadline: Duration = .seconds(10), stopReport: GracefulStop? = nil,
+        _ body: @Sendable (HTTPClient) async throws -> T
+    ) async throws -> T {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = try AssentServerApplication.application(environment: environment, host: "127.0.0.1", port: 0) {
             port in
             continuation.yield(port)
         }
-        return try await withRunningServer(app, ports: ports) { port in
+        return try await withRunningServer(app, ports: ports, stopDeadline: stopDeadline, report: stopReport) {
+            port in
             try await body(HTTPClient(base: URL(string: "http://127.0.0.1:\(port)")!))
         }
     }

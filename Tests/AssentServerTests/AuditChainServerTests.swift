@@ -143,7 +143,7 @@ struct AuditChainServerTests {
                 try await Task.sleep(for: .milliseconds(50))
                 state = try await frozen.operatorCall(client, "GET", "/api/v1/audit/chain", as: AuditChainInfo.self)
             }
-            #expect(state.unsealed == 0 && state.problem == nil && (state.verified ?? 0) > 0)
+            #expect(state.unsealed == 0 && state.problem == nil && (state.verified ?? 0) > 0, "\(state)")
             let key = try await frozen.operatorCall(client, "GET", "/api/v1/audit/key", as: AuditKeyInfo.self)
             let publicKey = try ECPublicKey(pemRepresentation: key.publicKeyPem)
             #expect(key.fingerprint == state.keyFingerprint)

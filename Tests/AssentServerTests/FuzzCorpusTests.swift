@@ -15,7 +15,7 @@ struct FuzzCorpusTests {
         ("operation-data", FuzzChecks.operationData), ("mobile-json", FuzzChecks.mobileJSON), ("qr", FuzzChecks.qr),
         ("oauth-form", FuzzChecks.oauthForm), ("headers", FuzzChecks.headers),
         ("request-json", FuzzChecks.requestJSON), ("device-texts", FuzzChecks.deviceTexts), ("jws", FuzzChecks.jws),
-        ("webauthn", FuzzChecks.webAuthn),
+        ("webauthn", FuzzChecks.webAuthn), ("webpush-audit", FuzzChecks.webPushAndAudit),
     ]
 
     @Test("Every corpus input of every target passes its check", arguments: targets.map(\.0))

@@ -16,7 +16,8 @@ struct ShutdownTests {
         defer { Task { await server.shutdown() } }
         let streams = Mutex<[EventStreamReader]>([])
         let stopRequested = Mutex<ContinuousClock.Instant?>(nil)
-        try await server.live { client in
+        let stop = GracefulStop()
+        try await server.live(stopDeadline: .seconds(60), stopReport: stop) { client in
             // A device's stream, the waiting page of an operation with a user (woken by its events) and of one
             // without (which looks every few seconds).
             var device = try await server.activatedDevice(client)
@@ -41,10 +42,12 @@ struct ShutdownTests {
             streams.withLock { $0 = opened }
             stopRequested.withLock { $0 = .now }
         }
-        // `live` stops the server gracefully, and cancels it after 10 s if it does not stop — which cuts the streams
-        // instead of ending them. (A quiet machine stops in well under a second; the bound leaves room for a busy one.)
+        // `live` stops the server gracefully, and would cancel it after 60 s — which cuts the streams instead of
+        // ending them. A quiet machine stops in well under a second, a loaded one (the whole suite on two cores) in
+        // several; how long is a figure for the benchmarks, not this test: what is asserted is that the stop was
+        // graceful and ended every stream cleanly.
         let stopped = ContinuousClock.now - (try #require(stopRequested.withLock { $0 }))
-        #expect(stopped < .seconds(8), "the server took \(stopped) to stop with open streams")
+        #expect(!stop.wasCancelled, "the server did not stop gracefully within 60 s (\(stopped))")
         for stream in streams.withLock({ $0 }) {
             try await stream.waitForEnd(seconds: 5)
             #expect(stream.hasEndedCleanly, "a stream was cut instead of ended: \(stream.text.prefix(80))")

@@ -2,7 +2,6 @@ import AssentCrypto
 import AssentModel
 import Crypto
 import Foundation
-import ServiceLifecycle
 import Synchronization
 
 /// How the audit chain is sealed, signed and kept.
@@ -67,6 +66,9 @@ public struct AuditChainService: Sendable {
     /// Seals up to one batch in one transaction, signing a checkpoint at every `checkpointRows` rows; `nil` when
     /// another process holds the chain.
     func sealBatch() async throws -> Int? {
+        // One sealer at a time in this process too (SQLite has no lock to take).
+        guard environment.auditSealing.tryAcquire() else { return nil }
+        defer { environment.auditSealing.release() }
         let key = try await key()
         let settings = settings
         let now = environment.nowMillis
@@ -105,6 +107,8 @@ public struct AuditChainService: Sendable {
     /// Signs a checkpoint at the head when rows were sealed since the last one longer than the interval ago (or
     /// there is none yet).
     func checkpointIfDue() async throws {
+        guard environment.auditSealing.tryAcquire() else { return }
+        defer { environment.auditSealing.release() }
         let key = try await key()
         let now = environment.nowMillis
         let interval = Int64(settings.checkpointInterval.components.seconds) * 1000
@@ -126,6 +130,11 @@ public struct AuditChainService: Sendable {
         for _ in 0..<100 {
             try await sealPending()
             let now = environment.nowMillis
+            guard environment.auditSealing.tryAcquire() else {
+                try await Task.sleep(for: .milliseconds(50))
+                continue
+            }
+            defer { environment.auditSealing.release() }
             let done = try await environment.store.inOneCommit { transaction -> Bool in
                 guard try await transaction.lockAuditChain() else { return false }
                 guard let head = try await transaction.auditChainHead() else { return true }
@@ -226,34 +235,34 @@ public struct AuditChainService: Sendable {
     }
 }
 
-/// Seals new audit rows every ``AuditSettings/sealInterval``, signs checkpoints when due, and prunes once a minute.
-struct AuditSealer: Service {
+/// Seals new audit rows every ``AuditSettings/sealInterval``, signs checkpoints when due, and prunes once a minute;
+/// run by the ``Sweeper`` service beside its sweep.
+struct AuditSealer {
     let environment: ServerEnvironment
 
-    func run() async throws {
+    /// Until cancelled.
+    func run() async {
         let chain = AuditChainService(environment: environment)
         let interval = environment.audit.sealInterval
-        await cancelWhenGracefulShutdown {
-            var lastPrune = ContinuousClock.now - .seconds(60)
-            var nextCheckpointLook = ContinuousClock.now
-            let checkpointLook = min(environment.audit.checkpointInterval / 10, .seconds(30))
-            while !Task.isCancelled {
-                do {
-                    // An idle round is one query: rows waiting, or a time-based checkpoint to look at.
-                    if try await chain.store.unsealedAuditCount() > 0 || ContinuousClock.now >= nextCheckpointLook {
-                        try await chain.sealPending()
-                        nextCheckpointLook = .now + checkpointLook
-                    }
-                    if ContinuousClock.now - lastPrune >= .seconds(60) {
-                        lastPrune = .now
-                        try await chain.prune()
-                    }
-                } catch {
-                    environment.logger.warning(
-                        "audit sealing failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+        var lastPrune = ContinuousClock.now - .seconds(60)
+        var nextCheckpointLook = ContinuousClock.now
+        let checkpointLook = min(environment.audit.checkpointInterval / 10, .seconds(30))
+        while !Task.isCancelled {
+            do {
+                // An idle round is one query: rows waiting, or a time-based checkpoint to look at.
+                if try await chain.store.unsealedAuditCount() > 0 || ContinuousClock.now >= nextCheckpointLook {
+                    try await chain.sealPending()
+                    nextCheckpointLook = .now + checkpointLook
                 }
-                try? await Task.sleep(for: interval)
+                if ContinuousClock.now - lastPrune >= .seconds(60) {
+                    lastPrune = .now
+                    try await chain.prune()
+                }
+            } catch {
+                environment.logger.warning(
+                    "audit sealing failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             }
+            try? await Task.sleep(for: interval)
         }
     }
 }

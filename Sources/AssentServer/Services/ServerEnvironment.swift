@@ -29,6 +29,7 @@ public struct ServerEnvironment: Sendable {
         let applications = ApplicationCache()
         var announcements: Announcements?
         let metrics = PrometheusCollectorRegistry()
+        let auditSealing = TryLock()
     }
 
     private final class Box: Sendable {
@@ -72,6 +73,8 @@ public struct ServerEnvironment: Sendable {
         get { box.values.audit }
         set { change { $0.audit = newValue } }
     }
+    /// Held while this process seals the audit chain.
+    var auditSealing: TryLock { box.values.auditSealing }
     /// The process's metrics, served at `/metrics`.
     public var metrics: PrometheusCollectorRegistry { box.values.metrics }
     /// The push services notifications go through, if any.
@@ -207,4 +210,20 @@ private final class Announcements: Sendable {
     func add(_ userId: String?) { users.withLock { $0.append(userId) } }
 
     var all: [String?] { users.withLock { $0 } }
+}
+
+/// A lock that is taken or not, never waited for.
+final class TryLock: Sendable {
+    private let held = Mutex(false)
+
+    /// Takes the lock; `false` when it is held.
+    func tryAcquire() -> Bool {
+        held.withLock { held in
+            guard !held else { return false }
+            held = true
+            return true
+        }
+    }
+
+    func release() { held.withLock { $0 = false } }
 }

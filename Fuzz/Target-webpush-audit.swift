@@ -1,0 +1,4 @@
+/// The `webpush-audit` target.
+enum FuzzTarget {
+    static let check = FuzzChecks.webPushAndAudit
+}

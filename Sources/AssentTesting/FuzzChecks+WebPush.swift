@@ -1,0 +1,39 @@
+import AssentCrypto
+import Foundation
+
+extension FuzzChecks {
+    /// What a Web Push receiver and an audit verifier read from strangers: any bytes as an `aes128gcm` body (RFC 8188)
+    /// and as a Web Push message (RFC 8291) never decrypt under keys that made nothing, and a header that parses
+    /// names a record size of at least 18; as text, a VAPID `Authorization` never verifies for a key that signed
+    /// nothing, and an audit export never verifies a checkpoint under such a key (rows alone may chain correctly).
+    @Sendable public static func webPushAndAudit(_ input: Data) throws {
+        if let header = try? ContentEncoding.header(of: input), header.recordSize < ContentEncoding.minimumRecordSize {
+            throw Violation("A header with a record size below 18 parsed.")
+        }
+        if (try? ContentEncoding.decrypt(input, inputKey: UnusedWebPushKeys.shared.inputKey)) != nil {
+            throw Violation("An aes128gcm body decrypted under a key that encrypted nothing.")
+        }
+        let keys = UnusedWebPushKeys.shared
+        if (try? WebPushEncryption.decrypt(input, privateKey: keys.receiver, authSecret: keys.authSecret)) != nil {
+            throw Violation("A Web Push body decrypted for a subscription nobody encrypted to.")
+        }
+        let text = String(decoding: input, as: UTF8.self)
+        if (try? VAPID.verify(authorization: text, audience: "https://push.example", expectedKey: keys.signer)) != nil {
+            throw Violation("A VAPID token verified for a key that signed nothing.")
+        }
+        if case .success(let report) = AuditChain.verify(export: text, key: keys.signer),
+            report.checkpoints > 0 || report.signedThrough != nil
+        {
+            throw Violation("An audit export verified a checkpoint under a key that signed nothing.")
+        }
+    }
+
+    /// Keys that encrypt and sign nothing, made once per process.
+    private struct UnusedWebPushKeys: Sendable {
+        static let shared = UnusedWebPushKeys()
+        let receiver = ECPrivateKey()
+        let authSecret = Bytes.random(count: 16)
+        let inputKey = Bytes.random(count: 16)
+        let signer = ECPrivateKey().publicKey
+    }
+}
