@@ -12,7 +12,7 @@ import Foundation
 /// - A checkpoint signs `"assent-audit-checkpoint" ‖ 0x00 ‖ seq ‖ hash ‖ at` (numbers 8-byte big-endian).
 public enum AuditChain {
     /// The `prevHash` of row 1.
-    public static let genesis = Data(count: 32)
+    public static var genesis: Data { Data(count: 32) }
 
     /// One sealed audit row as exported.
     public struct Row: Codable, Sendable, Equatable {
