@@ -185,6 +185,10 @@ extension SQLStore {
     }
 
     public func auditKey(creating candidate: ECPrivateKey, at now: Millis) async throws -> ECPrivateKey {
+        if let row = try await database.raw("SELECT private_key FROM audit_keys WHERE id = 'audit'").first() {
+            return try ECPrivateKey(
+                scalar: try box.open(try row.decode(column: "private_key", as: Data.self), context: "audit.key"))
+        }
         let sealed = try box.seal(candidate.scalar, context: "audit.key")
         try await database.raw(
             """

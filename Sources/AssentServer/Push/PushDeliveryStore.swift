@@ -99,6 +99,11 @@ extension SQLStore {
     }
 
     public func vapidKey(creating candidate: ECPrivateKey, at now: Millis) async throws -> ECPrivateKey {
+        // Read first: the key is served to anyone who asks, and a read must not become a write.
+        if let row = try await database.raw("SELECT private_key FROM push_vapid_keys WHERE id = 'vapid'").first() {
+            return try ECPrivateKey(
+                scalar: try box.open(try row.decode(column: "private_key", as: Data.self), context: "push.vapid_key"))
+        }
         let sealed = try box.seal(candidate.scalar, context: "push.vapid_key")
         try await database.raw(
             """

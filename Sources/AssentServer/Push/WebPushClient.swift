@@ -101,8 +101,11 @@ struct WebPushClient: Sendable {
         } else {
             text = String(data: response.body.prefix(200), encoding: .utf8)
         }
-        let cleaned = text.map { String($0.filter { !$0.isNewline }.prefix(200)).trimmingCharacters(in: .whitespaces) }
-        return cleaned?.isEmpty == false ? "— \(cleaned!)" : nil
+        guard
+            let cleaned = text.map({ String($0.filter { !$0.isNewline }.prefix(200)) })?
+                .trimmingCharacters(in: .whitespaces), !cleaned.isEmpty
+        else { return nil }
+        return "— \(cleaned)"
     }
 
     /// RFC 8030 §5.4: a topic is at most 32 characters of the URL-safe Base64 alphabet; 24 octets of SHA-256 of
