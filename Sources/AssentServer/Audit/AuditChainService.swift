@@ -157,8 +157,14 @@ public struct AuditChainService: Sendable {
             throw AssentServerError.notFound("No sealed audit rows were written in that time range.")
         }
         let anchor = low > 1 ? try await store.auditCheckpoint(atOrBelow: low - 1) : nil
-        let start = anchor.map { $0.seq + 1 } ?? 1
         let end = try await store.auditCheckpoint(atOrAbove: high)?.seq ?? high
+        return try await exportText(anchor: anchor, through: end)
+    }
+
+    /// The export of rows after `anchor` (from row 1 without one) through `end`: the anchor first, each checkpoint
+    /// after the row it signs.
+    func exportText(anchor: AuditChain.Checkpoint?, through end: Int64) async throws -> String {
+        let start = anchor.map { $0.seq + 1 } ?? 1
         let rows = try await store.sealedAuditRows(from: start, through: end)
         let checkpoints = try await store.auditCheckpoints(from: start, through: end)
         var lines = anchor.map { [AuditChain.Line.checkpoint($0).json] } ?? []
@@ -188,11 +194,11 @@ public struct AuditChainService: Sendable {
         let last = try await store.latestAuditCheckpoint()
         let head = try await store.auditChainHead()
         let key = try await key().publicKey
+        let first = try await store.firstAuditSeq()
         var info = AuditChainInfo(
             sealedThrough: head?.seq, unsealed: try await store.unsealedAuditCount(),
-            lastCheckpointSeq: last?.seq, lastCheckpointAt: last.map { Date(millis: $0.at) },
-            firstSeq: try await store.firstAuditSeq(), verified: nil, problem: nil,
-            keyFingerprint: Self.fingerprint(key))
+            lastCheckpointSeq: last?.seq, lastCheckpointAt: last.map { Date(millis: $0.at) }, firstSeq: first,
+            verified: nil, problem: nil, keyFingerprint: Self.fingerprint(key))
         // The rows since the checkpoint before the last (at most a few thousand) against the key.
         if let head {
             // Anchored at the checkpoint before the last one, or where the stored rows begin.
@@ -200,16 +206,10 @@ public struct AuditChainService: Sendable {
             if let last, last.seq > 1 {
                 from = try await store.auditCheckpoint(atOrBelow: min(last.seq, head.seq) - 1)
             }
-            if from == nil, let first = try await store.firstAuditSeq(), first > 1 {
+            if from == nil, let first, first > 1 {
                 from = try await store.auditCheckpoint(atOrBelow: first - 1)
             }
-            let start = from.map { $0.seq + 1 } ?? 1
-            let rows = try await store.sealedAuditRows(from: start, through: head.seq)
-            var lines = from.map { [AuditChain.Line.checkpoint($0).json] } ?? []
-            let checkpoints = try await store.auditCheckpoints(from: start, through: head.seq)
-            lines += rows.map { AuditChain.Line.row(Self.exported($0)).json }
-            lines += checkpoints.map { AuditChain.Line.checkpoint($0).json }
-            switch AuditChain.verify(export: lines.joined(separator: "\n"), key: key) {
+            switch AuditChain.verify(export: try await exportText(anchor: from, through: head.seq), key: key) {
             case .success(let report):
                 info.verified = report.rows
             case .failure(let failure):

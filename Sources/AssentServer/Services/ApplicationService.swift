@@ -37,7 +37,7 @@ public struct ApplicationService: Sendable {
     /// ``ApplicationCache``).
     func defaultApplication() async throws -> ApplicationRecord {
         let now = ContinuousClock.now
-        if let cached = environment.applications.withLock({ $0.first?.fresh(at: now) }) { return cached }
+        if let cached = environment.applications.withLock({ $0.first?.fresh(at: now)?.application }) { return cached }
         guard let application = try await store.applications().first else {
             throw AssentServerError.internalError("The server has no application.")
         }
@@ -51,7 +51,7 @@ public struct ApplicationService: Sendable {
     ///   longer supported.
     func application(key: String) async throws -> ApplicationRecord {
         let now = ContinuousClock.now
-        if let cached = environment.applications.withLock({ $0.byKey[key]?.freshEntry(at: now) }) {
+        if let cached = environment.applications.withLock({ $0.byKey[key]?.fresh(at: now) }) {
             guard cached.supported else { throw AssentServerError.applicationVersionUnsupported() }
             return cached.application
         }
@@ -123,13 +123,8 @@ final class ApplicationCache: Sendable {
             self.supported = supported
         }
 
-        /// The application while the entry is fresh at `now`.
-        func fresh(at now: ContinuousClock.Instant) -> ApplicationRecord? {
-            now - readAt < .seconds(30) ? application : nil
-        }
-
         /// The entry while it is fresh at `now`.
-        func freshEntry(at now: ContinuousClock.Instant) -> Entry? {
+        func fresh(at now: ContinuousClock.Instant) -> Entry? {
             now - readAt < .seconds(30) ? self : nil
         }
     }
