@@ -39,6 +39,7 @@ public enum AssentServerApplication {
         loginPages.register(on: router)
         AccountPages(login: loginPages).register(on: router)
         ApprovalPages(environment: environment).register(on: router)
+        BrowserApprovalPages(environment: environment).register(on: router)
         ConsolePages(environment: environment).register(on: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router

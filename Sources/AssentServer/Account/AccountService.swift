@@ -15,6 +15,7 @@ struct AccountService: Sendable {
     let activations: ActivationService
     let operations: OperationService
     let notices: AccountNotices
+    let approvers: BrowserApprovers
     /// The part of the store this sees.
     var store: any TFAStore & PasskeyStore & BackupCodeStore & OperationStore & PushRegistrationStore & NoticeStore {
         environment.store
@@ -28,6 +29,7 @@ struct AccountService: Sendable {
         activations = ActivationService(environment: environment)
         operations = OperationService(environment: environment)
         notices = AccountNotices(environment: environment)
+        approvers = BrowserApprovers(environment: environment)
     }
 
     /// Everything the page lists.
@@ -99,7 +101,10 @@ struct AccountService: Sendable {
         guard let factor = factors.first(where: { $0.id == factorId }) else {
             throw AssentServerError.notFound("You have no such factor.")
         }
-        let remaining = factors.filter { $0.id != factorId && $0.provider != .backup }
+        // A browser approves with a passkey: it is no second factor of its own.
+        let remaining = factors.filter {
+            $0.id != factorId && $0.provider != .backup && !BrowserApprovers.isBrowser($0)
+        }
         if factor.provider != .backup, remaining.isEmpty,
             try await TFAService(environment: environment).policy(application.id).required
         {
@@ -110,6 +115,9 @@ struct AccountService: Sendable {
         let what =
             switch factor.provider {
             case .passkey: "The passkey \"\(factor.destination ?? "Passkey")\" was removed"
+            case .push where BrowserApprovers.isBrowser(factor):
+                "A browser (\(BrowserApprovers.subscription(of: factor)?.label ?? "browser")) no longer gets your "
+                    + "sign-in requests"
             case .totp: "The authenticator app was removed as a second factor"
             case .backup: "Your backup codes were removed"
             default: "A second factor (\(factor.provider.rawValue)) was removed"

@@ -86,7 +86,9 @@ struct PasskeyService: Sendable {
         assertionHash: Data? = nil
     ) async throws -> PasskeyOptionsResponse {
         let policy = try await policy(application.id)
-        let userVerification = purpose == .signIn ? "required" : policy.userVerification ?? "preferred"
+        // A passwordless sign-in and a browser's approval stand for the person alone: the user is verified.
+        let userVerification =
+            purpose == .signIn || purpose == .approve ? "required" : policy.userVerification ?? "preferred"
         var options = PasskeyOptions(
             challenge: try await newChallenge(
                 application.id, userId: userId, purpose: purpose, assertionHash: assertionHash,

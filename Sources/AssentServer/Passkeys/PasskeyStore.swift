@@ -37,6 +37,8 @@ public struct PasskeyChallengeRecord: Sendable, Equatable {
         case verify
         /// A passwordless sign-in.
         case signIn = "sign-in"
+        /// A push sign-in approved in a subscribed browser (bound to its operation).
+        case approve
     }
 
     public var challengeHash: Data

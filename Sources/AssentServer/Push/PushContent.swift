@@ -13,6 +13,8 @@ struct PushContent: Sendable {
     var expiresAt: Date
     /// Notifications about one operation replace each other.
     var collapseKey: String
+    /// The page the notification opens (a browser's sign-in request only).
+    var link: String? = nil
 
     /// Whether the notification alerts the user (a new operation) or only wakes the app (a finished one).
     var isAlert: Bool {

@@ -41,6 +41,9 @@ struct PushSender: OutboxSender {
 
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
         guard let activationId = item.target else { return .failed("The push message names no activation.") }
+        if let factorId = BrowserApprovers.factorId(target: activationId) {
+            return await deliverToBrowser(item, factorId: factorId)
+        }
         let registration: PushRegistrationRecord?
         let operation: OperationRecord?
         do {
@@ -54,6 +57,17 @@ struct PushSender: OutboxSender {
         guard let content = Self.content(for: item, operation: operation, registration: registration) else {
             return .failed("The operation finished before its push was sent.")
         }
+        return await attempt(item, content: content, registration: registration) { reason, since in
+            await unregister(registration, reason: reason, since: since)
+        }
+    }
+
+    /// Sends `content` once, records the attempt in the trace and `/metrics`; a token the service declares dead is
+    /// handed to `unregister`, which says what came of it and whether the registration is gone.
+    func attempt(
+        _ item: OutboxItem, content: PushContent, registration: PushRegistrationRecord,
+        unregister: (String, Millis?) async -> (DeliveryOutcome, removed: Bool)
+    ) async -> DeliveryOutcome {
         let recorder = PushAttemptRecorder()
         let started = ContinuousClock.now
         let delivery = await PushAttemptRecorder.$current.withValue(recorder) {
@@ -67,7 +81,7 @@ struct PushSender: OutboxSender {
         case .retry(let error, let after): (outcome, traced) = (.retry(error, after: after), .retry)
         case .failed(let error): (outcome, traced) = (.failed(error), .failed)
         case .tokenInvalid(let reason, let since):
-            let (result, removed) = await unregister(registration, reason: reason, since: since)
+            let (result, removed) = await unregister(reason, since)
             (outcome, traced) = (result, removed ? .unregistered : .failed)
         }
         await trace(
@@ -77,7 +91,7 @@ struct PushSender: OutboxSender {
     }
 
     /// Hands `content` to the registration's service.
-    private func send(_ content: PushContent, to registration: PushRegistrationRecord) async -> PushDelivery {
+    func send(_ content: PushContent, to registration: PushRegistrationRecord) async -> PushDelivery {
         switch registration.platform {
         case .apns:
             guard let apns else { return .failed("APNs is not configured on this server.") }

@@ -139,14 +139,16 @@ struct WebPushClient: Sendable {
 }
 
 extension PushContent {
-    /// The Web Push message: the mobile-token keys as `data` and, for a new operation, its title and text as
-    /// `notification` (what a service worker shows); `trimmed` leaves the notification out.
+    /// The Web Push message: the mobile-token keys as `data` and, for a new operation (or anything with a title),
+    /// its title, text and link as `notification` (what a service worker shows); `trimmed` leaves the notification
+    /// out.
     func webPushPayload(trimmed: Bool) throws -> Data {
         var payload: [String: Any] = ["data": message.data]
-        if isAlert, !trimmed {
+        if isAlert || title != nil, !trimmed {
             var notification: [String: Any] = ["tag": collapseKey]
             if let title { notification["title"] = title }
             if let body { notification["body"] = body }
+            if let link { notification["url"] = link }
             payload["notification"] = notification
         }
         return try JSONSerialization.data(withJSONObject: payload, options: .sortedKeys)

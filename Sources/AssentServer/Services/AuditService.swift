@@ -70,6 +70,8 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case tfaAccountRemoved = "tfa.account_removed"
     case tfaAccountRenamed = "tfa.account_renamed"
     case tfaBackupCodeUsed = "tfa.backup_code_used"
+    case tfaBrowserAnswered = "tfa.browser_answered"
+    case tfaBrowserSubscribed = "tfa.browser_subscribed"
     case tfaBackupCodesGenerated = "tfa.backup_codes_generated"
     case tfaPasswordChanged = "tfa.password_changed"
     case passkeyRenamed = "passkey.renamed"

@@ -83,6 +83,27 @@ extension OperationRecord {
         return .approved
     }
 
+    /// A push sign-in approved in a subscribed browser with a passkey the caller verified: approved unless the
+    /// number chosen is not the one shown (then rejected, as a phone's answer would be).
+    mutating func approveInBrowser(number: Int?, now: Millis) -> Outcome {
+        if let obstacle = obstacle(for: nil, now: now) { return obstacle }
+        if matchingNumber != nil, number == nil { return .refused(AssentServerError.numberMissing()) }
+        if let matchingNumber, number != matchingNumber {
+            finish(.rejected, reason: OperationRecord.wrongNumber, activationId: nil, at: now)
+            return .wrongNumber
+        }
+        finish(.approved, reason: nil, activationId: nil, at: now)
+        approvedWith = BrowserApprovers.approvedWith
+        return .approved
+    }
+
+    /// A push sign-in rejected in a subscribed browser.
+    mutating func rejectInBrowser(now: Millis) -> Outcome {
+        if let obstacle = obstacle(for: nil, now: now) { return obstacle }
+        finish(.rejected, reason: nil, activationId: nil, at: now)
+        return .rejected
+    }
+
     /// The device's user rejects the operation (with the app's reason).
     mutating func reject(by device: DevicePrincipal, reason: String?, now: Millis) -> Outcome {
         if let obstacle = obstacle(for: device, now: now) { return obstacle }

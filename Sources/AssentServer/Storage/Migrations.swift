@@ -65,6 +65,7 @@ enum Migrations {
         Migration(version: 20, sqlite: webPushV20(.sqlite), postgres: webPushV20(.postgres)),
         Migration(version: 21, sqlite: auditChainV21(.sqlite), postgres: auditChainV21(.postgres)),
         Migration(version: 22, sqlite: applicationVersionsV22(.sqlite), postgres: applicationVersionsV22(.postgres)),
+        Migration(version: 23, sqlite: browserApproversV23(.sqlite), postgres: browserApproversV23(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

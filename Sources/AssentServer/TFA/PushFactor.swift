@@ -108,9 +108,13 @@ struct PushFactor: Sendable {
                 factors = try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
                     .filter { $0.provider == .push && $0.state == .active }
             }
-            guard let approver = operation.activationId,
-                let approving = factors.first(where: { $0.destination == approver })
-            else {
+            // A phone approves with its activation; a subscribed browser with a passkey (BrowserApprovers), which
+            // leaves no activation on the operation.
+            let approver =
+                operation.activationId
+                ?? (challenge.mode == .verify && operation.approvedWith == BrowserApprovers.approvedWith
+                    ? BrowserApprovers.destination : nil)
+            guard let approver, let approving = factors.first(where: { $0.destination == approver }) else {
                 throw TFAError(
                     status: .forbidden, error: .pushDeviceNotOptedIn,
                     message: "The approval came from a device that is not opted in to sign-in approvals.")
@@ -126,13 +130,16 @@ struct PushFactor: Sendable {
             let proof = try await flows.pass(challenge)
             return TFAPushStatus(status: "APPROVED", providerAssertion: proof.providerAssertion)
         case .rejected:
+            // A phone answers with its activation; a browser leaves none.
+            let answerer = operation.activationId == nil ? "a browser" : "the phone"
             throw TFAError(
                 status: .forbidden, error: .pushRejected,
                 message: operation.statusReason == RejectReason.fraud
                     ? "The user reported this sign-in as fraud."
                     : operation.statusReason == OperationRecord.wrongNumber
-                        ? "The phone answered with another number than the one shown: the sign-in is rejected."
-                        : "The user rejected the sign-in on the phone.")
+                        ? "The approval in \(answerer) carried another number than the one shown: the sign-in is "
+                            + "rejected."
+                        : "The user rejected the sign-in in \(answerer).")
         default:
             throw TFAError(
                 status: .forbidden, error: .pushNotApproved,
@@ -140,10 +147,11 @@ struct PushFactor: Sendable {
         }
     }
 
-    /// The devices opted in to approve the account's sign-ins: the only ones a sign-in request reaches.
+    /// The devices opted in to approve the account's sign-ins: the only ones a sign-in request reaches (besides
+    /// the account's subscribed browsers, which the database notifies by their factors).
     private func optedIn(_ flow: TFAFlowRecord) async throws -> [String] {
         try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
-            .filter { $0.provider == .push && $0.state == .active }
+            .filter { $0.provider == .push && $0.state == .active && !BrowserApprovers.isBrowser($0) }
             .compactMap(\.destination)
     }
 

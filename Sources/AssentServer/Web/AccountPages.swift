@@ -48,6 +48,14 @@ struct AccountPages: Sendable {
                 return "Removed."
             }
         }
+        router.post("account/browser-push") { request, _ in
+            try await change(request) { _, application, userId, form in
+                try await account.approvers.subscribe(
+                    application, userId: userId, endpoint: form["endpoint"] ?? "", p256dh: form["p256dh"] ?? "",
+                    auth: form["auth"] ?? "", userAgent: request.headers[.userAgent])
+                return "This browser now gets your sign-in requests: approve them here with your passkey."
+            }
+        }
         router.post("account/browsers/revoke") { request, _ in
             try await change(request) { _, application, userId, form in
                 try await account.revokeBrowser(application, userId: userId, deviceId: form["id"] ?? "")
@@ -144,6 +152,7 @@ struct AccountPages: Sendable {
         }
         let overview = try await account.overview(application, userId: userId)
         var content = AccountPage(overview, userId: userId)
+        content.webPush = environment.push?.webPush != nil
         if let id = shown.state.newPhone {
             if let text = try await account.newPhoneQR(id, userId: userId) {
                 content.newPhoneQR = try QRCode(text: text, errorCorrection: .medium).pngDataURL(scale: 5)
@@ -245,6 +254,11 @@ struct AccountPage: PageContext {
     var hasPasskeys: Bool
     var factors: [Item]
     var hasFactors: Bool
+    /// Browsers that get the account's sign-in requests.
+    var approvingBrowsers: [Item]
+    var hasApprovingBrowsers: Bool
+    /// Whether this server sends Web Push (a browser can subscribe).
+    var webPush = false
     var emails: [Item]
     var hasEmails: Bool
     var backupLeft: String
@@ -276,6 +290,8 @@ struct AccountPage: PageContext {
                 Item(
                     id: factor.id, label: "Phone \(CodeFactor.obfuscatePhone(factor.destination ?? ""))",
                     detail: "codes by text message or call", removable: true)
+            case .push where BrowserApprovers.isBrowser(factor):
+                nil
             case .push:
                 Item(
                     id: factor.id, label: "Approval on your phone", detail: "added \(Self.date(factor.createdAt))",
@@ -284,6 +300,16 @@ struct AccountPage: PageContext {
             }
         }
         hasFactors = !factors.isEmpty
+        approvingBrowsers = overview.factors.compactMap { factor in
+            BrowserApprovers.subscription(of: factor).map {
+                Item(
+                    id: factor.id, label: $0.label,
+                    detail: "added \(Self.date(factor.createdAt)), last approved "
+                        + (factor.lastVerifiedAt.map(Self.date) ?? "never"),
+                    removable: true)
+            }
+        }
+        hasApprovingBrowsers = !approvingBrowsers.isEmpty
         emails = overview.factors.filter { $0.provider == .email }.map {
             Item(
                 id: $0.id, label: CodeFactor.obfuscateEmail($0.destination ?? ""), detail: "set by the service",

@@ -30,6 +30,16 @@ struct ApprovalLinks: Sendable {
         var ret: String
         /// Whether the page offers approving offline.
         var off: Bool?
+        /// The browser a sign-in request went to (``BrowserApprovers``' links).
+        var brw: String? = nil
+    }
+
+    /// `claims` as a compact ES256 JWS with the provider's current key.
+    func sign(_ claims: Claims) async throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let signer = try await keys.signer("ES256")
+        return try CompactJWS.sign(payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
     }
 
     /// A link to the page of a pending operation.
@@ -53,21 +63,19 @@ struct ApprovalLinks: Sendable {
         let claims = Claims(
             iss: environment.openID.issuer, sub: operation.id, aud: operation.applicationId, iat: now, exp: expires,
             use: "approve", ret: request.returnUrl, off: request.offline == true ? true : nil)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let signer = try await keys.signer("ES256")
-        let token = try CompactJWS.sign(payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
+        let token = try await sign(claims)
         return ApprovalLinkResponse(
             url: "\(environment.openID.base)\(ApprovalPages.path(operation.id))?t=\(token)",
             expiresAt: Date(millis: expires * 1000))
     }
 
-    /// The claims of a link to `operationId` that this server signed and that has not expired; `nil` otherwise.
-    func verify(_ token: String?, operationId: String) async throws -> Claims? {
+    /// The claims of a link to `operationId` for `use` that this server signed and that has not expired; `nil`
+    /// otherwise.
+    func verify(_ token: String?, operationId: String, use: String = "approve") async throws -> Claims? {
         guard let token, token.utf8.count <= 4096, (try? CompactJWS.header(of: token))?.alg == "ES256",
             let payload = try? CompactJWS.verify(token, keys: try await keys.jwks()),
             let claims = try? JSONDecoder().decode(Claims.self, from: payload),
-            claims.use == "approve", claims.iss == environment.openID.issuer, claims.sub == operationId,
+            claims.use == use, claims.iss == environment.openID.issuer, claims.sub == operationId,
             claims.exp * 1000 > environment.nowMillis
         else { return nil }
         return claims

@@ -358,10 +358,24 @@ struct LoginPages: Sendable {
                 secret: state.secret.map { Self.grouped($0, separator: " ") })
             return pages.page(content, frame: frame, formTargets: targets)
         case .waitForPush:
-            frame.title = "Approve on your phone"
+            // A sign-in request also reaches the browsers the account subscribed (a registration only the phone).
+            let factors =
+                state.registration
+                ? []
+                : try await environment.store.tfaFactors(applicationId: application.id, userId: state.userId ?? "")
+                    .filter { $0.provider == .push && $0.state == .active }
+            let browsers = factors.contains(where: BrowserApprovers.isBrowser)
+            let phones = factors.isEmpty || factors.contains { !BrowserApprovers.isBrowser($0) }
+            let approver =
+                switch (phones, browsers) {
+                case (true, true): "your phone and your browser"
+                case (false, true): "your browser"
+                default: "your phone"
+                }
+            frame.title = phones ? "Approve on your phone" : "Approve in your browser"
             return pages.page(
-                LoginPushPage(registration: state.registration, number: state.number), frame: frame,
-                formTargets: targets)
+                LoginPushPage(registration: state.registration, number: state.number, approver: approver),
+                frame: frame, formTargets: targets)
         case .passkey:
             frame.title = state.registration ? "Create a passkey" : "Use your passkey"
             let content = LoginPasskeyPage(
@@ -774,14 +788,15 @@ struct LoginPages: Sendable {
             state.clearFactor()
             state.step = .chooseFactor
             // The API speaks to a relying party about its user; the page speaks to the person.
+            let answerer = error.message.contains("a browser") ? "in your browser" : "on your phone"
             state.message =
                 switch error.error {
                 case .pushRejected:
                     error.message.contains("fraud")
                         ? "You reported this sign-in as fraud on your phone: it was stopped."
                         : error.message.contains("another number")
-                            ? "The number chosen on your phone was not the one shown here: the sign-in was stopped."
-                            : "You rejected the sign-in on your phone."
+                            ? "The number chosen \(answerer) was not the one shown here: the sign-in was stopped."
+                            : "You rejected the sign-in \(answerer)."
                 case .pushNotApproved: "The request on your phone expired or was withdrawn: choose a method again."
                 default: "A phone that does not approve your sign-ins answered: approve on the phone you set up."
                 }
@@ -917,6 +932,8 @@ struct LoginPushPage: PageContext {
     var registration: Bool
     /// The number to choose or type on the phone (number matching).
     var number: Int?
+    /// Where the request went: "your phone", "your browser", or both.
+    var approver: String
 }
 
 /// Signing out at a client's request: the question (with the request's parameters carried in hidden fields,

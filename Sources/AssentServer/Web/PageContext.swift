@@ -16,6 +16,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case loginConsent = "login-consent"
     case approve
     case approveOffline = "approve-offline"
+    case approveSignIn = "approve-sign-in"
     case error
     case consoleLayout = "console-layout"
     case consoleSignIn = "console-signin"

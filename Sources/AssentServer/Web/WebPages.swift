@@ -22,6 +22,8 @@ struct WebPages: Sendable {
         "wait.js": "text/javascript; charset=utf-8",
         "console.js": "text/javascript; charset=utf-8",
         "passkey.js": "text/javascript; charset=utf-8",
+        "browser-push.js": "text/javascript; charset=utf-8",
+        "approver-worker.js": "text/javascript; charset=utf-8",
         "icon.svg": "image/svg+xml",
     ]
 

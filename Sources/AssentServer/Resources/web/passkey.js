@@ -1,6 +1,7 @@
 // Passkeys on the sign-in pages (WebAuthn). Two uses:
-// - a form#passkey-ceremony carries the server's options (data-options, JSON with Base64URL binary members) and
-//   whether to create a credential or use one (data-mode); its button runs the ceremony and posts the result;
+// - a form#passkey-ceremony carries the server's options (data-options, JSON with Base64URL binary members, or
+//   data-options-url to fetch them from) and whether to create a credential or use one (data-mode); its button
+//   checks the form's other fields, runs the ceremony and posts the result;
 // - the sign-in form's companion form#passkey-sign-in asks the server for options, offers the browser's passkeys in
 //   the user-name field (conditional mediation, autocomplete="username webauthn") and behind its button, and posts
 //   the chosen one.
@@ -76,11 +77,10 @@
             : "Your browser could not use a passkey here (" + (error && error.message || error) + ").");
     }
 
-    // The options in data-options, or (data-options-url) fetched when the button is pressed.
+    // The options in data-options, or (data-options-url) fetched with the form's fields when the button is pressed.
     function options(form) {
         if (!form.dataset.optionsUrl) { return Promise.resolve(JSON.parse(form.dataset.options).publicKey); }
-        var body = new URLSearchParams();
-        body.set("csrf", form.elements.csrf.value);
+        var body = new URLSearchParams(new FormData(form));
         return fetch(form.dataset.optionsUrl, { method: "POST", body: body, credentials: "same-origin" })
             .then(function (answer) {
                 return answer.json().then(function (json) {
@@ -95,6 +95,7 @@
         var create = form.dataset.mode === "create";
         button.hidden = false;
         button.addEventListener("click", function () {
+            if (!form.reportValidity()) { return; }
             say("Follow your browser's prompt…");
             options(form).then(function (publicKey) {
                 return create

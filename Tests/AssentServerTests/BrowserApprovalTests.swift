@@ -1,0 +1,287 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServer
+@testable import AssentServerTesting
+
+/// A browser as an approver of push sign-ins, through the Web Push service written for the tests: a subscribed
+/// browser gets every push sign-in of its account (encrypted, with VAPID), the link in the notification opens a page
+/// that is answered with the account's passkey (user verification, bound to the sign-in), and the sign-in goes on;
+/// rejecting, a wrong number, a forged link, another account's passkey and an unverified user are refused; a
+/// subscription the push service declares gone removes the browser.
+@Suite("Browsers that approve sign-ins")
+struct BrowserApprovalTests {
+    /// A TFA account with a passkey made by `authenticator` (registered in a sign-in flow).
+    static func accountWithPasskey(_ tfa: TFAClient, _ userId: String, _ authenticator: SoftwareAuthenticator)
+        async throws
+    {
+        try await tfa.createAccount(userId)
+        let first = try await tfa.interruption(userId)
+        let assertion = try await tfa.start(first.regToken, .register, provider: .passkey)
+        let options = try await tfa.post("/api/tfa/passkey/options", TFAAssertionRequest(assertion: assertion))
+            .decode(PasskeyOptionsResponse.self).publicKey
+        let registered = try await tfa.post(
+            "/api/tfa/passkey/register",
+            PasskeyRegisterRequest(assertion: assertion, credential: try authenticator.create(options), name: "Laptop"))
+        guard registered.status == 200 else { throw TestFailure("passkey: \(registered.status)") }
+        let proof = try registered.decode(TFAProofResponse.self).providerAssertion
+        _ = try await tfa.post(
+            "/api/tfa/finalize",
+            TFAFinalizeRequest(regToken: first.regToken, assertion: assertion, providerAssertion: proof))
+    }
+
+    /// A push sign-in of `userId` started through the TFA API: its assertion and what was sent.
+    static func pushSignIn(_ tfa: TFAClient, _ userId: String) async throws -> (assertion: String, sent: TFAPushSent) {
+        let interruption = try await tfa.interruption(userId)
+        let assertion = try await tfa.start(interruption.regToken, .verify, provider: .push)
+        let answer = try await tfa.post(
+            "/api/tfa/push/send",
+            TFAPushSendRequest(
+                assertion: assertion, userAgent: "Mozilla/5.0 (Macintosh) Firefox/133.0", ipAddress: "198.51.100.7"))
+        guard answer.status == 200 else {
+            throw TestFailure("push/send: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        return (assertion, try answer.decode(TFAPushSent.self))
+    }
+
+    /// The notification of the browser's push about `operationId` with `event` (`operation.created` or
+    /// `operation.finished`), decrypted by the test service.
+    static func notification(
+        _ mock: WebPushServiceMock, _ subscription: WebPushServiceMock.Subscription, operationId: String,
+        finished: Bool
+    ) async throws -> (WebPushServiceMock.Received, [String: Any]) {
+        let type = finished ? PushMessage.operationFinishedType : PushMessage.operationInitType
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if let received = mock.requests(subscription).first(where: {
+                $0.data["operationId"] == operationId && $0.data["messageType"] == type
+            }) {
+                return (received, received.json["notification"] as? [String: Any] ?? [:])
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestFailure("no \(type) push for \(operationId)")
+    }
+
+    /// The path and query of the approval link, and its token.
+    static func link(_ url: String) throws -> (path: String, token: String) {
+        let components = try #require(URLComponents(string: url))
+        let token = try #require(components.queryItems?.first { $0.name == "t" }?.value)
+        return (components.path + "?" + (components.percentEncodedQuery ?? ""), token)
+    }
+
+    static func form(_ client: HTTPClient, _ path: String, _ fields: [String: String]) async throws
+        -> HTTPClient.Response
+    {
+        try await client.send(
+            "POST", path, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            body: FormEncoding.encode(fields))
+    }
+
+    @Test(
+        "A push sign-in reaches the subscribed browser; its page approves with a passkey and the number; reject, wrong number, forged link, another's passkey, no user verification and a gone subscription",
+        arguments: Backend.all)
+    func approveInBrowser(_ backend: Backend) async throws {
+        try await WebPushDeliveryTests.withWebPush(backend) { mock, base, server, client in
+            let tfa = TFAClient(server: server, client: client)
+            let port = try #require(client.base.port)
+            let authenticator = SoftwareAuthenticator(origin: "http://localhost:\(port)")
+            try await Self.accountWithPasskey(tfa, "alice", authenticator)
+            let key = try await WebPushDeliveryTests.serverKey(client)
+            mock.expectedKey.withLock { $0 = key }
+            let approvers = BrowserApprovers(environment: server.environment)
+
+            // Subscribing: the endpoint and keys are checked; an account without a passkey cannot.
+            let (subscription, endpoint) = mock.subscribe(base: base)
+            let keys = try subscription.keys
+            let chrome =
+                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+            await #expect(throws: AssentServerError.self) {
+                try await approvers.subscribe(
+                    server.application, userId: "alice", endpoint: "http://push.example/x", p256dh: keys.p256dh,
+                    auth: keys.auth, userAgent: chrome)
+            }
+            await #expect(throws: AssentServerError.self) {
+                try await approvers.subscribe(
+                    server.application, userId: "alice", endpoint: endpoint.absoluteString, p256dh: keys.auth,
+                    auth: keys.auth, userAgent: chrome)
+            }
+            try await tfa.createAccount("bob")
+            let noPasskey = await #expect(throws: AssentServerError.self) {
+                try await approvers.subscribe(
+                    server.application, userId: "bob", endpoint: endpoint.absoluteString, p256dh: keys.p256dh,
+                    auth: keys.auth, userAgent: chrome)
+            }
+            #expect(noPasskey?.message.contains("Add a passkey first") == true)
+            let factor = try await approvers.subscribe(
+                server.application, userId: "alice", endpoint: endpoint.absoluteString, p256dh: keys.p256dh,
+                auth: keys.auth, userAgent: chrome)
+            // The same endpoint again replaces it.
+            let browser = try await approvers.subscribe(
+                server.application, userId: "alice", endpoint: endpoint.absoluteString, p256dh: keys.p256dh,
+                auth: keys.auth, userAgent: chrome)
+            let factors = try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice")
+            #expect(factors.filter(BrowserApprovers.isBrowser).map(\.id) == [browser.id] && factor.id != browser.id)
+            #expect(BrowserApprovers.subscription(of: browser)?.label == "Chrome on Linux")
+
+            // A sign-in: the browser is offered as push; the request reaches it encrypted, with VAPID.
+            let interruption = try await tfa.interruption("alice")
+            #expect(interruption.activeProviders.map(\.name).contains(.push))
+            let (assertion, sent) = try await Self.pushSignIn(tfa, "alice")
+            let (created, notification) = try await Self.notification(
+                mock, subscription, operationId: sent.operationId, finished: false)
+            #expect(created.vapidProblem == nil && created.headers["urgency"] == "high")
+            #expect(notification["title"] as? String == "Sign in to \(server.application.name)?")
+            #expect(notification["tag"] as? String == sent.operationId)
+            let url = try #require(notification["url"] as? String)
+            #expect(url.hasPrefix("\(server.environment.openID.base)/approve-sign-in/\(sent.operationId)?t="))
+            let (path, token) = try Self.link(url)
+            let approvePath = BrowserApprovers.path(sent.operationId)
+
+            // The page: the sign-in's context and the three numbers, one of them the one shown.
+            let page = try await client.send("GET", path)
+            #expect(page.status == 200 && page.text.contains("Approve this sign-in?"))
+            #expect(page.text.contains("<dt>Browser</dt><dd>Firefox on macOS</dd>"), "\(page.text)")
+            #expect(page.text.contains("<dt>Address</dt><dd>198.51.100.7</dd>"))
+            let number = try #require(sent.number)
+            #expect(page.text.contains("value=\"\(number)\" id=\"number-\(number)\""))
+            // A forged or foreign link opens nothing.
+            let forged = try await client.send("GET", "\(approvePath)?t=\(token.dropLast(2))xx")
+            #expect(forged.status == 403 && forged.text.contains("invalid"))
+            let otherOperation = try await client.send("GET", "/approve-sign-in/other?t=\(token)")
+            #expect(otherOperation.status == 403)
+
+            // Options: the account's passkey, user verification required, bound to this sign-in.
+            let optionsAnswer = try await Self.form(client, "\(approvePath)/options", ["t": token])
+            #expect(optionsAnswer.status == 200, "\(optionsAnswer.text)")
+            let options = try JSONDecoder().decode(PasskeyOptionsResponse.self, from: optionsAnswer.body).publicKey
+            #expect(options.userVerification == "required" && options.allowCredentials?.count == 1)
+            let noOptions = try await Self.form(client, "\(approvePath)/options", ["t": "nope"])
+            #expect(noOptions.status == 403)
+
+            // Another account's passkey, and one without user verification, are refused; nothing changes.
+            let bobs = SoftwareAuthenticator(origin: "http://localhost:\(port)")
+            try await Self.accountWithPasskey(tfa, "carol", bobs)
+            let foreign = try await Self.form(
+                client, approvePath,
+                [
+                    "t": token, "number": "\(number)",
+                    // Carol's authenticator answers whatever the options allow, as a stolen one would.
+                    "credential": try Self.json(try bobs.get(Self.unrestricted(options))),
+                ])
+            #expect(foreign.status == 400 && foreign.text.contains("not registered for this account"))
+            authenticator.verifiesUser = false
+            let unverifiedOptions = try JSONDecoder().decode(
+                PasskeyOptionsResponse.self,
+                from: try await Self.form(client, "\(approvePath)/options", ["t": token]).body
+            ).publicKey
+            let unverified = try await Self.form(
+                client, approvePath,
+                [
+                    "t": token, "number": "\(number)",
+                    "credential": try Self.json(try authenticator.get(unverifiedOptions)),
+                ])
+            #expect(unverified.status == 400 && unverified.text.contains("refused"))
+            authenticator.verifiesUser = true
+            #expect(try await server.store.operation(id: sent.operationId)?.status == .pending)
+
+            // Approved with the passkey and the number: the sign-in goes on; the notification is replaced.
+            let fresh = try JSONDecoder().decode(
+                PasskeyOptionsResponse.self,
+                from: try await Self.form(client, "\(approvePath)/options", ["t": token]).body
+            ).publicKey
+            let approved = try await Self.form(
+                client, approvePath,
+                ["t": token, "number": "\(number)", "credential": try Self.json(try authenticator.get(fresh))])
+            #expect(
+                approved.status == 200 && approved.text.contains("Approved: the sign-in goes on"), "\(approved.text)")
+            let operation = try #require(try await server.store.operation(id: sent.operationId))
+            #expect(
+                operation.status == .approved && operation.activationId == nil && operation.approvedWith == "passkey")
+            let verified = try await tfa.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: assertion))
+            let status = try verified.decode(TFAPushStatus.self)
+            #expect(status.status == "APPROVED" && status.providerAssertion != nil)
+            let (finished, outcome) = try await Self.notification(
+                mock, subscription, operationId: sent.operationId, finished: true)
+            #expect(outcome["title"] as? String == "Sign-in approved" && outcome["url"] == nil)
+            #expect(finished.headers["urgency"] == "normal" && finished.headers["topic"] == created.headers["topic"])
+            // Answered once: the page shows the outcome, a second answer changes nothing.
+            let again = try await client.send("GET", path)
+            #expect(again.text.contains("Approved: the sign-in goes on") && !again.text.contains("passkey-start"))
+            let trace = try await WebPushDeliveryTests.trace(server, client, operation: sent.operationId)
+            #expect(trace.count == 2 && trace.allSatisfy { $0.activationId == "browser:\(browser.id)" })
+            #expect(trace.allSatisfy { $0.outcome == "delivered" && $0.httpStatus == 201 })
+            let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "tfa.browser_"), limit: 20)
+            #expect(audit.contains { $0.type == "tfa.browser_subscribed" && $0.userId == "alice" })
+            #expect(
+                audit.contains {
+                    $0.type == "tfa.browser_answered" && $0.detail.contains("approved on browser \(browser.id)")
+                })
+
+            // Rejected in the browser: the sign-in is refused and says where.
+            let rejecting = try await Self.pushSignIn(tfa, "alice")
+            let (_, rejectNotice) = try await Self.notification(
+                mock, subscription, operationId: rejecting.sent.operationId, finished: false)
+            let rejectToken = try Self.link(try #require(rejectNotice["url"] as? String)).token
+            let rejected = try await Self.form(
+                client, "\(BrowserApprovers.path(rejecting.sent.operationId))/reject", ["t": rejectToken])
+            #expect(rejected.status == 200 && rejected.text.contains("Rejected: nobody was signed in."))
+            let refused = try await tfa.post(
+                "/api/tfa/push/verify", TFAAssertionRequest(assertion: rejecting.assertion))
+            #expect(refused.status == 403 && refused.code == "PUSH_REJECTED")
+            #expect((refused.fields["message"] as? String)?.contains("in a browser") == true)
+
+            // Another number than the one shown rejects the sign-in.
+            let wrong = try await Self.pushSignIn(tfa, "alice")
+            let (_, wrongNotice) = try await Self.notification(
+                mock, subscription, operationId: wrong.sent.operationId, finished: false)
+            let wrongToken = try Self.link(try #require(wrongNotice["url"] as? String)).token
+            let wrongPath = BrowserApprovers.path(wrong.sent.operationId)
+            let wrongOptions = try JSONDecoder().decode(
+                PasskeyOptionsResponse.self,
+                from: try await Self.form(client, "\(wrongPath)/options", ["t": wrongToken]).body
+            ).publicKey
+            let choices = try #require(try await server.store.operation(id: wrong.sent.operationId)?.numberChoices)
+            let other = try #require(choices.first { $0 != wrong.sent.number })
+            let mismatch = try await Self.form(
+                client, wrongPath,
+                [
+                    "t": wrongToken, "number": "\(other)",
+                    "credential": try Self.json(try authenticator.get(wrongOptions)),
+                ])
+            #expect(mismatch.status == 400 && mismatch.text.contains("not the one the sign-in page showed"))
+            let mismatched = try await server.store.operation(id: wrong.sent.operationId)
+            #expect(mismatched?.status == .rejected && mismatched?.statusReason == "WRONG_NUMBER")
+
+            // The push service says the subscription is gone: the browser is removed, and audited. (Once the
+            // rejection's notice has gone out, so that the sign-in's own message meets the answer.)
+            _ = try await Self.notification(mock, subscription, operationId: wrong.sent.operationId, finished: true)
+            mock.script(subscription, .init(status: 410, body: #"{"title":"Unsubscribed"}"#))
+            let gone = try await Self.pushSignIn(tfa, "alice")
+            _ = try await Self.notification(mock, subscription, operationId: gone.sent.operationId, finished: false)
+            for _ in 0..<200 where try await server.store.tfaFactor(id: browser.id) != nil {
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            #expect(try await server.store.tfaFactor(id: browser.id) == nil)
+            let removed = try await server.store.auditEvents(AuditFilter(typePrefix: "push.unregistered"), limit: 5)
+            #expect(removed.contains { $0.userId == "alice" && $0.detail.contains(browser.id) })
+            // Its links open nothing any more.
+            #expect(try await client.send("GET", path).status == 403)
+        }
+    }
+
+    /// `options` without their list of allowed credentials.
+    static func unrestricted(_ options: PasskeyOptions) -> PasskeyOptions {
+        var open = options
+        open.allowCredentials = nil
+        return open
+    }
+
+    static func json(_ credential: some Encodable) throws -> String {
+        String(decoding: try JSONEncoder().encode(credential), as: UTF8.self)
+    }
+}
