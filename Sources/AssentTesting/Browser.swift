@@ -235,6 +235,19 @@ public final class Browser: Sendable {
         try await command("POST", "/execute/sync", ["script": script, "args": [Any]()])
     }
 
+    /// Runs `script` (a function body whose last argument is a callback) in the page and returns what it passed to
+    /// the callback.
+    @discardableResult
+    public func executeAsync(_ script: String) async throws -> Any? {
+        try await command("POST", "/execute/async", ["script": script, "args": [Any]()])
+    }
+
+    /// Runs a command of Chromium's DevTools protocol (through chromedriver) and returns its result.
+    @discardableResult
+    public func devTools(_ method: String, _ parameters: [String: Any] = [:]) async throws -> Any? {
+        try await command("POST", "/goog/cdp/execute", ["cmd": method, "params": parameters])
+    }
+
     /// The whole page's rendered text.
     public func pageText() async throws -> String { try await text("body") }
 
@@ -254,9 +267,7 @@ public final class Browser: Sendable {
     /// Makes the pages run in the time zone `identifier` (e.g. `Europe/Prague`), as a person's browser there does
     /// (Chromium's DevTools protocol through chromedriver).
     public func timeZone(_ identifier: String) async throws {
-        _ = try await command(
-            "POST", "/goog/cdp/execute",
-            ["cmd": "Emulation.setTimezoneOverride", "params": ["timezoneId": identifier]])
+        try await devTools("Emulation.setTimezoneOverride", ["timezoneId": identifier])
     }
 
     /// Adds Chromium's virtual authenticator (WebDriver's WebAuthn extension): a platform authenticator (CTAP2,
@@ -278,12 +289,8 @@ public final class Browser: Sendable {
     /// leaves requests waiting, as a person who ignores the browser's passkey suggestion does (Chromium's DevTools
     /// protocol: `WebAuthn.setAutomaticPresenceSimulation`).
     public func virtualPresence(_ authenticator: String, _ present: Bool) async throws {
-        _ = try await command(
-            "POST", "/goog/cdp/execute",
-            [
-                "cmd": "WebAuthn.setAutomaticPresenceSimulation",
-                "params": ["authenticatorId": authenticator, "enabled": present],
-            ])
+        try await devTools(
+            "WebAuthn.setAutomaticPresenceSimulation", ["authenticatorId": authenticator, "enabled": present])
     }
 
     /// The credentials the virtual authenticator holds (`credentialId`, `rpId`, `privateKey`, `signCount`, …).

@@ -35,7 +35,9 @@ struct BrowserApprovalTests {
     }
 
     /// A push sign-in of `userId` started through the TFA API: its assertion and what was sent.
-    static func pushSignIn(_ tfa: TFAClient, _ userId: String) async throws -> (assertion: String, sent: TFAPushSent) {
+    static func pushSignIn(_ tfa: TFAClient, _ userId: String) async throws
+        -> (assertion: String, sent: TFAPushSent, regToken: String)
+    {
         let interruption = try await tfa.interruption(userId)
         let assertion = try await tfa.start(interruption.regToken, .verify, provider: .push)
         let answer = try await tfa.post(
@@ -45,7 +47,7 @@ struct BrowserApprovalTests {
         guard answer.status == 200 else {
             throw TestFailure("push/send: \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
         }
-        return (assertion, try answer.decode(TFAPushSent.self))
+        return (assertion, try answer.decode(TFAPushSent.self), interruption.regToken)
     }
 
     /// The notification of the browser's push about `operationId` with `event` (`operation.created` or
@@ -131,14 +133,14 @@ struct BrowserApprovalTests {
             // A sign-in: the browser is offered as push; the request reaches it encrypted, with VAPID.
             let interruption = try await tfa.interruption("alice")
             #expect(interruption.activeProviders.map(\.name).contains(.push))
-            let (assertion, sent) = try await Self.pushSignIn(tfa, "alice")
+            let (assertion, sent, regToken) = try await Self.pushSignIn(tfa, "alice")
             let (created, notification) = try await Self.notification(
                 mock, subscription, operationId: sent.operationId, finished: false)
             #expect(created.vapidProblem == nil && created.headers["urgency"] == "high")
             #expect(notification["title"] as? String == "Sign in to \(server.application.name)?")
             #expect(notification["tag"] as? String == sent.operationId)
             let url = try #require(notification["url"] as? String)
-            #expect(url.hasPrefix("\(server.environment.openID.base)/approve-sign-in/\(sent.operationId)?t="))
+            #expect(url.hasPrefix("/approve-sign-in/\(sent.operationId)?t="))
             let (path, token) = try Self.link(url)
             let approvePath = BrowserApprovers.path(sent.operationId)
 
@@ -204,7 +206,16 @@ struct BrowserApprovalTests {
                 operation.status == .approved && operation.activationId == nil && operation.approvedWith == "passkey")
             let verified = try await tfa.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: assertion))
             let status = try verified.decode(TFAPushStatus.self)
-            #expect(status.status == "APPROVED" && status.providerAssertion != nil)
+            #expect(status.status == "APPROVED")
+            // The login says how: a browser's approval with a passkey, never a phone's.
+            let success = try await tfa.post(
+                "/api/tfa/finalize",
+                TFAFinalizeRequest(
+                    regToken: regToken, assertion: assertion,
+                    providerAssertion: try #require(status.providerAssertion))
+            ).decode(TFALoginSuccess.self)
+            let claims = try await tfa.verifyLoginToken(success.loginToken)
+            #expect(claims.tfa == "push-browser" && claims.amr == ["pwd", "user", "mfa"])
             let (finished, outcome) = try await Self.notification(
                 mock, subscription, operationId: sent.operationId, finished: true)
             #expect(outcome["title"] as? String == "Sign-in approved" && outcome["url"] == nil)
@@ -283,5 +294,176 @@ struct BrowserApprovalTests {
 
     static func json(_ credential: some Encodable) throws -> String {
         String(decoding: try JSONEncoder().encode(credential), as: UTF8.self)
+    }
+}
+
+/// The same in headless Chromium: `/account` subscribes the browser (permission, service worker, the server's VAPID
+/// key — the browser's own push service stood in for by the test service, whose subscription the page's
+/// `pushManager.subscribe` returns), the service worker shows the pushed request as a notification (delivered with
+/// DevTools' `ServiceWorker.deliverPushMessage`, as the browser's push service would), the link opens the approval
+/// page, the virtual authenticator's passkey approves with the number, and the outcome replaces the notification.
+@Suite("A browser that approves sign-ins, in a real browser", .serialized)
+struct BrowserApprovalBrowserTests {
+    @Test("Subscribe on /account, see the request as a notification, approve it with a passkey, see the outcome")
+    func approveInChromium() async throws {
+        try await WebPushDeliveryTests.withWebPush(.sqlite) { mock, base, server, client in
+            let tfa = TFAClient(server: server, client: client)
+            try await tfa.createAccount("alice")
+            let (uri, _) = try await tfa.registerTOTP("alice")
+            let key = try await WebPushDeliveryTests.serverKey(client)
+            mock.expectedKey.withLock { $0 = key }
+            let port = try #require(client.base.port)
+            let origin = "http://localhost:\(port)"
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("browser-approval"))
+            defer { Task { await browser.quit() } }
+            _ = try await browser.addVirtualAuthenticator()
+
+            // Signed in to /account with two factors; a passkey first (the browser approves with it).
+            try await browser.open("\(origin)/account")
+            try await browser.type("#userId", "alice")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+            try await browser.click("#provider-totp")
+            server.clock.advance(by: 30)
+            try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
+            try await browser.click("#verify")
+            try await browser.expectText("h1", "Your account's security")
+            try await browser.type("#name", "Laptop")
+            try await browser.click("#passkey-start")
+            try await browser.expectText("#notice", "Passkey added.")
+
+            // Subscribing: notifications allowed, the service worker registered, the subscription made for the
+            // server's key and posted.
+            try await browser.devTools(
+                "Browser.grantPermissions", ["origin": origin, "permissions": ["notifications"]])
+            let (subscription, endpoint) = mock.subscribe(base: base)
+            let keys = try subscription.keys
+            try await browser.execute(
+                """
+                PushManager.prototype.subscribe = function (options) {
+                    var key = new Uint8Array(options.applicationServerKey);
+                    sessionStorage.setItem("subscribedWith", btoa(String.fromCharCode.apply(null, key)));
+                    return Promise.resolve({ toJSON: function () {
+                        return { endpoint: "\(endpoint.absoluteString)",
+                                 keys: { p256dh: "\(keys.p256dh)", auth: "\(keys.auth)" } };
+                    } });
+                };
+                """)
+            try await browser.click("#browser-push-start")
+            try await browser.expectText("#notice", containing: "This browser now gets your sign-in requests")
+            try await browser.expectText("#approving-browsers .item-name", "Chrome on Linux")
+            let subscribedWith = try await browser.execute("return sessionStorage.getItem('subscribedWith');")
+            #expect(subscribedWith as? String == key.x963.base64EncodedString())
+            try await browser.screenshot("01-subscribed")
+            try await browser.expectPhoneLayout("01-subscribed-phone")
+            try await browser.resize(Browser.desktop)
+            let factor = try #require(
+                try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice")
+                    .first(where: BrowserApprovers.isBrowser))
+            let scope = try await browser.executeAsync(
+                """
+                var done = arguments[arguments.length - 1];
+                navigator.serviceWorker.getRegistration("/web/assets/").then(function (registration) {
+                    done(registration && registration.active ? registration.scope : null);
+                });
+                """)
+            #expect(scope as? String == "\(origin)/web/assets/")
+
+            // A sign-in on the hosted pages of another origin (another site's cookies, as another computer's):
+            // the push method waits for the browser; the request arrives, and the service worker shows it.
+            let elsewhere = "http://127.0.0.1:\(port)"
+            try await browser.open("\(elsewhere)/login")
+            try await browser.type("#userId", "alice")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+            try await browser.click("#provider-push")
+            try await browser.expectText("#status", containing: "We sent a sign-in request to your browser.")
+            let number = try #require(Int(try await browser.text("#number")))
+            try await browser.screenshot("02-waiting-elsewhere")
+            let created = try #require(try await mock.wait(subscription, count: 1).first)
+            let operationId = try #require(created.data["operationId"])
+            let notification = try #require(created.json["notification"] as? [String: Any])
+            // Back on the subscribed origin, the browser's push service hands the message to the worker.
+            try await browser.open("\(origin)/account")
+            let url = try #require(notification["url"] as? String)
+            try await Self.deliver(browser, origin: origin, try created.plaintext.get())
+            let shown = try await Self.notifications(browser)
+            #expect(shown.count == 1, "\(shown)")
+            #expect(shown.first?["title"] as? String == "Sign in to \(server.application.name)?")
+            #expect(shown.first?["tag"] as? String == operationId)
+            #expect(shown.first?["url"] as? String == "\(origin)\(url)")
+
+            // Its link opens the approval page: the number shown where the sign-in started, and the passkey.
+            try await browser.open("\(origin)\(url)")
+            try await browser.expectText("h1", "Approve this sign-in?")
+            try await browser.expectText("#operation-title", "Sign in to \(server.application.name)?")
+            try await browser.screenshot("03-approve")
+            try await browser.expectPhoneLayout("03-approve-phone")
+            try await browser.resize(Browser.desktop)
+            // The button checks that a number was chosen.
+            try await browser.click("#passkey-start")
+            #expect(try await server.store.operation(id: operationId)?.status == .pending)
+            try await browser.click("#number-\(number)")
+            try await browser.click("#passkey-start")
+            try await browser.expectText(
+                "#status", "Approved: the sign-in goes on where it started. You can close this tab.")
+            try await browser.screenshot("04-approved")
+            // Where the sign-in waits, it goes on by itself.
+            try await browser.open("\(elsewhere)/login/push")
+            try await browser.element("#signed-in", seconds: 60)
+            try await browser.expectText("#methods", "password and approval in your browser")
+            try await browser.screenshot("05-signed-in-elsewhere")
+
+            // The outcome replaces the notification.
+            let (finished, _) = try await BrowserApprovalTests.notification(
+                mock, subscription, operationId: operationId, finished: true)
+            try await browser.open("\(origin)/account")
+            try await Self.deliver(browser, origin: origin, try finished.plaintext.get())
+            let replaced = try await Self.notifications(browser)
+            #expect(replaced.count == 1 && replaced.first?["title"] as? String == "Sign-in approved", "\(replaced)")
+
+            // Removed on /account: no more requests.
+            try await browser.expectText("#approving-browsers .item-detail", containing: "last approved")
+            try await browser.click("#remove-\(factor.id)")
+            try await browser.expectText("#notice", "Removed.")
+            #expect(try await browser.exists("#approving-browsers") == false)
+            #expect(try await server.store.tfaFactor(id: factor.id) == nil)
+        }
+    }
+
+    /// Hands `data` to the page's service worker as a push message, as the browser's push service would.
+    static func deliver(_ browser: Browser, origin: String, _ data: Data) async throws {
+        let before = try await notifications(browser).count
+        try await browser.devTools("ServiceWorker.enable")
+        try await browser.devTools(
+            "ServiceWorker.deliverPushMessage",
+            [
+                // Chromium numbers a profile's registrations from 0: the test's browser has this one alone.
+                "origin": origin, "registrationId": "0",
+                "data": String(decoding: data, as: UTF8.self),
+            ])
+        // The worker shows it asynchronously: wait until the list changed (or replaced one, for the same tag).
+        for _ in 0..<100 {
+            let now = try await notifications(browser)
+            if now.count != before || now.contains(where: { ($0["title"] as? String)?.hasPrefix("Sign-in ") == true }) {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// The notifications the service worker shows: title, body, tag, url.
+    static func notifications(_ browser: Browser) async throws -> [[String: Any]] {
+        try await browser.executeAsync(
+            """
+            var done = arguments[arguments.length - 1];
+            navigator.serviceWorker.getRegistration("/web/assets/").then(function (registration) {
+                return registration ? registration.getNotifications() : [];
+            }).then(function (list) {
+                done(list.map(function (n) {
+                    return { title: n.title, body: n.body, tag: n.tag, url: n.data && n.data.url };
+                }));
+            });
+            """) as? [[String: Any]] ?? []
     }
 }

@@ -26,6 +26,8 @@ struct BrowserApprovers: Sendable {
 
     /// The destination of a browser's push factor (a phone's is its activation id).
     static let destination = "browser"
+    /// The `tfa` claim of a login a browser approved (a phone's is `push`).
+    static let provider = "push-browser"
     /// `approvedWith` of an operation a browser approved with a passkey.
     static let approvedWith = "passkey"
     /// How many browsers one account may subscribe.
@@ -126,14 +128,15 @@ struct BrowserApprovers: Sendable {
 
     // MARK: Links
 
-    /// The page a browser's notification opens: signed for the sign-in's operation and the browser, valid while the
-    /// operation may be answered.
+    /// The page a browser's notification opens, as a path (the service worker opens it on the origin the person
+    /// subscribed on, where their passkey works): signed for the sign-in's operation and the browser, valid while
+    /// the operation may be answered.
     func link(operation: OperationRecord, factorId: String) async throws -> String {
         let claims = ApprovalLinks.Claims(
             iss: environment.openID.issuer, sub: operation.id, aud: operation.applicationId,
             iat: environment.nowMillis / 1000, exp: operation.expiresAt / 1000 + 60, use: Self.linkUse,
             ret: "\(environment.openID.base)/account", brw: factorId)
-        return "\(environment.openID.base)\(Self.path(operation.id))?t=\(try await links.sign(claims))"
+        return "\(Self.path(operation.id))?t=\(try await links.sign(claims))"
     }
 
     static let linkUse = "browser-approve"

@@ -63,6 +63,7 @@ struct SignInFacts: Codable, Sendable, Equatable {
         case TFAProvider.totp.rawValue?, TFAProvider.email.rawValue?: amr.append("otp")
         case TFAProvider.phone.rawValue?: amr.append("sms")
         case TFAProvider.push.rawValue?: amr.append("hwk")
+        case BrowserApprovers.provider?: amr.append("user")
         case "remembered-device"?: amr.append("swk")
         default: break
         }

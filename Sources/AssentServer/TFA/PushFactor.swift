@@ -126,6 +126,8 @@ struct PushFactor: Sendable {
                 else { throw TFAError.challengeSpent() }
             } else {
                 try await store.markTFAFactorVerified(id: approving.id, at: environment.nowMillis)
+                // The factor that approved: finalizing tells a browser's approval from a phone's.
+                try await store.setTFAChallengeFactor(assertionHash: challenge.assertionHash, factorId: approving.id)
             }
             let proof = try await flows.pass(challenge)
             return TFAPushStatus(status: "APPROVED", providerAssertion: proof.providerAssertion)

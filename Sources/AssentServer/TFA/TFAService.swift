@@ -199,17 +199,25 @@ struct TFAService: Sendable {
         }
         let application = try await applicationRecord(id: flow.applicationId)
         var second = [Self.method(challenge.provider)]
+        var provider = challenge.provider.rawValue
         if challenge.provider == .passkey, let id = challenge.factorId,
             let passkey = try await environment.store.passkey(factorId: id)
         {
             second = PasskeyService.methods(passkey, userVerified: false)
         }
+        if challenge.provider == .push, let id = challenge.factorId,
+            let factor = try await store.tfaFactor(id: id), BrowserApprovers.isBrowser(factor)
+        {
+            // Approved in a browser with a passkey that verified its user: no phone's key was used.
+            second = ["user"]
+            provider = BrowserApprovers.provider
+        }
         let amr = (flow.firstFactor.map { [$0] } ?? []) + second + ["mfa"]
         await environment.audit(
             .tfaLogin, userId: flow.userId, actor: "user",
-            "Second factor \(challenge.provider.rawValue) (\(challenge.mode.rawValue)) passed.")
+            "Second factor \(provider) (\(challenge.mode.rawValue)) passed.")
         return try await success(
-            application, flow.userId, amr: amr, provider: challenge.provider.rawValue,
+            application, flow.userId, amr: amr, provider: provider,
             remember: request.rememberDevice ?? false)
     }
 

@@ -849,6 +849,7 @@ struct LoginPages: Sendable {
             case TFAProvider.email.rawValue: "code by e-mail"
             case TFAProvider.phone.rawValue: "code by text message or call"
             case TFAProvider.push.rawValue: "approval on your phone"
+            case BrowserApprovers.provider: "approval in your browser"
             case TFAProvider.passkey.rawValue: "a passkey"
             case TFAProvider.backup.rawValue: "a backup code"
             case "remembered-device": "this browser, remembered"

@@ -18,14 +18,24 @@ document.addEventListener("DOMContentLoaded", function () {
         return out;
     }
 
+    // The registration once its worker is active (its scope is the worker's folder, not this page, so
+    // navigator.serviceWorker.ready would wait for ever).
+    function active(registration) {
+        if (registration.active) { return registration; }
+        var worker = registration.installing || registration.waiting;
+        return new Promise(function (resolve) {
+            worker.addEventListener("statechange", function () {
+                if (worker.state === "activated") { resolve(registration); }
+            });
+        });
+    }
+
     button.addEventListener("click", function () {
         status.textContent = "Allow notifications when your browser asks…";
         Notification.requestPermission().then(function (permission) {
             if (permission !== "granted") { throw new Error("notifications are not allowed for this site"); }
             return navigator.serviceWorker.register(form.dataset.worker);
-        }).then(function () {
-            return navigator.serviceWorker.ready;
-        }).then(function (registration) {
+        }).then(active).then(function (registration) {
             return fetch(form.dataset.keyUrl, { credentials: "same-origin" }).then(function (answer) {
                 return answer.json().then(function (json) {
                     if (!answer.ok) { throw new Error(json.message || answer.statusText); }
