@@ -129,6 +129,11 @@ struct BrowserApprovalTests {
             let factors = try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice")
             #expect(factors.filter(BrowserApprovers.isBrowser).map(\.id) == [browser.id] && factor.id != browser.id)
             #expect(BrowserApprovers.subscription(of: browser)?.label == "Chrome on Linux")
+            // The operator sees what it is, never its endpoint.
+            let account = try await server.operatorCall(
+                client, "GET", "/api/v1/tfa/accounts/alice", as: TFAAccountInfo.self)
+            let listed = try #require(account.factors.first { $0.id == browser.id })
+            #expect(listed.provider == .push && listed.obfuscated == "browser: Chrome on Linux")
 
             // A sign-in: the browser is offered as push; the request reaches it encrypted, with VAPID.
             let interruption = try await tfa.interruption("alice")

@@ -117,6 +117,8 @@ struct TFAOperatorController {
             switch factor.provider {
             case .email: factor.destination.map(CodeFactor.obfuscateEmail)
             case .phone: factor.destination.map(CodeFactor.obfuscatePhone)
+            // A browser that approves sign-ins: what it is, never its push endpoint.
+            case .push: BrowserApprovers.subscription(of: factor).map { "browser: \($0.label)" }
             default: nil
             }
         return TFAFactorInfo(
