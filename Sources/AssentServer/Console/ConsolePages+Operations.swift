@@ -179,8 +179,12 @@ extension ConsolePages {
             page.offlineQRText = offlineQR
         }
         page.deliveries = ConsolePushDelivery.rows(
-            try await pushDeliveries.deliveries(operationId: operation.id), about: \.activationId,
-            path: Self.activationPath)
+            try await pushDeliveries.deliveries(operationId: operation.id), about: \.activationId
+        ) { target in
+            // A browser that approves sign-ins is one of the user's factors, listed on the user's page.
+            BrowserApprovers.factorId(target: target) == nil
+                ? Self.activationPath(target) : Self.userPath(operation.userId ?? "")
+        }
         page.hasDeliveries = !page.deliveries.isEmpty
         page.retention = ConsolePushDelivery.retention(environment)
         let live = Self.liveURL(operations: [operation.id])

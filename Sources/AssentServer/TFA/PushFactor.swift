@@ -133,15 +133,15 @@ struct PushFactor: Sendable {
             return TFAPushStatus(status: "APPROVED", providerAssertion: proof.providerAssertion)
         case .rejected:
             // A phone answers with its activation; a browser leaves none.
-            let answerer = operation.activationId == nil ? "a browser" : "the phone"
+            let answerer = operation.activationId == nil ? "in a browser" : "on the phone"
             throw TFAError(
                 status: .forbidden, error: .pushRejected,
                 message: operation.statusReason == RejectReason.fraud
                     ? "The user reported this sign-in as fraud."
                     : operation.statusReason == OperationRecord.wrongNumber
-                        ? "The approval in \(answerer) carried another number than the one shown: the sign-in is "
+                        ? "The approval \(answerer) carried another number than the one shown: the sign-in is "
                             + "rejected."
-                        : "The user rejected the sign-in in \(answerer).")
+                        : "The user rejected the sign-in \(answerer).")
         default:
             throw TFAError(
                 status: .forbidden, error: .pushNotApproved,
