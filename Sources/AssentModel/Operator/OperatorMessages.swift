@@ -32,6 +32,13 @@ public struct UpdateApplicationRequest: Codable, Sendable {
     public init(name: String) { self.name = name }
 }
 
+/// `POST /api/v1/applications` request: the new application's display name.
+public struct CreateApplicationRequest: Codable, Sendable {
+    public var name: String
+
+    public init(name: String) { self.name = name }
+}
+
 /// `POST /api/v1/activations` request.
 public struct CreateActivationRequest: Codable, Sendable {
     public var userId: String

@@ -2,7 +2,7 @@ import AssentModel
 import Foundation
 import Hummingbird
 
-/// `GET /api/v1/applications`, `GET /api/v1/applications/{id}` and its versions: `GET|POST
+/// `GET|POST /api/v1/applications`, `GET /api/v1/applications/{id}` and its versions: `GET|POST
 /// /api/v1/applications/{id}/versions`, `POST /api/v1/applications/{id}/versions/{versionId}/support|unsupport`.
 /// `GET|PATCH /api/v1/application` stays for the first application.
 struct ApplicationVersionController {
@@ -15,6 +15,7 @@ struct ApplicationVersionController {
             .get("applications/:id", use: show)
             .get("applications/:id/versions", use: listVersions)
         api.requiring(.applicationWrite)
+            .post("applications", use: createApplication)
             .post("applications/:id/versions", use: create)
             .post("applications/:id/versions/:versionId/support", use: support)
             .post("applications/:id/versions/:versionId/unsupport", use: unsupport)
@@ -23,6 +24,12 @@ struct ApplicationVersionController {
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try HTTPSupport.operatorJSON(
             ApplicationList(applications: try await applications.all().map(ApplicationController.info)))
+    }
+
+    @Sendable func createApplication(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let body = try await HTTPSupport.decode(CreateApplicationRequest.self, from: request)
+        let application = try await applications.create(named: body.name, actor: context.actor)
+        return try HTTPSupport.operatorJSON(try ApplicationController.info(application), status: .created)
     }
 
     @Sendable func show(_ request: Request, context: AssentRequestContext) async throws -> Response {

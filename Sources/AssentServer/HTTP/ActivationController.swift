@@ -25,7 +25,7 @@ struct ActivationController {
             throw AssentServerError.invalidRequest("commitMode is auto or manual.")
         }
         let created = try await activations.create(
-            application: try await applications.defaultApplication(), userId: body.userId, commitMode: mode,
+            application: try await applications.selected(context), userId: body.userId, commitMode: mode,
             actor: context.actor)
         let signature = created.codeSignature.base64EncodedString()
         return try HTTPSupport.operatorJSON(
@@ -37,33 +37,43 @@ struct ActivationController {
     }
 
     @Sendable func show(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        let activation = try await activations.get(id: try context.parameter("id"))
+        let activation = try await activation(context)
         return try HTTPSupport.operatorJSON(
             try Self.info(activation, push: try await activations.pushRegistration(of: activation.id)))
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let application = try await applications.selected(context)
         let list = try await activations.list(userId: try context.parameter("userId"))
+            .filter { $0.0.applicationId == application.id }
         return try HTTPSupport.operatorJSON(ActivationList(activations: try list.map { try Self.info($0, push: $1) }))
     }
 
     @Sendable func commit(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try await answer(try await activations.commit(id: try context.parameter("id"), actor: context.actor))
+        try await answer(try await activations.commit(id: try activation(context).id, actor: context.actor))
     }
 
     @Sendable func block(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.optionalBody(
             BlockActivationRequest.self, from: request, expected: "{\"reason\": \"…\"}")
         return try await answer(
-            try await activations.block(id: try context.parameter("id"), reason: body?.reason, actor: context.actor))
+            try await activations.block(id: try activation(context).id, reason: body?.reason, actor: context.actor))
     }
 
     @Sendable func unblock(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try await answer(try await activations.unblock(id: try context.parameter("id"), actor: context.actor))
+        try await answer(try await activations.unblock(id: try activation(context).id, actor: context.actor))
     }
 
     @Sendable func remove(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try await answer(try await activations.remove(id: try context.parameter("id"), actor: context.actor))
+        try await answer(try await activations.remove(id: try activation(context).id, actor: context.actor))
+    }
+
+    /// The activation the path names, when it belongs to the request's application.
+    private func activation(_ context: AssentRequestContext) async throws -> ActivationRecord {
+        let activation = try await activations.get(id: try context.parameter("id"))
+        try await applications.require(
+            activation.applicationId, in: context, else: AssentServerError.activationNotFound())
+        return activation
     }
 
     /// The activation after a change, with its push registration.

@@ -2,7 +2,8 @@ import AssentModel
 import Foundation
 import Hummingbird
 
-/// `GET|PATCH /api/v1/application`: the application's keys, SDK configuration and display name.
+/// `GET|PATCH /api/v1/application`: the request's application's (``ApplicationSelection``) keys, SDK configuration
+/// and display name.
 struct ApplicationController {
     let applications: ApplicationService
 
@@ -12,13 +13,13 @@ struct ApplicationController {
     }
 
     @Sendable func show(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(try Self.info(try await applications.defaultApplication()))
+        try HTTPSupport.operatorJSON(try Self.info(try await applications.selected(context)))
     }
 
     @Sendable func rename(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(UpdateApplicationRequest.self, from: request)
         let renamed = try await applications.rename(
-            id: try await applications.defaultApplication().id, to: body.name, actor: context.actor)
+            id: try await applications.selected(context).id, to: body.name, actor: context.actor)
         return try HTTPSupport.operatorJSON(try Self.info(renamed))
     }
 

@@ -7,6 +7,8 @@ public struct AssentRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The operator API key that authenticated the request.
     public var apiKey: APIKeyRecord?
+    /// The application an operator request named (`?application=`); `nil`: the first one.
+    public var application: ApplicationRecord?
     /// The client's IP address, when known: the connection's peer, or behind a trusted proxy the address it
     /// forwarded (``ClientAddressMiddleware``).
     public var clientAddress: String?
@@ -16,6 +18,7 @@ public struct AssentRequestContext: RequestContext {
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         apiKey = nil
+        application = nil
         clientAddress = source.channel.remoteAddress?.ipAddress
     }
 

@@ -26,19 +26,21 @@ struct OperationController {
         let body = try await HTTPSupport.decode(
             CreateOperationRequest.self, from: request, decoder: OperationService.strictDecoder())
         let operation = try await operations.create(
-            body, application: try await applications.defaultApplication(), actor: context.actor)
+            body, application: try await applications.selected(context), actor: context.actor)
         return try HTTPSupport.operatorJSON(Self.info(operation), status: .created)
     }
 
     @Sendable func show(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(Self.info(try await operations.get(id: try context.parameter("id"))))
+        try HTTPSupport.operatorJSON(Self.info(try await operation(context)))
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
+        let application = try await applications.selected(context)
         let list = try await operations.list(
             userId: try context.parameter("userId"), status: try HTTPSupport.operationStatus(query.get("status")),
-            limit: try HTTPSupport.limit(query.get("limit")))
+            limit: try HTTPSupport.limit(query.get("limit"))
+        ).filter { $0.applicationId == application.id }
         return try HTTPSupport.operatorJSON(OperationList(operations: list.map(Self.info)))
     }
 
@@ -46,32 +48,40 @@ struct OperationController {
         let body = try await HTTPSupport.optionalBody(
             CancelOperationRequest.self, from: request, expected: "{\"reason\": \"…\"}")
         let operation = try await operations.cancel(
-            id: try context.parameter("id"), reason: body?.reason, actor: context.actor)
+            id: try operation(context).id, reason: body?.reason, actor: context.actor)
         return try HTTPSupport.operatorJSON(Self.info(operation))
     }
 
     @Sendable func offlineQR(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(OfflineQRRequest.self, from: request)
         return try HTTPSupport.operatorJSON(
-            OfflineQRResponse(qr: try await operations.offlineQR(id: try context.parameter("id"), request: body)))
+            OfflineQRResponse(qr: try await operations.offlineQR(id: try operation(context).id, request: body)))
     }
 
     @Sendable func offlineVerify(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(OfflineVerifyRequest.self, from: request)
         let (valid, operation) = try await operations.verifyOffline(
-            id: try context.parameter("id"), activationId: body.activationId, code: body.code)
+            id: try operation(context).id, activationId: body.activationId, code: body.code)
         return try HTTPSupport.operatorJSON(OfflineVerifyResponse(valid: valid, operation: Self.info(operation)))
     }
 
     @Sendable func approvalLink(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(ApprovalLinkRequest.self, from: request)
-        return try HTTPSupport.operatorJSON(try await links.link(operationId: try context.parameter("id"), body))
+        return try HTTPSupport.operatorJSON(try await links.link(operationId: try operation(context).id, body))
     }
 
     @Sendable func proximity(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let scheme = request.uri.queryParameters.get("scheme").map { String($0) } ?? "assent"
         return try HTTPSupport.operatorJSON(
-            try await operations.proximityCode(id: try context.parameter("id"), scheme: scheme))
+            try await operations.proximityCode(id: try operation(context).id, scheme: scheme))
+    }
+
+    /// The operation the path names, when it belongs to the request's application.
+    private func operation(_ context: AssentRequestContext) async throws -> OperationRecord {
+        let operation = try await operations.get(id: try context.parameter("id"))
+        try await applications.require(
+            operation.applicationId, in: context, else: AssentServerError.operationNotFound())
+        return operation
     }
 
     static func info(_ operation: OperationRecord) -> OperationInfo {

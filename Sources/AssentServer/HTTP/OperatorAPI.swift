@@ -15,9 +15,10 @@ struct OperatorAPI {
                 body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.json)))
         }
         let apiKeys = APIKeyService(environment: environment)
-        let api = router.group("api/v1").add(
-            middleware: APIKeyMiddleware(apiKeys: apiKeys, limiter: RateLimiter(environment: environment)))
         let applications = ApplicationService(environment: environment)
+        let api = router.group("api/v1")
+            .add(middleware: APIKeyMiddleware(apiKeys: apiKeys, limiter: RateLimiter(environment: environment)))
+            .add(middleware: ApplicationSelection(applications: applications))
         ApplicationController(applications: applications).addRoutes(to: api)
         ApplicationVersionController(
             applications: applications, versions: ApplicationVersionService(environment: environment)
@@ -38,7 +39,11 @@ struct OperatorAPI {
             applications: applications, accounts: TFAAccountService(environment: environment),
             flows: TFAService(environment: environment)
         ).addRoutes(to: api)
-        PushDeliveryController(deliveries: PushDeliveryService(environment: environment)).addRoutes(to: api)
+        PushDeliveryController(
+            applications: applications, activations: ActivationService(environment: environment),
+            operations: OperationService(environment: environment),
+            deliveries: PushDeliveryService(environment: environment)
+        ).addRoutes(to: api)
         AuditController(
             audit: AuditService(environment: environment), chain: AuditChainService(environment: environment)
         ).addRoutes(to: api)

@@ -5,6 +5,9 @@ import Hummingbird
 /// `GET /api/v1/activations/{id}/push-deliveries` and `GET /api/v1/operations/{id}/push-deliveries`: the delivery
 /// trace of an activation or an operation.
 struct PushDeliveryController {
+    let applications: ApplicationService
+    let activations: ActivationService
+    let operations: OperationService
     let deliveries: PushDeliveryService
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
@@ -13,12 +16,18 @@ struct PushDeliveryController {
     }
 
     @Sendable func ofActivation(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        let list = try await deliveries.deliveries(activationId: try context.parameter("id"))
+        let activation = try await activations.get(id: try context.parameter("id"))
+        try await applications.require(
+            activation.applicationId, in: context, else: AssentServerError.activationNotFound())
+        let list = try await deliveries.deliveries(activationId: activation.id)
         return try HTTPSupport.operatorJSON(PushDeliveryList(deliveries: list.map(PushDeliveryService.info)))
     }
 
     @Sendable func ofOperation(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        let list = try await deliveries.deliveries(operationId: try context.parameter("id"))
+        let operation = try await operations.get(id: try context.parameter("id"))
+        try await applications.require(
+            operation.applicationId, in: context, else: AssentServerError.operationNotFound())
+        let list = try await deliveries.deliveries(operationId: operation.id)
         return try HTTPSupport.operatorJSON(PushDeliveryList(deliveries: list.map(PushDeliveryService.info)))
     }
 }

@@ -11,8 +11,20 @@ public struct ApplicationService: Sendable {
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
+    /// Creates an application an operator named (1 to 100 characters, not only spaces, unique among the
+    /// applications): its own master key pair, key and secret (its version `1`).
+    public func create(named name: String, actor: String) async throws -> ApplicationRecord {
+        guard let trimmed = InputText.displayName(name) else {
+            throw AssentServerError.invalidRequest("An application name has 1 to 100 characters, not only spaces.")
+        }
+        guard try await !store.applications().contains(where: { $0.name == trimmed }) else {
+            throw AssentServerError(.conflict, "An application is already named \(trimmed).", status: 409)
+        }
+        return try await create(name: trimmed, actor: actor)
+    }
+
     /// Creates an application with fresh keys.
-    public func create(name: String) async throws -> ApplicationRecord {
+    public func create(name: String, actor: String = "system") async throws -> ApplicationRecord {
         let application = ApplicationRecord(
             id: UUID().uuidString.lowercased(),
             name: name,
@@ -23,7 +35,8 @@ public struct ApplicationService: Sendable {
         )
         try await store.insertApplication(application)
         try await ApplicationVersionService(environment: environment).ensureInitial(application)
-        await environment.audit(.applicationCreated, actor: "system", "Application \(name) created.")
+        await environment.audit(
+            .applicationCreated, actor: actor, "Application \(name) (\(application.id)) created.")
         return application
     }
 

@@ -29,7 +29,7 @@ struct TFAOperatorController {
         let body = try await HTTPSupport.decode(CreateTFAAccountRequest.self, from: request)
         let account = try await accounts.create(
             userId: body.userId, password: body.password, emails: body.emails ?? [], name: body.name,
-            in: try await applications.defaultApplication(), actor: context.actor)
+            in: try await applications.selected(context), actor: context.actor)
         return try HTTPSupport.operatorJSON(Self.info(account), status: .created)
     }
 
@@ -37,20 +37,20 @@ struct TFAOperatorController {
         let body = try await HTTPSupport.decode(UpdateTFAAccountRequest.self, from: request)
         guard let name = body.name else { throw AssentServerError.invalidRequest("Nothing to change: send name.") }
         let account = try await accounts.rename(
-            userId: try context.parameter("userId"), name: name, in: try await applications.defaultApplication(),
+            userId: try context.parameter("userId"), name: name, in: try await applications.selected(context),
             actor: context.actor)
         return try HTTPSupport.operatorJSON(Self.info(account))
     }
 
     @Sendable func account(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let account = try await accounts.get(
-            userId: try context.parameter("userId"), in: try await applications.defaultApplication())
+            userId: try context.parameter("userId"), in: try await applications.selected(context))
         return try HTTPSupport.operatorJSON(Self.info(account))
     }
 
     @Sendable func deleteAccount(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await accounts.delete(
-            userId: try context.parameter("userId"), in: try await applications.defaultApplication(),
+            userId: try context.parameter("userId"), in: try await applications.selected(context),
             actor: context.actor)
         return Response(status: .noContent)
     }
@@ -58,7 +58,7 @@ struct TFAOperatorController {
     @Sendable func addEmail(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(AddTFAEmailRequest.self, from: request)
         let factor = try await accounts.addEmail(
-            body.email, userId: try context.parameter("userId"), in: try await applications.defaultApplication(),
+            body.email, userId: try context.parameter("userId"), in: try await applications.selected(context),
             actor: context.actor)
         return try HTTPSupport.operatorJSON(Self.info(factor), status: .created)
     }
@@ -66,29 +66,29 @@ struct TFAOperatorController {
     @Sendable func removeFactor(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await accounts.removeFactor(
             id: try context.parameter("id"), userId: try context.parameter("userId"),
-            in: try await applications.defaultApplication(), actor: context.actor)
+            in: try await applications.selected(context), actor: context.actor)
         return Response(status: .noContent)
     }
 
     @Sendable func devices(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let devices = try await accounts.rememberedDevices(
-            userId: try context.parameter("userId"), in: try await applications.defaultApplication())
+            userId: try context.parameter("userId"), in: try await applications.selected(context))
         return try HTTPSupport.operatorJSON(RememberedDeviceList(devices: devices.map(Self.info)))
     }
 
     @Sendable func revokeDevice(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await accounts.revokeDevice(
-            id: try context.parameter("id"), in: try await applications.defaultApplication(), actor: context.actor)
+            id: try context.parameter("id"), in: try await applications.selected(context), actor: context.actor)
         return Response(status: .noContent)
     }
 
     @Sendable func policy(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(try await flows.policy(try await applications.defaultApplication().id))
+        try HTTPSupport.operatorJSON(try await flows.policy(try await applications.selected(context).id))
     }
 
     @Sendable func setPolicy(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let policy = try await HTTPSupport.decode(TFAPolicy.self, from: request)
-        let applicationId = try await applications.defaultApplication().id
+        let applicationId = try await applications.selected(context).id
         try await flows.setPolicy(policy, applicationId: applicationId, actor: context.actor)
         return try HTTPSupport.operatorJSON(try await flows.policy(applicationId))
     }
@@ -96,7 +96,7 @@ struct TFAOperatorController {
     @Sendable func startLogin(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(StartTFALoginRequest.self, from: request)
         let outcome = try await flows.secondFactor(
-            application: try await applications.defaultApplication(), userId: body.userId, firstFactor: nil,
+            application: try await applications.selected(context), userId: body.userId, firstFactor: nil,
             deviceToken: body.deviceToken)
         switch outcome {
         case .success(let success): return try HTTPSupport.operatorJSON(StartTFALoginResponse(success: success))

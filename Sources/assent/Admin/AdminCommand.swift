@@ -23,7 +23,21 @@ struct AdminCommand: AsyncParsableCommand {
 struct ConnectionOptions: ParsableArguments {
     @Option(help: "Server URL. Env: ASSENT_URL. Default: http://127.0.0.1:8080.") var url: String?
     @Option(help: "Operator API key. Env: ASSENT_API_KEY.") var apiKey: String?
+    @Option(
+        help: "The application to work with: its id (default: the first application). Env: ASSENT_APPLICATION.")
+    var application: String?
     @Flag(help: "Print JSON instead of a table.") var json = false
+
+    /// The application named by `--application` or `ASSENT_APPLICATION`, if any.
+    var selectedApplication: String? {
+        (application ?? ProcessInfo.processInfo.environment["ASSENT_APPLICATION"]).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// The id of the application the command works with: the one named, else the server's first.
+    func applicationId(_ client: OperatorClient) async throws -> String {
+        if let selectedApplication { return selectedApplication }
+        return try await client.get("api/v1/application", as: ApplicationInfo.self).applicationId
+    }
 
     func client() throws -> OperatorClient {
         let environment = ProcessInfo.processInfo.environment
@@ -34,7 +48,7 @@ struct ConnectionOptions: ParsableArguments {
         guard let key = apiKey ?? environment["ASSENT_API_KEY"], !key.isEmpty else {
             throw ValidationError("Pass --api-key or set ASSENT_API_KEY.")
         }
-        return OperatorClient(baseURL: baseURL, apiKey: key)
+        return OperatorClient(baseURL: baseURL, apiKey: key, application: selectedApplication)
     }
 
     /// Prints `value` as JSON, or as the table `rows` make.
@@ -87,8 +101,13 @@ enum TextTable {
 struct ApplicationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "application",
-        abstract: "Show the application's keys, set the name people see, manage its versions.",
-        subcommands: [Show.self, Update.self, VersionCommand.self], defaultSubcommand: Show.self)
+        abstract: "Show, list and create applications; set the name people see; manage versions.",
+        discussion: """
+            Every admin command works with the first application unless --application ID (or ASSENT_APPLICATION) \
+            names another.
+            """,
+        subcommands: [Show.self, List.self, Create.self, Update.self, VersionCommand.self],
+        defaultSubcommand: Show.self)
 
     static func table(_ info: ApplicationInfo) -> [[String]] {
         TextTable.fields([
@@ -106,6 +125,43 @@ struct ApplicationCommand: AsyncParsableCommand {
         func run() async throws {
             try await CLIFailure.reporting {
                 let info = try await connection.client().get("api/v1/application", as: ApplicationInfo.self)
+                try connection.output(info) { ApplicationCommand.table(info) }
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the applications, the first (the default) first.",
+            discussion: "Example: assent admin application list")
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let list = try await connection.client().get("api/v1/applications", as: ApplicationList.self)
+                try connection.output(list) {
+                    [["APPLICATION", "NAME", "APPLICATION KEY"]]
+                        + list.applications.map { [$0.applicationId, $0.name, $0.applicationKey] }
+                }
+            }
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an application with its own master key pair, key and secret.",
+            discussion: """
+                Prints its id and SDK configuration string: configure the app with the string, and pass \
+                --application ID to the other admin commands to work with it.
+                Example: assent admin application create --name "Example Bank Business"
+                """)
+        @OptionGroup var connection: ConnectionOptions
+        @Option(help: "The display name (1 to 100 characters, unique).") var name: String
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let info = try await connection.client().post(
+                    "api/v1/applications", body: CreateApplicationRequest(name: name), as: ApplicationInfo.self)
                 try connection.output(info) { ApplicationCommand.table(info) }
             }
         }

@@ -25,28 +25,18 @@ extension ApplicationCommand {
     }
 }
 
-/// `--application`: the application's id; default the first one.
-struct ApplicationOption: ParsableArguments {
-    @Option(help: "The application's id (default: the first application).") var application: String?
-
-    func id(_ client: OperatorClient) async throws -> String {
-        if let application { return application }
-        return try await client.get("api/v1/application", as: ApplicationInfo.self).applicationId
-    }
-}
-
 extension ApplicationCommand.VersionCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the application's versions.", discussion: "Example: assent admin application version list")
         @OptionGroup var connection: ConnectionOptions
-        @OptionGroup var target: ApplicationOption
 
         func run() async throws {
             try await CLIFailure.reporting {
                 let client = try connection.client()
                 let list = try await client.get(
-                    "api/v1/applications/\(try await target.id(client))/versions", as: ApplicationVersionList.self)
+                    "api/v1/applications/\(try await connection.applicationId(client))/versions",
+                    as: ApplicationVersionList.self)
                 try connection.output(list) {
                     [["VERSION", "NAME", "SUPPORTED", "APPLICATION KEY", "CREATED"]]
                         + list.versions.map {
@@ -65,14 +55,13 @@ extension ApplicationCommand.VersionCommand {
             abstract: "Create a version with its own key and secret; prints its SDK configuration string.",
             discussion: "Example: assent admin application version create --name 2026.11")
         @OptionGroup var connection: ConnectionOptions
-        @OptionGroup var target: ApplicationOption
         @Option(help: "The version's name (letters, digits, dots, dashes, underscores).") var name: String
 
         func run() async throws {
             try await CLIFailure.reporting {
                 let client = try connection.client()
                 let version = try await client.post(
-                    "api/v1/applications/\(try await target.id(client))/versions",
+                    "api/v1/applications/\(try await connection.applicationId(client))/versions",
                     body: CreateApplicationVersionRequest(name: name), as: ApplicationVersionInfo.self)
                 try connection.output(version) { ApplicationCommand.VersionCommand.table(version) }
             }
@@ -84,11 +73,10 @@ extension ApplicationCommand.VersionCommand {
             abstract: "Serve the version's devices again.",
             discussion: "Example: assent admin application version support <version-id>")
         @OptionGroup var connection: ConnectionOptions
-        @OptionGroup var target: ApplicationOption
         @Argument(help: "The version id.") var id: String
 
         func run() async throws {
-            try await ApplicationCommand.VersionCommand.set(id, supported: true, connection, target)
+            try await ApplicationCommand.VersionCommand.set(id, supported: true, connection)
         }
     }
 
@@ -97,21 +85,20 @@ extension ApplicationCommand.VersionCommand {
             abstract: "Stop serving the version's devices (they get APPLICATION_VERSION_UNSUPPORTED).",
             discussion: "Example: assent admin application version unsupport <version-id>")
         @OptionGroup var connection: ConnectionOptions
-        @OptionGroup var target: ApplicationOption
         @Argument(help: "The version id.") var id: String
 
         func run() async throws {
-            try await ApplicationCommand.VersionCommand.set(id, supported: false, connection, target)
+            try await ApplicationCommand.VersionCommand.set(id, supported: false, connection)
         }
     }
 
-    static func set(_ id: String, supported: Bool, _ connection: ConnectionOptions, _ target: ApplicationOption)
+    static func set(_ id: String, supported: Bool, _ connection: ConnectionOptions)
         async throws
     {
         try await CLIFailure.reporting {
             let client = try connection.client()
             let version = try await client.post(
-                "api/v1/applications/\(try await target.id(client))/versions/\(id)/\(supported ? "support" : "unsupport")",
+                "api/v1/applications/\(try await connection.applicationId(client))/versions/\(id)/\(supported ? "support" : "unsupport")",
                 body: Optional<String>.none, as: ApplicationVersionInfo.self)
             try connection.output(version) { table(version) }
         }

@@ -15,6 +15,8 @@ struct OperatorClient {
 
     let baseURL: URL
     let apiKey: String
+    /// The application every request works with (`?application=`); `nil`: the server's first.
+    var application: String? = nil
 
     func get<T: Decodable>(_ path: String, query: [URLQueryItem] = [], as type: T.Type) async throws -> T {
         try await send("GET", path, query: query, body: Optional<String>.none, as: type)
@@ -33,7 +35,8 @@ struct OperatorClient {
     ) async throws -> T {
         guard var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)
         else { throw Failure(code: "ERR_USAGE", message: "The server URL is malformed.", exitCode: 2) }
-        if !query.isEmpty { components.queryItems = query }
+        let items = query + (application.map { [URLQueryItem(name: "application", value: $0)] } ?? [])
+        if !items.isEmpty { components.queryItems = items }
         guard let url = components.url else {
             throw Failure(code: "ERR_USAGE", message: "The server URL is malformed.", exitCode: 2)
         }

@@ -1,0 +1,40 @@
+import AssentModel
+import Foundation
+import Hummingbird
+
+/// Which application an operator request works with: `?application=<id>` on any `/api/v1` route, else the first
+/// application. A query parameter rather than a path prefix, so that every path stays what it was: a server with one
+/// application, and every client written before there were several, needs no change. Every resource a request
+/// names by id must belong to that application, or it is not found.
+struct ApplicationSelection: RouterMiddleware {
+    typealias Context = AssentRequestContext
+    let applications: ApplicationService
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var context = context
+        if let id = request.uri.queryParameters["application"].map(String.init), !id.isEmpty {
+            guard let application = try await applications.application(id: id) else {
+                throw AssentServerError.notFound("No application has the id \(id).")
+            }
+            context.application = application
+        }
+        return try await next(request, context)
+    }
+}
+
+extension ApplicationService {
+    /// The application the request works with (``ApplicationSelection``).
+    func selected(_ context: AssentRequestContext) async throws -> ApplicationRecord {
+        if let application = context.application { return application }
+        return try await defaultApplication()
+    }
+
+    /// Throws `what` (a not-found error) unless `applicationId` is the request's application.
+    func require(_ applicationId: String, in context: AssentRequestContext, else what: AssentServerError)
+        async throws
+    {
+        guard try await selected(context).id == applicationId else { throw what }
+    }
+}

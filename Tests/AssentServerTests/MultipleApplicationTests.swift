@@ -1,0 +1,178 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServerTesting
+
+/// Several applications on one server: a second one made through the operator API has its own master key pair, key
+/// and secret; its devices activate, sign and list with its configuration only, and the first application's devices
+/// go on as before; the operator API works with the first application unless `?application=` names another, and a
+/// resource of another application is not found.
+@Suite("Several applications on one server")
+struct MultipleApplicationTests {
+    @Test(
+        "A second application: its own keys; devices of each activate, list and approve with their own configuration only; the operator API is scoped by ?application=",
+        arguments: Backend.all)
+    func twoApplications(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            func send(_ method: String, _ path: String, _ body: String = "") async throws -> HTTPClient.Response {
+                try await client.send(
+                    method, path, headers: ["Authorization": "Bearer \(server.apiKey)"], body: Data(body.utf8))
+            }
+            // Created with its own keys; names are checked and unique.
+            let business = try await server.operatorCall(
+                client, "POST", "/api/v1/applications",
+                body: try OperatorJSON.encoder().encode(CreateApplicationRequest(name: "Business")),
+                as: ApplicationInfo.self)
+            #expect(business.name == "Business" && business.applicationId != server.application.id)
+            #expect(business.applicationKey != server.application.applicationKey)
+            #expect(business.masterServerPublicKey != server.application.masterPublicKey.x963.base64EncodedString())
+            let duplicate = try await send("POST", "/api/v1/applications", #"{"name":"Business"}"#)
+            #expect(duplicate.status == 409 && duplicate.text.contains("already named Business"))
+            #expect(try await send("POST", "/api/v1/applications", #"{"name":"   "}"#).status == 400)
+            let list = try await server.operatorCall(client, "GET", "/api/v1/applications", as: ApplicationList.self)
+            #expect(list.applications.map(\.applicationId) == [server.application.id, business.applicationId])
+            let q = "?application=\(business.applicationId)"
+            let selected = try await server.operatorCall(
+                client, "GET", "/api/v1/application\(q)", as: ApplicationInfo.self)
+            #expect(selected == business)
+            let unknown = try await send("GET", "/api/v1/application?application=nope")
+            #expect(unknown.status == 404 && unknown.text.contains("No application has the id nope"))
+            let versions = try await server.operatorCall(
+                client, "GET", "/api/v1/applications/\(business.applicationId)/versions",
+                as: ApplicationVersionList.self)
+            #expect(versions.versions.map(\.name) == ["1"])
+
+            // A device of each application, for the same user name.
+            var retail = try await server.activatedDevice(client)
+            let code = try await server.operatorCall(
+                client, "POST", "/api/v1/activations\(q)",
+                body: try OperatorJSON.encoder().encode(CreateActivationRequest(userId: "alice", commitMode: "auto")),
+                as: CreateActivationResponse.self)
+            // The first application's configuration does not know the second's code.
+            var stranger = TestDevice(client: client, configuration: try server.configuration)
+            await #expect(throws: (any Error).self) { try await stranger.activate(code: code.activationCode) }
+            var biz = TestDevice(
+                client: client, configuration: try SDKConfiguration(parsing: business.sdkConfiguration))
+            try await biz.activate(code: code.activationCode)
+            let bizToken = try await biz.createToken()
+            let retailToken = try await retail.createToken()
+
+            // Each application's operation reaches its own devices only, and only they approve it.
+            let retailOperation = try await server.createOperation(
+                client, try OperationFixtures.payment(userId: "alice"))
+            let bizOperation = try await server.operatorCall(
+                client, "POST", "/api/v1/operations\(q)",
+                body: try OperatorJSON.encoder().encode(try OperationFixtures.payment(userId: "alice")),
+                as: OperationInfo.self)
+            #expect(try await biz.listOperations(token: bizToken).map(\.id) == [bizOperation.id])
+            #expect(try await retail.listOperations(token: retailToken).map(\.id) == [retailOperation.id])
+            let crossed = try await retail.authorizeOperation(id: bizOperation.id, data: bizOperation.data)
+            #expect(crossed.status != 200, "\(crossed.text)")
+            #expect(try await biz.authorizeOperation(id: bizOperation.id, data: bizOperation.data).status == 200)
+            #expect(
+                try await retail.authorizeOperation(id: retailOperation.id, data: retailOperation.data).status == 200)
+
+            // The operator API: without ?application= the first application's resources only.
+            #expect(try await send("GET", "/api/v1/operations/\(bizOperation.id)").status == 404)
+            let bizShown = try await server.operatorCall(
+                client, "GET", "/api/v1/operations/\(bizOperation.id)\(q)", as: OperationInfo.self)
+            #expect(bizShown.status == .approved)
+            #expect(try await send("GET", "/api/v1/operations/\(retailOperation.id)\(q)").status == 404)
+            #expect(try await send("GET", "/api/v1/activations/\(biz.activationId)").status == 404)
+            #expect(try await send("POST", "/api/v1/activations/\(biz.activationId)/block").status == 404)
+            #expect(try await send("GET", "/api/v1/activations/\(biz.activationId)/push-deliveries").status == 404)
+            let firstList = try await server.operatorCall(
+                client, "GET", "/api/v1/users/alice/activations", as: ActivationList.self)
+            #expect(firstList.activations.map(\.activationId) == [retail.activationId])
+            let secondList = try await server.operatorCall(
+                client, "GET", "/api/v1/users/alice/activations\(q)", as: ActivationList.self)
+            #expect(secondList.activations.map(\.activationId) == [biz.activationId])
+            let secondOperations = try await server.operatorCall(
+                client, "GET", "/api/v1/users/alice/operations\(q)", as: OperationList.self)
+            #expect(secondOperations.operations.map(\.id) == [bizOperation.id])
+            let blocked = try await server.operatorCall(
+                client, "POST", "/api/v1/activations/\(biz.activationId)/block\(q)", as: ActivationInfo.self)
+            #expect(blocked.status == "BLOCKED")
+            #expect(try await retail.status().state == .active)
+
+            // Second factors and OpenID clients are the application's own.
+            _ = try await send(
+                "POST", "/api/v1/tfa/accounts\(q)", #"{"userId":"carol","password":"correct horse battery"}"#)
+            #expect(try await send("GET", "/api/v1/tfa/accounts/carol\(q)").status == 200)
+            #expect(try await send("GET", "/api/v1/tfa/accounts/carol").status == 404)
+            let shop = try await server.operatorCall(
+                client, "POST", "/api/v1/clients\(q)",
+                body: try OperatorJSON.encoder().encode(
+                    CreateClientRequest(name: "Shop", scopes: ["profile"], redirectUris: ["https://shop.example/cb"])),
+                as: CreateClientResponse.self)
+            let firstClients = try await server.operatorCall(client, "GET", "/api/v1/clients", as: ClientList.self)
+            #expect(!firstClients.clients.contains { $0.clientId == shop.client.clientId })
+            #expect(try await send("DELETE", "/api/v1/clients/\(shop.client.clientId)").status == 404)
+            let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "application.created"), limit: 5)
+            #expect(audit.contains { $0.detail.contains(business.applicationId) && $0.actor.hasPrefix("operator:") })
+        }
+    }
+
+    @Test(
+        "The CLI: a second application is created, a token activates against it and approves its operation; the first goes on"
+    )
+    func secondApplicationFromTheCLI() async throws {
+        try await CLITests.withServer("applications") { work, _, printed in
+            let url = try #require(printed["url"])
+            let firstConfig = try #require(printed["SDK configuration"])
+            let environment = try CLITests.connection(printed)
+            let business = try await CLITests.admin(
+                ["application", "create", "--name", "Business"], environment: environment, as: ApplicationInfo.self)
+            let listed = try await CLITests.run(["admin", "application", "list"], environment: environment)
+            #expect(listed.output.contains("default") && listed.output.contains("Business"), "\(listed.output)")
+            let second = ["--application", business.applicationId]
+
+            /// Activates a CLI token of `config` with a code of the application `selection` names.
+            func token(_ name: String, config: String, selection: [String]) async throws -> [String] {
+                let code = try await CLITests.admin(
+                    ["activation", "create", "--user", "alice"] + selection, environment: environment,
+                    as: CreateActivationResponse.self
+                ).activationCode
+                let profile = ["--profile", work.appendingPathComponent(name).path]
+                let activated = try await CLITests.run(
+                    ["token", "activate", "--server", url, "--config", config, code, "--pin-stdin"] + profile,
+                    environment: environment, input: "2468\n")
+                #expect(activated.status == 0, "\(activated.errors)")
+                return profile
+            }
+            let businessToken = try await token("business", config: business.sdkConfiguration, selection: second)
+            let retailToken = try await token("retail", config: firstConfig, selection: [])
+            // An operation of each application; each token sees and approves its own.
+            func create(_ selection: [String]) async throws -> OperationInfo {
+                try await CLITests.admin(
+                    ["operation", "create", "--user", "alice", "--data", "A1*A100CZK", "--title", "Pay"] + selection,
+                    environment: environment, as: OperationInfo.self)
+            }
+            let businessOperation = try await create(second)
+            let retailOperation = try await create([])
+            for (profile, operation) in [(businessToken, businessOperation), (retailToken, retailOperation)] {
+                let pending = try await CLITests.run(["token", "list", "--json"] + profile, environment: environment)
+                let ids = try MobileTokenJSON.decoder().decode([MobileOperation].self, from: Data(pending.output.utf8))
+                    .map(\.id)
+                #expect(ids == [operation.id], "\(pending.output)")
+                let approved = try await CLITests.run(
+                    ["token", "approve", operation.id, "--pin-stdin"] + profile, environment: environment,
+                    input: "2468\n")
+                #expect(approved.status == 0, "\(approved.errors)")
+            }
+            let shown = try await CLITests.admin(
+                ["operation", "show", businessOperation.id] + second, environment: environment, as: OperationInfo.self)
+            #expect(shown.status == .approved)
+            // Without --application the first application's: the second's operation is not found there.
+            let elsewhere = try await CLITests.run(
+                ["admin", "operation", "show", businessOperation.id], environment: environment)
+            #expect(elsewhere.status != 0 && elsewhere.errors.contains("NOT_FOUND"), "\(elsewhere.errors)")
+        }
+    }
+}
