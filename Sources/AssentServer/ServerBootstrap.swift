@@ -51,9 +51,13 @@ public enum ServerBootstrap {
         public var applicationCreated: Bool
         /// The first operator API key, created when the store had none. Shown once.
         public var bootstrapAPIKey: String?
+        /// The path of the first admin account's one-time set-up link (on the server's base URL), made when the store
+        /// had no operator account.
+        public var firstAdminSetupPath: String? = nil
     }
 
-    /// Makes sure there is an application and at least one operator API key.
+    /// Makes sure there is an application, at least one operator API key, and an operator account (the first
+    /// admin, with a set-up link).
     public static func prepare(_ environment: ServerEnvironment) async throws -> Prepared {
         let (application, created) = try await ApplicationService(environment: environment).ensureDefault()
         // Every application's own key and secret are its version 1 (also for a database made before versions).
@@ -66,6 +70,8 @@ public enum ServerBootstrap {
                 name: "bootstrap", scopes: [.all], actor: "system"
             ).key
         }
-        return Prepared(application: application, applicationCreated: created, bootstrapAPIKey: bootstrapKey)
+        return Prepared(
+            application: application, applicationCreated: created, bootstrapAPIKey: bootstrapKey,
+            firstAdminSetupPath: try await OperatorService(environment: environment).ensureFirstAdmin())
     }
 }

@@ -56,6 +56,12 @@ struct ServeCommand: AsyncParsableCommand {
                 """))
     var rateLimits: [String] = []
     @Flag(help: "Turn every rate limit off (load tests only: they guard against guessing).") var noRateLimits = false
+    @Flag(
+        help: """
+            Let an operator API key sign in to the console too (break-glass; operator accounts with a password and \
+            TOTP otherwise).
+            """)
+    var consoleAPIKeySignIn = false
     @Option(
         name: .customLong("trusted-proxy"),
         help: ArgumentHelp(
@@ -161,6 +167,7 @@ struct ServeCommand: AsyncParsableCommand {
             environment.trustedProxies = proxies
             environment.tfa = tfaSettings
             environment.audit = auditSettings
+            environment.consoleAPIKeySignIn = consoleAPIKeySignIn
             environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment)
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.
@@ -169,7 +176,12 @@ struct ServeCommand: AsyncParsableCommand {
             let app = try AssentServerApplication.application(environment: environment, host: host, port: port) {
                 port in
                 say("Assent is listening on http://\(host):\(port)")
-                say("Operator console: http://\(host):\(port)/console (sign in with an operator API key)")
+                if let path = prepared.firstAdminSetupPath {
+                    say("First admin's console set-up link (one-time, 24 hours): \(openID.base)\(path)")
+                }
+                say(
+                    "Operator console: http://\(host):\(port)/console (sign in with an operator account"
+                        + (consoleAPIKeySignIn ? " or an API key)" : ")"))
                 say("OpenID issuer: \(openID.issuer) (discovery at /.well-known/openid-configuration)")
             }
             say(
@@ -197,6 +209,7 @@ struct ServeCommand: AsyncParsableCommand {
             if let key = prepared.bootstrapAPIKey {
                 say("Operator API key (shown once, store it now): \(key)")
             }
+
             do {
                 try await AssentServerApplication.serve(app, logger: logger)
             } catch {

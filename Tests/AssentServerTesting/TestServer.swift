@@ -86,6 +86,8 @@ struct TestServer: Sendable {
         environment.tfa = tfa
         // Debug builds run BoringSSL's scrypt unoptimised: tests hash with a small cost (the stored string carries it).
         environment.tfa.passwordHasher = PasswordHasher(logN: 10, r: 8, p: 1)
+        // The console tests sign in with the bootstrap key; the operator accounts' tests turn this off.
+        environment.consoleAPIKeySignIn = true
         let prepared = try await ServerBootstrap.prepare(environment)
         guard let key = prepared.bootstrapAPIKey ?? apiKey else { throw TestFailure("no bootstrap key") }
         return TestServer(

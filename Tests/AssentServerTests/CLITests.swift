@@ -160,7 +160,7 @@ struct CLITests {
             ["admin", "activation", "remove", response.activationId, "--json"], environment: connection)
         #expect(removed.output.contains("REMOVED"))
         let audit = try await Self.run(["admin", "audit", "--user", "bob"], environment: connection)
-        #expect(audit.output.contains("activation.removed") && audit.output.contains("operator:ci"))
+        #expect(audit.output.contains("activation.removed") && audit.output.contains("key:ci"))
 
         // Operations: create, show, list, offline QR and a wrong typed code, cancel, templates.
         let operation = try await Self.run(
@@ -576,9 +576,12 @@ struct CLITests {
 
     @Test("assent serve prints the console; an operator activates assent token from the QR on screen and sees APPROVED")
     func console() async throws {
-        try await Self.withServer("console") { work, server, printed in
+        try await Self.withServer("console", arguments: ["--console-api-key-sign-in"]) { work, server, printed in
             let url = try #require(printed["url"])
-            #expect(printed["Operator console"] == "\(url)/console (sign in with an operator API key)")
+            #expect(printed["Operator console"] == "\(url)/console (sign in with an operator account or an API key)")
+            #expect(
+                printed["First admin's console set-up link (one-time, 24 hours)"]?.hasPrefix("\(url)/console/setup?t=")
+                    == true)
             let apiKey = try #require(printed["Operator API key (shown once, store it now)"])
             let environment = ["ASSENT_URL": url, "ASSENT_API_KEY": apiKey]
             let template = work.appendingPathComponent("payment.json")

@@ -51,7 +51,7 @@ struct ConsoleBrowserTests {
             try await browser.type("#apiKey", server.apiKey)
             try await browser.click("#submit")
             try await browser.expectText("h1", "Dashboard")
-            try await browser.expectText("#operator", "bootstrap")
+            try await browser.expectText("#operator", "bootstrap (API key)")
             #expect(try await browser.exists("#chart svg"))
 
             // A new activation shows its QR code; the phone scans it off the screen.

@@ -115,7 +115,7 @@ struct MultipleApplicationTests {
             #expect(!firstClients.clients.contains { $0.clientId == shop.client.clientId })
             #expect(try await send("DELETE", "/api/v1/clients/\(shop.client.clientId)").status == 404)
             let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "application.created"), limit: 5)
-            #expect(audit.contains { $0.detail.contains(business.applicationId) && $0.actor.hasPrefix("operator:") })
+            #expect(audit.contains { $0.detail.contains(business.applicationId) && $0.actor == "key:bootstrap" })
         }
     }
 

@@ -374,3 +374,65 @@ public struct CreateApplicationVersionRequest: Codable, Sendable, Equatable {
     public var name: String
     public init(name: String) { self.name = name }
 }
+
+/// `POST /api/v1/operators` request: a named person with a role (`admin`, `operator`, `auditor`, `support`),
+/// optionally limited to some applications.
+public struct CreateOperatorRequest: Codable, Sendable {
+    public var name: String
+    public var role: String
+    /// The application ids the operator may work with; absent: every one.
+    public var applications: [String]?
+
+    public init(name: String, role: String, applications: [String]? = nil) {
+        self.name = name
+        self.role = role
+        self.applications = applications
+    }
+}
+
+/// An operator account as the operator API shows it (never its password or secret).
+public struct OperatorInfo: Codable, Sendable, Equatable {
+    public var name: String
+    public var role: String
+    /// The scopes the role grants.
+    public var scopes: [String]
+    /// The applications the operator may work with; absent: every one.
+    public var applications: [String]?
+    /// `SETUP_PENDING` (the set-up link is open), `ACTIVE` or `DISABLED`.
+    public var state: String
+    public var createdAt: Date
+    public var lastSignInAt: Date?
+    /// Until when the set-up link is open.
+    public var setupExpiresAt: Date?
+
+    public init(
+        name: String, role: String, scopes: [String], applications: [String]?, state: String, createdAt: Date,
+        lastSignInAt: Date?, setupExpiresAt: Date?
+    ) {
+        self.name = name
+        self.role = role
+        self.scopes = scopes
+        self.applications = applications
+        self.state = state
+        self.createdAt = createdAt
+        self.lastSignInAt = lastSignInAt
+        self.setupExpiresAt = setupExpiresAt
+    }
+}
+
+/// `GET /api/v1/operators`.
+public struct OperatorList: Codable, Sendable, Equatable {
+    public var operators: [OperatorInfo]
+    public init(operators: [OperatorInfo]) { self.operators = operators }
+}
+
+/// An operator with its one-time set-up link (`POST /api/v1/operators`, `…/{name}/reset`): shown once.
+public struct OperatorSetup: Codable, Sendable, Equatable {
+    public var `operator`: OperatorInfo
+    public var setupLink: String
+
+    public init(operator: OperatorInfo, setupLink: String) {
+        self.operator = `operator`
+        self.setupLink = setupLink
+    }
+}

@@ -18,6 +18,20 @@ struct ConsoleFrame: Sendable {
 struct ConsoleSignInPage: PageContext {
     static let template = PageTemplate.consoleSignIn
     var csrf: String
+    /// Whether an API key may sign in too (break-glass).
+    var apiKeySignIn: Bool
+}
+
+/// An operator account's one-time set-up: the TOTP key and the password form.
+struct ConsoleSetupPage: PageContext {
+    static let template = PageTemplate.consoleSetup
+    var csrf: String
+    var token: String
+    var name: String
+    var role: String
+    var qrCode: String
+    /// The secret in groups of four, for typing.
+    var secret: String
 }
 
 /// What went wrong.

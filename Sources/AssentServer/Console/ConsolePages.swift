@@ -1,13 +1,15 @@
 import AssentCrypto
 import AssentModel
+import AssentQR
 import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// What the console's session remembers: which operator key signed in (never the key itself) and a sentence for
-/// the next page.
+/// What the console's session remembers: which operator account (or, break-glass, which API key — never the key
+/// itself) signed in, and a sentence for the next page.
 struct ConsoleState: Codable, Sendable {
-    var apiKeyId: String
+    var apiKeyId: String? = nil
+    var operatorId: String? = nil
     /// The sentence the last action left for the next page.
     var message: String?
     /// Whether that sentence says the action was refused.
@@ -17,8 +19,10 @@ struct ConsoleState: Codable, Sendable {
 }
 
 /// The operator console under `/console`: server-rendered pages over the same services as the operator API. An
-/// operator signs in with an API key; the session (a `__Host-` cookie, see ``WebSessions``) remembers the key's id,
-/// so a revoked key ends every session it opened, and every page and action checks the key's scopes. Forms carry
+/// operator signs in with an operator account (name, password, TOTP code; ``OperatorService``) — or, when the server
+/// allows it (break-glass), with an API key; the session (a `__Host-` cookie, see ``WebSessions``) remembers the
+/// account's or key's id, so a disabled account or revoked key ends every session it opened, and every page and
+/// action checks the role's or key's scopes. Forms carry
 /// the session's CSRF token and are answered with a 303 (post/redirect/get); the outcome of an action is shown once
 /// on the next page. Statuses on a page follow the database live through ``ConsoleLive`` (the only script).
 struct ConsolePages: Sendable {
@@ -33,6 +37,7 @@ struct ConsolePages: Sendable {
     let queries: ConsoleService
     let limiter: RateLimiter
     let pushDeliveries: PushDeliveryService
+    let operators: OperatorService
     let pages = WebPages.shared
     typealias Session = WebSessions<ConsoleState>.Session
 
@@ -53,17 +58,40 @@ struct ConsolePages: Sendable {
         queries = ConsoleService(environment: environment)
         limiter = RateLimiter(environment: environment)
         pushDeliveries = PushDeliveryService(environment: environment)
+        operators = OperatorService(environment: environment)
+    }
+
+    /// Who is signed in: an operator account (its role's scopes, its applications) or an API key (its scopes).
+    struct Principal: Sendable {
+        var name: String
+        var scopes: Set<APIScope>
+        /// The operator account's role; `nil` for an API key.
+        var role: OperatorRole?
+        /// The applications an operator account is limited to; `nil`: every one.
+        var applications: [String]?
+
+        init(_ record: OperatorRecord) {
+            (name, scopes, role, applications) = (record.name, record.role.scopes, record.role, record.applications)
+        }
+
+        init(_ key: APIKeyRecord) { (name, scopes, role, applications) = (key.name, key.scopes, nil, nil) }
+
+        /// How the audit trail names them.
+        var actor: String { role == nil ? "key:\(name)" : "operator:\(name)" }
+        /// What the page's header shows.
+        var label: String { role.map { "\(name) (\($0.rawValue))" } ?? "\(name) (API key)" }
+        func allows(_ scope: APIScope) -> Bool { scopes.contains(.all) || scopes.contains(scope) }
     }
 
     /// A signed-in request: its session, the operator key behind it, and (for a POST) its form.
     struct Visit: Sendable {
         var session: Session
-        var key: APIKeyRecord
+        var principal: Principal
         var form: [String: String]
         var request: Request
 
-        var actor: String { "operator:\(key.name)" }
-        func allows(_ scope: APIScope) -> Bool { key.allows(scope) }
+        var actor: String { principal.actor }
+        func allows(_ scope: APIScope) -> Bool { principal.allows(scope) }
         func query(_ name: String) -> String? {
             request.uri.queryParameters[Substring(name)].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
         }
@@ -79,12 +107,15 @@ struct ConsolePages: Sendable {
                 WebSessions<ConsoleState>.validToken(form, session)
             else { return WebPages.redirect(Self.signInPath) }
             let cookie = try await sessions.end(session)
-            if let key = try await key(id: session.state.apiKeyId) {
-                await environment.audit(
-                    .consoleSignedOut, actor: "operator:\(key.name)", "Signed out of the console.")
+            if let principal = try await principal(session.state) {
+                await environment.audit(.consoleSignedOut, actor: principal.actor, "Signed out of the console.")
             }
             return WebPages.redirect(Self.signInPath, cookies: [cookie])
         }
+        router.get("console/setup") { request, _ in
+            try await setupPage(request, token: request.uri.queryParameters["t"].map(String.init) ?? "")
+        }
+        router.post("console/setup") { request, _ in try await setUp(request) }
         router.get("console") { request, _ in try await page(request) { try await dashboard($0) } }
         router.post("console/application") { request, _ in
             try await action(request, scope: .applicationWrite, back: "/console") { visit in
@@ -114,7 +145,7 @@ struct ConsolePages: Sendable {
         let (csrf, cookie) = formToken.issue(request)
         let expired = request.uri.queryParameters["expired"] != nil ? "Your session ended: sign in again." : nil
         var response = pages.page(
-            ConsoleSignInPage(csrf: csrf),
+            ConsoleSignInPage(csrf: csrf, apiKeySignIn: environment.consoleAPIKeySignIn),
             frame: LayoutFrame(
                 title: "Sign in to the console", application: "Assent console", message: message ?? expired),
             status: status)
@@ -122,7 +153,8 @@ struct ConsolePages: Sendable {
         return response
     }
 
-    /// `POST /console/sign-in`: the API key, counted against the address like the operator API's wrong keys.
+    /// `POST /console/sign-in`: an operator's name, password and TOTP code — or, when the server allows it, an API
+    /// key; failures counted against the address like the operator API's wrong keys.
     private func signIn(_ request: Request, address: String?) async throws -> Response {
         guard let form = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form.", next: Self.signInPath)
@@ -140,31 +172,113 @@ struct ConsolePages: Sendable {
             if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
         }
-        let text = (form["apiKey"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let key = try await apiKeys.authenticate(text) else {
-            if let address { await limiter.recordFailure(rule, "operator.key", address) }
-            return try await signInPage(
-                request, message: "This API key is not valid: check it, or ask for a new one.", status: .unauthorized)
+        let state: ConsoleState
+        let principal: Principal
+        if let text = form["apiKey"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
+            environment.consoleAPIKeySignIn
+        {
+            guard let key = try await apiKeys.authenticate(text) else {
+                if let address { await limiter.recordFailure(rule, "operator.key", address) }
+                return try await signInPage(
+                    request, message: "This API key is not valid: check it, or ask for a new one.",
+                    status: .unauthorized)
+            }
+            (state, principal) = (ConsoleState(apiKeyId: key.id), Principal(key))
+        } else {
+            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+            guard
+                let record = try await operators.signIn(
+                    name: name, password: form["password"] ?? "", code: form["code"] ?? "")
+            else {
+                if let address { await limiter.recordFailure(rule, "operator.key", address) }
+                return try await signInPage(
+                    request,
+                    message: "The name, password or code is not right (a code works once): check them and try "
+                        + "again.",
+                    status: .unauthorized)
+            }
+            (state, principal) = (ConsoleState(operatorId: record.id), Principal(record))
         }
+        return try await startSession(request, state, principal)
+    }
+
+    /// A new console session for `principal` (ending the browser's old one), and on to the dashboard.
+    private func startSession(_ request: Request, _ state: ConsoleState, _ principal: Principal) async throws
+        -> Response
+    {
         if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
-        let (_, cookie) = try await sessions.create(ConsoleState(apiKeyId: key.id))
-        await environment.audit(.consoleSignedIn, actor: "operator:\(key.name)", "Signed in to the console.")
-        return WebPages.redirect(
-            "/console", cookies: [cookie, formToken.removal])
+        let (_, cookie) = try await sessions.create(state)
+        await environment.audit(.consoleSignedIn, actor: principal.actor, "Signed in to the console.")
+        return WebPages.redirect("/console", cookies: [cookie, formToken.removal])
     }
 
-    private func key(id: String) async throws -> APIKeyRecord? {
-        try await apiKeys.key(id: id)
+    /// `GET /console/setup?t=…`: the one-time set-up of an operator account — the TOTP key to add (QR code and
+    /// text), a password, and a first code.
+    private func setupPage(
+        _ request: Request, token: String, message: String? = nil, status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        guard let (record, uri) = try await operators.setup(token: token) else {
+            return pages.error(
+                .forbidden, "This set-up link is invalid, used or expired: ask an admin for a new one.",
+                next: Self.signInPath)
+        }
+        let (csrf, cookie) = formToken.issue(request)
+        let secret = URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value ?? ""
+        var response = pages.page(
+            ConsoleSetupPage(
+                csrf: csrf, token: token, name: record.name, role: record.role.rawValue,
+                qrCode: try QRCode(text: uri, errorCorrection: .medium).pngDataURL(),
+                secret: LoginPages.grouped(secret, separator: " ")),
+            frame: LayoutFrame(title: "Set up your console account", application: "Assent console", message: message),
+            status: status)
+        response.headers.append(cookie)
+        return response
     }
 
-    /// The request's session and its key, if the key still exists.
-    private func signedIn(_ request: Request) async throws -> (Session, APIKeyRecord)? {
+    /// `POST /console/setup`: the password twice and a code; right → signed in.
+    private func setUp(_ request: Request) async throws -> Response {
+        guard let form = try await WebForm.read(request), formToken.matches(form, request) else {
+            return pages.error(
+                .forbidden, "This form is stale or did not come from this site: open the set-up link again.",
+                next: Self.signInPath)
+        }
+        let token = form["t"] ?? ""
+        guard let password = form["password"], password == form["confirm"] else {
+            return try await setupPage(
+                request, token: token, message: "The password and its repetition differ.", status: .badRequest)
+        }
+        do {
+            let record = try await operators.completeSetup(token: token, password: password, code: form["code"] ?? "")
+            return try await startSession(request, ConsoleState(operatorId: record.id), Principal(record))
+        } catch let error as AssentServerError where error.status < 500 {
+            return try await setupPage(
+                request, token: token, message: error.message, status: HTTPResponse.Status(code: error.status))
+        }
+    }
+
+    /// Who a session's state names, while the account is set up and enabled or the key exists (and keys may still
+    /// sign in).
+    private func principal(_ state: ConsoleState) async throws -> Principal? {
+        if let id = state.operatorId {
+            guard let record = try await operators.store.operatorRecord(id: id), record.isSetUp,
+                record.disabledAt == nil
+            else { return nil }
+            return Principal(record)
+        }
+        guard environment.consoleAPIKeySignIn, let id = state.apiKeyId, let key = try await apiKeys.key(id: id) else {
+            return nil
+        }
+        return Principal(key)
+    }
+
+    /// The request's session and who it is for, if they still may.
+    private func signedIn(_ request: Request) async throws -> (Session, Principal)? {
         guard let session = try await sessions.load(request) else { return nil }
-        guard let key = try await key(id: session.state.apiKeyId) else {
+        guard let principal = try await principal(session.state) else {
             _ = try await sessions.end(session)
             return nil
         }
-        return (session, key)
+        return (session, principal)
     }
 
     // MARK: Pages and actions
@@ -189,7 +303,7 @@ struct ConsolePages: Sendable {
     private func visit(
         _ request: Request, scope: APIScope?, postedFrom back: String?, _ body: (Visit) async throws -> Response
     ) async throws -> Response {
-        guard let (session, key) = try await signedIn(request) else {
+        guard let (session, principal) = try await signedIn(request) else {
             // "Your session ended" only for a browser that had one; a first visit just signs in.
             let hadSession = request.cookies[sessions.cookieName] != nil
             return WebPages.redirect(hadSession ? "\(Self.signInPath)?expired=1" : Self.signInPath)
@@ -204,8 +318,16 @@ struct ConsolePages: Sendable {
             }
             form = posted
         }
-        let visit = Visit(session: session, key: key, form: form, request: request)
-        if let scope, !key.allows(scope) { return missing(scope, visit) }
+        let visit = Visit(session: session, principal: principal, form: form, request: request)
+        if let limited = principal.applications,
+            !limited.contains(try await applications.defaultApplication().id)
+        {
+            return render(
+                ConsoleErrorPage(
+                    detail: "Your account works with other applications than the one this console shows."),
+                title: "Not allowed", visit, status: .forbidden)
+        }
+        if let scope, !principal.allows(scope) { return missing(scope, visit) }
         do {
             return try await body(visit)
         } catch let error as AssentServerError where error.status < 500 {
@@ -247,7 +369,9 @@ struct ConsolePages: Sendable {
     private func missing(_ scope: APIScope, _ visit: Visit) -> Response {
         render(
             ConsoleErrorPage(
-                detail: "The API key \(visit.key.name) you signed in with lacks the scope \(scope.rawValue) "
+                detail: visit.principal.role.map {
+                    "Your role (\($0.rawValue)) does not allow this: it needs the scope \(scope.rawValue)."
+                } ?? "The API key \(visit.principal.name) you signed in with lacks the scope \(scope.rawValue) "
                     + "this page needs."),
             title: "Not allowed", visit, status: .forbidden)
     }
@@ -260,7 +384,7 @@ struct ConsolePages: Sendable {
         status: HTTPResponse.Status = .ok
     ) -> Response {
         var frame = ConsoleFrame(
-            title: title, operator: visit.key.name, csrf: visit.session.csrfToken,
+            title: title, operator: visit.principal.label, csrf: visit.session.csrfToken,
             navActivations: visit.allows(.activationsRead), navOperations: visit.allows(.operationsRead),
             navAudit: visit.allows(.auditRead), navClients: visit.allows(.clientsRead), error: error, live: live)
         if error == nil, let message = visit.session.state.message {

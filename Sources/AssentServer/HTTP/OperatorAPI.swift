@@ -48,6 +48,7 @@ struct OperatorAPI {
             audit: AuditService(environment: environment), chain: AuditChainService(environment: environment)
         ).addRoutes(to: api)
         APIKeyController(apiKeys: apiKeys).addRoutes(to: api)
+        OperatorController(operators: OperatorService(environment: environment)).addRoutes(to: api)
     }
 }
 
@@ -73,8 +74,8 @@ extension RouterGroup<AssentRequestContext> {
 }
 
 extension AssentRequestContext {
-    /// Who acts, as the audit trail names them: the operator key's name.
-    var actor: String { "operator:\(apiKey?.name ?? "?")" }
+    /// Who acts, as the audit trail names them: the API key's name (an operator account is `operator:<name>`).
+    var actor: String { "key:\(apiKey?.name ?? "?")" }
 
     /// The path parameter `name`.
     func parameter(_ name: String) throws -> String { try parameters.require(name) }

@@ -39,7 +39,7 @@ public struct OpenIDSettings: Sendable {
     public init() {}
 
     /// The issuer without a trailing slash, for building endpoint URLs.
-    var base: String { issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer }
+    public var base: String { issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer }
 }
 
 /// The URL a running server listens on, known only once it runs (port 0 picks one).

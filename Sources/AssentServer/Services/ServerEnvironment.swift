@@ -23,6 +23,7 @@ public struct ServerEnvironment: Sendable {
         var tfa = TFASettings()
         var outbox = OutboxPolicy()
         var audit = AuditSettings()
+        var consoleAPIKeySignIn = false
         let outboxWakeup = Wakeup()
         let events = EventHub()
         var streamHeartbeat: Duration = .seconds(15)
@@ -96,6 +97,11 @@ public struct ServerEnvironment: Sendable {
     public var openID: OpenIDSettings {
         get { box.values.openID }
         set { change { $0.openID = newValue } }
+    }
+    /// Whether the console also takes an operator API key at sign-in (break-glass; operator accounts otherwise).
+    public var consoleAPIKeySignIn: Bool {
+        get { box.values.consoleAPIKeySignIn }
+        set { change { $0.consoleAPIKeySignIn = newValue } }
     }
     /// Two-factor login (lifetimes, tries, password hashing).
     public var tfa: TFASettings {

@@ -7,7 +7,8 @@ import Foundation
 ///
 /// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
-public protocol AssentStore: ApplicationStore, ApplicationVersionStore, ActivationStore, ReplayGuard, APIKeyStore,
+public protocol AssentStore: ApplicationStore, ApplicationVersionStore, OperatorStore, ActivationStore, ReplayGuard,
+    APIKeyStore,
     OperationStore, OutboxStore,
     DeviceEventStore, RateLimitStore, PushRegistrationStore, PushDeliveryStore, AuditStore, AuditChainStore,
     OpenIDStore, TFAStore,

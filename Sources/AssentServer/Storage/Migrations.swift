@@ -66,6 +66,7 @@ enum Migrations {
         Migration(version: 21, sqlite: auditChainV21(.sqlite), postgres: auditChainV21(.postgres)),
         Migration(version: 22, sqlite: applicationVersionsV22(.sqlite), postgres: applicationVersionsV22(.postgres)),
         Migration(version: 23, sqlite: browserApproversV23(.sqlite), postgres: browserApproversV23(.postgres)),
+        Migration(version: 24, sqlite: operatorsV24(.sqlite), postgres: operatorsV24(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -165,6 +165,8 @@ public enum APIScope: String, Sendable, Codable, CaseIterable {
     case auditRead = "audit:read"
     /// Create, list and revoke API keys.
     case apiKeysWrite = "api-keys:write"
+    /// Create, list, disable and reset operator accounts.
+    case operatorsWrite = "operators:write"
     /// List OpenID clients.
     case clientsRead = "clients:read"
     /// Register and remove OpenID clients, rotate the provider's signing keys.

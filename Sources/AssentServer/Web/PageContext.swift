@@ -20,6 +20,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case error
     case consoleLayout = "console-layout"
     case consoleSignIn = "console-signin"
+    case consoleSetup = "console-setup"
     case consoleError = "console-error"
     case consoleDashboard = "console-dashboard"
     case consoleUsers = "console-users"

@@ -1,0 +1,169 @@
+import AssentCrypto
+import AssentModel
+import Crypto
+import Foundation
+
+/// Operator accounts: named people who sign in to the console with a password and Assent's own TOTP, each with a
+/// role (``OperatorRole``: a set of the operator API's scopes), optionally limited to some applications. An operator
+/// is made with a one-time set-up link (24 hours) that shows the TOTP secret and takes the password and a first code;
+/// `reset` opens a new link (new secret, no password) for one who lost either. The first start makes the admin
+/// `admin` and prints its link. Every change is audited with who made it.
+struct OperatorService: Sendable {
+    let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any OperatorStore & ApplicationStore { environment.store }
+    var hasher: PasswordHasher { environment.tfa.passwordHasher }
+
+    /// How long a set-up link stays open.
+    static let setupLifetime: Millis = 24 * 3_600_000
+    /// What authenticator apps show as the issuer.
+    static let issuer = "Assent console"
+
+    // MARK: Managing
+
+    /// A new operator and its set-up link.
+    func create(name: String, role: OperatorRole, applications: [String]?, actor: String) async throws
+        -> (OperatorRecord, link: String)
+    {
+        guard Self.isName(name) else {
+            throw AssentServerError.invalidRequest(
+                "An operator's name is 1 to 64 letters, digits, dots, dashes, underscores or @.")
+        }
+        if let applications {
+            guard !applications.isEmpty else {
+                throw AssentServerError.invalidRequest("Name at least one application, or none for every one.")
+            }
+            for id in applications where try await store.application(id: id) == nil {
+                throw AssentServerError.invalidRequest("No application has the id \(id).")
+            }
+        }
+        let token = TFATokens.bearer()
+        let now = environment.nowMillis
+        let record = OperatorRecord(
+            id: TFATokens.id(), name: name, role: role, applications: applications, totpSecret: Bytes.random(count: 20),
+            setupTokenHash: token.hash, setupExpiresAt: now + Self.setupLifetime, createdAt: now)
+        guard try await store.insertOperator(record) else {
+            throw AssentServerError(.conflict, "An operator is already named \(name).", status: 409)
+        }
+        await environment.audit(
+            .operatorCreated, actor: actor,
+            "Operator \(name) created with role \(role.rawValue)"
+                + (applications.map { " for applications \($0.joined(separator: ", "))" } ?? "") + ".")
+        return (record, link(token.value))
+    }
+
+    func all() async throws -> [OperatorRecord] { try await store.operators() }
+
+    func named(_ name: String) async throws -> OperatorRecord {
+        guard let record = try await store.operatorRecord(name: name) else {
+            throw AssentServerError.notFound("No operator is named \(name).")
+        }
+        return record
+    }
+
+    /// Disables (or enables again) an operator: a disabled one cannot sign in, and its console sessions end at their
+    /// next page.
+    func setDisabled(_ name: String, _ disabled: Bool, actor: String) async throws -> OperatorRecord {
+        let record = try await named(name)
+        _ = try await store.setOperatorDisabled(id: record.id, at: disabled ? environment.nowMillis : nil)
+        await environment.audit(
+            disabled ? .operatorDisabled : .operatorEnabled, actor: actor,
+            "Operator \(name) \(disabled ? "disabled" : "enabled").")
+        return try await named(name)
+    }
+
+    /// A new set-up link for an operator: a new TOTP secret, the password cleared (the old ones stop working now).
+    func reset(_ name: String, actor: String) async throws -> (OperatorRecord, link: String) {
+        let record = try await named(name)
+        let token = TFATokens.bearer()
+        _ = try await store.resetOperator(
+            id: record.id, tokenHash: token.hash, expiresAt: environment.nowMillis + Self.setupLifetime,
+            totpSecret: Bytes.random(count: 20))
+        await environment.audit(
+            .operatorReset, actor: actor, "Operator \(name) reset: a new set-up link, the password and TOTP cleared.")
+        return (try await named(name), link(token.value))
+    }
+
+    /// The first admin, when the server has no operator: `admin`, and the path of its set-up link (printed once
+    /// the server knows the address it listens at).
+    func ensureFirstAdmin() async throws -> String? {
+        guard try await store.operators().isEmpty else { return nil }
+        let link = try await create(name: "admin", role: .admin, applications: nil, actor: "system").link
+        return String(link.dropFirst(environment.openID.base.count))
+    }
+
+    // MARK: Set-up and sign-in
+
+    /// The operator whose open set-up link `token` is, and the `otpauth://` URI of its TOTP secret.
+    func setup(token: String) async throws -> (OperatorRecord, uri: String)? {
+        guard token.utf8.count <= 128,
+            let record = try await store.operatorRecord(setupTokenHash: TFATokens.hash(token)),
+            let expires = record.setupExpiresAt, expires > environment.nowMillis, record.disabledAt == nil,
+            let secret = record.totpSecret
+        else { return nil }
+        let uri = OTPKeyURI(issuer: Self.issuer, account: record.name, secret: secret).text
+        return (record, uri)
+    }
+
+    /// Completes a set-up: the password (the accounts' rules) and a code of the secret the link showed.
+    func completeSetup(token: String, password: String, code: String) async throws -> OperatorRecord {
+        guard let (record, _) = try await setup(token: token) else {
+            throw AssentServerError(
+                .unauthorized, "This set-up link is invalid, used or expired: ask an admin for a new one.", status: 401)
+        }
+        guard (12...PasswordHasher.maxLength).contains(password.unicodeScalars.count) else {
+            throw AssentServerError.invalidRequest("An operator's password has 12 to 1024 characters.")
+        }
+        guard let step = try Self.step(of: code, secret: record.totpSecret, at: environment.now()) else {
+            throw AssentServerError.invalidRequest(
+                "That code is not the authenticator's current one: add the key shown and enter its code.")
+        }
+        let hash = try await hasher.hash(password)
+        guard
+            try await store.completeOperatorSetup(
+                id: record.id, tokenHash: TFATokens.hash(token), passwordHash: hash, step: step,
+                at: environment.nowMillis)
+        else {
+            throw AssentServerError(.unauthorized, "This set-up link was used meanwhile.", status: 401)
+        }
+        await environment.audit(
+            .operatorSetUp, actor: "operator:\(record.name)", "Operator \(record.name) set a password and TOTP.")
+        return try await named(record.name)
+    }
+
+    /// The operator `name` when the password and the TOTP code are right and it is set up and enabled; `nil`
+    /// otherwise (the same answer for every reason, and the password hashed either way). A code is taken once.
+    func signIn(name: String, password: String, code: String) async throws -> OperatorRecord? {
+        let record = try await store.operatorRecord(name: name)
+        guard let record, let stored = record.passwordHash, record.isSetUp else {
+            try await hasher.verifyNothing(password)
+            return nil
+        }
+        guard try await hasher.verify(password, against: stored), record.disabledAt == nil,
+            let step = try Self.step(of: code, secret: record.totpSecret, at: environment.now()),
+            try await store.claimOperatorSignIn(id: record.id, step: step, at: environment.nowMillis)
+        else { return nil }
+        return record
+    }
+
+    /// The time step of a right TOTP code (one step of drift either way).
+    static func step(of code: String, secret: Data?, at now: Date) throws -> Int64? {
+        let digits = code.filter { !$0.isWhitespace }
+        guard let secret, digits.count == 6, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) else {
+            return nil
+        }
+        return try TOTP(secret: secret).validate(digits, at: UInt64(max(0, now.timeIntervalSince1970))).map {
+            Int64($0)
+        }
+    }
+
+    static func isName(_ name: String) -> Bool {
+        (1...64).contains(name.count)
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-@".unicodeScalars.contains($0))
+            }
+    }
+
+    /// The set-up page's link for `token`.
+    func link(_ token: String) -> String { "\(environment.openID.base)/console/setup?t=\(token)" }
+}

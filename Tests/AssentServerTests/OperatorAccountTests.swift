@@ -1,0 +1,288 @@
+import AssentCrypto
+import AssentModel
+import AssentServer
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServer
+@testable import AssentServerTesting
+
+/// Operator accounts: named people with a role, a password and Assent's own TOTP, set up through a one-time link.
+@Suite("Operator accounts")
+struct OperatorAccountTests {
+    /// The current TOTP code of a set-up page's key (`secret` as the page shows it, in groups).
+    static func code(_ secret: String, at date: Date) throws -> String {
+        let key = try Base32.decode(secret.filter { !$0.isWhitespace })
+        return try TOTP(secret: key).code(at: date)
+    }
+
+    /// The secret of an operator's open set-up link, through the service.
+    static func secret(_ server: TestServer, link: String) async throws -> String {
+        let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
+        let (_, uri) = try #require(try await OperatorService(environment: server.environment).setup(token: token))
+        return try #require(URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value)
+    }
+
+    @Test(
+        "Create, list, disable, enable and reset through the operator API; set-up and sign-in need the password and a fresh code",
+        arguments: Backend.all)
+    func lifecycle(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            func send(_ method: String, _ path: String, _ body: String = "") async throws -> HTTPClient.Response {
+                try await client.send(
+                    method, path, headers: ["Authorization": "Bearer \(server.apiKey)"], body: Data(body.utf8))
+            }
+            // The first start made the first admin, waiting for its set-up.
+            let first = try await server.operatorCall(client, "GET", "/api/v1/operators", as: OperatorList.self)
+            #expect(first.operators.map(\.name) == ["admin"] && first.operators.first?.state == "SETUP_PENDING")
+            #expect(first.operators.first?.scopes == ["*"])
+
+            let created = try await server.operatorCall(
+                client, "POST", "/api/v1/operators",
+                body: try OperatorJSON.encoder().encode(CreateOperatorRequest(name: "olga", role: "operator")),
+                as: OperatorSetup.self)
+            #expect(created.operator.role == "operator" && created.operator.state == "SETUP_PENDING")
+            #expect(
+                created.operator.scopes.contains("operations:write") && !created.operator.scopes.contains("audit:read"))
+            #expect(created.setupLink.hasPrefix("\(server.environment.openID.base)/console/setup?t="))
+            // Refusals with a code and a sentence.
+            let duplicate = try await send("POST", "/api/v1/operators", #"{"name":"olga","role":"auditor"}"#)
+            #expect(duplicate.status == 409 && duplicate.text.contains("already named olga"))
+            let badRole = try await send("POST", "/api/v1/operators", #"{"name":"x","role":"root"}"#)
+            #expect(badRole.status == 400 && badRole.text.contains("admin, operator, auditor, support"))
+            let badName = try await send("POST", "/api/v1/operators", #"{"name":"two words","role":"auditor"}"#)
+            #expect(badName.status == 400)
+            let badApplication = try await send(
+                "POST", "/api/v1/operators", #"{"name":"y","role":"auditor","applications":["nope"]}"#)
+            #expect(badApplication.status == 400 && badApplication.text.contains("No application has the id nope"))
+
+            // Set-up: a password of 12 or more and the current code of the key shown.
+            let operators = OperatorService(environment: server.environment)
+            let token = try #require(URLComponents(string: created.setupLink)?.queryItems?.first?.value)
+            let secret = try await Self.secret(server, link: created.setupLink)
+            let now = server.environment.now()
+            await #expect(throws: AssentServerError.self) {
+                try await operators.completeSetup(token: token, password: "short", code: try Self.code(secret, at: now))
+            }
+            await #expect(throws: AssentServerError.self) {
+                try await operators.completeSetup(token: token, password: "a long enough password", code: "000000")
+            }
+            let setUp = try await operators.completeSetup(
+                token: token, password: "a long enough password", code: try Self.code(secret, at: now))
+            #expect(setUp.isSetUp)
+            // The link works once.
+            #expect(try await operators.setup(token: token) == nil)
+
+            // Sign-in: the code of the set-up's time step is spent; the next one works, once.
+            #expect(
+                try await operators.signIn(
+                    name: "olga", password: "a long enough password", code: try Self.code(secret, at: now)) == nil)
+            server.clock.advance(by: 30)
+            let later = server.environment.now()
+            let code = try Self.code(secret, at: later)
+            #expect(try await operators.signIn(name: "olga", password: "wrong password!!", code: code) == nil)
+            #expect(try await operators.signIn(name: "olga", password: "a long enough password", code: code) != nil)
+            #expect(try await operators.signIn(name: "olga", password: "a long enough password", code: code) == nil)
+            #expect(try await operators.signIn(name: "nobody", password: "a long enough password", code: code) == nil)
+
+            // Disabled: no sign-in; enabled again: yes.
+            let disabled = try await server.operatorCall(
+                client, "POST", "/api/v1/operators/olga/disable", as: OperatorInfo.self)
+            #expect(disabled.state == "DISABLED")
+            server.clock.advance(by: 30)
+            #expect(
+                try await operators.signIn(
+                    name: "olga", password: "a long enough password",
+                    code: try Self.code(secret, at: server.environment.now())) == nil)
+            #expect(
+                try await server.operatorCall(client, "POST", "/api/v1/operators/olga/enable", as: OperatorInfo.self)
+                    .state == "ACTIVE")
+            #expect(
+                try await operators.signIn(
+                    name: "olga", password: "a long enough password",
+                    code: try Self.code(secret, at: server.environment.now())) != nil)
+
+            // Reset: a new link and key; the old password and key stop working at once.
+            let reset = try await server.operatorCall(
+                client, "POST", "/api/v1/operators/olga/reset", as: OperatorSetup.self)
+            #expect(reset.operator.state == "SETUP_PENDING" && reset.setupLink != created.setupLink)
+            let newSecret = try await Self.secret(server, link: reset.setupLink)
+            #expect(newSecret != secret)
+            server.clock.advance(by: 30)
+            #expect(
+                try await operators.signIn(
+                    name: "olga", password: "a long enough password",
+                    code: try Self.code(secret, at: server.environment.now())) == nil)
+            #expect(try await send("POST", "/api/v1/operators/nobody/reset").status == 404)
+
+            // Only a key with operators:write manages them.
+            let limited = try await APIKeyService(environment: server.environment).create(
+                name: "reader", scopes: [.auditRead], actor: "test")
+            let refused = try await client.send(
+                "GET", "/api/v1/operators", headers: ["Authorization": "Bearer \(limited.key)"])
+            #expect(refused.status == 403)
+            let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "operator."), limit: 20)
+            #expect(
+                Set(audit.map(\.type)).isSuperset(of: [
+                    "operator.created", "operator.set_up", "operator.disabled", "operator.enabled", "operator.reset",
+                ]))
+            #expect(audit.contains { $0.type == "operator.created" && $0.actor == "key:bootstrap" })
+        }
+    }
+
+    @Test(
+        "The console: set up with the link, sign in with password and TOTP; an auditor reads the audit and is refused every change; actions name the operator"
+    )
+    func console() async throws {
+        var made = try await TestServer.make(.sqlite)
+        made.environment.consoleAPIKeySignIn = false
+        let server = made
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/operators"))
+            defer { Task { await browser.quit() } }
+            let origin = client.base.absoluteString
+            func create(_ name: String, _ role: String) async throws -> OperatorSetup {
+                try await server.operatorCall(
+                    client, "POST", "/api/v1/operators",
+                    body: try OperatorJSON.encoder().encode(CreateOperatorRequest(name: name, role: role)),
+                    as: OperatorSetup.self)
+            }
+            /// Sets up an operator in the browser; returns the key the page showed.
+            func setUp(_ setup: OperatorSetup, _ shot: String? = nil) async throws -> String {
+                try await browser.open(setup.setupLink)
+                try await browser.expectText("h1", "Set up your console account")
+                try await browser.expectText("#setup-name", setup.operator.name)
+                let secret = try await browser.text("#secret")
+                if let shot {
+                    try await browser.screenshot(shot)
+                    try await browser.expectPhoneLayout("\(shot)-phone")
+                    try await browser.resize(Browser.desktop)
+                }
+                try await browser.type("#password", "a long enough password")
+                try await browser.type("#confirm", "a long enough password")
+                try await browser.type("#code", try Self.code(secret, at: server.environment.now()))
+                try await browser.click("#submit")
+                try await browser.expectText("h1", "Dashboard")
+                return secret
+            }
+            func signIn(_ name: String, _ secret: String) async throws {
+                server.clock.advance(by: 30)
+                try await browser.open("\(origin)/console/sign-in")
+                try await browser.type("#name", name)
+                try await browser.type("#password", "a long enough password")
+                try await browser.type("#code", try Self.code(secret, at: server.environment.now()))
+                try await browser.click("#operator-submit")
+            }
+
+            // The sign-in page takes operator accounts only: no API key form on this server.
+            try await browser.open("\(origin)/console")
+            try await browser.expectText("h1", "Sign in to the console")
+            #expect(try await browser.exists("#apiKey") == false)
+            try await browser.screenshot("01-sign-in")
+
+            // Set-up with the one-time link signs in; the header names the operator and role.
+            let olga = try await setUp(try await create("olga", "operator"), "02-setup")
+            try await browser.expectText("#operator", "olga (operator)")
+            try await browser.screenshot("03-signed-in")
+            // An action names her in the audit trail.
+            try await browser.open("\(origin)/console/users")
+            try await browser.type("#new-activation #user", "bob")
+            try await browser.click("#new-activation #create")
+            try await browser.element("#activation-qr")
+            let created = try await server.store.auditEvents(AuditFilter(typePrefix: "activation.created"), limit: 5)
+            #expect(created.first?.actor == "operator:olga", "\(created)")
+            // She may not read the audit trail (an operator's role has no audit:read).
+            try await browser.open("\(origin)/console/audit")
+            try await browser.expectText("h1", "Not allowed")
+            try await browser.click("#sign-out")
+
+            // Sign-in: a wrong code is refused; name, password and a fresh code sign in.
+            try await browser.open("\(origin)/console/sign-in")
+            try await browser.type("#name", "olga")
+            try await browser.type("#password", "a long enough password")
+            try await browser.type("#code", "000000")
+            try await browser.click("#operator-submit")
+            try await browser.expectText(".message", containing: "The name, password or code is not right")
+            try await signIn("olga", olga)
+            try await browser.expectText("#operator", "olga (operator)")
+            try await browser.click("#sign-out")
+
+            // An auditor reads the audit trail and is refused every change.
+            let audrey = try await setUp(try await create("audrey", "auditor"))
+            try await browser.expectText("#operator", "audrey (auditor)")
+            try await browser.open("\(origin)/console/audit")
+            try await browser.expectText("h1", "Audit log")
+            try await browser.screenshot("04-auditor-audit")
+            let activationId = try #require(
+                try await server.store.activations(userId: "bob").first?.id)
+            for (path, field) in [
+                ("/console/application", "name"), ("/console/activations", "userId"),
+                ("/console/operations", "userId"), ("/console/activations/\(activationId)/block", "reason"),
+            ] {
+                try await browser.execute(
+                    """
+                    var form = document.createElement("form");
+                    form.method = "post"; form.action = "\(path)";
+                    var csrf = document.createElement("input");
+                    csrf.name = "csrf"; csrf.value = document.querySelector("input[name=csrf]").value;
+                    var field = document.createElement("input");
+                    field.name = "\(field)"; field.value = "x";
+                    form.append(csrf, field); document.body.append(form); form.submit();
+                    """)
+                try await browser.expectText("h1", "Not allowed")
+                try await browser.open("\(origin)/console/audit")
+            }
+            let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "console."), limit: 20)
+            #expect(audit.contains { $0.type == "console.signed_in" && $0.actor == "operator:audrey" })
+
+            // Disabled while signed in: the next page asks to sign in again, and so does the sign-in.
+            _ = try await server.operatorCall(client, "POST", "/api/v1/operators/audrey/disable", as: OperatorInfo.self)
+            try await browser.open("\(origin)/console/audit")
+            try await browser.expectText("h1", "Sign in to the console")
+            try await signIn("audrey", audrey)
+            try await browser.expectText(".message", containing: "The name, password or code is not right")
+        }
+    }
+
+    @Test(
+        "assent serve prints the first admin's set-up link; assent admin operator create, list, disable, enable, reset")
+    func commandLine() async throws {
+        try await CLITests.withServer("operators") { _, _, printed in
+            let url = try #require(printed["url"])
+            let link = try #require(printed["First admin's console set-up link (one-time, 24 hours)"])
+            #expect(link.hasPrefix("\(url)/console/setup?t="))
+            #expect(printed["Operator console"] == "\(url)/console (sign in with an operator account)")
+            let environment = try CLITests.connection(printed)
+            let listed = try await CLITests.admin(
+                ["operator", "list"], environment: environment, as: OperatorList.self)
+            #expect(listed.operators.map(\.name) == ["admin"] && listed.operators.first?.role == "admin")
+            let created = try await CLITests.admin(
+                ["operator", "create", "audrey", "--role", "auditor"], environment: environment, as: OperatorSetup.self)
+            #expect(created.operator.role == "auditor" && created.setupLink.hasPrefix("\(url)/console/setup?t="))
+            let table = try await CLITests.run(["admin", "operator", "list"], environment: environment)
+            #expect(table.output.contains("audrey") && table.output.contains("SETUP_PENDING"), "\(table.output)")
+            let disabled = try await CLITests.admin(
+                ["operator", "disable", "audrey"], environment: environment, as: OperatorInfo.self)
+            #expect(disabled.state == "DISABLED")
+            let enabled = try await CLITests.admin(
+                ["operator", "enable", "audrey"], environment: environment, as: OperatorInfo.self)
+            #expect(enabled.state == "SETUP_PENDING")
+            let reset = try await CLITests.admin(
+                ["operator", "reset", "audrey"], environment: environment, as: OperatorSetup.self)
+            #expect(reset.setupLink != created.setupLink)
+            let wrongRole = try await CLITests.run(
+                ["admin", "operator", "create", "x", "--role", "root"], environment: environment)
+            #expect(wrongRole.status == 2 && wrongRole.errors.contains("role is one of"), "\(wrongRole.errors)")
+            // The set-up page opens for the printed link; the console's sign-in takes no API key here.
+            let page = try await HTTPClient(base: try #require(URL(string: url))).send(
+                "GET", String(link.dropFirst(url.count)))
+            #expect(page.status == 200 && page.text.contains("Set up your console account"))
+            let signIn = try await HTTPClient(base: try #require(URL(string: url))).send("GET", "/console/sign-in")
+            #expect(!signIn.text.contains("apiKey"))
+        }
+    }
+}
