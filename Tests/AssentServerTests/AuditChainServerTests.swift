@@ -105,19 +105,25 @@ struct AuditChainServerTests {
         try await Self.sql(server, "UPDATE audit_events SET seq = seq - 100001 WHERE seq >= 100009")
         #expect((try? await Self.verify(server).get()) != nil)
 
-        // A forged checkpoint: signed by another key over row 5's hash.
-        let five = try #require(try await server.store.sealedAuditRows(from: 5, through: 5).first)
-        let other = try AuditChain.Checkpoint(seq: 5, hash: five.hash, at: 1, key: ECPrivateKey())
-        try await Self.sql(server, "CREATE TABLE checkpoint_aside AS SELECT * FROM audit_checkpoints WHERE seq = 5")
+        // A forged checkpoint: the newest one (which the console's state checks too), signed by another key over
+        // its row's hash.
+        let newest = try #require(try await server.store.latestAuditCheckpoint()).seq
+        let row = try #require(try await server.store.sealedAuditRows(from: newest, through: newest).first)
+        let other = try AuditChain.Checkpoint(seq: newest, hash: row.hash, at: 1, key: ECPrivateKey())
+        try await Self.sql(
+            server, "CREATE TABLE checkpoint_aside AS SELECT * FROM audit_checkpoints WHERE seq = \(newest)")
         try await server.store.database.raw(
-            "UPDATE audit_checkpoints SET signature = \(bind: try Base64URL.decode(other.signature)) WHERE seq = 5"
+            """
+            UPDATE audit_checkpoints SET signature = \(bind: try Base64URL.decode(other.signature)) \
+            WHERE seq = \(bind: newest)
+            """
         ).run()
         guard case .failure(let forgedCheckpoint) = try await Self.verify(server) else {
             throw TestFailure("forged checkpoint passed")
         }
-        #expect(forgedCheckpoint.seq == 5 && forgedCheckpoint.message.contains("forged"))
+        #expect(forgedCheckpoint.seq == newest && forgedCheckpoint.message.contains("forged"))
         #expect(try await chain.status().problem?.contains("forged") == true)
-        try await Self.sql(server, "DELETE FROM audit_checkpoints WHERE seq = 5")
+        try await Self.sql(server, "DELETE FROM audit_checkpoints WHERE seq = \(newest)")
         try await Self.sql(server, "INSERT INTO audit_checkpoints SELECT * FROM checkpoint_aside")
         #expect((try? await Self.verify(server).get()) != nil)
     }

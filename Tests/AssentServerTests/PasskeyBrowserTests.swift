@@ -64,13 +64,20 @@ struct PasskeyBrowserTests {
             let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "passkey."), limit: 20)
             #expect(audit.contains { $0.type == "passkey.sign_in" && $0.userId == "alice" })
 
-            // The same with the button: the suggestion left waiting (a person who ignores it), then the button.
-            try await browser.virtualPresence(authenticator, false)
+            // The same with the button, in a browser that offers no suggestion in the field (no conditional
+            // mediation: with one waiting, the virtual authenticator would answer it before the click).
+            let noSuggestion = try await browser.devTools(
+                "Page.addScriptToEvaluateOnNewDocument",
+                [
+                    "source":
+                        "PublicKeyCredential.isConditionalMediationAvailable = function () { return Promise.resolve(false); };"
+                ])
+            let script = try #require((noSuggestion as? [String: Any])?["identifier"] as? String)
             try await browser.click("#logout")
             try await browser.expectText("h1", "Sign in")
-            try await browser.virtualPresence(authenticator, true)
             try await browser.click("#passkey-button")
             try await browser.expectText("#methods", "a passkey")
+            try await browser.devTools("Page.removeScriptToEvaluateOnNewDocument", ["identifier": script])
 
             // The passkey as the second factor after a password.
             try await browser.virtualPresence(authenticator, false)
