@@ -182,6 +182,13 @@ struct TestServer: Sendable {
         try await operatorCall(client, "GET", "/api/v1/operations/\(id)", as: OperationInfo.self)
     }
 
+    /// Calls the operator API with the bootstrap key and `body` as it is; the answer as it came (refusals included).
+    func operatorSend(_ client: HTTPClient, _ method: String, _ path: String, _ body: String = "") async throws
+        -> HTTPClient.Response
+    {
+        try await client.send(method, path, headers: ["Authorization": "Bearer \(apiKey)"], body: Data(body.utf8))
+    }
+
     /// Calls the operator API and decodes the answer.
     func operatorCall<T: Decodable>(
         _ client: HTTPClient, _ method: String, _ path: String, body: Data = Data(), as type: T.Type

@@ -14,6 +14,20 @@ import Testing
 /// registration; the password changes.
 @Suite("The account page in a real browser", .serialized)
 struct AccountPageTests {
+    /// Opens `/account` on `base`, which signs alice in first (password and the TOTP of `totp`) and comes back.
+    static func openAccount(_ browser: Browser, base: String, server: TestServer, totp uri: String) async throws {
+        try await browser.open("\(base)/account")
+        try await browser.expectText("h1", "Sign in")
+        try await browser.type("#userId", "alice")
+        try await browser.type("#password", "correct horse battery")
+        try await browser.click("#submit")
+        try await browser.click("#provider-totp")
+        server.clock.advance(by: 30)
+        try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
+        try await browser.click("#verify")
+        try await browser.expectText("h1", "Your account's security")
+    }
+
     @Test(
         "Sign in to /account, add and remove a passkey, backup codes, browsers, a lost phone, the password",
         arguments: Backend.all)
@@ -45,16 +59,7 @@ struct AccountPageTests {
             let authenticator = try await browser.addVirtualAuthenticator()
 
             // Opening the page signs in first, with two factors, and comes back.
-            try await browser.open("\(base)/account")
-            try await browser.expectText("h1", "Sign in")
-            try await browser.type("#userId", "alice")
-            try await browser.type("#password", "correct horse battery")
-            try await browser.click("#submit")
-            try await browser.click("#provider-totp")
-            server.clock.advance(by: 30)
-            try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
-            try await browser.click("#verify")
-            try await browser.expectText("h1", "Your account's security")
+            try await Self.openAccount(browser, base: base, server: server, totp: uri)
             try await browser.expectText("#backup-left", "10 of 10 unused")
             try await browser.screenshot("01-account")
             try await browser.expectPhoneLayout("01-account-phone")

@@ -330,15 +330,7 @@ struct BrowserApprovalBrowserTests {
             _ = try await browser.addVirtualAuthenticator()
 
             // Signed in to /account with two factors; a passkey first (the browser approves with it).
-            try await browser.open("\(origin)/account")
-            try await browser.type("#userId", "alice")
-            try await browser.type("#password", "correct horse battery")
-            try await browser.click("#submit")
-            try await browser.click("#provider-totp")
-            server.clock.advance(by: 30)
-            try await browser.type("#code", try await Oathtool.code(uri: uri, at: server.environment.now()))
-            try await browser.click("#verify")
-            try await browser.expectText("h1", "Your account's security")
+            try await AccountPageTests.openAccount(browser, base: origin, server: server, totp: uri)
             try await browser.type("#name", "Laptop")
             try await browser.click("#passkey-start")
             try await browser.expectText("#notice", "Passkey added.")

@@ -32,8 +32,7 @@ struct OperatorAccountTests {
         defer { Task { await server.shutdown() } }
         try await server.live { client in
             func send(_ method: String, _ path: String, _ body: String = "") async throws -> HTTPClient.Response {
-                try await client.send(
-                    method, path, headers: ["Authorization": "Bearer \(server.apiKey)"], body: Data(body.utf8))
+                try await server.operatorSend(client, method, path, body)
             }
             // The first start made the first admin, waiting for its set-up.
             let first = try await server.operatorCall(client, "GET", "/api/v1/operators", as: OperatorList.self)
