@@ -113,6 +113,42 @@ struct MultipleApplicationTests {
             let firstClients = try await server.operatorCall(client, "GET", "/api/v1/clients", as: ClientList.self)
             #expect(!firstClients.clients.contains { $0.clientId == shop.client.clientId })
             #expect(try await send("DELETE", "/api/v1/clients/\(shop.client.clientId)").status == 404)
+            // A key limited to the second application works there only, and manages no keys, operators or
+            // applications.
+            let limited = try await server.operatorCall(
+                client, "POST", "/api/v1/api-keys",
+                body: try OperatorJSON.encoder().encode(
+                    CreateAPIKeyRequest(name: "business-ci", scopes: ["*"], applications: [business.applicationId])),
+                as: CreateAPIKeyResponse.self)
+            #expect(limited.applications == [business.applicationId])
+            let unknownLimit = try await send(
+                "POST", "/api/v1/api-keys", #"{"name":"x","scopes":["*"],"applications":["nope"]}"#)
+            #expect(unknownLimit.status == 400 && unknownLimit.text.contains("No application has the id nope"))
+            func withLimited(_ method: String, _ path: String, _ body: String = "") async throws
+                -> HTTPClient.Response
+            {
+                try await client.send(
+                    method, path, headers: ["Authorization": "Bearer \(limited.apiKey)"], body: Data(body.utf8))
+            }
+            let firstApplication = try await withLimited("GET", "/api/v1/application")
+            #expect(
+                firstApplication.status == 403 && firstApplication.text.contains("may not work with the application"))
+            #expect(try await withLimited("GET", "/api/v1/application\(q)").status == 200)
+            #expect(try await withLimited("GET", "/api/v1/operations/\(bizOperation.id)\(q)").status == 200)
+            #expect(try await withLimited("GET", "/api/v1/operations/\(retailOperation.id)").status == 403)
+            let visible = try JSONDecoder().decode(
+                ApplicationList.self, from: try await withLimited("GET", "/api/v1/applications\(q)").body)
+            #expect(visible.applications.map(\.applicationId) == [business.applicationId])
+            #expect(
+                try await withLimited("GET", "/api/v1/applications/\(server.application.id)/versions\(q)").status == 404
+            )
+            for (method, path) in [
+                ("GET", "/api/v1/api-keys"), ("POST", "/api/v1/api-keys"), ("GET", "/api/v1/operators"),
+                ("POST", "/api/v1/applications"),
+            ] {
+                let refused = try await withLimited(method, "\(path)\(q)", method == "POST" ? #"{"name":"more"}"# : "")
+                #expect(refused.status == 403 && refused.text.contains("limited to some applications"), "\(path)")
+            }
             let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "application.created"), limit: 5)
             #expect(audit.contains { $0.detail.contains(business.applicationId) && $0.actor == "key:bootstrap" })
         }

@@ -216,9 +216,12 @@ public struct CreateAPIKeyRequest: Codable, Sendable {
     public var name: String
     /// Scopes such as `activations:read`; `*` for all. Defaults to all.
     public var scopes: [String]?
-    public init(name: String, scopes: [String]?) {
+    /// The application ids the key may work with; absent: every one.
+    public var applications: [String]?
+    public init(name: String, scopes: [String]?, applications: [String]? = nil) {
         self.name = name
         self.scopes = scopes
+        self.applications = applications
     }
 }
 
@@ -228,11 +231,14 @@ public struct APIKeyInfo: Codable, Sendable, Equatable {
     public var name: String
     public var scopes: [String]
     public var createdAt: Date
-    public init(id: String, name: String, scopes: [String], createdAt: Date) {
+    /// The applications the key may work with; absent: every one.
+    public var applications: [String]?
+    public init(id: String, name: String, scopes: [String], createdAt: Date, applications: [String]? = nil) {
         self.id = id
         self.name = name
         self.scopes = scopes
         self.createdAt = createdAt
+        self.applications = applications
     }
 }
 
@@ -242,11 +248,14 @@ public struct CreateAPIKeyResponse: Codable, Sendable, Equatable {
     public var name: String
     public var scopes: [String]
     public var apiKey: String
-    public init(id: String, name: String, scopes: [String], apiKey: String) {
+    /// The applications the key may work with; absent: every one.
+    public var applications: [String]?
+    public init(id: String, name: String, scopes: [String], apiKey: String, applications: [String]? = nil) {
         self.id = id
         self.name = name
         self.scopes = scopes
         self.apiKey = apiKey
+        self.applications = applications
     }
 }
 

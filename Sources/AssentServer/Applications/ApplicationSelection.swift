@@ -20,8 +20,33 @@ struct ApplicationSelection: RouterMiddleware {
             }
             context.application = application
         }
+        if let allowed = context.apiKey?.applications {
+            let id = try await applications.selected(context).id
+            guard allowed.contains(id) else {
+                throw AssentServerError(
+                    .forbidden,
+                    "This API key may not work with the application \(id): pass ?application= with one of "
+                        + "its applications.")
+            }
+        }
         return try await next(request, context)
     }
+}
+
+extension AssentRequestContext {
+    /// Refuses a key limited to some applications: what it asks for (keys, operators, new applications) concerns
+    /// every application.
+    func requireEveryApplication() throws {
+        guard apiKey?.applications == nil else {
+            throw AssentServerError(
+                .forbidden,
+                "This API key is limited to some applications: keys, operator accounts and applications "
+                    + "are managed with a key for every application.")
+        }
+    }
+
+    /// Whether the key may see `applicationId`.
+    func permits(_ applicationId: String) -> Bool { apiKey?.applications?.contains(applicationId) ?? true }
 }
 
 extension ApplicationService {

@@ -23,10 +23,13 @@ struct ApplicationVersionController {
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try HTTPSupport.operatorJSON(
-            ApplicationList(applications: try await applications.all().map(ApplicationController.info)))
+            ApplicationList(
+                applications: try await applications.all().filter { context.permits($0.id) }
+                    .map(ApplicationController.info)))
     }
 
     @Sendable func createApplication(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try context.requireEveryApplication()
         let body = try await HTTPSupport.decode(CreateApplicationRequest.self, from: request)
         let application = try await applications.create(named: body.name, actor: context.actor)
         return try HTTPSupport.operatorJSON(try ApplicationController.info(application), status: .created)
@@ -67,7 +70,9 @@ struct ApplicationVersionController {
     }
 
     private func application(_ context: AssentRequestContext) async throws -> ApplicationRecord {
-        guard let application = try await applications.application(id: try context.parameter("id")) else {
+        guard let application = try await applications.application(id: try context.parameter("id")),
+            context.permits(application.id)
+        else {
             throw AssentServerError.notFound("No application has this id.")
         }
         return application

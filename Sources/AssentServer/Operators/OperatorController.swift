@@ -16,10 +16,12 @@ struct OperatorController {
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(OperatorList(operators: try await operators.all().map(Self.info)))
+        try context.requireEveryApplication()
+        return try HTTPSupport.operatorJSON(OperatorList(operators: try await operators.all().map(Self.info)))
     }
 
     @Sendable func create(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try context.requireEveryApplication()
         let body = try await HTTPSupport.decode(CreateOperatorRequest.self, from: request)
         guard let role = OperatorRole(rawValue: body.role) else {
             throw AssentServerError.invalidRequest(
@@ -32,16 +34,19 @@ struct OperatorController {
     }
 
     @Sendable func disable(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(
+        try context.requireEveryApplication()
+        return try HTTPSupport.operatorJSON(
             Self.info(try await operators.setDisabled(try context.parameter("name"), true, actor: context.actor)))
     }
 
     @Sendable func enable(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(
+        try context.requireEveryApplication()
+        return try HTTPSupport.operatorJSON(
             Self.info(try await operators.setDisabled(try context.parameter("name"), false, actor: context.actor)))
     }
 
     @Sendable func reset(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try context.requireEveryApplication()
         let (record, link) = try await operators.reset(try context.parameter("name"), actor: context.actor)
         return try HTTPSupport.operatorJSON(OperatorSetup(operator: Self.info(record), setupLink: link))
     }

@@ -96,6 +96,17 @@ extension Migrations {
     }
 }
 
+extension Migrations {
+    /// Version 25: an API key may be limited to some applications.
+    static func apiKeyApplicationsV25(_ dialect: Dialect) -> [String] {
+        [
+            dialect == .sqlite
+                ? "ALTER TABLE api_keys ADD COLUMN applications TEXT"
+                : "ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS applications TEXT"
+        ]
+    }
+}
+
 extension SQLStore {
     public func insertOperator(_ o: OperatorRecord) async throws -> Bool {
         let secret = try o.totpSecret.map { try box.seal($0, context: "operator.totp:\(o.id)") }

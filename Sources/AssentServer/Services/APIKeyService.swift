@@ -7,24 +7,36 @@ import Foundation
 public struct APIKeyService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any APIKeyStore { environment.store }
+    var store: any APIKeyStore & ApplicationStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
-    /// Creates a key; the returned text is shown once and cannot be recovered.
-    public func create(name: String, scopes: Set<APIScope>, actor: String) async throws -> (APIKeyRecord, key: String) {
+    /// Creates a key, for every application or (`applications`) some; the returned text is shown once and cannot be
+    /// recovered.
+    public func create(name: String, scopes: Set<APIScope>, applications: [String]? = nil, actor: String) async throws
+        -> (APIKeyRecord, key: String)
+    {
         guard let trimmed = InputText.displayName(name) else {
             throw AssentServerError.invalidRequest("An API key name has 1 to 100 characters, not only spaces.")
         }
         guard !scopes.isEmpty else { throw AssentServerError.invalidRequest("An API key needs at least one scope.") }
+        if let applications {
+            guard !applications.isEmpty else {
+                throw AssentServerError.invalidRequest("Name at least one application, or none for every one.")
+            }
+            for id in applications where try await store.application(id: id) == nil {
+                throw AssentServerError.invalidRequest("No application has the id \(id).")
+            }
+        }
         let key = "ak_" + Base64URL.encode(Bytes.random(count: 32))
         let record = APIKeyRecord(
             id: UUID().uuidString.lowercased(), name: trimmed, keyHash: Self.hash(key), scopes: scopes,
-            createdAt: environment.nowMillis)
+            createdAt: environment.nowMillis, applications: applications)
         try await store.insertAPIKey(record)
         await environment.audit(
             .apiKeyCreated, actor: actor,
-            "API key \(trimmed) created with scopes \(scopes.map(\.rawValue).sorted().joined(separator: " ")).")
+            "API key \(trimmed) created with scopes \(scopes.map(\.rawValue).sorted().joined(separator: " "))"
+                + (applications.map { " for applications \($0.joined(separator: ", "))" } ?? "") + ".")
         return (record, key)
     }
 

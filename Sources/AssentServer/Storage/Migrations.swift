@@ -67,6 +67,7 @@ enum Migrations {
         Migration(version: 22, sqlite: applicationVersionsV22(.sqlite), postgres: applicationVersionsV22(.postgres)),
         Migration(version: 23, sqlite: browserApproversV23(.sqlite), postgres: browserApproversV23(.postgres)),
         Migration(version: 24, sqlite: operatorsV24(.sqlite), postgres: operatorsV24(.postgres)),
+        Migration(version: 25, sqlite: apiKeyApplicationsV25(.sqlite), postgres: apiKeyApplicationsV25(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -186,6 +186,8 @@ public struct APIKeyRecord: Sendable, Equatable {
     public var keyHash: Data
     public var scopes: Set<APIScope>
     public var createdAt: Millis
+    /// The applications the key may work with; `nil`: every one.
+    public var applications: [String]? = nil
 
     /// Whether the key may act with `scope`.
     public func allows(_ scope: APIScope) -> Bool { scopes.contains(.all) || scopes.contains(scope) }

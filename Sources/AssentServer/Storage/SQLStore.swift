@@ -488,9 +488,10 @@ public final class SQLStore: AssentStore {
     public func insertAPIKey(_ key: APIKeyRecord) async throws {
         try await database.raw(
             """
-            INSERT INTO api_keys (id, name, key_hash, scopes, created_at)
+            INSERT INTO api_keys (id, name, key_hash, scopes, created_at, applications)
             VALUES (\(bind: key.id), \(bind: key.name), \(bind: key.keyHash), \
-            \(bind: key.scopes.map(\.rawValue).sorted().joined(separator: " ")), \(bind: key.createdAt))
+            \(bind: key.scopes.map(\.rawValue).sorted().joined(separator: " ")), \(bind: key.createdAt), \
+            \(bind: key.applications?.joined(separator: " ")))
             """
         ).run()
     }
@@ -516,7 +517,10 @@ public final class SQLStore: AssentStore {
                 try row.decode(column: "scopes", as: String.self).split(separator: " ").compactMap {
                     APIScope(rawValue: String($0))
                 }),
-            createdAt: try row.decode(column: "created_at", as: Int64.self)
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            applications: try row.decode(column: "applications", as: String?.self).map {
+                $0.split(separator: " ").map(String.init)
+            }
         )
     }
 

@@ -20,6 +20,8 @@ struct APIKeyCommand: AsyncParsableCommand {
         @Option(help: "A name to recognise the key by.") var name: String
         @Option(help: "A scope (repeatable): \(APIScope.allCases.map(\.rawValue).joined(separator: ", ")). Default: *.")
         var scope: [String] = []
+        @Option(help: "Limit the key to these application ids (comma-separated; default: every one).")
+        var applications: String?
         @OptionGroup var storage: StorageOptions
         @Flag(help: "Print {\"apiKey\": …} as JSON.") var json = false
 
@@ -36,7 +38,10 @@ struct APIKeyCommand: AsyncParsableCommand {
                 do {
                     let environment = ServerEnvironment(store: store, logger: logger)
                     let (record, key) = try await APIKeyService(environment: environment).create(
-                        name: name, scopes: scopes, actor: "cli")
+                        name: name, scopes: scopes,
+                        applications: applications.map {
+                            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                        }, actor: "cli")
                     try await store.shutdown()
                     if json {
                         print(#"{"apiKey":"\#(key)","id":"\#(record.id)"}"#)
