@@ -34,6 +34,19 @@ struct ConsoleSetupPage: PageContext {
     var secret: String
 }
 
+/// The signed-in operator's own page.
+struct ConsoleMePage: PageContext {
+    static let template = PageTemplate.consoleMe
+    var name: String
+    /// "operator account, role auditor" or "API key (break-glass)".
+    var kind: String
+    var scopes: [String]
+    var applications: String
+    var lastSignIn: String?
+    /// Whether the password form is shown.
+    var account: Bool
+}
+
 /// What went wrong.
 struct ConsoleErrorPage: PageContext {
     static let template = PageTemplate.consoleError

@@ -112,6 +112,20 @@ struct ConsolePages: Sendable {
             }
             return WebPages.redirect(Self.signInPath, cookies: [cookie])
         }
+        router.get("console/me") { request, _ in try await page(request) { try await me($0) } }
+        router.post("console/me/password") { request, _ in
+            try await action(request, scope: nil, back: "/console/me") { visit in
+                guard let id = visit.session.state.operatorId,
+                    let record = try await operators.store.operatorRecord(id: id)
+                else { throw AssentServerError.invalidRequest("An API key has no password to change.") }
+                guard let new = visit.form["new"], new == visit.form["confirm"] else {
+                    throw AssentServerError.invalidRequest("The new password and its repetition differ.")
+                }
+                try await operators.changePassword(
+                    record, current: visit.form["current"] ?? "", new: new, code: visit.form["code"] ?? "")
+                return ("/console/me", "Password changed.")
+            }
+        }
         router.get("console/setup") { request, _ in
             try await setupPage(request, token: request.uri.queryParameters["t"].map(String.init) ?? "")
         }
@@ -293,7 +307,7 @@ struct ConsolePages: Sendable {
     /// A form a signed-in operator whose key has `scope` posted with the session's token, answered by `body`.
     /// Without the token: a 403 page that leads to `back`.
     func form(
-        _ request: Request, scope: APIScope, back: String, _ body: (Visit) async throws -> Response
+        _ request: Request, scope: APIScope?, back: String, _ body: (Visit) async throws -> Response
     ) async throws -> Response {
         try await visit(request, scope: scope, postedFrom: back, body)
     }
@@ -342,7 +356,7 @@ struct ConsolePages: Sendable {
     /// With `confirm`, the form first leads to a page that asks for it (``confirmation(_:_:action:back:fields:)``),
     /// whose button posts the same fields again with `confirm=yes`.
     func action(
-        _ request: Request, scope: APIScope, back: String, confirm: Confirmation? = nil,
+        _ request: Request, scope: APIScope?, back: String, confirm: Confirmation? = nil,
         _ body: (Visit) async throws -> (location: String, message: String)
     ) async throws -> Response {
         try await form(request, scope: scope, back: back) { visit in
@@ -437,6 +451,22 @@ struct ConsolePages: Sendable {
     }
 
     // MARK: Dashboard and audit
+
+    /// `/console/me`: who is signed in (role, scopes, applications, last sign-in) and, for an operator account, the
+    /// form that changes its password.
+    private func me(_ visit: Visit) async throws -> Response {
+        var page = ConsoleMePage(
+            name: visit.principal.name,
+            kind: visit.principal.role.map { "operator account, role \($0.rawValue)" }
+                ?? "API key (break-glass)",
+            scopes: visit.principal.scopes.map(\.rawValue).sorted(),
+            applications: visit.principal.applications?.joined(separator: ", ") ?? "every one", lastSignIn: nil,
+            account: visit.principal.role != nil)
+        if let id = visit.session.state.operatorId, let record = try await operators.store.operatorRecord(id: id) {
+            page.lastSignIn = record.lastSignInAt.map(Self.time)
+        }
+        return try await show(page, title: "Your account", visit)
+    }
 
     private func dashboard(_ visit: Visit) async throws -> Response {
         var page = ConsoleDashboardPage()

@@ -146,6 +146,21 @@ struct OperatorService: Sendable {
         return record
     }
 
+    /// The signed-in operator's new password: the current one and a fresh code first (a session left open is not
+    /// enough to change it).
+    func changePassword(_ record: OperatorRecord, current: String, new: String, code: String) async throws {
+        guard (12...PasswordHasher.maxLength).contains(new.unicodeScalars.count) else {
+            throw AssentServerError.invalidRequest("An operator's password has 12 to 1024 characters.")
+        }
+        guard try await signIn(name: record.name, password: current, code: code) != nil else {
+            throw AssentServerError(
+                .unauthorized, "The current password or the code is not right (a code works once).", status: 401)
+        }
+        _ = try await store.setOperatorPassword(id: record.id, hash: try await hasher.hash(new))
+        await environment.audit(
+            .operatorPasswordChanged, actor: "operator:\(record.name)", "Operator \(record.name) changed the password.")
+    }
+
     /// The time step of a right TOTP code (one step of drift either way).
     static func step(of code: String, secret: Data?, at now: Date) throws -> Int64? {
         let digits = code.filter { !$0.isWhitespace }

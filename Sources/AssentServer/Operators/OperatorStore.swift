@@ -66,6 +66,8 @@ public protocol OperatorStore: Sendable {
         async throws -> Bool
     /// Opens a new set-up link with a new TOTP secret and clears the password.
     func resetOperator(id: String, tokenHash: Data, expiresAt: Millis, totpSecret: Data) async throws -> Bool
+    /// Replaces the password's hash of an operator that is set up.
+    func setOperatorPassword(id: String, hash: String) async throws -> Bool
     /// Disables (`at`) or enables (`nil`) the operator.
     func setOperatorDisabled(id: String, at: Millis?) async throws -> Bool
     /// Accepts TOTP step `step` for a sign-in at `now` if it is newer than every step accepted before.
@@ -163,6 +165,15 @@ extension SQLStore {
                 WHERE id = \(bind: id) RETURNING id
                 """
             ).all()).isEmpty
+    }
+
+    public func setOperatorPassword(id: String, hash: String) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE operators SET password_hash = \(bind: hash)
+            WHERE id = \(bind: id) AND password_hash IS NOT NULL AND setup_token_hash IS NULL RETURNING id
+            """
+        ).all()).isEmpty
     }
 
     public func setOperatorDisabled(id: String, at: Millis?) async throws -> Bool {

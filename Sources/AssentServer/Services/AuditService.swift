@@ -59,6 +59,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case operatorCreated = "operator.created"
     case operatorDisabled = "operator.disabled"
     case operatorEnabled = "operator.enabled"
+    case operatorPasswordChanged = "operator.password_changed"
     case operatorReset = "operator.reset"
     case operatorSetUp = "operator.set_up"
     case operationTemplateSaved = "operation_template.saved"

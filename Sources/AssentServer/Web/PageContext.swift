@@ -21,6 +21,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case consoleLayout = "console-layout"
     case consoleSignIn = "console-signin"
     case consoleSetup = "console-setup"
+    case consoleMe = "console-me"
     case consoleError = "console-error"
     case consoleDashboard = "console-dashboard"
     case consoleUsers = "console-users"
