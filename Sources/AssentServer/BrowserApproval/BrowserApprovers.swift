@@ -84,12 +84,7 @@ struct BrowserApprovers: Sendable {
                 .conflict, "Add a passkey first: a browser approves sign-in requests with one.", status: 409)
         }
         try PushRegistrationService.validateEndpoint(endpoint)
-        do {
-            _ = try WebPushEncryption.Subscription(p256dh: p256dh, auth: auth)
-        } catch {
-            throw AssentServerError.pushRegistrationFailed(
-                "p256dh is an uncompressed P-256 public key and auth a 16-byte secret, both Base64URL.")
-        }
+        _ = try PushRegistrationService.subscriptionKeys(p256dh: p256dh, auth: auth)
         let existing = try await store.tfaFactors(applicationId: application.id, userId: userId)
             .filter(Self.isBrowser)
         let replaced = existing.filter { Self.subscription(of: $0)?.endpoint == endpoint }

@@ -57,12 +57,7 @@ public struct PushRegistrationService: Sendable {
             guard let p256dh = request.p256dh, let auth = request.auth else {
                 throw refuse("A webpush registration carries the subscription's p256dh and auth keys.")
             }
-            do {
-                webPush = try WebPushEncryption.Subscription(p256dh: p256dh, auth: auth)
-            } catch {
-                throw refuse(
-                    "p256dh is an uncompressed P-256 public key and auth a 16-byte secret, both Base64URL.")
-            }
+            webPush = try subscriptionKeys(p256dh: p256dh, auth: auth)
         }
         var environment: PushEnvironment?
         if platform == .apns {
@@ -81,6 +76,16 @@ public struct PushRegistrationService: Sendable {
             activationId: activationId, platform: platform, environment: environment,
             token: platform == .apns ? token.lowercased() : token, language: language, registeredAt: now,
             webPush: webPush)
+    }
+
+    /// A Web Push subscription's keys (a device's or a browser's), or the reason they are refused.
+    static func subscriptionKeys(p256dh: String, auth: String) throws -> WebPushEncryption.Subscription {
+        do {
+            return try WebPushEncryption.Subscription(p256dh: p256dh, auth: auth)
+        } catch {
+            throw AssentServerError.pushRegistrationFailed(
+                "p256dh is an uncompressed P-256 public key and auth a 16-byte secret, both Base64URL.")
+        }
     }
 
     /// The longest push endpoint accepted.
