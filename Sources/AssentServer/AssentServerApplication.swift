@@ -106,9 +106,8 @@ extension AssentServerApplication {
         if let webhook = environment.webhook {
             senders.append(WebhookSender(environment: environment, settings: webhook))
         }
-        if let push = environment.push, !push.isEmpty {
-            senders.append(try PushSender(environment: environment, settings: push))
-        }
+        // Always: an application's own push credentials can be set at any time, in any server process.
+        senders.append(try PushSender(environment: environment, settings: environment.push ?? PushSettings()))
         if let mail = environment.tfa.mail {
             senders.append(EmailCodeSender(environment: environment, client: SMTPClient(settings: mail)))
             senders.append(NoticeSender(environment: environment, client: SMTPClient(settings: mail)))
@@ -158,7 +157,11 @@ struct Sweeper: Service {
                     try await environment.store.purgeExpired(before: now)
                     var undeliverable: [OutboxChannel] = []
                     if environment.webhook == nil { undeliverable.append(.webhook) }
-                    if environment.push?.isEmpty ?? true { undeliverable.append(.push) }
+                    if environment.push?.isEmpty ?? true,
+                        try await !ApplicationPushService(environment: environment).anyApplicationHasCredentials()
+                    {
+                        undeliverable.append(.push)
+                    }
                     if environment.tfa.mail == nil { undeliverable.append(contentsOf: [.email, .notice]) }
                     if environment.tfa.phoneGateway == nil { undeliverable.append(.phone) }
                     try await environment.store.purgeOutbox(

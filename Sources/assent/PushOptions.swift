@@ -9,7 +9,9 @@ struct PushOptions: ParsableArguments {
     @Option(help: "APNs Key ID of that key (10 characters). Env: ASSENT_APNS_KEY_ID.") var apnsKeyId: String?
     @Option(help: "Apple Team ID (10 characters). Env: ASSENT_APNS_TEAM_ID.") var apnsTeamId: String?
     @Option(help: "The app's bundle id, the APNs topic. Env: ASSENT_APNS_TOPIC.") var apnsTopic: String?
-    @Option(help: "Send every APNs push to this gateway instead of Apple's. Env: ASSENT_APNS_URL.") var apnsURL: String?
+    @Option(
+        help: "Send every APNs push (every application's) to this gateway instead of Apple's. Env: ASSENT_APNS_URL.")
+    var apnsURL: String?
     @Option(help: "FCM service-account JSON file. Env: ASSENT_FCM_SERVICE_ACCOUNT.") var fcmServiceAccount: String?
     @Option(help: "FCM API base URL instead of Google's. Env: ASSENT_FCM_URL.") var fcmURL: String?
     @Option(help: "Huawei Push Kit app id; its secret comes from ASSENT_HMS_APP_SECRET. Env: ASSENT_HMS_APP_ID.")
@@ -26,8 +28,9 @@ struct PushOptions: ParsableArguments {
     @Option(help: "Days push attempts stay in the delivery trace (default 30). Env: ASSENT_PUSH_TRACE_DAYS.")
     var pushTraceDays: Int?
 
-    /// The settings these options describe, or `nil` when no push service is configured.
-    func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PushSettings? {
+    /// The settings these options describe: the server's own credentials (the first application's unless it has its
+    /// own), the gateways every application's pushes go through, and Web Push.
+    func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PushSettings {
         func value(_ option: String?, _ name: String) -> String? {
             (option ?? environment[name]).flatMap { $0.isEmpty ? nil : $0 }
         }
@@ -45,32 +48,27 @@ struct PushOptions: ParsableArguments {
             return url
         }
         var settings = PushSettings()
+        settings.gateways = PushGateways(
+            apns: try url(value(apnsURL, "ASSENT_APNS_URL"), "APNs URL"),
+            fcm: try url(value(fcmURL, "ASSENT_FCM_URL"), "FCM URL"),
+            hms: try url(value(hmsURL, "ASSENT_HMS_URL"), "HMS URL"),
+            hmsToken: try url(value(hmsTokenURL, "ASSENT_HMS_TOKEN_URL"), "HMS token URL"))
         if let keyFile = value(apnsKeyFile, "ASSENT_APNS_KEY_FILE") {
             guard let keyId = value(apnsKeyId, "ASSENT_APNS_KEY_ID"),
                 let teamId = value(apnsTeamId, "ASSENT_APNS_TEAM_ID"), let topic = value(apnsTopic, "ASSENT_APNS_TOPIC")
             else { throw ValidationError("APNs needs --apns-key-id, --apns-team-id and --apns-topic with the key.") }
-            var apns = try APNsSettings(
+            settings.apns = try APNsSettings(
                 teamId: teamId, keyId: keyId,
                 privateKeyPEM: String(decoding: try file(keyFile, "APNs key"), as: UTF8.self), topic: topic)
-            if let gateway = try url(value(apnsURL, "ASSENT_APNS_URL"), "APNs URL") {
-                apns.productionURL = gateway
-                apns.developmentURL = gateway
-            }
-            settings.apns = apns
         }
         if let account = value(fcmServiceAccount, "ASSENT_FCM_SERVICE_ACCOUNT") {
-            var fcm = try FCMSettings(serviceAccountJSON: try file(account, "FCM service account"))
-            if let base = try url(value(fcmURL, "ASSENT_FCM_URL"), "FCM URL") { fcm.baseURL = base }
-            settings.fcm = fcm
+            settings.fcm = try FCMSettings(serviceAccountJSON: try file(account, "FCM service account"))
         }
         if let appId = value(hmsAppId, "ASSENT_HMS_APP_ID") {
             guard let secret = environment["ASSENT_HMS_APP_SECRET"], !secret.isEmpty else {
                 throw ValidationError("Set ASSENT_HMS_APP_SECRET to the Huawei app secret.")
             }
-            var hms = try HMSSettings(appId: appId, appSecret: secret)
-            if let base = try url(value(hmsURL, "ASSENT_HMS_URL"), "HMS URL") { hms.baseURL = base }
-            if let token = try url(value(hmsTokenURL, "ASSENT_HMS_TOKEN_URL"), "HMS token URL") { hms.tokenURL = token }
-            settings.hms = hms
+            settings.hms = try HMSSettings(appId: appId, appSecret: secret)
         }
         if let subject = value(vapidSubject, "ASSENT_VAPID_SUBJECT") {
             settings.webPush = try WebPushSettings(subject: subject)
@@ -87,6 +85,6 @@ struct PushOptions: ParsableArguments {
             guard (1...3650).contains(days) else { throw ValidationError("--push-trace-days is 1 to 3650.") }
             settings.traceRetention = .seconds(days * 86_400)
         }
-        return settings.isEmpty ? nil : settings
+        return settings
     }
 }

@@ -147,7 +147,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let webhook = try webhookSettings()
         let proxies = try trustedProxySettings()
-        let pushSettings: PushSettings?
+        let pushSettings: PushSettings
         do {
             pushSettings = try push.settings()
         } catch let error as AssentServerError {
@@ -189,14 +189,14 @@ struct ServeCommand: AsyncParsableCommand {
             )
             say("Application key: \(prepared.application.applicationKey)")
             if let webhook { say("Webhook: operation status changes go to \(webhook.url.absoluteString)") }
-            if let pushSettings {
-                let services = [
-                    pushSettings.apns.map { _ in "APNs" }, pushSettings.fcm.map { _ in "FCM" },
-                    pushSettings.hms.map { _ in "HMS" }, pushSettings.webPush.map { _ in "Web Push" },
-                ].compactMap { $0 }
+            let services = [
+                pushSettings.apns.map { _ in "APNs" }, pushSettings.fcm.map { _ in "FCM" },
+                pushSettings.hms.map { _ in "HMS" }, pushSettings.webPush.map { _ in "Web Push" },
+            ].compactMap { $0 }
+            if !services.isEmpty {
                 say("Push: new and finished operations are notified through \(services.joined(separator: ", "))")
             }
-            if pushSettings?.webPush != nil {
+            if pushSettings.webPush != nil {
                 // Made now, not at the first push: subscribers need it before anything is sent.
                 let key = try await PushDeliveryService(environment: environment).applicationServerKey()
                 say("Web Push key (applicationServerKey, also at /api/push/webpush/key): \(Base64URL.encode(key.x963))")

@@ -208,6 +208,28 @@ struct MultipleApplicationTests {
             let elsewhere = try await CLITests.run(
                 ["admin", "operation", "show", businessOperation.id], environment: environment)
             #expect(elsewhere.status != 0 && elsewhere.errors.contains("NOT_FOUND"), "\(elsewhere.errors)")
+
+            // The second application's own APNs credentials: set from a key file, shown without the key, removed.
+            let keyFile = work.appendingPathComponent("AuthKey_BIZKEY1234.p8")
+            try ECPrivateKey().pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+            let set = try await CLITests.admin(
+                [
+                    "application", "push", "apns", "--key-file", keyFile.path, "--key-id", "BIZKEY1234",
+                    "--team-id", "BIZTEAM123", "--topic", "com.example.business",
+                ] + second, environment: environment, as: ApplicationPushInfo.self)
+            #expect(set.apns?.topic == "com.example.business" && set.apns?.source == .application)
+            let shownPush = try await CLITests.run(["admin", "application", "push"] + second, environment: environment)
+            #expect(shownPush.output.contains("topic com.example.business, team BIZTEAM123, key BIZKEY1234"))
+            #expect(!shownPush.output.contains("PRIVATE KEY"), "\(shownPush.output)")
+            let badTeam = try await CLITests.run(
+                [
+                    "admin", "application", "push", "apns", "--key-file", keyFile.path, "--key-id", "BIZKEY1234",
+                    "--team-id", "short", "--topic", "com.example.business",
+                ] + second, environment: environment)
+            #expect(badTeam.status != 0 && badTeam.errors.contains("team id is 10 letters"), "\(badTeam.errors)")
+            let removed = try await CLITests.run(
+                ["admin", "application", "push", "remove", "apns"] + second, environment: environment)
+            #expect(removed.status == 0 && removed.output.contains("Removed"), "\(removed.errors)")
         }
     }
 }

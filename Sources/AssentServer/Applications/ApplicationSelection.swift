@@ -56,6 +56,17 @@ extension ApplicationService {
         return try await defaultApplication()
     }
 
+    /// The application the path's `{id}` names.
+    /// - Throws: `NOT_FOUND` for an unknown id, or one the request's key may not see.
+    func named(in context: AssentRequestContext) async throws -> ApplicationRecord {
+        guard let application = try await application(id: try context.parameter("id")),
+            context.permits(application.id)
+        else {
+            throw AssentServerError.notFound("No application has this id.")
+        }
+        return application
+    }
+
     /// Throws `what` (a not-found error) unless `applicationId` is the request's application.
     func require(_ applicationId: String, in context: AssentRequestContext, else what: AssentServerError)
         async throws

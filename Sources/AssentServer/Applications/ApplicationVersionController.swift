@@ -70,12 +70,7 @@ struct ApplicationVersionController {
     }
 
     private func application(_ context: AssentRequestContext) async throws -> ApplicationRecord {
-        guard let application = try await applications.application(id: try context.parameter("id")),
-            context.permits(application.id)
-        else {
-            throw AssentServerError.notFound("No application has this id.")
-        }
-        return application
+        try await applications.named(in: context)
     }
 
     static func info(_ version: ApplicationVersionRecord, application: ApplicationRecord) throws

@@ -52,7 +52,9 @@ extension PushSender {
                 category: operation.name, title: Self.browserOutcome(status), body: nil,
                 expiresAt: Date(millis: item.at + 300_000), collapseKey: operation.id)
         }
-        return await attempt(item, content: content, registration: registration) { reason, _ in
+        return await attempt(
+            item, content: content, registration: registration, applicationId: operation.applicationId
+        ) { reason, _ in
             do {
                 let removed = try await approvers.unsubscribed(factor, reason: reason)
                 return (.failed("\(reason); the browser was removed."), removed)

@@ -23,6 +23,9 @@ struct OperatorAPI {
         ApplicationVersionController(
             applications: applications, versions: ApplicationVersionService(environment: environment)
         ).addRoutes(to: api)
+        ApplicationPushController(
+            applications: applications, push: ApplicationPushService(environment: environment)
+        ).addRoutes(to: api)
         ActivationController(
             applications: applications, activations: ActivationService(environment: environment)
         ).addRoutes(to: api)

@@ -81,8 +81,11 @@ struct OutboxDispatcher: Service {
     @discardableResult
     func deliverDue() async throws -> Int {
         let now = environment.nowMillis
+        var channels: [OutboxChannel] = []
+        for (channel, sender) in senders where await sender.isReady() { channels.append(channel) }
+        guard !channels.isEmpty else { return 0 }
         let leased = try await store.claimOutboxItems(
-            channels: Array(senders.keys), owner: owner, now: now, until: now + policy.leaseDuration.millis,
+            channels: channels, owner: owner, now: now, until: now + policy.leaseDuration.millis,
             limit: policy.concurrency * 4)
         await withTaskGroup(of: Void.self) { group in
             var running = 0

@@ -63,8 +63,11 @@ public protocol OutboxSender: Sendable {
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome
     /// Releases connections when the dispatcher stops.
     func shutdown() async
+    /// Whether it can deliver now; while it cannot, this process leaves the channel's messages to one that can.
+    func isReady() async -> Bool
 }
 
 extension OutboxSender {
     public func shutdown() async {}
+    public func isReady() async -> Bool { true }
 }

@@ -5,25 +5,31 @@ import Logging
 import Prometheus
 
 /// Delivers the outbox's `push` messages: one notification to one activation's registered device, through the
-/// service its token belongs to. A token the service declares dead is deleted (only then: a fault in our own
+/// service its token belongs to, with its application's credentials (``ApplicationPushService``). A token the service declares dead is deleted (only then: a fault in our own
 /// credentials never removes a device); a new operation that finished before its push left is not announced.
 struct PushSender: OutboxSender {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore { environment.store }
+    var store: any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore & ApplicationPushStore {
+        environment.store
+    }
+    /// The server's own credentials' clients: the first application's unless it has its own.
     let apns: APNsClient?
     let fcm: FCMClient?
     let hms: HMSClient?
     let webPush: WebPushClient?
+    let applicationClients: ApplicationPushClients
     private let transport: PushTransport
 
     init(environment: ServerEnvironment, settings: PushSettings) throws {
         self.environment = environment
         let transport = try PushTransport(settings: settings)
         self.transport = transport
-        apns = settings.apns.map { APNsClient(settings: $0, transport: transport) }
-        fcm = settings.fcm.map { FCMClient(settings: $0, transport: transport) }
-        hms = settings.hms.map { HMSClient(settings: $0, transport: transport) }
+        let gateways = settings.gateways
+        apns = settings.apns.map { APNsClient(settings: gateways.routing($0), transport: transport) }
+        fcm = settings.fcm.map { FCMClient(settings: gateways.routing($0), transport: transport) }
+        hms = settings.hms.map { HMSClient(settings: gateways.routing($0), transport: transport) }
+        applicationClients = ApplicationPushClients(transport: transport, gateways: gateways)
         webPush = settings.webPush.map { [environment] in
             WebPushClient(settings: $0, transport: transport) { try await VAPIDKey.load(environment) }
         }
@@ -38,6 +44,13 @@ struct PushSender: OutboxSender {
     var channel: OutboxChannel { .push }
 
     func shutdown() async { await transport.shutdown() }
+
+    /// Ready when this process has push credentials of its own or some application has its own: a process without
+    /// any leaves push messages to one that has them.
+    func isReady() async -> Bool {
+        if !(environment.push?.isEmpty ?? true) { return true }
+        return (try? await ApplicationPushService(environment: environment).anyApplicationHasCredentials()) ?? false
+    }
 
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
         guard let activationId = item.target else { return .failed("The push message names no activation.") }
@@ -57,7 +70,9 @@ struct PushSender: OutboxSender {
         guard let content = Self.content(for: item, operation: operation, registration: registration) else {
             return .failed("The operation finished before its push was sent.")
         }
-        return await attempt(item, content: content, registration: registration) { reason, since in
+        return await attempt(
+            item, content: content, registration: registration, applicationId: operation.applicationId
+        ) { reason, since in
             await unregister(registration, reason: reason, since: since)
         }
     }
@@ -65,13 +80,13 @@ struct PushSender: OutboxSender {
     /// Sends `content` once, records the attempt in the trace and `/metrics`; a token the service declares dead is
     /// handed to `unregister`, which says what came of it and whether the registration is gone.
     func attempt(
-        _ item: OutboxItem, content: PushContent, registration: PushRegistrationRecord,
+        _ item: OutboxItem, content: PushContent, registration: PushRegistrationRecord, applicationId: String,
         unregister: (String, Millis?) async -> (DeliveryOutcome, removed: Bool)
     ) async -> DeliveryOutcome {
         let recorder = PushAttemptRecorder()
         let started = ContinuousClock.now
         let delivery = await PushAttemptRecorder.$current.withValue(recorder) {
-            await send(content, to: registration)
+            await send(content, to: registration, applicationId: applicationId)
         }
         let latency = ContinuousClock.now - started
         let outcome: DeliveryOutcome
@@ -90,23 +105,51 @@ struct PushSender: OutboxSender {
         return outcome
     }
 
-    /// Hands `content` to the registration's service.
-    func send(_ content: PushContent, to registration: PushRegistrationRecord) async -> PushDelivery {
-        switch registration.platform {
-        case .apns:
-            guard let apns else { return .failed("APNs is not configured on this server.") }
-            return await apns.send(content, to: registration)
-        case .fcm:
-            guard let fcm else { return .failed("FCM is not configured on this server.") }
-            return await fcm.send(content, to: registration.token)
-        case .hms:
-            guard let hms else { return .failed("HMS is not configured on this server.") }
-            return await hms.send(content, to: registration.token)
-        case .webpush:
+    /// Hands `content` to the registration's service, with the credentials of the application `applicationId`.
+    func send(_ content: PushContent, to registration: PushRegistrationRecord, applicationId: String) async
+        -> PushDelivery
+    {
+        let client: PushServiceClient?
+        if registration.platform == .webpush {
+            client = nil
+        } else {
+            do {
+                client = try await self.client(registration.platform, applicationId: applicationId)
+            } catch {
+                return .retry("The application's push credentials could not be read: \(type(of: error))", after: nil)
+            }
+        }
+        switch (registration.platform, client) {
+        case (.apns, .apns(let apns)?): return await apns.send(content, to: registration)
+        case (.fcm, .fcm(let fcm)?): return await fcm.send(content, to: registration.token)
+        case (.hms, .hms(let hms)?): return await hms.send(content, to: registration.token)
+        case (.apns, _), (.fcm, _), (.hms, _):
+            let service = registration.platform.rawValue
+            return .failed(
+                "The application has no \(service) credentials: set them with PUT /api/v1/applications/"
+                    + "\(applicationId)/push/\(service) (assent admin application push \(service)).")
+        case (.webpush, _):
             guard let webPush else {
                 return .failed("Web Push is not configured on this server (serve --vapid-subject).")
             }
             return await webPush.send(content, to: registration, now: environment.now())
+        }
+    }
+
+    /// The client for `platform` with the application's own credentials, else the server's for the first
+    /// application; `nil` when there are none.
+    private func client(_ platform: PushPlatform, applicationId: String) async throws -> PushServiceClient? {
+        if let own = try await store.applicationPushCredentials(applicationId: applicationId).first(where: {
+            $0.service == platform
+        }) {
+            return try applicationClients.client(for: own)
+        }
+        guard try await ApplicationPushService(environment: environment).isFirst(applicationId) else { return nil }
+        switch platform {
+        case .apns: return apns.map(PushServiceClient.apns)
+        case .fcm: return fcm.map(PushServiceClient.fcm)
+        case .hms: return hms.map(PushServiceClient.hms)
+        case .webpush: return nil
         }
     }
 

@@ -12,6 +12,9 @@ public struct PushSettings: Sendable {
     public var hms: HMSSettings?
     /// Web Push (browsers and UnifiedPush distributors).
     public var webPush: WebPushSettings?
+    /// Where pushes go instead of Apple's, Google's and Huawei's own addresses: for the server's credentials and for
+    /// every application's own alike.
+    public var gateways = PushGateways()
     /// Certificate authorities (PEM) trusted for the push services' TLS besides the system's: for a TLS-inspecting
     /// proxy, or a test server.
     public var additionalTrustRootsPEM: String?
@@ -32,6 +35,48 @@ public struct PushSettings: Sendable {
     public var traceRetention: Duration = .seconds(30 * 86_400)
     /// The retention when no push service is configured.
     public static let defaultTraceRetention: Duration = .seconds(30 * 86_400)
+}
+
+/// Addresses that replace the push services' own (a relay, a test stand-in); `nil` keeps the service's.
+public struct PushGateways: Sendable, Equatable {
+    /// Every APNs push, production and sandbox tokens alike.
+    public var apns: URL?
+    /// The FCM API.
+    public var fcm: URL?
+    /// The Push Kit API.
+    public var hms: URL?
+    /// Huawei's OAuth token endpoint.
+    public var hmsToken: URL?
+
+    public init(apns: URL? = nil, fcm: URL? = nil, hms: URL? = nil, hmsToken: URL? = nil) {
+        self.apns = apns
+        self.fcm = fcm
+        self.hms = hms
+        self.hmsToken = hmsToken
+    }
+
+    /// `settings` sent through these gateways.
+    func routing(_ settings: APNsSettings) -> APNsSettings {
+        var routed = settings
+        if let apns {
+            routed.productionURL = apns
+            routed.developmentURL = apns
+        }
+        return routed
+    }
+
+    func routing(_ settings: FCMSettings) -> FCMSettings {
+        var routed = settings
+        if let fcm { routed.baseURL = fcm }
+        return routed
+    }
+
+    func routing(_ settings: HMSSettings) -> HMSSettings {
+        var routed = settings
+        if let hms { routed.baseURL = hms }
+        if let hmsToken { routed.tokenURL = hmsToken }
+        return routed
+    }
 }
 
 /// APNs with token-based authentication: a `.p8` signing key, its key id and the team id.

@@ -146,6 +146,8 @@ final class ApplicationCache: Sendable {
         var byKey: [String: Entry] = [:]
         /// The first application (the operator API's).
         var first: Entry?
+        /// Whether some application has push credentials of its own, and when that was read.
+        var pushCredentials: (present: Bool, readAt: ContinuousClock.Instant)?
     }
     private let storage = Mutex(Entries())
 

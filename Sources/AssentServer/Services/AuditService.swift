@@ -29,6 +29,8 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case apiKeyCreated = "api_key.created"
     case apiKeyRevoked = "api_key.revoked"
     case applicationCreated = "application.created"
+    case applicationPushRemoved = "application.push_removed"
+    case applicationPushSet = "application.push_set"
     case applicationRenamed = "application.renamed"
     case applicationVersionCreated = "application.version_created"
     case applicationVersionSupported = "application.version_supported"

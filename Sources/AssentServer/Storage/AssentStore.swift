@@ -9,7 +9,7 @@ import Foundation
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
 public protocol AssentStore: ApplicationStore, ApplicationVersionStore, OperatorStore, ActivationStore, ReplayGuard,
     APIKeyStore,
-    OperationStore, OutboxStore,
+    OperationStore, ApplicationPushStore, OutboxStore,
     DeviceEventStore, RateLimitStore, PushRegistrationStore, PushDeliveryStore, AuditStore, AuditChainStore,
     OpenIDStore, TFAStore,
     PasskeyStore,

@@ -68,6 +68,7 @@ enum Migrations {
         Migration(version: 23, sqlite: browserApproversV23(.sqlite), postgres: browserApproversV23(.postgres)),
         Migration(version: 24, sqlite: operatorsV24(.sqlite), postgres: operatorsV24(.postgres)),
         Migration(version: 25, sqlite: apiKeyApplicationsV25(.sqlite), postgres: apiKeyApplicationsV25(.postgres)),
+        Migration(version: 26, sqlite: applicationPushV26(.sqlite), postgres: applicationPushV26(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

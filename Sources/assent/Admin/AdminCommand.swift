@@ -101,12 +101,12 @@ enum TextTable {
 struct ApplicationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "application",
-        abstract: "Show, list and create applications; set the name people see; manage versions.",
+        abstract: "Show, list and create applications; set the name people see; manage versions and push credentials.",
         discussion: """
             Every admin command works with the first application unless --application ID (or ASSENT_APPLICATION) \
             names another.
             """,
-        subcommands: [Show.self, List.self, Create.self, Update.self, VersionCommand.self],
+        subcommands: [Show.self, List.self, Create.self, Update.self, VersionCommand.self, PushCommand.self],
         defaultSubcommand: Show.self)
 
     static func table(_ info: ApplicationInfo) -> [[String]] {

@@ -1,0 +1,108 @@
+import Foundation
+
+/// `PUT /api/v1/applications/{id}/push/apns`: the application's APNs credentials (token-based authentication).
+public struct APNsCredentialsRequest: Codable, Sendable, Equatable {
+    /// The 10-character Apple Team ID.
+    public var teamId: String
+    /// The 10-character Key ID of the signing key.
+    public var keyId: String
+    /// The `.p8` file's text (PKCS#8 PEM of a P-256 key).
+    public var privateKey: String
+    /// The app's bundle id (`apns-topic`).
+    public var topic: String
+
+    public init(teamId: String, keyId: String, privateKey: String, topic: String) {
+        self.teamId = teamId
+        self.keyId = keyId
+        self.privateKey = privateKey
+        self.topic = topic
+    }
+}
+
+/// `PUT /api/v1/applications/{id}/push/fcm`: the application's Firebase project, as Google's service-account JSON.
+public struct FCMCredentialsRequest: Codable, Sendable, Equatable {
+    /// The service-account JSON file's text.
+    public var serviceAccount: String
+
+    public init(serviceAccount: String) { self.serviceAccount = serviceAccount }
+}
+
+/// `PUT /api/v1/applications/{id}/push/hms`: the application's Huawei Push Kit app.
+public struct HMSCredentialsRequest: Codable, Sendable, Equatable {
+    public var appId: String
+    public var appSecret: String
+
+    public init(appId: String, appSecret: String) {
+        self.appId = appId
+        self.appSecret = appSecret
+    }
+}
+
+/// `GET /api/v1/applications/{id}/push`: which push credentials the application's devices are reached with. Never
+/// carries a secret.
+public struct ApplicationPushInfo: Codable, Sendable, Equatable {
+    /// Where a service's credentials come from.
+    public enum Source: String, Codable, Sendable {
+        /// Set for this application (`PUT …/push/{service}`).
+        case application
+        /// The server's own (`assent serve --apns-*`, `--fcm-*`, `--hms-*`), used by the first application when it
+        /// has none of its own.
+        case server
+    }
+
+    public struct APNs: Codable, Sendable, Equatable {
+        public var source: Source
+        public var teamId: String
+        public var keyId: String
+        public var topic: String
+        /// When the application's own were set; absent for the server's.
+        public var updatedAt: Date?
+
+        public init(source: Source, teamId: String, keyId: String, topic: String, updatedAt: Date?) {
+            self.source = source
+            self.teamId = teamId
+            self.keyId = keyId
+            self.topic = topic
+            self.updatedAt = updatedAt
+        }
+    }
+
+    public struct FCM: Codable, Sendable, Equatable {
+        public var source: Source
+        public var projectId: String
+        public var clientEmail: String
+        public var updatedAt: Date?
+
+        public init(source: Source, projectId: String, clientEmail: String, updatedAt: Date?) {
+            self.source = source
+            self.projectId = projectId
+            self.clientEmail = clientEmail
+            self.updatedAt = updatedAt
+        }
+    }
+
+    public struct HMS: Codable, Sendable, Equatable {
+        public var source: Source
+        public var appId: String
+        public var updatedAt: Date?
+
+        public init(source: Source, appId: String, updatedAt: Date?) {
+            self.source = source
+            self.appId = appId
+            self.updatedAt = updatedAt
+        }
+    }
+
+    public var applicationId: String
+    /// Absent: the application's iOS devices are not reached by APNs.
+    public var apns: APNs?
+    public var fcm: FCM?
+    public var hms: HMS?
+
+    public init(applicationId: String, apns: APNs? = nil, fcm: FCM? = nil, hms: HMS? = nil) {
+        self.applicationId = applicationId
+        self.apns = apns
+        self.fcm = fcm
+        self.hms = hms
+    }
+}
