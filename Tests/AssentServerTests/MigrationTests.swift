@@ -64,6 +64,52 @@ struct MigrationTests {
     }
 
     @Test(
+        "Version 27: the operation templates a database had become its first application's, and each application's are its own",
+        arguments: Backend.all)
+    func templatesOfVersion27(backend: Backend) async throws {
+        let store = try await Self.emptyStore(backend)
+        defer { Task { try? await store.shutdown() } }
+        try await store.database.raw(
+            "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
+        ).run()
+        for migration in Migrations.all where migration.version < 27 {
+            for statement in backend == .sqlite ? migration.sqlite : migration.postgres {
+                try await store.database.raw(SQLQueryString(statement)).run()
+            }
+            try await store.database.raw(
+                "INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: migration.version), 0)"
+            ).run()
+        }
+        func application(_ name: String, at: Millis) -> ApplicationRecord {
+            ApplicationRecord(
+                id: UUID().uuidString.lowercased(), name: name, applicationKey: name, applicationSecret: name,
+                masterPrivateKey: ECPrivateKey(), createdAt: at)
+        }
+        let first = application("default", at: 1_000)
+        let second = application("Business", at: 2_000)
+        try await store.insertApplication(second)
+        try await store.insertApplication(first)
+        try await store.database.raw(
+            """
+            INSERT INTO operation_templates (name, body, updated_at) VALUES ('payment', '{"name":"authorize_payment"}', 5)
+            """
+        ).run()
+
+        try await store.migrate()
+
+        let moved = try await store.template(applicationId: first.id, name: "payment")
+        #expect(moved?.body == #"{"name":"authorize_payment"}"# && moved?.updatedAt == 5)
+        #expect(try await store.template(applicationId: second.id, name: "payment") == nil)
+        // The same name in the second application is another template; saving again replaces only its own.
+        try await store.putTemplate(applicationId: second.id, name: "payment", body: "{}", at: 6)
+        try await store.putTemplate(applicationId: second.id, name: "payment", body: #"{"a":1}"#, at: 7)
+        #expect(try await store.templates(applicationId: second.id).map(\.body) == [#"{"a":1}"#])
+        #expect(try await store.templates(applicationId: first.id).map(\.updatedAt) == [5])
+        #expect(try await store.deleteTemplate(applicationId: second.id, name: "payment"))
+        #expect(try await store.template(applicationId: first.id, name: "payment") != nil)
+    }
+
+    @Test(
         "Version 12: no subject index on the outbox; the finished-time index holds finished operations and serves the per-hour counts",
         arguments: Backend.all)
     func indexesOfVersion12(backend: Backend) async throws {

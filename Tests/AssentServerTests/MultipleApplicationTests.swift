@@ -100,6 +100,26 @@ struct MultipleApplicationTests {
             #expect(blocked.status == "BLOCKED")
             #expect(try await retail.status().state == .active)
 
+            // Operation templates are the application's own: one of the second is unknown to the first.
+            let saved = try await send(
+                "PUT", "/api/v1/operation-templates/business_payment\(q)",
+                #"{"name":"authorize_payment","data":"A1*A{amount}CZK","formData":{"en":{"title":"Pay","message":"{amount} CZK"}}}"#
+            )
+            #expect(saved.status == 200, "\(saved.text)")
+            let secondTemplates = try await server.operatorCall(
+                client, "GET", "/api/v1/operation-templates\(q)", as: OperationTemplateList.self)
+            #expect(secondTemplates.templates.map(\.name) == ["business_payment"])
+            let firstTemplates = try await server.operatorCall(
+                client, "GET", "/api/v1/operation-templates", as: OperationTemplateList.self)
+            #expect(firstTemplates.templates.isEmpty)
+            let fromTemplate = #"{"template":"business_payment","params":{"amount":"250"},"userId":"alice"}"#
+            let unknownThere = try await send("POST", "/api/v1/operations", fromTemplate)
+            #expect(unknownThere.status == 404 && unknownThere.text.contains("No operation template"))
+            let templated = try await send("POST", "/api/v1/operations\(q)", fromTemplate)
+            #expect(templated.status == 201 && templated.text.contains("250 CZK"), "\(templated.text)")
+            #expect(try await send("DELETE", "/api/v1/operation-templates/business_payment").status == 404)
+            #expect(try await send("DELETE", "/api/v1/operation-templates/business_payment\(q)").status == 204)
+
             // Second factors and OpenID clients are the application's own.
             _ = try await send(
                 "POST", "/api/v1/tfa/accounts\(q)", #"{"userId":"carol","password":"correct horse battery"}"#)

@@ -20,32 +20,32 @@ struct OneCommitTests {
         let store: any AssentStore = server.store
         await #expect(throws: Abandoned.self) {
             try await store.inOneCommit { store in
-                try await store.putTemplate(name: "first", body: "{}", at: 1)
-                try await store.putTemplate(name: "second", body: "{}", at: 1)
+                try await store.putTemplate(applicationId: server.application.id, name: "first", body: "{}", at: 1)
+                try await store.putTemplate(applicationId: server.application.id, name: "second", body: "{}", at: 1)
                 // Inside the transaction its own writes are visible.
-                #expect(try await store.template(name: "first") != nil)
+                #expect(try await store.template(applicationId: server.application.id, name: "first") != nil)
                 throw Abandoned()
             }
         }
-        #expect(try await store.template(name: "first") == nil)
-        #expect(try await store.template(name: "second") == nil)
+        #expect(try await store.template(applicationId: server.application.id, name: "first") == nil)
+        #expect(try await store.template(applicationId: server.application.id, name: "second") == nil)
 
         // A failed statement aborts the transaction even when the error is caught: the commit must not claim success.
         await #expect(throws: AssentServerError.self) {
             try await store.inOneCommit { store in
-                try await store.putTemplate(name: "third", body: "{}", at: 1)
+                try await store.putTemplate(applicationId: server.application.id, name: "third", body: "{}", at: 1)
                 // The application exists already: the insert fails on its primary key.
                 try? await store.insertApplication(server.application)
             }
         }
-        #expect(try await store.template(name: "third") == nil)
+        #expect(try await store.template(applicationId: server.application.id, name: "third") == nil)
 
         let kept = try await store.inOneCommit { store in
-            try await store.putTemplate(name: "fourth", body: "{}", at: 1)
+            try await store.putTemplate(applicationId: server.application.id, name: "fourth", body: "{}", at: 1)
             return "committed"
         }
         #expect(kept == "committed")
-        #expect(try await store.template(name: "fourth") != nil)
+        #expect(try await store.template(applicationId: server.application.id, name: "fourth") != nil)
     }
 
     @Test(

@@ -15,7 +15,7 @@ extension ConsolePages {
         }
         router.get("console/operations/new") { request, _ in
             try await page(request, scope: .operationsWrite) { visit in
-                let saved = try await templates.all()
+                let saved = try await templates.all(in: try await applications.defaultApplication())
                 let chosen = kept(visit, "template")
                 let page = ConsoleNewOperationPage(
                     user: kept(visit, "user") ?? visit.query("user") ?? "", params: kept(visit, "params") ?? "",

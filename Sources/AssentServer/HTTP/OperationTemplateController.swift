@@ -2,9 +2,10 @@ import AssentModel
 import Foundation
 import Hummingbird
 
-/// `/api/v1/operation-templates`: save, list and delete operation templates.
+/// `/api/v1/operation-templates`: save, list and delete the selected application's operation templates.
 struct OperationTemplateController {
     let templates: OperationTemplateService
+    let applications: ApplicationService
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
         api.requiring(.operationsRead).get("operation-templates", use: list)
@@ -15,16 +16,21 @@ struct OperationTemplateController {
 
     @Sendable func save(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode([String: JSONValue].self, from: request)
-        let saved = try await templates.save(name: try context.parameter("name"), body: body, actor: context.actor)
+        let saved = try await templates.save(
+            name: try context.parameter("name"), body: body, in: try await applications.selected(context),
+            actor: context.actor)
         return try HTTPSupport.operatorJSON(Self.info(saved))
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(OperationTemplateList(templates: try await templates.all().map(Self.info)))
+        try HTTPSupport.operatorJSON(
+            OperationTemplateList(
+                templates: try await templates.all(in: try await applications.selected(context)).map(Self.info)))
     }
 
     @Sendable func delete(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try await templates.delete(name: try context.parameter("name"), actor: context.actor)
+        try await templates.delete(
+            name: try context.parameter("name"), in: try await applications.selected(context), actor: context.actor)
         return Response(status: .noContent)
     }
 

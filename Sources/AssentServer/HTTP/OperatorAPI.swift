@@ -33,7 +33,9 @@ struct OperatorAPI {
             applications: applications, operations: OperationService(environment: environment),
             links: ApprovalLinks(environment: environment)
         ).addRoutes(to: api)
-        OperationTemplateController(templates: OperationTemplateService(environment: environment)).addRoutes(to: api)
+        OperationTemplateController(
+            templates: OperationTemplateService(environment: environment), applications: applications
+        ).addRoutes(to: api)
         ClientController(
             applications: applications, clients: ClientService(environment: environment),
             signingKeys: SigningKeyService(environment: environment)

@@ -47,7 +47,8 @@ public struct OperationService: Sendable {
     func create(
         _ request: CreateOperationRequest, application: ApplicationRecord, actor: String, devices: [String]?
     ) async throws -> OperationRecord {
-        let resolved = try await OperationTemplateService(environment: environment).instantiate(request)
+        let resolved = try await OperationTemplateService(environment: environment).instantiate(
+            request, in: application)
         var operation = try validated(resolved, application: application)
         operation.devices = devices
         try await store.insertOperation(operation)

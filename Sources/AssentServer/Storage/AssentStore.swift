@@ -90,10 +90,11 @@ public protocol OperationStore: Sendable {
     /// Ids of pending operations whose expiry has passed.
     func overdueOperationIds(now: Millis, limit: Int) async throws -> [String]
 
-    func putTemplate(name: String, body: String, at: Millis) async throws
-    func template(name: String) async throws -> (body: String, updatedAt: Millis)?
-    func templates() async throws -> [(name: String, body: String, updatedAt: Millis)]
-    func deleteTemplate(name: String) async throws -> Bool
+    /// Operation templates are each application's own.
+    func putTemplate(applicationId: String, name: String, body: String, at: Millis) async throws
+    func template(applicationId: String, name: String) async throws -> (body: String, updatedAt: Millis)?
+    func templates(applicationId: String) async throws -> [(name: String, body: String, updatedAt: Millis)]
+    func deleteTemplate(applicationId: String, name: String) async throws -> Bool
 }
 
 /// The one outbox of every delivery channel (webhooks, push, CIBA callbacks, codes).

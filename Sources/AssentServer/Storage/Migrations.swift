@@ -69,6 +69,8 @@ enum Migrations {
         Migration(version: 24, sqlite: operatorsV24(.sqlite), postgres: operatorsV24(.postgres)),
         Migration(version: 25, sqlite: apiKeyApplicationsV25(.sqlite), postgres: apiKeyApplicationsV25(.postgres)),
         Migration(version: 26, sqlite: applicationPushV26(.sqlite), postgres: applicationPushV26(.postgres)),
+        Migration(
+            version: 27, sqlite: templatesPerApplicationV27(.sqlite), postgres: templatesPerApplicationV27(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -653,23 +653,31 @@ public final class SQLStore: AssentStore {
 
     // MARK: Operation templates
 
-    public func putTemplate(name: String, body: String, at: Millis) async throws {
+    public func putTemplate(applicationId: String, name: String, body: String, at: Millis) async throws {
         try await database.raw(
             """
-            INSERT INTO operation_templates (name, body, updated_at) VALUES (\(bind: name), \(bind: body), \(bind: at))
-            ON CONFLICT (name) DO UPDATE SET body = EXCLUDED.body, updated_at = EXCLUDED.updated_at
+            INSERT INTO operation_templates (application_id, name, body, updated_at)
+            VALUES (\(bind: applicationId), \(bind: name), \(bind: body), \(bind: at))
+            ON CONFLICT (application_id, name) DO UPDATE SET body = EXCLUDED.body, updated_at = EXCLUDED.updated_at
             """
         ).run()
     }
 
-    public func template(name: String) async throws -> (body: String, updatedAt: Millis)? {
-        guard let row = try await database.raw("SELECT * FROM operation_templates WHERE name = \(bind: name)").first()
+    public func template(applicationId: String, name: String) async throws -> (body: String, updatedAt: Millis)? {
+        guard
+            let row = try await database.raw(
+                """
+                SELECT * FROM operation_templates WHERE application_id = \(bind: applicationId) AND name = \(bind: name)
+                """
+            ).first()
         else { return nil }
         return (try row.decode(column: "body", as: String.self), try row.decode(column: "updated_at", as: Int64.self))
     }
 
-    public func templates() async throws -> [(name: String, body: String, updatedAt: Millis)] {
-        try await database.raw("SELECT * FROM operation_templates ORDER BY name").all().map {
+    public func templates(applicationId: String) async throws -> [(name: String, body: String, updatedAt: Millis)] {
+        try await database.raw(
+            "SELECT * FROM operation_templates WHERE application_id = \(bind: applicationId) ORDER BY name"
+        ).all().map {
             (
                 try $0.decode(column: "name", as: String.self), try $0.decode(column: "body", as: String.self),
                 try $0.decode(column: "updated_at", as: Int64.self)
@@ -677,9 +685,13 @@ public final class SQLStore: AssentStore {
         }
     }
 
-    public func deleteTemplate(name: String) async throws -> Bool {
-        !(try await database.raw("DELETE FROM operation_templates WHERE name = \(bind: name) RETURNING name").all())
-            .isEmpty
+    public func deleteTemplate(applicationId: String, name: String) async throws -> Bool {
+        !(try await database.raw(
+            """
+            DELETE FROM operation_templates WHERE application_id = \(bind: applicationId) AND name = \(bind: name) \
+            RETURNING name
+            """
+        ).all()).isEmpty
     }
 
     // MARK: Audit
