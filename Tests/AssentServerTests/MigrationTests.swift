@@ -132,7 +132,7 @@ struct MigrationTests {
         if backend == .sqlite {
             // The console's per-hour counts still read the partial index.
             let plan = try await store.database.raw(
-                "EXPLAIN QUERY PLAN " + SQLStore.finishedPerHourQuery(since: 0)
+                "EXPLAIN QUERY PLAN " + SQLStore.finishedPerHourQuery(applicationId: "a", since: 0)
             ).all().map { try $0.decode(column: "detail", as: String.self) }
             #expect(plan.contains { $0.contains("USING INDEX operations_finished") }, "\(plan)")
         }

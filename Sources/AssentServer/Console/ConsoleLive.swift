@@ -28,17 +28,27 @@ struct ConsoleLive: Sendable {
                 }
                 .prefix(Self.limit))
         }
-        let activationIds = visit.allows(.activationsRead) ? ids("activations") : []
-        let operationIds = visit.allows(.operationsRead) ? ids("operations") : []
+        let requestedActivations = visit.allows(.activationsRead) ? ids("activations") : []
+        let requestedOperations = visit.allows(.operationsRead) ? ids("operations") : []
         let activations = ActivationService(environment: environment)
         let operations = OperationService(environment: environment)
         var users = Set<String>()
-        for id in activationIds.prefix(1) {
-            if let user = try await activations.find(id: id)?.userId { users.insert(user) }
+        // Only the visit's application's: another's ids are not followed.
+        var ownActivations: [String] = []
+        for id in requestedActivations {
+            if let activation = try await activations.find(id: id), activation.applicationId == visit.application.id {
+                ownActivations.append(id)
+                if ownActivations.count == 1 { users.insert(activation.userId) }
+            }
         }
-        for id in operationIds.prefix(1) {
-            if let user = try await operations.find(id: id)?.userId { users.insert(user) }
+        var ownOperations: [String] = []
+        for id in requestedOperations {
+            if let operation = try await operations.find(id: id), operation.applicationId == visit.application.id {
+                ownOperations.append(id)
+                if ownOperations.count == 1, let user = operation.userId { users.insert(user) }
+            }
         }
+        let (activationIds, operationIds) = (ownActivations, ownOperations)
         let subscription = users.count == 1 ? users.first.map { environment.events.subscribe(userId: $0) } : nil
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys

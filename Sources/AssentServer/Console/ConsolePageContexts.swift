@@ -9,6 +9,22 @@ struct ConsoleFrame: Sendable {
     var navOperations: Bool
     var navAudit: Bool
     var navClients: Bool
+    /// The application's page (keys, versions, push credentials) and the operators' page.
+    var navApplication: Bool
+    var navOperators: Bool
+    /// The application the console works with.
+    var currentApplication: String
+    /// The switcher's choices; empty when there is only one to work with.
+    struct ApplicationChoice: Sendable {
+        var id: String
+        var name: String
+        var selected: Bool
+    }
+    var applications: [ApplicationChoice]
+    /// Whether there is a choice (set with ``applications``: the page sees stored fields only).
+    var hasChoices = false
+    /// Where the switcher returns to.
+    var back: String
     var message: String?
     var error: String?
     var live: String?

@@ -14,7 +14,7 @@ extension ConsolePages {
         router.get("console/users") { request, _ in
             try await page(request, scope: .activationsRead) { visit in
                 let prefix = visit.query("q")
-                let users = try await queries.users(prefix: prefix, limit: 100)
+                let users = try await queries.users(in: visit.application, prefix: prefix, limit: 100)
                 let page = ConsoleUsersPage(
                     q: prefix ?? "", empty: users.isEmpty, canCreate: visit.allows(.activationsWrite),
                     users: users.map {
@@ -38,7 +38,7 @@ extension ConsolePages {
                     throw AssentServerError.invalidRequest("The commit mode is auto or manual.")
                 }
                 let created = try await activations.create(
-                    application: try await applications.defaultApplication(), userId: userId, commitMode: mode,
+                    application: visit.application, userId: userId, commitMode: mode,
                     actor: visit.actor)
                 return (
                     Self.activationPath(created.activation.id),
@@ -54,8 +54,10 @@ extension ConsolePages {
         for format in ["png", "svg"] {
             router.get("console/activations/{id}/qr.\(format)") { request, context in
                 let id = try context.parameters.require("id")
-                return try await page(request, scope: .activationsWrite) { _ in
-                    guard let text = try await activations.pendingQRText(id: id) else {
+                return try await page(request, scope: .activationsWrite) { visit in
+                    guard try await activations.find(id: id)?.applicationId == visit.application.id,
+                        let text = try await activations.pendingQRText(id: id)
+                    else {
                         return Response(status: .notFound, headers: WebPages.securityHeaders)
                     }
                     let code = try QRCode(text: text, errorCorrection: .medium)
@@ -85,6 +87,7 @@ extension ConsolePages {
                 return try await action(
                     request, scope: .activationsWrite, back: Self.activationPath(id), confirm: confirmations[verb]
                 ) { visit in
+                    _ = try await ownActivation(id, visit)
                     switch verb {
                     case "commit": _ = try await activations.commit(id: id, actor: visit.actor)
                     case "block":
@@ -103,7 +106,8 @@ extension ConsolePages {
     static func activationPath(_ id: String) -> String { "/console/activations/\(FormEncoding.escape(id))" }
 
     private func user(_ userId: String, _ visit: Visit) async throws -> Response {
-        let list = try await activations.list(userId: userId).reversed()
+        let list = try await activations.list(userId: userId).filter { $0.0.applicationId == visit.application.id }
+            .reversed()
         var rows: [ConsoleUserPage.Activation] = []
         for (activation, push) in list {
             rows.append(
@@ -119,7 +123,7 @@ extension ConsolePages {
         var page = ConsoleUserPage(
             user: userId, canCreate: visit.allows(.activationsWrite), activations: rows, empty: list.isEmpty)
         if let (until, operationId) = try await PushFactor(environment: environment).suspension(
-            applicationId: try await applications.defaultApplication().id, userId: userId)
+            applicationId: visit.application.id, userId: userId)
         {
             page.fraudNotice =
                 "\(userId) reported a sign-in as fraud on their phone (operation \(operationId)): push sign-ins are "
@@ -128,7 +132,7 @@ extension ConsolePages {
         var live = Self.liveURL(activations: list.map(\.0.id))
         if visit.allows(.operationsRead) {
             let recent = try await queries.recentOperations(
-                userId: userId, status: nil, before: nil, limit: 10)
+                in: visit.application, userId: userId, status: nil, before: nil, limit: 10)
             page.operations = recent.map(Self.operationRow)
             page.operationsUrl = Self.link("/console/operations", ["user": userId])
             page.showOperations = true
@@ -138,9 +142,7 @@ extension ConsolePages {
     }
 
     private func activation(_ id: String, _ visit: Visit) async throws -> Response {
-        guard let activation = try await activations.find(id: id) else {
-            throw AssentServerError.activationNotFound()
-        }
+        let activation = try await ownActivation(id, visit)
         let write = visit.allows(.activationsWrite)
         var page = ConsoleActivationPage(
             id: activation.id, user: activation.userId, userUrl: Self.userPath(activation.userId),

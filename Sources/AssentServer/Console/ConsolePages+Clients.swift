@@ -7,7 +7,9 @@ extension ConsolePages {
     func registerClients(on router: Router<AssentRequestContext>) {
         router.get("console/clients") { request, _ in
             try await page(request, scope: .clientsRead) { visit in
-                let clients = try await ClientService(environment: environment).all()
+                let clients = try await ClientService(environment: environment).all().filter {
+                    $0.applicationId == visit.application.id
+                }
                 let page = ConsoleClientsPage(
                     empty: clients.isEmpty,
                     clients: clients.map { client in

@@ -15,7 +15,7 @@ extension ConsolePages {
         }
         router.get("console/operations/new") { request, _ in
             try await page(request, scope: .operationsWrite) { visit in
-                let saved = try await templates.all(in: try await applications.defaultApplication())
+                let saved = try await templates.all(in: visit.application)
                 let chosen = kept(visit, "template")
                 let page = ConsoleNewOperationPage(
                     user: kept(visit, "user") ?? visit.query("user") ?? "", params: kept(visit, "params") ?? "",
@@ -33,8 +33,7 @@ extension ConsolePages {
         router.post("console/operations") { request, _ in
             try await action(request, scope: .operationsWrite, back: "/console/operations/new") { visit in
                 let operation = try await operations.create(
-                    try Self.operationRequest(visit.form), application: try await applications.defaultApplication(),
-                    actor: visit.actor)
+                    try Self.operationRequest(visit.form), application: visit.application, actor: visit.actor)
                 return (Self.operationPath(operation.id), "Operation created: it waits on the user's phones.")
             }
         }
@@ -52,6 +51,7 @@ extension ConsolePages {
             return try await action(
                 request, scope: .operationsWrite, back: Self.operationPath(id), confirm: confirm
             ) { visit in
+                _ = try await ownOperation(id, visit)
                 let reason = visit.form["reason"].flatMap { $0.isEmpty ? nil : $0 }
                 _ = try await operations.cancel(id: id, reason: reason, actor: visit.actor)
                 return (Self.operationPath(id), "Operation canceled.")
@@ -60,6 +60,7 @@ extension ConsolePages {
         router.post("console/operations/{id}/offline") { request, context in
             let id = try context.parameters.require("id")
             return try await form(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
+                _ = try await ownOperation(id, visit)
                 let activationId = visit.form["activation"].flatMap { $0.isEmpty ? nil : $0 }
                 let qr = try await operations.offlineQR(
                     id: id,
@@ -71,6 +72,7 @@ extension ConsolePages {
         router.post("console/operations/{id}/offline-verify") { request, context in
             let id = try context.parameters.require("id")
             return try await form(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
+                _ = try await ownOperation(id, visit)
                 let activationId = visit.form["activation"] ?? ""
                 let message: String
                 do {
@@ -96,7 +98,8 @@ extension ConsolePages {
         }
         router.get("console/operations/{id}/proximity.png") { request, context in
             let id = try context.parameters.require("id")
-            return try await page(request, scope: .operationsRead) { _ in
+            return try await page(request, scope: .operationsRead) { visit in
+                _ = try await ownOperation(id, visit)
                 let code = try await operations.proximityCode(id: id, scheme: "assent")
                 return Self.png(try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))
             }
@@ -121,7 +124,7 @@ extension ConsolePages {
         let before = visit.query("before").flatMap(OperationCursor.init(text:))
         let pageSize = 100
         let found = try await queries.recentOperations(
-            userId: userId, status: status, before: before, limit: pageSize + 1)
+            in: visit.application, userId: userId, status: status, before: before, limit: pageSize + 1)
         let list = Array(found.prefix(pageSize))
         var page = ConsoleOperationsPage(
             user: userId ?? "", empty: list.isEmpty,
@@ -146,7 +149,7 @@ extension ConsolePages {
     private func operation(
         _ id: String, _ visit: Visit, offlineQR: String? = nil, offlineActivation: String? = nil, error: String? = nil
     ) async throws -> Response {
-        let operation = try await operations.get(id: id)
+        let operation = try await ownOperation(id, visit)
         let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let pending = operation.status == .pending
         let write = visit.allows(.operationsWrite)

@@ -10,6 +10,8 @@ import Hummingbird
 struct ConsoleState: Codable, Sendable {
     var apiKeyId: String? = nil
     var operatorId: String? = nil
+    /// The application the console works with (the switcher's choice); `nil`: the first one the operator may see.
+    var applicationId: String? = nil
     /// The sentence the last action left for the next page.
     var message: String?
     /// Whether that sentence says the action was refused.
@@ -83,12 +85,17 @@ struct ConsolePages: Sendable {
         func allows(_ scope: APIScope) -> Bool { scopes.contains(.all) || scopes.contains(scope) }
     }
 
-    /// A signed-in request: its session, the operator key behind it, and (for a POST) its form.
+    /// A signed-in request: its session, the operator key behind it, the application it works with, and (for a
+    /// POST) its form.
     struct Visit: Sendable {
         var session: Session
         var principal: Principal
         var form: [String: String]
         var request: Request
+        /// The application every page and action of this visit works with.
+        var application: ApplicationRecord
+        /// The applications the operator may switch to (the current one among them).
+        var applications: [ApplicationRecord]
 
         var actor: String { principal.actor }
         func allows(_ scope: APIScope) -> Bool { principal.allows(scope) }
@@ -131,16 +138,35 @@ struct ConsolePages: Sendable {
         }
         router.post("console/setup") { request, _ in try await setUp(request) }
         router.get("console") { request, _ in try await page(request) { try await dashboard($0) } }
+        router.post("console/switch-application") { request, _ in
+            try await form(request, scope: nil, back: "/console") { visit in
+                guard let chosen = visit.applications.first(where: { $0.id == visit.form["application"] }) else {
+                    throw AssentServerError.notFound("Your account may not work with this application.")
+                }
+                var session = visit.session
+                session.state.applicationId = chosen.id
+                session.state.message = "The console now works with \(chosen.name)."
+                _ = try await sessions.save(&session)
+                // Back to the page the switch was made on, unless it shows one resource of the other application.
+                let back = visit.form["back"] ?? "/console"
+                let stays = [
+                    "/console", "/console/users", "/console/operations", "/console/clients",
+                    "/console/audit", "/console/application", "/console/operators", "/console/me",
+                ].contains(back)
+                return WebPages.redirect(stays ? back : "/console")
+            }
+        }
         router.post("console/application") { request, _ in
             try await action(request, scope: .applicationWrite, back: "/console") { visit in
                 let renamed = try await applications.rename(
-                    id: try await applications.defaultApplication().id, to: visit.form["name"] ?? "",
-                    actor: visit.actor)
+                    id: visit.application.id, to: visit.form["name"] ?? "", actor: visit.actor)
                 return ("/console", "People now see the application as \(renamed.name).")
             }
         }
         registerActivations(on: router)
         registerClients(on: router)
+        registerApplications(on: router)
+        registerOperators(on: router)
         registerOperations(on: router)
         router.get("console/audit") { request, _ in
             try await page(request, scope: .auditRead) { try await audit($0) }
@@ -332,15 +358,16 @@ struct ConsolePages: Sendable {
             }
             form = posted
         }
-        let visit = Visit(session: session, principal: principal, form: form, request: request)
-        if let limited = principal.applications,
-            !limited.contains(try await applications.defaultApplication().id)
-        {
-            return render(
-                ConsoleErrorPage(
-                    detail: "Your account works with other applications than the one this console shows."),
-                title: "Not allowed", visit, status: .forbidden)
+        let permitted = try await applications.all().filter { principal.applications?.contains($0.id) ?? true }
+        guard let first = permitted.first else {
+            return pages.error(
+                .forbidden, "Your account is limited to applications this server no longer has: ask an admin.",
+                next: Self.signInPath)
         }
+        let current = permitted.first { $0.id == session.state.applicationId } ?? first
+        let visit = Visit(
+            session: session, principal: principal, form: form, request: request, application: current,
+            applications: permitted)
         if let scope, !principal.allows(scope) { return missing(scope, visit) }
         do {
             return try await body(visit)
@@ -400,7 +427,16 @@ struct ConsolePages: Sendable {
         var frame = ConsoleFrame(
             title: title, operator: visit.principal.label, csrf: visit.session.csrfToken,
             navActivations: visit.allows(.activationsRead), navOperations: visit.allows(.operationsRead),
-            navAudit: visit.allows(.auditRead), navClients: visit.allows(.clientsRead), error: error, live: live)
+            navAudit: visit.allows(.auditRead), navClients: visit.allows(.clientsRead),
+            navApplication: visit.allows(.applicationRead), navOperators: visit.allows(.operatorsWrite),
+            currentApplication: visit.application.name,
+            applications: visit.applications.count < 2
+                ? []
+                : visit.applications.map {
+                    .init(id: $0.id, name: $0.name, selected: $0.id == visit.application.id)
+                },
+            back: visit.request.method == .get ? visit.request.uri.path : "/console", error: error, live: live)
+        frame.hasChoices = !frame.applications.isEmpty
         if error == nil, let message = visit.session.state.message {
             if visit.session.state.failed == true { frame.error = message } else { frame.message = message }
         }
@@ -428,6 +464,22 @@ struct ConsolePages: Sendable {
                     ConsoleConfirmPage.Field(name: $0.key, value: $0.value)
                 }
             ), title: confirm.title, visit)
+    }
+
+    /// The activation `id` of the visit's application.
+    /// - Throws: `ACTIVATION_NOT_FOUND` when there is none, or it is another application's.
+    func ownActivation(_ id: String, _ visit: Visit) async throws -> ActivationRecord {
+        guard let activation = try await activations.find(id: id), activation.applicationId == visit.application.id
+        else { throw AssentServerError.activationNotFound() }
+        return activation
+    }
+
+    /// The operation `id` of the visit's application.
+    /// - Throws: `OPERATION_NOT_FOUND` when there is none, or it is another application's.
+    func ownOperation(_ id: String, _ visit: Visit) async throws -> OperationRecord {
+        guard let operation = try await operations.find(id: id), operation.applicationId == visit.application.id
+        else { throw AssentServerError.operationNotFound() }
+        return operation
     }
 
     /// What a refused form held, for the page it went back to.
@@ -471,14 +523,15 @@ struct ConsolePages: Sendable {
     private func dashboard(_ visit: Visit) async throws -> Response {
         var page = ConsoleDashboardPage()
         if visit.allows(.activationsRead) {
-            let counts = try await queries.activationCounts()
+            let counts = try await queries.activationCounts(in: visit.application)
             page.showActivations = true
             page.activationCounts = ActivationState.allCases.map { .init(state: $0.name, count: counts[$0] ?? 0) }
         }
         if visit.allows(.operationsRead) {
             let now = environment.nowMillis
             let hour = now / 3_600_000
-            let rows = try await queries.finishedOperationsPerHour(since: (hour - 23) * 3_600_000)
+            let rows = try await queries.finishedOperationsPerHour(
+                in: visit.application, since: (hour - 23) * 3_600_000)
             page.showChart = true
             page.chart = DashboardChart.svg(rows, lastHour: hour)
             let totals = Dictionary(grouping: rows, by: \.status).mapValues { $0.reduce(0) { $0 + $1.count } }
@@ -486,7 +539,7 @@ struct ConsolePages: Sendable {
         }
         if visit.allows(.applicationRead) {
             page.showApplication = true
-            page.applicationName = try await applications.defaultApplication().name
+            page.applicationName = visit.application.name
             page.canRename = visit.allows(.applicationWrite)
         }
         page.nothing = !visit.allows(.activationsRead) && !visit.allows(.operationsRead)

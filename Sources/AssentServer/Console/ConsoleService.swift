@@ -2,31 +2,36 @@ import AssentCrypto
 import AssentModel
 import Foundation
 
-/// The console's queries across users: the dashboard's counts, the users with activations, the newest operations.
+/// The console's queries across the users of one application: the dashboard's counts, the users with activations,
+/// the newest operations.
 struct ConsoleService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
     var store: any ConsoleStore { environment.store }
 
     /// Users with activations whose id starts with `prefix` (all when `nil`), the most recently activated first.
-    func users(prefix: String?, limit: Int) async throws -> [ConsoleUser] {
-        try await store.consoleUsers(prefix: prefix, limit: limit)
+    func users(in application: ApplicationRecord, prefix: String?, limit: Int) async throws -> [ConsoleUser] {
+        try await store.consoleUsers(applicationId: application.id, prefix: prefix, limit: limit)
     }
 
     /// How many activations are in each state.
-    func activationCounts() async throws -> [ActivationState: Int] { try await store.activationCounts() }
+    func activationCounts(in application: ApplicationRecord) async throws -> [ActivationState: Int] {
+        try await store.activationCounts(applicationId: application.id)
+    }
 
     /// Operations finished at or after `since`, counted per hour and status.
-    func finishedOperationsPerHour(since: Millis) async throws
+    func finishedOperationsPerHour(in application: ApplicationRecord, since: Millis) async throws
         -> [(hour: Int64, status: OperationStatus, count: Int)]
     {
-        try await store.finishedOperationsPerHour(since: since)
+        try await store.finishedOperationsPerHour(applicationId: application.id, since: since)
     }
 
     /// The newest operations, of one user and in one status when given, older than `before` when given.
-    func recentOperations(userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int)
-        async throws -> [OperationRecord]
-    {
-        try await store.recentOperations(userId: userId, status: status, before: before, limit: limit)
+    func recentOperations(
+        in application: ApplicationRecord, userId: String?, status: OperationStatus?, before: OperationCursor?,
+        limit: Int
+    ) async throws -> [OperationRecord] {
+        try await store.recentOperations(
+            applicationId: application.id, userId: userId, status: status, before: before, limit: limit)
     }
 }

@@ -34,17 +34,21 @@ public struct OperationCursor: Sendable, Equatable {
     }
 }
 
-/// The queries of the operator console that cut across users: counts for the dashboard, the users with
-/// activations and the newest operations.
+/// The queries of the operator console that cut across users of one application: counts for the dashboard, the
+/// users with activations and the newest operations.
 public protocol ConsoleStore: Sendable {
-    /// How many activations are in each state.
-    func activationCounts() async throws -> [ActivationState: Int]
-    /// Operations finished at or after `since`, counted per hour (`hour` = milliseconds / 3,600,000) and status.
-    func finishedOperationsPerHour(since: Millis) async throws -> [(hour: Int64, status: OperationStatus, count: Int)]
-    /// Users with activations whose id starts with `prefix` (all when `nil`), the most recently activated first.
-    func consoleUsers(prefix: String?, limit: Int) async throws -> [ConsoleUser]
-    /// The newest operations, of one user and in one status when given, older than `before` (the last one of the
-    /// previous page) when given.
-    func recentOperations(userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int)
-        async throws -> [OperationRecord]
+    /// How many of the application's activations are in each state.
+    func activationCounts(applicationId: String) async throws -> [ActivationState: Int]
+    /// The application's operations finished at or after `since`, counted per hour (`hour` = milliseconds /
+    /// 3,600,000) and status.
+    func finishedOperationsPerHour(applicationId: String, since: Millis) async throws
+        -> [(hour: Int64, status: OperationStatus, count: Int)]
+    /// Users with activations of the application whose id starts with `prefix` (all when `nil`), the most recently
+    /// activated first.
+    func consoleUsers(applicationId: String, prefix: String?, limit: Int) async throws -> [ConsoleUser]
+    /// The application's newest operations, of one user and in one status when given, older than `before` (the last
+    /// one of the previous page) when given.
+    func recentOperations(
+        applicationId: String, userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int
+    ) async throws -> [OperationRecord]
 }

@@ -4,9 +4,13 @@ import Foundation
 import SQLKit
 
 extension SQLStore {
-    public func activationCounts() async throws -> [ActivationState: Int] {
+    public func activationCounts(applicationId: String) async throws -> [ActivationState: Int] {
         var counts: [ActivationState: Int] = [:]
-        for row in try await database.raw("SELECT state, COUNT(*) AS n FROM activations GROUP BY state").all() {
+        for row in try await database.raw(
+            """
+            SELECT state, COUNT(*) AS n FROM activations WHERE application_id = \(bind: applicationId) GROUP BY state
+            """
+        ).all() {
             if let state = ActivationState(rawValue: UInt8(clamping: try row.decode(column: "state", as: Int64.self))) {
                 counts[state] = Int(try row.decode(column: "n", as: Int64.self))
             }
@@ -14,10 +18,11 @@ extension SQLStore {
         return counts
     }
 
-    public func finishedOperationsPerHour(since: Millis) async throws -> [(
+    public func finishedOperationsPerHour(applicationId: String, since: Millis) async throws -> [(
         hour: Int64, status: OperationStatus, count: Int
     )] {
-        try await database.raw(Self.finishedPerHourQuery(since: since)).all().compactMap { row in
+        try await database.raw(Self.finishedPerHourQuery(applicationId: applicationId, since: since)).all().compactMap {
+            row in
             guard let status = OperationStatus(rawValue: try row.decode(column: "status", as: String.self)) else {
                 return nil
             }
@@ -28,23 +33,24 @@ extension SQLStore {
         }
     }
 
-    /// The query of ``finishedOperationsPerHour(since:)``; it reads the finished-time index, which holds finished
-    /// operations only (migration 12).
-    static func finishedPerHourQuery(since: Millis) -> SQLQueryString {
+    /// The query of ``finishedOperationsPerHour(applicationId:since:)``; it reads the finished-time index, which
+    /// holds finished operations only (migration 12).
+    static func finishedPerHourQuery(applicationId: String, since: Millis) -> SQLQueryString {
         """
         SELECT finished_at / 3600000 AS hour, status, COUNT(*) AS n FROM operations \
-        WHERE finished_at >= \(bind: since) GROUP BY finished_at / 3600000, status
+        WHERE finished_at >= \(bind: since) AND application_id = \(bind: applicationId) \
+        GROUP BY finished_at / 3600000, status
         """
     }
 
-    public func consoleUsers(prefix: String?, limit: Int) async throws -> [ConsoleUser] {
+    public func consoleUsers(applicationId: String, prefix: String?, limit: Int) async throws -> [ConsoleUser] {
         let active = Int64(ActivationState.active.rawValue)
         var query: SQLQueryString = """
             SELECT user_id, COUNT(*) AS n, SUM(CASE WHEN state = \(bind: active) THEN 1 ELSE 0 END) AS active, \
-            MAX(created_at) AS latest FROM activations
+            MAX(created_at) AS latest FROM activations WHERE application_id = \(bind: applicationId)
             """
         if let prefix, !prefix.isEmpty {
-            query.appendInterpolation(unsafeRaw: " WHERE user_id LIKE ")
+            query.appendInterpolation(unsafeRaw: " AND user_id LIKE ")
             query.appendInterpolation(bind: Self.likePrefix(prefix))
             query.appendInterpolation(unsafeRaw: " ESCAPE '\\'")
         }
@@ -59,10 +65,10 @@ extension SQLStore {
         }
     }
 
-    public func recentOperations(userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int)
-        async throws -> [OperationRecord]
-    {
-        var query = SQLQueryString("SELECT * FROM operations WHERE 1 = 1")
+    public func recentOperations(
+        applicationId: String, userId: String?, status: OperationStatus?, before: OperationCursor?, limit: Int
+    ) async throws -> [OperationRecord] {
+        var query: SQLQueryString = "SELECT * FROM operations WHERE application_id = \(bind: applicationId)"
         if let userId {
             query.appendInterpolation(unsafeRaw: " AND user_id = ")
             query.appendInterpolation(bind: userId)

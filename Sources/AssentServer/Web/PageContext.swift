@@ -33,6 +33,8 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case consoleAudit = "console-audit"
     case consoleConfirm = "console-confirm"
     case consoleClients = "console-clients"
+    case consoleApplication = "console-application"
+    case consoleOperators = "console-operators"
     /// A partial: the push delivery trace on the activation and operation pages.
     case consolePushDeliveries = "console-push-deliveries"
 }

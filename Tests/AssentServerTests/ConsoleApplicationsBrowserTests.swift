@@ -1,0 +1,123 @@
+import AssentModel
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServer
+@testable import AssentServerTesting
+
+/// The console with several applications, in headless Chromium: the switcher, every list of the chosen application
+/// only, another application's activation not found, the application page (versions created and unsupported, push
+/// credentials), a new application, and the operators page. Screenshots in
+/// `.build/test-artefacts/console-applications/<database>/`.
+@Suite("Console with several applications in a real browser", .serialized)
+struct ConsoleApplicationsBrowserTests {
+    @Test(
+        "Switch applications: users, activations and versions are each application's; operators are created with a set-up link",
+        arguments: Backend.all)
+    func applications(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            let business = try await server.operatorCall(
+                http, "POST", "/api/v1/applications",
+                body: try OperatorJSON.encoder().encode(CreateApplicationRequest(name: "Business")),
+                as: ApplicationInfo.self)
+            let q = "?application=\(business.applicationId)"
+            let carol = try await server.createActivation(http, userId: "carol")
+            let dave = try await server.operatorCall(
+                http, "POST", "/api/v1/activations\(q)",
+                body: try OperatorJSON.encoder().encode(CreateActivationRequest(userId: "dave", commitMode: "auto")),
+                as: CreateActivationResponse.self)
+
+            let browser = try await Browser(
+                artefacts: LoginPageBrowserTests.artefacts("console-applications/\(backend.rawValue)"))
+            defer { Task { await browser.quit() } }
+            let base = http.base.absoluteString
+            try await browser.open("\(base)/console")
+            try await browser.type("#apiKey", server.apiKey)
+            try await browser.click("#submit")
+            try await browser.expectText("h1", "Dashboard")
+
+            // The first application's users; the switcher offers both.
+            try await browser.open("\(base)/console/users")
+            try await browser.expectText("#users", containing: "carol")
+            #expect(!(try await browser.text("#users")).contains("dave"))
+            #expect(try await browser.text("#application-choice option[selected]") == "default")
+            try await browser.screenshot("01-users-first")
+
+            // Switched: the same page lists the second application's users only.
+            try await browser.click("#application-choice option[value='\(business.applicationId)']")
+            try await browser.click("#switch-application")
+            try await browser.expectText("#notice", "The console now works with Business.")
+            try await browser.expectText("h1", "Users")
+            try await browser.expectText("#users", containing: "dave")
+            #expect(!(try await browser.text("#users")).contains("carol"))
+            try await browser.screenshot("02-users-second")
+            // The first application's activation is not found here; the second's is.
+            try await browser.open("\(base)/console/activations/\(carol.activationId)")
+            try await browser.expectText("h1", "Not possible")
+            try await browser.open("\(base)/console/activations/\(dave.activationId)")
+            try await browser.expectText("#activation-id", dave.activationId)
+
+            // The application page: keys, versions, push credentials.
+            try await browser.open("\(base)/console/application")
+            try await browser.expectText("h1", "Application Business")
+            #expect(try await browser.text("#sdk-configuration") == business.sdkConfiguration)
+            try await browser.expectText("#push-credentials", containing: "none: its iOS devices get no push")
+            try await browser.type("#version-name", "2026.11")
+            try await browser.click("#create-version")
+            try await browser.expectText("#notice", "Version 2026.11 created, supported.")
+            try await browser.click("tr[data-version='2026.11'] button")
+            try await browser.expectText("h1", "Stop serving a version")
+            try await browser.click("#confirm")
+            try await browser.expectText("#notice", "Version 2026.11 is no longer supported.")
+            try await browser.expectText("tr[data-version='2026.11'] .status", "unsupported")
+            try await browser.screenshot("03-application")
+            try await browser.resize((390, 844))
+            try await browser.screenshot("03-application-phone")
+            // On a phone the page does not scroll sideways (a wide table scrolls inside itself).
+            let overflow =
+                try await browser.execute(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth") as? Int
+            #expect(overflow == 0, "the page is \(overflow ?? -1) px wider than the phone")
+            try await browser.resize((1280, 900))
+            let versions = try await server.operatorCall(
+                http, "GET", "/api/v1/applications/\(business.applicationId)/versions",
+                as: ApplicationVersionList.self)
+            #expect(versions.versions.map { "\($0.name):\($0.supported)" } == ["1:true", "2026.11:false"])
+
+            // A third application from the console: the console works with it at once.
+            try await browser.type("#new-application", "Cards")
+            try await browser.click("#create-application")
+            try await browser.expectText("#notice", containing: "Application Cards created")
+            try await browser.expectText("h1", "Application Cards")
+            #expect(try await browser.text("#application-choice option[selected]") == "Cards")
+            let all = try await server.operatorCall(http, "GET", "/api/v1/applications", as: ApplicationList.self)
+            #expect(all.applications.map(\.name) == ["default", "Business", "Cards"])
+
+            // Operators: a new auditor for Business only, with a one-time set-up link that works.
+            try await browser.open("\(base)/console/operators")
+            try await browser.expectText("#operators", containing: "admin")
+            try await browser.type("#operator-name", "olga")
+            try await browser.click("#operator-role option[value=auditor]")
+            try await browser.click("#operator-application option[value='\(business.applicationId)']")
+            try await browser.click("#create-operator")
+            let notice = try await browser.text("#notice", until: { $0.contains("set-up link") })
+            #expect(notice.hasPrefix("Operator olga created. Their one-time set-up link (24 hours): "))
+            try await browser.expectText("tr[data-operator=olga]", containing: "set-up pending")
+            try await browser.expectText("tr[data-operator=olga]", containing: "Business")
+            try await browser.screenshot("04-operators")
+            let wider =
+                try await browser.execute(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth") as? Int
+            #expect(wider == 0, "the operators page is \(wider ?? -1) px wider than the window")
+            let link = try #require(notice.split(separator: " ").last.map(String.init))
+            let setup = try await http.send("GET", String(link.dropFirst(base.count)))
+            #expect(setup.status == 200 && setup.text.contains("olga"))
+            let listed = try await server.operatorCall(http, "GET", "/api/v1/operators", as: OperatorList.self)
+            let olga = try #require(listed.operators.first { $0.name == "olga" })
+            #expect(olga.role == "auditor" && olga.applications == [business.applicationId])
+        }
+    }
+}
