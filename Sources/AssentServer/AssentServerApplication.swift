@@ -35,6 +35,7 @@ public enum AssentServerApplication {
         TFAController(environment: environment).addRoutes(to: api(.plain))
         OpenIDController(environment: environment).addRoutes(to: api(.oauth))
         WebPages.shared.register(on: router)
+        ApplicationBrandingService(environment: environment).registerAssets(on: router)
         let loginPages = LoginPages(environment: environment)
         loginPages.register(on: router)
         AccountPages(login: loginPages).register(on: router)
@@ -103,9 +104,8 @@ extension AssentServerApplication {
         var senders: [any OutboxSender] = [
             CIBASender(environment: environment), LogoutSender(environment: environment),
         ]
-        if let webhook = environment.webhook {
-            senders.append(WebhookSender(environment: environment, settings: webhook))
-        }
+        // Always: an application's own webhook can be set at any time, in any server process.
+        senders.append(WebhookSender(environment: environment))
         // Always: an application's own push credentials can be set at any time, in any server process.
         senders.append(try PushSender(environment: environment, settings: environment.push ?? PushSettings()))
         if let mail = environment.tfa.mail {
@@ -156,7 +156,11 @@ struct Sweeper: Service {
                     let now = environment.nowMillis
                     try await environment.store.purgeExpired(before: now)
                     var undeliverable: [OutboxChannel] = []
-                    if environment.webhook == nil { undeliverable.append(.webhook) }
+                    if environment.webhook == nil,
+                        try await !ApplicationWebhookService(environment: environment).anyApplicationHasWebhook()
+                    {
+                        undeliverable.append(.webhook)
+                    }
                     if environment.push?.isEmpty ?? true,
                         try await !ApplicationPushService(environment: environment).anyApplicationHasCredentials()
                     {

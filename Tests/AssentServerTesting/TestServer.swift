@@ -177,6 +177,13 @@ struct TestServer: Sendable {
             as: OperationInfo.self)
     }
 
+    /// Creates another application through the operator API.
+    func createApplication(_ client: HTTPClient, name: String = "Business") async throws -> ApplicationInfo {
+        try await operatorCall(
+            client, "POST", "/api/v1/applications",
+            body: try OperatorJSON.encoder().encode(CreateApplicationRequest(name: name)), as: ApplicationInfo.self)
+    }
+
     /// Reads an operation through the operator API.
     func operation(_ client: HTTPClient, _ id: String) async throws -> OperationInfo {
         try await operatorCall(client, "GET", "/api/v1/operations/\(id)", as: OperationInfo.self)

@@ -42,10 +42,7 @@ struct ApplicationPushTests {
                 func send(_ method: String, _ path: String, _ body: String = "") async throws -> HTTPClient.Response {
                     try await server.operatorSend(client, method, path, body)
                 }
-                let business = try await server.operatorCall(
-                    client, "POST", "/api/v1/applications",
-                    body: try OperatorJSON.encoder().encode(CreateApplicationRequest(name: "Business")),
-                    as: ApplicationInfo.self)
+                let business = try await server.createApplication(client)
                 let q = "?application=\(business.applicationId)"
                 let pushPath = "/api/v1/applications/\(business.applicationId)/push"
 

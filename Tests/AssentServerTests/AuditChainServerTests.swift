@@ -143,7 +143,7 @@ struct AuditChainServerTests {
         let frozen = server
         try await frozen.live { client in
             // The live sealer links the new rows.
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             var state = try await frozen.operatorCall(client, "GET", "/api/v1/audit/chain", as: AuditChainInfo.self)
             while state.unsealed > 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))

@@ -19,10 +19,7 @@ struct ConsoleApplicationsBrowserTests {
         let server = try await TestServer.make(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { http in
-            let business = try await server.operatorCall(
-                http, "POST", "/api/v1/applications",
-                body: try OperatorJSON.encoder().encode(CreateApplicationRequest(name: "Business")),
-                as: ApplicationInfo.self)
+            let business = try await server.createApplication(http)
             let q = "?application=\(business.applicationId)"
             let carol = try await server.createActivation(http, userId: "carol")
             let dave = try await server.operatorCall(
@@ -118,6 +115,25 @@ struct ConsoleApplicationsBrowserTests {
             let listed = try await server.operatorCall(http, "GET", "/api/v1/operators", as: OperatorList.self)
             let olga = try #require(listed.operators.first { $0.name == "olga" })
             #expect(olga.role == "auditor" && olga.applications == [business.applicationId])
+
+            // A break-glass key limited to Business works with Business only: no choice, no other's activation.
+            let limited = try await server.operatorCall(
+                http, "POST", "/api/v1/api-keys",
+                body: try OperatorJSON.encoder().encode(
+                    CreateAPIKeyRequest(name: "business-desk", scopes: nil, applications: [business.applicationId])),
+                as: CreateAPIKeyResponse.self)
+            try await browser.click("#sign-out")
+            try await browser.type("#apiKey", limited.apiKey)
+            try await browser.click("#submit")
+            try await browser.expectText("h1", "Dashboard")
+            #expect(try await browser.exists("#application-choice") == false)
+            try await browser.open("\(base)/console/users")
+            try await browser.expectText("#users", containing: "dave")
+            try await browser.open("\(base)/console/activations/\(carol.activationId)")
+            try await browser.expectText("h1", "Not possible")
+            try await browser.open("\(base)/console/application")
+            try await browser.expectText("h1", "Application Business")
+            #expect(try await browser.exists("#create-application") == false)
         }
     }
 }

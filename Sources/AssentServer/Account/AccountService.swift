@@ -207,7 +207,7 @@ struct AccountService: Sendable {
             throw AssentServerError.invalidRequest("A new password is 8 to 1024 characters.")
         }
         let hasher = environment.tfa.passwordHasher
-        let rules = environment.rateLimits
+        let rules = try await ApplicationRateLimitService(environment: environment).rules(application.id)
         let limiter = RateLimiter(environment: environment)
         let key = "\(application.id):\(userId)"
         try await limiter.check(rules.loginFailuresPerUser, "login.user", key)

@@ -121,7 +121,9 @@ struct BrowserApprovalPages: Sendable {
             content,
             frame: LayoutFrame(
                 title: pending ? "Approve this sign-in?" : PushSender.browserOutcome(operation.status),
-                application: sign.application.name, message: message),
+                application: sign.application.name, message: message,
+                brand: try await ApplicationBrandingService(environment: approvers.environment).pageBrand(
+                    sign.application.id)),
             status: status)
     }
 

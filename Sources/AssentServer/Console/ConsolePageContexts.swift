@@ -61,6 +61,15 @@ struct ConsoleMePage: PageContext {
     var lastSignIn: String?
     /// Whether the password form is shown.
     var account: Bool
+    /// The operator account's passkeys (`id` Base64URL).
+    struct Passkey: Sendable {
+        var id: String
+        var name: String
+        var added: String
+        var used: String
+    }
+    var passkeys: [Passkey] = []
+    var hasPasskeys = false
 }
 
 /// What went wrong.

@@ -12,6 +12,11 @@ struct ConsoleState: Codable, Sendable {
     var operatorId: String? = nil
     /// The application the console works with (the switcher's choice); `nil`: the first one the operator may see.
     var applicationId: String? = nil
+    /// A passkey sign-in whose password was right and whose passkey is still to come: signs nothing in.
+    var pendingOperatorId: String? = nil
+    /// The challenge of the passkey ceremony under way (Base64URL), and when it stops counting.
+    var passkeyChallenge: String? = nil
+    var passkeyChallengeExpiresAt: Millis? = nil
     /// The sentence the last action left for the next page.
     var message: String?
     /// Whether that sentence says the action was refused.
@@ -76,7 +81,9 @@ struct ConsolePages: Sendable {
             (name, scopes, role, applications) = (record.name, record.role.scopes, record.role, record.applications)
         }
 
-        init(_ key: APIKeyRecord) { (name, scopes, role, applications) = (key.name, key.scopes, nil, nil) }
+        init(_ key: APIKeyRecord) {
+            (name, scopes, role, applications) = (key.name, key.scopes, nil, key.applications)
+        }
 
         /// How the audit trail names them.
         var actor: String { role == nil ? "key:\(name)" : "operator:\(name)" }
@@ -167,6 +174,7 @@ struct ConsolePages: Sendable {
         registerClients(on: router)
         registerApplications(on: router)
         registerOperators(on: router)
+        registerPasskeys(on: router)
         registerOperations(on: router)
         router.get("console/audit") { request, _ in
             try await page(request, scope: .auditRead) { try await audit($0) }
@@ -178,7 +186,7 @@ struct ConsolePages: Sendable {
 
     // MARK: Signing in
 
-    private func signInPage(_ request: Request, message: String? = nil, status: HTTPResponse.Status = .ok) async throws
+    func signInPage(_ request: Request, message: String? = nil, status: HTTPResponse.Status = .ok) async throws
         -> Response
     {
         if message == nil, try await signedIn(request) != nil { return WebPages.redirect("/console") }
@@ -224,6 +232,15 @@ struct ConsolePages: Sendable {
                     status: .unauthorized)
             }
             (state, principal) = (ConsoleState(apiKeyId: key.id), Principal(key))
+        } else if form["method"] == "passkey" {
+            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+            guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
+                if let address { await limiter.recordFailure(rule, "operator.key", address) }
+                return try await signInPage(
+                    request, message: "The name or password is not right: check them and try again.",
+                    status: .unauthorized)
+            }
+            return try await passkeyStep(request, record)
         } else {
             let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
             guard
@@ -243,7 +260,7 @@ struct ConsolePages: Sendable {
     }
 
     /// A new console session for `principal` (ending the browser's old one), and on to the dashboard.
-    private func startSession(_ request: Request, _ state: ConsoleState, _ principal: Principal) async throws
+    func startSession(_ request: Request, _ state: ConsoleState, _ principal: Principal) async throws
         -> Response
     {
         if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
@@ -516,6 +533,12 @@ struct ConsolePages: Sendable {
             account: visit.principal.role != nil)
         if let id = visit.session.state.operatorId, let record = try await operators.store.operatorRecord(id: id) {
             page.lastSignIn = record.lastSignInAt.map(Self.time)
+            page.passkeys = try await passkeys.store.operatorPasskeys(operatorId: id).map {
+                .init(
+                    id: Base64URL.encode($0.credentialId), name: $0.name, added: Self.time($0.createdAt),
+                    used: $0.lastUsedAt.map { "last used \(Self.time($0))" } ?? "not used yet")
+            }
+            page.hasPasskeys = !page.passkeys.isEmpty
         }
         return try await show(page, title: "Your account", visit)
     }

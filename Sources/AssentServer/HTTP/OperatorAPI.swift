@@ -23,8 +23,11 @@ struct OperatorAPI {
         ApplicationVersionController(
             applications: applications, versions: ApplicationVersionService(environment: environment)
         ).addRoutes(to: api)
-        ApplicationPushController(
-            applications: applications, push: ApplicationPushService(environment: environment)
+        ApplicationSettingsController(
+            applications: applications, push: ApplicationPushService(environment: environment),
+            branding: ApplicationBrandingService(environment: environment),
+            webhooks: ApplicationWebhookService(environment: environment),
+            rateLimits: ApplicationRateLimitService(environment: environment)
         ).addRoutes(to: api)
         ActivationController(
             applications: applications, activations: ActivationService(environment: environment)

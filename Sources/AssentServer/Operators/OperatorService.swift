@@ -79,8 +79,11 @@ struct OperatorService: Sendable {
         _ = try await store.resetOperator(
             id: record.id, tokenHash: token.hash, expiresAt: environment.nowMillis + Self.setupLifetime,
             totpSecret: Bytes.random(count: 20))
+        // Its passkeys go too: the account is set up anew from nothing.
+        _ = try await environment.store.deleteOperatorPasskeys(operatorId: record.id)
         await environment.audit(
-            .operatorReset, actor: actor, "Operator \(name) reset: a new set-up link, the password and TOTP cleared.")
+            .operatorReset, actor: actor,
+            "Operator \(name) reset: a new set-up link, the password, TOTP and passkeys cleared.")
         return (try await named(name), link(token.value))
     }
 
@@ -134,15 +137,22 @@ struct OperatorService: Sendable {
     /// The operator `name` when the password and the TOTP code are right and it is set up and enabled; `nil`
     /// otherwise (the same answer for every reason, and the password hashed either way). A code is taken once.
     func signIn(name: String, password: String, code: String) async throws -> OperatorRecord? {
+        guard let record = try await checkPassword(name: name, password: password),
+            let step = try Self.step(of: code, secret: record.totpSecret, at: environment.now()),
+            try await store.claimOperatorSignIn(id: record.id, step: step, at: environment.nowMillis)
+        else { return nil }
+        return record
+    }
+
+    /// The operator `name` when the password is right and it is set up and enabled — the first of two steps; `nil`
+    /// otherwise (the same answer for every reason, and the password hashed either way).
+    func checkPassword(name: String, password: String) async throws -> OperatorRecord? {
         let record = try await store.operatorRecord(name: name)
         guard let record, let stored = record.passwordHash, record.isSetUp else {
             try await hasher.verifyNothing(password)
             return nil
         }
-        guard try await hasher.verify(password, against: stored), record.disabledAt == nil,
-            let step = try Self.step(of: code, secret: record.totpSecret, at: environment.now()),
-            try await store.claimOperatorSignIn(id: record.id, step: step, at: environment.nowMillis)
-        else { return nil }
+        guard try await hasher.verify(password, against: stored), record.disabledAt == nil else { return nil }
         return record
     }
 

@@ -38,6 +38,8 @@ public struct WebhookPayload: Codable, Sendable, Equatable {
     public var statusReason: String?
     /// The activation that approved, rejected or failed the operation.
     public var activationId: String?
+    /// The operation's application.
+    public var applicationId: String?
     /// When the status changed.
     public var at: Date
 }
@@ -69,15 +71,22 @@ public enum WebhookSignature {
     }
 }
 
-/// Posts the outbox's `webhook` messages to the relying party, signed; any non-2xx answer or network failure is
-/// retried by the dispatcher.
+/// Posts the outbox's `webhook` messages to the relying party, signed — to the operation's application's own webhook
+/// (``ApplicationWebhookService``), else to the server's; any non-2xx answer or network failure is retried by the
+/// dispatcher.
 struct WebhookSender: OutboxSender {
     let environment: ServerEnvironment
     /// The part of the store this sees.
     var store: any OperationStore { environment.store }
-    let settings: WebhookSettings
 
     var channel: OutboxChannel { .webhook }
+
+    /// Ready when the server has a webhook or some application has its own: a process without either leaves the
+    /// messages to one that has.
+    func isReady() async -> Bool {
+        if environment.webhook != nil { return true }
+        return (try? await ApplicationWebhookService(environment: environment).anyApplicationHasWebhook()) ?? false
+    }
 
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
         let fields = item.payloadFields
@@ -88,16 +97,28 @@ struct WebhookSender: OutboxSender {
             event: item.event, eventId: item.id, operationId: item.subject,
             userId: fields["userId"], name: fields["name"] ?? "", status: status,
             statusReason: fields["statusReason"], activationId: fields["activationId"], at: Date(millis: item.at))
-        if fields["name"] == nil {
-            // A message from before the trigger wrote the operation's fields (schema version 2).
-            do {
-                let operation = try await store.operation(id: item.subject)
+        let settings: WebhookSettings
+        do {
+            let operation = try await store.operation(id: item.subject)
+            if fields["name"] == nil {
+                // A message from before the trigger wrote the operation's fields (schema version 2).
                 payload.userId = operation?.userId
                 payload.name = operation?.name ?? ""
                 payload.activationId = operation?.activationId
-            } catch {
-                return .retry("The operation could not be read: \(type(of: error))")
             }
+            payload.applicationId = operation?.applicationId
+            let destination =
+                if let operation {
+                    try await ApplicationWebhookService(environment: environment).destination(operation.applicationId)
+                } else {
+                    environment.webhook
+                }
+            guard let destination else {
+                return .failed("Neither the operation's application nor the server has a webhook.")
+            }
+            settings = destination
+        } catch {
+            return .retry("The operation or its application's webhook could not be read: \(type(of: error))")
         }
         guard let body = try? OperatorJSON.encoder().encode(payload) else { return .failed("Cannot encode the event.") }
         switch await SignedPost.send(

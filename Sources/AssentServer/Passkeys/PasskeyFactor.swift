@@ -74,8 +74,11 @@ struct PasskeyFactor: Sendable {
     // MARK: Passwordless
 
     /// `POST /api/tfa/passkey/login/options`: options for a passwordless sign-in.
-    func signInOptions(_ request: PasskeyLoginOptionsRequest) async throws -> PasskeyOptionsResponse {
+    func signInOptions(_ request: PasskeyLoginOptionsRequest, address: String?) async throws
+        -> PasskeyOptionsResponse
+    {
         let application = try await flows.application(request.application)
+        if let address { try await countSignIn(address: address, application: application) }
         try await requireFirstFactor(application)
         if let userId = request.userId, !UserID.isValid(userId) {
             throw AssentServerError.invalidRequest(UserID.requirement)
@@ -98,8 +101,9 @@ struct PasskeyFactor: Sendable {
     }
 
     /// Counts a passwordless sign-in request from `address` against its limit (each hands out a stored challenge).
-    func countSignIn(address: String) async throws {
-        let rule = environment.rateLimits.passkeySignInsPerAddress
+    private func countSignIn(address: String, application: ApplicationRecord) async throws {
+        let rule = try await ApplicationRateLimitService(environment: environment).rules(application.id)
+            .passkeySignInsPerAddress
         try await flows.limiter.check(rule, "passkey.address", address)
         await flows.limiter.recordFailure(rule, "passkey.address", address)
     }

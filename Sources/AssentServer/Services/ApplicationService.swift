@@ -148,6 +148,8 @@ final class ApplicationCache: Sendable {
         var first: Entry?
         /// Whether some application has push credentials of its own, and when that was read.
         var pushCredentials: (present: Bool, readAt: ContinuousClock.Instant)?
+        /// Whether some application has a webhook of its own, and when that was read.
+        var webhooks: (present: Bool, readAt: ContinuousClock.Instant)?
     }
     private let storage = Mutex(Entries())
 

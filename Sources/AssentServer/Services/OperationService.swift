@@ -357,8 +357,10 @@ public struct OperationService: Sendable {
             throw AssentServerError.pinExpired()
         }
         if request.proximityCheck != nil {
+            let rules = try await ApplicationRateLimitService(environment: environment).rules(
+                device.activation.applicationId)
             try await RateLimiter(environment: environment).hit(
-                environment.rateLimits.proximityChecksPerOperation, "proximity.operation", request.id)
+                rules.proximityChecksPerOperation, "proximity.operation", request.id)
         }
         let approval = OperationRecord.Approval(
             device: device.activation.principal, data: request.data, signatureType: device.signatureType,
@@ -549,10 +551,10 @@ public struct OperationService: Sendable {
             parts.allSatisfy({ $0.count == 8 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
         else { throw AssentServerError.invalidRequest("The code is two groups of 8 digits: NNNNNNNN-NNNNNNNN.") }
         let limiter = RateLimiter(environment: environment)
-        try await limiter.hit(environment.rateLimits.offlineVerificationsPerOperation, "offline.operation", id)
-        try await limiter.hit(
-            environment.rateLimits.offlineVerificationsPerActivation, "offline.activation", activationId)
         let current = try await get(id: id)
+        let rules = try await ApplicationRateLimitService(environment: environment).rules(current.applicationId)
+        try await limiter.hit(rules.offlineVerificationsPerOperation, "offline.operation", id)
+        try await limiter.hit(rules.offlineVerificationsPerActivation, "offline.activation", activationId)
         guard current.status == .pending else { throw AssentServerError.operationFinished(current.status) }
         let activation = try await offlineActivation(activationId, for: current)
         guard let nonceText = current.offlineNonce, let nonce = Data(base64Encoded: nonceText) else {

@@ -7,9 +7,11 @@ import Foundation
 ///
 /// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
-public protocol AssentStore: ApplicationStore, ApplicationVersionStore, OperatorStore, ActivationStore, ReplayGuard,
+public protocol AssentStore: ApplicationStore, ApplicationVersionStore, OperatorStore, OperatorPasskeyStore,
+    ActivationStore, ReplayGuard,
     APIKeyStore,
-    OperationStore, ApplicationPushStore, OutboxStore,
+    OperationStore, ApplicationPushStore, ApplicationBrandingStore, ApplicationWebhookStore,
+    ApplicationRateLimitStore, OutboxStore,
     DeviceEventStore, RateLimitStore, PushRegistrationStore, PushDeliveryStore, AuditStore, AuditChainStore,
     OpenIDStore, TFAStore,
     PasskeyStore,

@@ -71,6 +71,11 @@ enum Migrations {
         Migration(version: 26, sqlite: applicationPushV26(.sqlite), postgres: applicationPushV26(.postgres)),
         Migration(
             version: 27, sqlite: templatesPerApplicationV27(.sqlite), postgres: templatesPerApplicationV27(.postgres)),
+        Migration(version: 28, sqlite: operatorPasskeysV28(.sqlite), postgres: operatorPasskeysV28(.postgres)),
+        Migration(version: 29, sqlite: applicationBrandingV29(.sqlite), postgres: applicationBrandingV29(.postgres)),
+        Migration(version: 30, sqlite: applicationWebhooksV30(.sqlite), postgres: applicationWebhooksV30(.postgres)),
+        Migration(
+            version: 31, sqlite: applicationRateLimitsV31(.sqlite), postgres: applicationRateLimitsV31(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -138,7 +138,7 @@ struct CodeFactor: Sendable {
     ) async throws -> TFACodeSent {
         let settings = environment.tfa
         let limiter = flows.limiter
-        let rules = environment.rateLimits
+        let rules = try await ApplicationRateLimitService(environment: environment).rules(flow.applicationId)
         try await limiter.hit(
             RateLimitRule(limit: 1, window: settings.resendCooldown), "code.resend",
             "\(Base64URL.encode(challenge.assertionHash)):\(factor.id)")

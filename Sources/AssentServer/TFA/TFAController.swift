@@ -132,10 +132,7 @@ struct TFAController {
     }
 
     @Sendable func passkeySignInOptions(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        if let address = context.clientLimitKey {
-            try await passkey.countSignIn(address: address)
-        }
-        return try await answer(request, passkey.signInOptions)
+        try await answer(request) { try await passkey.signInOptions($0, address: context.clientLimitKey) }
     }
 
     @Sendable func passkeySignIn(_ request: Request, context: AssentRequestContext) async throws -> Response {

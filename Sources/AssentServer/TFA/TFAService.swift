@@ -33,7 +33,7 @@ struct TFAService: Sendable {
     func login(_ request: TFALoginRequest, address: String?) async throws -> Outcome {
         let application = try await application(request.application)
         let userKey = "\(application.id):\(request.userId)"
-        let rules = environment.rateLimits
+        let rules = try await ApplicationRateLimitService(environment: environment).rules(application.id)
         try await limiter.check(rules.loginFailuresPerUser, "login.user", userKey)
         if let address { try await limiter.check(rules.loginFailuresPerAddress, "login.address", address) }
         let hasher = environment.tfa.passwordHasher
@@ -252,13 +252,16 @@ struct TFAService: Sendable {
     /// Refuses (429) when the account has used up its wrong codes for the window.
     func checkFailureLimit(_ flow: TFAFlowRecord) async throws {
         try await limiter.check(
-            environment.rateLimits.tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
+            try await ApplicationRateLimitService(environment: environment).rules(flow.applicationId)
+                .tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
     }
 
     /// Counts a wrong code against the account.
     func recordFailure(_ flow: TFAFlowRecord) async {
-        await limiter.recordFailure(
-            environment.rateLimits.tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
+        let rule =
+            (try? await ApplicationRateLimitService(environment: environment).rules(flow.applicationId))?
+            .tfaFailuresPerUser ?? environment.rateLimits.tfaFailuresPerUser
+        await limiter.recordFailure(rule, "tfa.user", "\(flow.applicationId):\(flow.userId)")
     }
 
     /// Marks the challenge passed and returns the proof.

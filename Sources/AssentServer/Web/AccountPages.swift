@@ -141,7 +141,7 @@ struct AccountPages: Sendable {
         case .failure(let redirect): return redirect
         }
         var shown = session
-        var frame = login.frame(application, csrf: session.csrfToken, userId: userId)
+        var frame = try await login.frame(application, csrf: session.csrfToken, userId: userId)
         frame.title = "Your account's security"
         frame.message = shown.state.message
         frame.notice = shown.state.notice
@@ -223,7 +223,7 @@ struct AccountPages: Sendable {
     private func newBackupCodes(_ request: Request) async throws -> Response {
         try await posted(request) { session, application, userId, _ in
             let codes = try await account.newBackupCodes(application, userId: userId)
-            var frame = login.frame(application, csrf: session.csrfToken, userId: userId)
+            var frame = try await login.frame(application, csrf: session.csrfToken, userId: userId)
             frame.title = "Your backup codes"
             return pages.page(AccountCodesPage(codes: codes), frame: frame)
         }

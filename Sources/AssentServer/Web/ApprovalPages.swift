@@ -213,7 +213,11 @@ struct ApprovalPages: Sendable {
             offlineUrl: pending && claims.off == true && operation.userId != nil
                 ? "\(Self.path(operation.id))/offline?t=\(token)" : nil)
         return pages.page(
-            content, frame: LayoutFrame(title: title, application: application?.name ?? "Assent", message: message))
+            content,
+            frame: LayoutFrame(
+                title: title, application: application?.name ?? "Assent", message: message,
+                brand: try await ApplicationBrandingService(environment: environment).pageBrand(
+                    operation.applicationId)))
     }
 
     /// The offline approval: the operation's offline QR code (signed with the master key, so any of the person's
@@ -246,7 +250,9 @@ struct ApprovalPages: Sendable {
         return pages.page(
             content,
             frame: LayoutFrame(
-                title: "Approve without a connection", application: application?.name ?? "Assent", message: message),
+                title: "Approve without a connection", application: application?.name ?? "Assent", message: message,
+                brand: try await ApplicationBrandingService(environment: environment).pageBrand(
+                    operation.applicationId)),
             status: status, formTargets: WebPages.origin(of: claims.ret).map { [$0] } ?? [])
     }
 

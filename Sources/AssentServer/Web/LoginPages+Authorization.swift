@@ -139,15 +139,15 @@ extension LoginPages {
             if let applicationId { try await flows.applicationRecord(id: applicationId) } else {
                 try await flows.application(nil)
             }
-        func signedOut(_ cookies: [String]) -> Response {
+        func signedOut(_ cookies: [String]) async throws -> Response {
             if let next { return WebPages.redirect(next, cookies: cookies) }
-            var done = self.frame(application, csrf: "", userId: nil)
+            var done = try await self.frame(application, csrf: "", userId: nil)
             done.title = "Signed out"
             var response = pages.page(LoginLogoutPage(confirm: false), frame: done)
             for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
             return response
         }
-        guard let session else { return signedOut([]) }
+        guard let session else { return try await signedOut([]) }
         var confirmed = false
         if request.method == .post, parameters["confirm"] == "yes" {
             guard WebSessions<LoginState>.validToken(read.fields, session) else {
@@ -160,10 +160,10 @@ extension LoginPages {
         if confirmed || ownSession {
             let cookie = try await sessions.end(session)
             try await authorizations.endSession(session.state.signIn)
-            return signedOut([cookie])
+            return try await signedOut([cookie])
         }
         // Ask first; the form carries the request on.
-        var question = self.frame(application, csrf: session.csrfToken, userId: session.state.signIn?.userId)
+        var question = try await self.frame(application, csrf: session.csrfToken, userId: session.state.signIn?.userId)
         question.title = "Sign out?"
         question.client = client?.name
         let carried = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"].compactMap { name in

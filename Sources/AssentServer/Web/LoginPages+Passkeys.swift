@@ -53,9 +53,9 @@ extension LoginPages {
                 status: .forbidden)
         }
         do {
-            if let address { try await passkey.countSignIn(address: address) }
             return try TFAController.json(
-                try await passkey.signInOptions(PasskeyLoginOptionsRequest(application: form["application"])))
+                try await passkey.signInOptions(
+                    PasskeyLoginOptionsRequest(application: form["application"]), address: address))
         } catch let error as TFAError {
             return error.response
         }
@@ -96,7 +96,7 @@ extension LoginPages {
             guard state.step != .signIn else {
                 // Nothing is stored until someone signs in: the form again, with the reason.
                 let application = try await flows.applicationRecord(id: state.application)
-                var frame = frame(application, csrf: form["csrf"] ?? "", userId: nil)
+                var frame = try await frame(application, csrf: form["csrf"] ?? "", userId: nil)
                 frame.message = state.message
                 return pages.page(try await signInContent(application), frame: frame, status: .badRequest)
             }

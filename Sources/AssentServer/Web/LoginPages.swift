@@ -234,7 +234,7 @@ struct LoginPages: Sendable {
         guard var session = try await sessions.load(request) else {
             // No session yet, and none is stored until a password is right: the form's token is a cookie's value.
             let (csrf, cookie) = formToken.issue(request)
-            var frame = frame(application, csrf: csrf, userId: nil)
+            var frame = try await frame(application, csrf: csrf, userId: nil)
             frame.message = expired
             frame.returnTo = toAccount ? "account" : nil
             var response = pages.page(try await signInContent(application), frame: frame)
@@ -284,7 +284,7 @@ struct LoginPages: Sendable {
             retryAfter = error.retryAfter
         }
         guard state.step != .signIn else {
-            var frame = frame(application, csrf: form["csrf"] ?? "", userId: state.userId)
+            var frame = try await frame(application, csrf: form["csrf"] ?? "", userId: state.userId)
             frame.message = state.message
             frame.returnTo = state.returnTo == nil ? nil : "account"
             var response = pages.page(try await signInContent(application), frame: frame, status: status)
@@ -317,7 +317,7 @@ struct LoginPages: Sendable {
     private func render(_ session: inout Session, application: ApplicationRecord, changed: Bool) async throws
         -> Response
     {
-        var frame = frame(application, csrf: session.csrfToken, userId: session.state.userId)
+        var frame = try await frame(application, csrf: session.csrfToken, userId: session.state.userId)
         frame.client = session.state.authorization?.clientName
         if let message = session.state.message {
             frame.message = message
@@ -406,10 +406,11 @@ struct LoginPages: Sendable {
     }
 
     /// What every page shows (titled "Sign in" until a step names itself).
-    func frame(_ application: ApplicationRecord, csrf: String, userId: String?) -> LoginFrame {
+    func frame(_ application: ApplicationRecord, csrf: String, userId: String?) async throws -> LoginFrame {
         LoginFrame(
             title: "Sign in", application: application.name, applicationId: application.id, csrf: csrf,
-            userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400)
+            userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400,
+            brand: try await ApplicationBrandingService(environment: environment).pageBrand(application.id))
     }
 
     /// The choices of the destination page: the account's addresses or numbers, a new number, or its devices.
@@ -875,6 +876,8 @@ struct LoginFrame: Sendable {
     var notice: String?
     /// `account` when the sign-in leads back to `/account`.
     var returnTo: String?
+    /// The application's accent colour and logo, when it has them.
+    var brand: PageBrand? = nil
 }
 
 /// The password form, and passkey sign-in where the application allows it.

@@ -21,6 +21,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case consoleLayout = "console-layout"
     case consoleSignIn = "console-signin"
     case consoleSetup = "console-setup"
+    case consoleSignInPasskey = "console-signin-passkey"
     case consoleMe = "console-me"
     case consoleError = "console-error"
     case consoleDashboard = "console-dashboard"
@@ -71,6 +72,8 @@ struct LayoutFrame: Sendable {
     var title: String
     var application: String
     var message: String?
+    /// The application's accent colour and logo, when it has them.
+    var brand: PageBrand? = nil
 }
 
 /// A row of a list a page shows: a label and its value (`iso` when the value is a time, for the browser's clock).

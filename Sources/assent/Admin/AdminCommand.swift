@@ -106,7 +106,10 @@ struct ApplicationCommand: AsyncParsableCommand {
             Every admin command works with the first application unless --application ID (or ASSENT_APPLICATION) \
             names another.
             """,
-        subcommands: [Show.self, List.self, Create.self, Update.self, VersionCommand.self, PushCommand.self],
+        subcommands: [
+            Show.self, List.self, Create.self, Update.self, VersionCommand.self, PushCommand.self, BrandingCommand.self,
+            WebhookCommand.self, RateLimitsCommand.self,
+        ],
         defaultSubcommand: Show.self)
 
     static func table(_ info: ApplicationInfo) -> [[String]] {

@@ -106,3 +106,102 @@ public struct ApplicationPushInfo: Codable, Sendable, Equatable {
         self.hms = hms
     }
 }
+
+/// `PATCH /api/v1/applications/{id}/branding`: an absent field keeps what was set, an empty string removes it.
+public struct UpdateApplicationBrandingRequest: Codable, Sendable, Equatable {
+    /// `#rrggbb`; white text must stay readable on it (contrast 4.5:1 or more).
+    public var accentColor: String?
+    /// Base64 of a PNG or JPEG image of at most 100 KB.
+    public var logo: String?
+
+    public init(accentColor: String? = nil, logo: String? = nil) {
+        self.accentColor = accentColor
+        self.logo = logo
+    }
+}
+
+/// `GET /api/v1/applications/{id}/branding`: how the application's hosted pages look.
+public struct ApplicationBrandingInfo: Codable, Sendable, Equatable {
+    public var applicationId: String
+    /// The display name the pages show.
+    public var name: String
+    public var accentColor: String?
+    /// Base64 of the logo.
+    public var logo: String?
+    public var logoType: String?
+    public var updatedAt: Date?
+
+    public init(
+        applicationId: String, name: String, accentColor: String?, logo: String?, logoType: String?, updatedAt: Date?
+    ) {
+        self.applicationId = applicationId
+        self.name = name
+        self.accentColor = accentColor
+        self.logo = logo
+        self.logoType = logoType
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `PUT /api/v1/applications/{id}/webhook`: where the application's operation status changes go.
+public struct SetApplicationWebhookRequest: Codable, Sendable, Equatable {
+    /// An http(s) URL.
+    public var url: String
+    /// The signing key (16 to 256 characters); absent: the server makes one and answers it once.
+    public var secret: String?
+
+    public init(url: String, secret: String? = nil) {
+        self.url = url
+        self.secret = secret
+    }
+}
+
+/// An application's own webhook. `secret` is in the answer that set it, never later.
+public struct ApplicationWebhookInfo: Codable, Sendable, Equatable {
+    public var applicationId: String
+    public var url: String
+    public var secret: String?
+    public var updatedAt: Date
+
+    public init(applicationId: String, url: String, secret: String?, updatedAt: Date) {
+        self.applicationId = applicationId
+        self.url = url
+        self.secret = secret
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `GET|PATCH /api/v1/applications/{id}/rate-limits`: the limits of what the application's people and devices do.
+public struct ApplicationRateLimitsInfo: Codable, Sendable, Equatable {
+    public struct Limit: Codable, Sendable, Equatable {
+        /// As `assent serve --rate-limit` names it, e.g. `login-user`.
+        public var name: String
+        public var limit: Int
+        /// Seconds.
+        public var window: Int
+        /// `application` (its own) or `server`.
+        public var source: String
+
+        public init(name: String, limit: Int, window: Int, source: String) {
+            self.name = name
+            self.limit = limit
+            self.window = window
+            self.source = source
+        }
+    }
+
+    public var applicationId: String
+    public var limits: [Limit]
+
+    public init(applicationId: String, limits: [Limit]) {
+        self.applicationId = applicationId
+        self.limits = limits
+    }
+}
+
+/// `PATCH /api/v1/applications/{id}/rate-limits`: `{"limits": {"login-user": "5/300", "code-user": ""}}`; an empty
+/// value goes back to the server's.
+public struct UpdateApplicationRateLimitsRequest: Codable, Sendable, Equatable {
+    public var limits: [String: String]
+    public init(limits: [String: String]) { self.limits = limits }
+}

@@ -1,0 +1,168 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Passkeys of operator accounts: added on "Your account", and used at sign-in instead of the authenticator app's
+/// code (the password first, then the passkey, with user verification). The ceremony's challenge lives in the
+/// console session and is taken by the answer, so it is used once.
+extension ConsolePages {
+    func registerPasskeys(on router: Router<AssentRequestContext>) {
+        router.post("console/me/passkeys/options") { request, _ in
+            try await form(request, scope: nil, back: "/console/me") { visit in
+                let record = try await signedInOperator(visit)
+                var session = visit.session
+                let challenge = issueChallenge(&session.state)
+                _ = try await sessions.save(&session)
+                return try HTTPSupport.json(try await passkeys.creationOptions(record, challenge: challenge))
+            }
+        }
+        router.post("console/me/passkeys") { request, _ in
+            try await form(request, scope: nil, back: "/console/me") { visit in
+                let record = try await signedInOperator(visit)
+                var session = visit.session
+                let challenge = takeChallenge(&session.state)
+                do {
+                    guard let challenge else {
+                        throw AssentServerError.invalidRequest(
+                            "This passkey request expired or was answered already: try again.")
+                    }
+                    let credential = try JSONDecoder().decode(
+                        RegistrationCredential.self, from: Data((visit.form["credential"] ?? "").utf8))
+                    let added = try await passkeys.register(
+                        record, credential: credential, name: visit.form["name"], challenge: challenge)
+                    session.state.message =
+                        "Passkey \"\(added.name)\" added: sign in with it instead of the authenticator app's code."
+                } catch let error as AssentServerError where error.status < 500 {
+                    (session.state.message, session.state.failed) = (error.message, true)
+                } catch is DecodingError {
+                    (session.state.message, session.state.failed) = ("The browser's answer is not a passkey.", true)
+                }
+                _ = try await sessions.save(&session)
+                return WebPages.redirect("/console/me")
+            }
+        }
+        router.post("console/me/passkeys/{id}/remove") { request, context in
+            let id = try context.parameters.require("id")
+            let confirm = Confirmation(
+                title: "Remove a passkey", question: "Remove this passkey from your account?",
+                consequence:
+                    "It no longer signs you in; the authenticator app's code and your other passkeys still do.",
+                button: "Remove the passkey")
+            return try await action(request, scope: nil, back: "/console/me", confirm: confirm) { visit in
+                try await passkeys.remove(try await signedInOperator(visit), id: id)
+                return ("/console/me", "Passkey removed.")
+            }
+        }
+        router.post("console/sign-in/passkey/options") { request, _ in
+            guard let form = try await WebForm.read(request), var session = try await sessions.load(request),
+                WebSessions<ConsoleState>.validToken(form, session), let record = try await pendingOperator(session)
+            else {
+                return try HTTPSupport.json(
+                    ["message": "This sign-in expired: start again with your name and password."],
+                    status: .unauthorized)
+            }
+            let challenge = issueChallenge(&session.state)
+            _ = try await sessions.save(&session)
+            return try HTTPSupport.json(try await passkeys.requestOptions(record, challenge: challenge))
+        }
+        router.post("console/sign-in/passkey") { request, context in
+            try await passkeySignIn(request, address: context.clientLimitKey)
+        }
+    }
+
+    var passkeys: OperatorPasskeys { OperatorPasskeys(environment: environment) }
+
+    /// The operator account of a visit; an API key has no passkeys.
+    private func signedInOperator(_ visit: Visit) async throws -> OperatorRecord {
+        guard let id = visit.session.state.operatorId, let record = try await operators.store.operatorRecord(id: id)
+        else { throw AssentServerError.invalidRequest("An API key has no passkeys: sign in with an operator account.") }
+        return record
+    }
+
+    /// The account a half-done passkey sign-in is for, while it may still sign in.
+    private func pendingOperator(_ session: Session) async throws -> OperatorRecord? {
+        guard let id = session.state.pendingOperatorId, let record = try await operators.store.operatorRecord(id: id),
+            record.isSetUp, record.disabledAt == nil
+        else { return nil }
+        return record
+    }
+
+    private func issueChallenge(_ state: inout ConsoleState) -> String {
+        let (value, expiresAt) = passkeys.challenge()
+        (state.passkeyChallenge, state.passkeyChallengeExpiresAt) = (value, expiresAt)
+        return value
+    }
+
+    /// The session's challenge while unexpired; it is gone from the state either way.
+    private func takeChallenge(_ state: inout ConsoleState) -> String? {
+        defer { (state.passkeyChallenge, state.passkeyChallengeExpiresAt) = (nil, nil) }
+        guard let value = state.passkeyChallenge, let expires = state.passkeyChallengeExpiresAt,
+            expires > environment.nowMillis
+        else { return nil }
+        return value
+    }
+
+    /// The first step of a passkey sign-in (the name and password were right): a session that signs nothing in yet,
+    /// and the page that asks for the passkey.
+    func passkeyStep(_ request: Request, _ record: OperatorRecord) async throws -> Response {
+        guard try await !passkeys.store.operatorPasskeys(operatorId: record.id).isEmpty else {
+            return try await signInPage(
+                request,
+                message: "Your account has no passkey yet: sign in with the code from your authenticator app, and add "
+                    + "one on Your account.",
+                status: .badRequest)
+        }
+        if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
+        let (session, cookie) = try await sessions.create(ConsoleState(pendingOperatorId: record.id))
+        var response = pages.page(
+            ConsolePasskeySignInPage(csrf: session.csrfToken, name: record.name),
+            frame: LayoutFrame(title: "Sign in with your passkey", application: "Assent console", message: nil))
+        response.headers.append(HTTPField(name: .setCookie, value: cookie))
+        response.headers.append(HTTPField(name: .setCookie, value: formToken.removal))
+        return response
+    }
+
+    /// `POST /console/sign-in/passkey`: the passkey's answer to the session's challenge; right → signed in.
+    private func passkeySignIn(_ request: Request, address: String?) async throws -> Response {
+        guard let form = try await WebForm.read(request), var session = try await sessions.load(request),
+            WebSessions<ConsoleState>.validToken(form, session), let record = try await pendingOperator(session)
+        else {
+            return try await signInPage(
+                request, message: "This sign-in expired: start again with your name and password.",
+                status: .unauthorized)
+        }
+        let rule = environment.rateLimits.operatorKeyFailuresPerAddress
+        do {
+            if let address { try await limiter.check(rule, "operator.key", address) }
+        } catch let error as AssentServerError where error.status == 429 {
+            var response = try await signInPage(request, message: error.message, status: .tooManyRequests)
+            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            response.headers.append(HTTPField(name: .setCookie, value: try await sessions.end(session)))
+            return response
+        }
+        let challenge = takeChallenge(&session.state)
+        _ = try await sessions.save(&session)
+        let credential = try? JSONDecoder().decode(
+            AuthenticationCredential.self, from: Data((form["credential"] ?? "").utf8))
+        guard let challenge, let credential,
+            try await passkeys.authenticate(record, credential: credential, challenge: challenge)
+        else {
+            if let address { await limiter.recordFailure(rule, "operator.key", address) }
+            let ended = try await sessions.end(session)
+            var response = try await signInPage(
+                request, message: "The passkey was not accepted: sign in again.", status: .unauthorized)
+            response.headers.append(HTTPField(name: .setCookie, value: ended))
+            return response
+        }
+        return try await startSession(request, ConsoleState(operatorId: record.id), Principal(record))
+    }
+}
+
+/// The second step of a passkey sign-in.
+struct ConsolePasskeySignInPage: PageContext {
+    static let template = PageTemplate.consoleSignInPasskey
+    var csrf: String
+    var name: String
+}

@@ -1,0 +1,117 @@
+import AssentCrypto
+import AssentModel
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServer
+@testable import AssentServerTesting
+
+/// An operator's passkey as the console's second factor, in headless Chromium with its virtual authenticator: added
+/// on "Your account", then the password and the passkey sign in without the authenticator app's code. Screenshots
+/// in `.build/test-artefacts/console-passkeys/<database>/`.
+@Suite("Operator passkeys in a real browser", .serialized)
+struct OperatorPasskeyBrowserTests {
+    @Test(
+        "An operator adds a passkey and signs in with password and passkey; a wrong password or no passkey is refused; a reset clears it",
+        arguments: Backend.all)
+    func passkeys(_ backend: Backend) async throws {
+        var made = try await TestServer.make(backend)
+        made.environment.consoleAPIKeySignIn = false
+        let server = made
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            let browser = try await Browser(
+                artefacts: LoginPageBrowserTests.artefacts("console-passkeys/\(backend.rawValue)"))
+            defer { Task { await browser.quit() } }
+            // WebAuthn takes no IP address as a relying party: the console is opened on localhost.
+            let origin = client.base.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")
+            let setup = try await server.operatorCall(
+                client, "POST", "/api/v1/operators",
+                body: try OperatorJSON.encoder().encode(CreateOperatorRequest(name: "paula", role: "admin")),
+                as: OperatorSetup.self)
+            try await browser.open(setup.setupLink.replacingOccurrences(of: "127.0.0.1", with: "localhost"))
+            let secret = try await browser.text("#secret")
+            try await browser.type("#password", "a long enough password")
+            try await browser.type("#confirm", "a long enough password")
+            try await browser.type("#code", try OperatorAccountTests.code(secret, at: server.environment.now()))
+            try await browser.click("#submit")
+            try await browser.expectText("h1", "Dashboard")
+
+            // Without a passkey the passkey button says how to get one.
+            try await browser.click("#sign-out")
+            try await browser.type("#name", "paula")
+            try await browser.type("#password", "a long enough password")
+            try await browser.click("#operator-passkey")
+            try await browser.expectText(".message", containing: "Your account has no passkey yet")
+            server.clock.advance(by: 30)
+            try await browser.type("#name", "paula")
+            try await browser.type("#password", "a long enough password")
+            try await browser.type("#code", try OperatorAccountTests.code(secret, at: server.environment.now()))
+            try await browser.click("#operator-submit")
+            try await browser.expectText("#operator", "paula (admin)")
+
+            // Added on her own page with the browser's (virtual) authenticator.
+            let authenticator = try await browser.addVirtualAuthenticator()
+            try await browser.open("\(origin)/console/me")
+            try await browser.type("#passkey-label", "Work laptop")
+            try await browser.click("#passkey-start")
+            try await browser.expectText("#notice", containing: "Passkey \"Work laptop\" added")
+            try await browser.expectText("#passkeys", containing: "Work laptop")
+            try await browser.screenshot("01-passkey-added")
+            #expect(try await browser.virtualCredentials(authenticator).first?["rpId"] as? String == "localhost")
+            let operatorId = try #require(try await server.store.operatorRecord(name: "paula")?.id)
+            #expect(try await server.store.operatorPasskeys(operatorId: operatorId).map(\.name) == ["Work laptop"])
+
+            // A wrong password never reaches the passkey.
+            try await browser.click("#sign-out")
+            try await browser.type("#name", "paula")
+            try await browser.type("#password", "not her password at all")
+            try await browser.click("#operator-passkey")
+            try await browser.expectText(".message", containing: "The name or password is not right")
+
+            // The password, then the passkey: signed in without a code.
+            try await browser.type("#name", "paula")
+            try await browser.type("#password", "a long enough password")
+            try await browser.click("#operator-passkey")
+            try await browser.expectText("h1", "Sign in with your passkey")
+            try await browser.screenshot("02-passkey-step")
+            try await browser.expectPhoneLayout("02-passkey-step-phone")
+            try await browser.resize(Browser.desktop)
+            // The half-done sign-in opens no console page.
+            try await browser.open("\(origin)/console/users")
+            try await browser.expectText("h1", "Sign in to the console")
+            try await browser.type("#name", "paula")
+            try await browser.type("#password", "a long enough password")
+            try await browser.click("#operator-passkey")
+            try await browser.click("#passkey-start")
+            try await browser.expectText("#operator", "paula (admin)")
+            try await browser.screenshot("03-signed-in-with-passkey")
+            let signedIn = try await server.store.auditEvents(AuditFilter(typePrefix: "console.signed_in"), limit: 5)
+            #expect(signedIn.first?.actor == "operator:paula")
+            let used = try await server.store.operatorPasskeys(operatorId: operatorId)
+            #expect(used.first?.lastUsedAt != nil && (used.first?.signCount ?? 0) > 0)
+
+            // Removed (asked first): the passkey signs in no more.
+            try await browser.open("\(origin)/console/me")
+            try await browser.click("#passkeys button")
+            try await browser.expectText("h1", "Remove a passkey")
+            try await browser.click("#confirm")
+            try await browser.expectText("#notice", "Passkey removed.")
+            #expect(try await server.store.operatorPasskeys(operatorId: operatorId).isEmpty)
+
+            // A reset by an admin clears her passkeys with the password and TOTP.
+            try await browser.type("#passkey-label", "Security key")
+            try await browser.click("#passkey-start")
+            try await browser.expectText("#notice", containing: "Passkey \"Security key\" added")
+            _ = try await server.operatorCall(
+                client, "POST", "/api/v1/operators/paula/reset", as: OperatorSetup.self)
+            #expect(try await server.store.operatorPasskeys(operatorId: operatorId).isEmpty)
+            let events = try await server.store.auditEvents(AuditFilter(typePrefix: "operator.passkey"), limit: 10)
+            #expect(
+                events.map(\.type).sorted() == [
+                    "operator.passkey_added", "operator.passkey_added", "operator.passkey_removed",
+                ])
+        }
+    }
+}
