@@ -11,6 +11,13 @@ extension Browser {
         #expect(text == expected, "\(css)", sourceLocation: sourceLocation)
     }
 
+    /// Signs out of the console and waits for the sign-in page: the form's navigation must be over before the next
+    /// `open`, or it lands after it and replaces the page opened.
+    func signOutOfConsole() async throws {
+        try await click("#sign-out")
+        try await expectText("h1", "Sign in to the console")
+    }
+
     /// Expects the element's text to come to contain `part`, waiting as `expectText(_:_:)` does.
     func expectText(_ css: String, containing part: String, sourceLocation: SourceLocation = #_sourceLocation)
         async throws

@@ -122,7 +122,7 @@ struct ConsoleApplicationsBrowserTests {
                 body: try OperatorJSON.encoder().encode(
                     CreateAPIKeyRequest(name: "business-desk", scopes: nil, applications: [business.applicationId])),
                 as: CreateAPIKeyResponse.self)
-            try await browser.click("#sign-out")
+            try await browser.signOutOfConsole()
             try await browser.type("#apiKey", limited.apiKey)
             try await browser.click("#submit")
             try await browser.expectText("h1", "Dashboard")

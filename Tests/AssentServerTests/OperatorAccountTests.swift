@@ -197,7 +197,7 @@ struct OperatorAccountTests {
             // She may not read the audit trail (an operator's role has no audit:read).
             try await browser.open("\(origin)/console/audit")
             try await browser.expectText("h1", "Not allowed")
-            try await browser.click("#sign-out")
+            try await browser.signOutOfConsole()
 
             // Sign-in: a wrong code is refused; name, password and a fresh code sign in.
             try await browser.open("\(origin)/console/sign-in")
@@ -230,7 +230,7 @@ struct OperatorAccountTests {
             try await browser.screenshot("03b-own-page")
             try await browser.expectPhoneLayout("03b-own-page-phone")
             try await browser.resize(Browser.desktop)
-            try await browser.click("#sign-out")
+            try await browser.signOutOfConsole()
             server.clock.advance(by: 30)
             try await browser.open("\(origin)/console/sign-in")
             try await browser.type("#name", "olga")
@@ -238,7 +238,7 @@ struct OperatorAccountTests {
             try await browser.type("#code", try Self.code(olga, at: server.environment.now()))
             try await browser.click("#operator-submit")
             try await browser.expectText("#operator", "olga (operator)")
-            try await browser.click("#sign-out")
+            try await browser.signOutOfConsole()
 
             // An auditor reads the audit trail and is refused every change.
             let audrey = try await setUp(try await create("audrey", "auditor"))

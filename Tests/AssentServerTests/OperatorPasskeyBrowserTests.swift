@@ -1,5 +1,6 @@
 import AssentCrypto
 import AssentModel
+import AssentSDK
 import AssentTesting
 import Foundation
 import Testing
@@ -10,7 +11,7 @@ import Testing
 /// An operator's passkey as the console's second factor, in headless Chromium with its virtual authenticator: added
 /// on "Your account", then the password and the passkey sign in without the authenticator app's code. Screenshots
 /// in `.build/test-artefacts/console-passkeys/<database>/`.
-@Suite("Operator passkeys in a real browser", .serialized)
+@Suite("Operator passkeys and phones in a real browser", .serialized)
 struct OperatorPasskeyBrowserTests {
     @Test(
         "An operator adds a passkey and signs in with password and passkey; a wrong password or no passkey is refused; a reset clears it",
@@ -39,7 +40,7 @@ struct OperatorPasskeyBrowserTests {
             try await browser.expectText("h1", "Dashboard")
 
             // Without a passkey the passkey button says how to get one.
-            try await browser.click("#sign-out")
+            try await browser.signOutOfConsole()
             try await browser.type("#name", "paula")
             try await browser.type("#password", "a long enough password")
             try await browser.click("#operator-passkey")
@@ -64,7 +65,7 @@ struct OperatorPasskeyBrowserTests {
             #expect(try await server.store.operatorPasskeys(operatorId: operatorId).map(\.name) == ["Work laptop"])
 
             // A wrong password never reaches the passkey.
-            try await browser.click("#sign-out")
+            try await browser.signOutOfConsole()
             try await browser.type("#name", "paula")
             try await browser.type("#password", "not her password at all")
             try await browser.click("#operator-passkey")
@@ -112,6 +113,106 @@ struct OperatorPasskeyBrowserTests {
                 events.map(\.type).sorted() == [
                     "operator.passkey_added", "operator.passkey_added", "operator.passkey_removed",
                 ])
+        }
+    }
+
+    @Test(
+        "An operator links a phone by approving on it, then signs in with password and the number on the phone; another number refuses",
+        arguments: Backend.all)
+    func phone(_ backend: Backend) async throws {
+        var made = try await TestServer.make(backend)
+        made.environment.consoleAPIKeySignIn = false
+        let server = made
+        defer { Task { await server.shutdown() } }
+        let root = SDKClients.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await server.live { client in
+            let browser = try await Browser(
+                artefacts: LoginPageBrowserTests.artefacts("console-phone/\(backend.rawValue)"))
+            defer { Task { await browser.quit() } }
+            let setup = try await server.operatorCall(
+                client, "POST", "/api/v1/operators",
+                body: try OperatorJSON.encoder().encode(CreateOperatorRequest(name: "pete", role: "admin")),
+                as: OperatorSetup.self)
+            try await browser.open(setup.setupLink)
+            let secret = try await browser.text("#secret")
+            try await browser.type("#password", "a long enough password")
+            try await browser.type("#confirm", "a long enough password")
+            try await browser.type("#code", try OperatorAccountTests.code(secret, at: server.environment.now()))
+            try await browser.click("#submit")
+            try await browser.expectText("h1", "Dashboard")
+            let phone = try await SDKClients.activatedClient(
+                server, client, directory: root.appendingPathComponent("phone"), userId: "pete-phone")
+            let operations = OperationsService(client: phone)
+            func pending() async throws -> MobileOperation {
+                for _ in 0..<100 {
+                    if let request = try await operations.pending().value.first { return request }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                throw TestFailure("The phone never received the request.")
+            }
+            func passwordThenPhone() async throws {
+                try await browser.type("#name", "pete")
+                try await browser.type("#password", "a long enough password")
+                try await browser.click("#operator-phone")
+            }
+
+            // Without a linked phone the button says how to link one.
+            try await browser.signOutOfConsole()
+            try await passwordThenPhone()
+            try await browser.expectText(".message", containing: "Your account has no phone to approve sign-ins")
+            server.clock.advance(by: 30)
+            try await browser.type("#name", "pete")
+            try await browser.type("#password", "a long enough password")
+            try await browser.type("#code", try OperatorAccountTests.code(secret, at: server.environment.now()))
+            try await browser.click("#operator-submit")
+            try await browser.expectText("#operator", "pete (admin)")
+
+            // Linked on his page by approving the request on the phone; a user with no phone is refused.
+            try await browser.open("\(client.base.absoluteString)/console/me")
+            try await browser.type("#phone-user", "nobody")
+            try await browser.click("#link-phone-start")
+            try await browser.expectText(".message", containing: "has no active phone of the user nobody")
+            try await browser.type("#phone-user", "pete-phone")
+            try await browser.click("#link-phone-start")
+            try await browser.expectText("#notice", containing: "Approve the request on your phone")
+            try await browser.click("#check-phone")
+            try await browser.expectText(".message", containing: "has not approved the request yet")
+            let link = try await pending()
+            #expect(link.formData.title == "Approve console sign-ins with this phone?")
+            try await operations.authorize(link, factor: .pin("1234"))
+            try await browser.click("#check-phone")
+            try await browser.expectText("#notice", containing: "approves your sign-ins from now on")
+            try await browser.expectText("#phone", containing: "user pete-phone")
+            try await browser.screenshot("01-phone-linked")
+
+            // Password, then the number on the phone: signed in without a code.
+            try await browser.signOutOfConsole()
+            try await passwordThenPhone()
+            try await browser.expectText("h1", "Approve on your phone")
+            let number = try #require(Int(try await browser.text("#number")))
+            try await browser.screenshot("02-phone-number")
+            try await browser.expectPhoneLayout("02-phone-number-phone")
+            try await browser.resize(Browser.desktop)
+            let request = try await pending()
+            #expect(request.formData.title == "Sign in to the Assent console?")
+            #expect(request.numberMatching?.choices.contains(number) == true)
+            try await operations.authorize(request, factor: .pin("1234"), number: number)
+            try await browser.expectText("#operator", "pete (admin)")
+            let signedIn = try await server.store.auditEvents(AuditFilter(typePrefix: "console.signed_in"), limit: 5)
+            #expect(signedIn.first?.actor == "operator:pete")
+
+            // Another number on the phone: refused, and the sign-in starts again.
+            try await browser.signOutOfConsole()
+            try await passwordThenPhone()
+            let shown = try #require(Int(try await browser.text("#number")))
+            let wrong = try await pending()
+            let other = try #require(wrong.numberMatching?.choices.first { $0 != shown })
+            _ = try? await operations.authorize(wrong, factor: .pin("1234"), number: other)
+            try await browser.expectText(".message", containing: "another number")
+            try await browser.expectText("h1", "Sign in to the console")
+            let linked = try await server.store.auditEvents(AuditFilter(typePrefix: "operator.phone"), limit: 5)
+            #expect(linked.map(\.type) == ["operator.phone_linked"])
         }
     }
 }

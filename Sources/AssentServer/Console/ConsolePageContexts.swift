@@ -70,6 +70,12 @@ struct ConsoleMePage: PageContext {
     }
     var passkeys: [Passkey] = []
     var hasPasskeys = false
+    /// The linked phone that approves sign-ins, as the operator knows it.
+    var phone: String? = nil
+    /// A link request waits on a phone.
+    var linkPending = false
+    var applicationChoices: [ConsoleFrame.ApplicationChoice] = []
+    var linkUser = ""
 }
 
 /// What went wrong.

@@ -75,7 +75,7 @@ extension ConsolePages {
     var passkeys: OperatorPasskeys { OperatorPasskeys(environment: environment) }
 
     /// The operator account of a visit; an API key has no passkeys.
-    private func signedInOperator(_ visit: Visit) async throws -> OperatorRecord {
+    func signedInOperator(_ visit: Visit) async throws -> OperatorRecord {
         guard let id = visit.session.state.operatorId, let record = try await operators.store.operatorRecord(id: id)
         else { throw AssentServerError.invalidRequest("An API key has no passkeys: sign in with an operator account.") }
         return record
@@ -165,4 +165,114 @@ struct ConsolePasskeySignInPage: PageContext {
     static let template = PageTemplate.consoleSignInPasskey
     var csrf: String
     var name: String
+}
+
+/// An operator's phone: linked on "Your account", then approving sign-ins (``OperatorPhones``).
+extension ConsolePages {
+    var phones: OperatorPhones { OperatorPhones(environment: environment) }
+
+    func registerPhones(on router: Router<AssentRequestContext>) {
+        router.post("console/me/phone") { request, _ in
+            try await form(request, scope: nil, back: "/console/me") { visit in
+                let record = try await signedInOperator(visit)
+                var session = visit.session
+                do {
+                    guard let application = visit.applications.first(where: { $0.id == visit.form["application"] })
+                    else { throw AssentServerError.invalidRequest("Choose one of your applications.") }
+                    let userId = (visit.form["user"] ?? "").trimmingCharacters(in: .whitespaces)
+                    let operation = try await phones.startLink(record, application: application, userId: userId)
+                    session.state.phoneOperationId = operation.id
+                    session.state.message =
+                        "Approve the request on your phone (\"Approve console sign-ins with this phone?\"), then check."
+                } catch let error as AssentServerError where error.status < 500 {
+                    (session.state.message, session.state.failed) = (error.message, true)
+                    session.state.form = visit.form.filter { $0.key != "csrf" }
+                }
+                _ = try await sessions.save(&session)
+                return WebPages.redirect("/console/me")
+            }
+        }
+        router.post("console/me/phone/check") { request, _ in
+            try await form(request, scope: nil, back: "/console/me") { visit in
+                let record = try await signedInOperator(visit)
+                var session = visit.session
+                do {
+                    let activation = try await phones.finishLink(
+                        record, operationId: session.state.phoneOperationId ?? "")
+                    session.state.phoneOperationId = nil
+                    session.state.message =
+                        "Your phone (\(activation.deviceLabel)) approves your sign-ins from now on: choose \"Approve on "
+                        + "my phone\" when you sign in."
+                } catch let error as AssentServerError where error.status < 500 {
+                    (session.state.message, session.state.failed) = (error.message, true)
+                }
+                _ = try await sessions.save(&session)
+                return WebPages.redirect("/console/me")
+            }
+        }
+        router.post("console/me/phone/unlink") { request, _ in
+            try await action(request, scope: nil, back: "/console/me") { visit in
+                try await phones.unlink(try await signedInOperator(visit))
+                return ("/console/me", "Your phone no longer approves your sign-ins.")
+            }
+        }
+        router.get("console/sign-in/phone") { request, _ in try await phoneWait(request) }
+    }
+
+    /// The first step of a sign-in approved on the phone (the name and password were right): a session that signs
+    /// nothing in yet, the request on the phone, and the page that shows its number.
+    func phoneStep(_ request: Request, _ record: OperatorRecord, address: String?) async throws -> Response {
+        guard let phone = try await phones.phone(record) else {
+            return try await signInPage(
+                request,
+                message: "Your account has no phone to approve sign-ins: sign in with the code from your authenticator "
+                    + "app, and link one on Your account.",
+                status: .badRequest)
+        }
+        let operation = try await phones.startSignIn(record, phone: phone, address: address)
+        if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
+        let (_, cookie) = try await sessions.create(
+            ConsoleState(pendingOperatorId: record.id, phoneOperationId: operation.id))
+        var response = phonePage(record, number: operation.matchingNumber)
+        response.headers.append(HTTPField(name: .setCookie, value: cookie))
+        response.headers.append(HTTPField(name: .setCookie, value: formToken.removal))
+        return response
+    }
+
+    private func phonePage(_ record: OperatorRecord, number: Int?) -> Response {
+        pages.page(
+            ConsolePhoneSignInPage(name: record.name, number: number.map(String.init) ?? ""),
+            frame: LayoutFrame(title: "Approve on your phone", application: "Assent console", message: nil))
+    }
+
+    /// `GET /console/sign-in/phone` (the waiting page reloads itself): approved → signed in; waiting → the page
+    /// again; refused or expired → the sign-in page with the reason.
+    private func phoneWait(_ request: Request) async throws -> Response {
+        guard let session = try await sessions.load(request), let id = session.state.pendingOperatorId,
+            let record = try await operators.store.operatorRecord(id: id), record.isSetUp, record.disabledAt == nil,
+            let operationId = session.state.phoneOperationId
+        else {
+            return try await signInPage(
+                request, message: "This sign-in expired: start again with your name and password.",
+                status: .unauthorized)
+        }
+        switch try await phones.signIn(record, operationId: operationId) {
+        case .approved:
+            return try await startSession(request, ConsoleState(operatorId: record.id), Principal(record))
+        case .pending(let number):
+            return phonePage(record, number: number)
+        case .refused(let reason):
+            let ended = try await sessions.end(session)
+            var response = try await signInPage(request, message: reason, status: .unauthorized)
+            response.headers.append(HTTPField(name: .setCookie, value: ended))
+            return response
+        }
+    }
+}
+
+/// The waiting page of a sign-in approved on the phone: the number to choose there. It reloads itself.
+struct ConsolePhoneSignInPage: PageContext {
+    static let template = PageTemplate.consoleSignInPhone
+    var name: String
+    var number: String
 }

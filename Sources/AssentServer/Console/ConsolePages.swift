@@ -17,6 +17,8 @@ struct ConsoleState: Codable, Sendable {
     /// The challenge of the passkey ceremony under way (Base64URL), and when it stops counting.
     var passkeyChallenge: String? = nil
     var passkeyChallengeExpiresAt: Millis? = nil
+    /// The request on the operator's phone under way: linking it, or a sign-in.
+    var phoneOperationId: String? = nil
     /// The sentence the last action left for the next page.
     var message: String?
     /// Whether that sentence says the action was refused.
@@ -175,6 +177,7 @@ struct ConsolePages: Sendable {
         registerApplications(on: router)
         registerOperators(on: router)
         registerPasskeys(on: router)
+        registerPhones(on: router)
         registerOperations(on: router)
         router.get("console/audit") { request, _ in
             try await page(request, scope: .auditRead) { try await audit($0) }
@@ -232,6 +235,15 @@ struct ConsolePages: Sendable {
                     status: .unauthorized)
             }
             (state, principal) = (ConsoleState(apiKeyId: key.id), Principal(key))
+        } else if form["method"] == "phone" {
+            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+            guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
+                if let address { await limiter.recordFailure(rule, "operator.key", address) }
+                return try await signInPage(
+                    request, message: "The name or password is not right: check them and try again.",
+                    status: .unauthorized)
+            }
+            return try await phoneStep(request, record, address: address)
         } else if form["method"] == "passkey" {
             let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
             guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
@@ -539,6 +551,14 @@ struct ConsolePages: Sendable {
                     used: $0.lastUsedAt.map { "last used \(Self.time($0))" } ?? "not used yet")
             }
             page.hasPasskeys = !page.passkeys.isEmpty
+            if let phone = try await phones.phone(record) {
+                page.phone = "\(phone.deviceLabel), user \(phone.userId) (activation \(phone.id))"
+            }
+            page.linkPending = visit.session.state.phoneOperationId != nil
+            page.applicationChoices = visit.applications.map {
+                .init(id: $0.id, name: $0.name, selected: $0.id == visit.application.id)
+            }
+            page.linkUser = kept(visit, "user") ?? ""
         }
         return try await show(page, title: "Your account", visit)
     }

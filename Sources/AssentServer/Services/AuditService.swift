@@ -62,6 +62,8 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case operationNumberMismatch = "operation.number_mismatch"
     case operationRejected = "operation.rejected"
     case operationTemplateDeleted = "operation_template.deleted"
+    case operatorPhoneLinked = "operator.phone_linked"
+    case operatorPhoneUnlinked = "operator.phone_unlinked"
     case operatorPasskeyAdded = "operator.passkey_added"
     case operatorPasskeyRefused = "operator.passkey_refused"
     case operatorPasskeyRemoved = "operator.passkey_removed"

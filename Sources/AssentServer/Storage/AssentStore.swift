@@ -8,6 +8,7 @@ import Foundation
 /// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
 public protocol AssentStore: ApplicationStore, ApplicationVersionStore, OperatorStore, OperatorPasskeyStore,
+    OperatorPhoneStore,
     ActivationStore, ReplayGuard,
     APIKeyStore,
     OperationStore, ApplicationPushStore, ApplicationBrandingStore, ApplicationWebhookStore,

@@ -76,6 +76,7 @@ enum Migrations {
         Migration(version: 30, sqlite: applicationWebhooksV30(.sqlite), postgres: applicationWebhooksV30(.postgres)),
         Migration(
             version: 31, sqlite: applicationRateLimitsV31(.sqlite), postgres: applicationRateLimitsV31(.postgres)),
+        Migration(version: 32, sqlite: operatorPhonesV32(.sqlite), postgres: operatorPhonesV32(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

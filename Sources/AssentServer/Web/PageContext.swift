@@ -22,6 +22,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case consoleSignIn = "console-signin"
     case consoleSetup = "console-setup"
     case consoleSignInPasskey = "console-signin-passkey"
+    case consoleSignInPhone = "console-signin-phone"
     case consoleMe = "console-me"
     case consoleError = "console-error"
     case consoleDashboard = "console-dashboard"

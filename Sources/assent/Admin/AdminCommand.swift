@@ -101,7 +101,7 @@ enum TextTable {
 struct ApplicationCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "application",
-        abstract: "Show, list and create applications; set the name people see; manage versions and push credentials.",
+        abstract: "Applications: their name, versions, push credentials, branding, webhook and limits.",
         discussion: """
             Every admin command works with the first application unless --application ID (or ASSENT_APPLICATION) \
             names another.

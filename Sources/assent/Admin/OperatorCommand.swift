@@ -6,12 +6,13 @@ import Foundation
 struct OperatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "operator",
-        abstract: "Operator accounts: the people who sign in to the console with a password and TOTP.",
+        abstract: "Operator accounts: the people who sign in to the console with a password and a second factor.",
         discussion: """
             Roles: admin (everything), operator (activations, operations, login accounts), auditor (reads \
             everything, the audit trail included, changes nothing), support (reads, blocks and unblocks phones, \
             revokes remembered browsers). A new or reset account gets a one-time set-up link (24 hours) where its \
-            person scans the TOTP key and sets a password. Needs the scope operators:write.
+            person scans the TOTP key and sets a password; passkeys and a phone that approves sign-ins are added on \
+            the console's Your account page. Needs the scope operators:write.
             """,
         subcommands: [List.self, Create.self, Disable.self, Enable.self, Reset.self], defaultSubcommand: List.self)
 
@@ -88,7 +89,10 @@ struct OperatorCommand: AsyncParsableCommand {
     struct Reset: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A new set-up link for an operator who lost the password or the authenticator.",
-            discussion: "The old password and TOTP key stop working at once. Example: assent admin operator reset olga")
+            discussion: """
+                The old password, TOTP key and passkeys stop working at once.
+                Example: assent admin operator reset olga
+                """)
         @OptionGroup var connection: ConnectionOptions
         @Argument(help: "The operator's name.") var name: String
 
