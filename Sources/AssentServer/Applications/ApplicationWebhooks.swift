@@ -116,7 +116,7 @@ public struct ApplicationWebhookService: Sendable {
         try await store.putApplicationWebhook(
             ApplicationWebhookRecord(
                 applicationId: application.id, url: request.url, secret: Data(secret.utf8), updatedAt: now))
-        environment.applications.withLock { $0.webhooks = nil }
+        environment.applications.forget(.webhook)
         await environment.audit(
             .applicationWebhookSet, actor: actor,
             "Application \(application.name) (\(application.id)) sends its operations' status changes to "
@@ -131,7 +131,7 @@ public struct ApplicationWebhookService: Sendable {
         guard try await store.deleteApplicationWebhook(applicationId: application.id) else {
             throw AssentServerError.notFound("The application has no webhook of its own.")
         }
-        environment.applications.withLock { $0.webhooks = nil }
+        environment.applications.forget(.webhook)
         await environment.audit(
             .applicationWebhookRemoved, actor: actor,
             "Application \(application.name) (\(application.id)) no longer has a webhook of its own.")
@@ -149,12 +149,6 @@ public struct ApplicationWebhookService: Sendable {
 
     /// Whether any application has a webhook of its own. Read at most every 5 seconds per process.
     func anyApplicationHasWebhook() async throws -> Bool {
-        let now = ContinuousClock.now
-        if let (present, readAt) = environment.applications.withLock({ $0.webhooks }), now - readAt < .seconds(5) {
-            return present
-        }
-        let present = try await store.anyApplicationWebhook()
-        environment.applications.withLock { $0.webhooks = (present, now) }
-        return present
+        try await environment.applications.presence(.webhook) { try await store.anyApplicationWebhook() }
     }
 }

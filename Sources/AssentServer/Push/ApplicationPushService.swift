@@ -75,7 +75,7 @@ public struct ApplicationPushService: Sendable {
         guard try await store.deleteApplicationPushCredential(applicationId: application.id, service: service) else {
             throw AssentServerError.notFound("The application has no \(service.rawValue) credentials of its own.")
         }
-        environment.applications.withLock { $0.pushCredentials = nil }
+        environment.applications.forget(.pushCredentials)
         await environment.audit(
             .applicationPushRemoved, actor: actor,
             "The \(service.rawValue) credentials of application \(application.name) (\(application.id)) were removed.")
@@ -89,7 +89,7 @@ public struct ApplicationPushService: Sendable {
             ApplicationPushCredentialRecord(
                 applicationId: application.id, service: service, settings: try JSONEncoder().encode(request),
                 updatedAt: environment.nowMillis))
-        environment.applications.withLock { $0.pushCredentials = nil }
+        environment.applications.forget(.pushCredentials)
         await environment.audit(
             .applicationPushSet, actor: actor,
             "Application \(application.name) (\(application.id)) reaches its \(service.rawValue) devices with "
@@ -118,15 +118,9 @@ public struct ApplicationPushService: Sendable {
 
     /// Whether any application has push credentials of its own. Read at most every 5 seconds per process.
     func anyApplicationHasCredentials() async throws -> Bool {
-        let now = ContinuousClock.now
-        if let (present, readAt) = environment.applications.withLock({ $0.pushCredentials }),
-            now - readAt < .seconds(5)
-        {
-            return present
+        try await environment.applications.presence(.pushCredentials) {
+            try await store.anyApplicationPushCredentials()
         }
-        let present = try await store.anyApplicationPushCredentials()
-        environment.applications.withLock { $0.pushCredentials = (present, now) }
-        return present
     }
 
     /// Whether `applicationId` is the first application, the one the server's own credentials belong to.

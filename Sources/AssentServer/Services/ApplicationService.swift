@@ -146,14 +146,32 @@ final class ApplicationCache: Sendable {
         var byKey: [String: Entry] = [:]
         /// The first application (the operator API's).
         var first: Entry?
-        /// Whether some application has push credentials of its own, and when that was read.
-        var pushCredentials: (present: Bool, readAt: ContinuousClock.Instant)?
-        /// Whether some application has a webhook of its own, and when that was read.
-        var webhooks: (present: Bool, readAt: ContinuousClock.Instant)?
+        /// Whether some application has a setting of its own, and when that was read.
+        var presence: [Setting: (present: Bool, readAt: ContinuousClock.Instant)] = [:]
+    }
+
+    /// Settings an application may have of its own, which decide whether a server process delivers a channel.
+    enum Setting: Sendable {
+        case pushCredentials
+        case webhook
     }
     private let storage = Mutex(Entries())
 
     func withLock<T: Sendable>(_ body: (inout Entries) -> T) -> T {
         storage.withLock { body(&$0) }
     }
+
+    /// Whether some application has `setting` of its own, as `read` from the store; kept for 5 seconds.
+    func presence(_ setting: Setting, read: () async throws -> Bool) async throws -> Bool {
+        let now = ContinuousClock.now
+        if let (present, readAt) = storage.withLock({ $0.presence[setting] }), now - readAt < .seconds(5) {
+            return present
+        }
+        let present = try await read()
+        storage.withLock { $0.presence[setting] = (present, now) }
+        return present
+    }
+
+    /// Forgets what ``presence(_:read:)`` kept: this process changed the setting.
+    func forget(_ setting: Setting) { storage.withLock { $0.presence[setting] = nil } }
 }

@@ -4,9 +4,9 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// Passkeys of operator accounts: added on "Your account", and used at sign-in instead of the authenticator app's
-/// code (the password first, then the passkey, with user verification). The ceremony's challenge lives in the
-/// console session and is taken by the answer, so it is used once.
+/// The console's second factors beside TOTP. Passkeys of operator accounts: added on "Your account", and used at
+/// sign-in instead of the authenticator app's code (the password first, then the passkey, with user verification).
+/// The ceremony's challenge lives in the console session and is taken by the answer, so it is used once.
 extension ConsolePages {
     func registerPasskeys(on router: Router<AssentRequestContext>) {
         router.post("console/me/passkeys/options") { request, _ in
@@ -89,6 +89,19 @@ extension ConsolePages {
         return record
     }
 
+    /// A session for a sign-in whose password was right and whose second factor is to come (it opens no page),
+    /// replacing the browser's; with the cookies that set it and drop the sign-in form's.
+    private func halfDoneSession(_ request: Request, _ state: ConsoleState) async throws
+        -> (Session, cookies: [HTTPField])
+    {
+        if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
+        let (session, cookie) = try await sessions.create(state)
+        return (
+            session,
+            [HTTPField(name: .setCookie, value: cookie), HTTPField(name: .setCookie, value: formToken.removal)]
+        )
+    }
+
     private func issueChallenge(_ state: inout ConsoleState) -> String {
         let (value, expiresAt) = passkeys.challenge()
         (state.passkeyChallenge, state.passkeyChallengeExpiresAt) = (value, expiresAt)
@@ -114,13 +127,11 @@ extension ConsolePages {
                     + "one on Your account.",
                 status: .badRequest)
         }
-        if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
-        let (session, cookie) = try await sessions.create(ConsoleState(pendingOperatorId: record.id))
+        let (session, cookies) = try await halfDoneSession(request, ConsoleState(pendingOperatorId: record.id))
         var response = pages.page(
             ConsolePasskeySignInPage(csrf: session.csrfToken, name: record.name),
             frame: LayoutFrame(title: "Sign in with your passkey", application: "Assent console", message: nil))
-        response.headers.append(HTTPField(name: .setCookie, value: cookie))
-        response.headers.append(HTTPField(name: .setCookie, value: formToken.removal))
+        response.headers.append(contentsOf: cookies)
         return response
     }
 
@@ -230,12 +241,10 @@ extension ConsolePages {
                 status: .badRequest)
         }
         let operation = try await phones.startSignIn(record, phone: phone, address: address)
-        if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
-        let (_, cookie) = try await sessions.create(
-            ConsoleState(pendingOperatorId: record.id, phoneOperationId: operation.id))
+        let (_, cookies) = try await halfDoneSession(
+            request, ConsoleState(pendingOperatorId: record.id, phoneOperationId: operation.id))
         var response = phonePage(record, number: operation.matchingNumber)
-        response.headers.append(HTTPField(name: .setCookie, value: cookie))
-        response.headers.append(HTTPField(name: .setCookie, value: formToken.removal))
+        response.headers.append(contentsOf: cookies)
         return response
     }
 
