@@ -314,4 +314,40 @@ struct OperatorAccountTests {
             #expect(!signIn.text.contains("apiKey"))
         }
     }
+
+    @Test(
+        "Wrong console sign-ins from one address reach operator-key-failures: 429 with Retry-After, the password step too"
+    )
+    func signInLimit() async throws {
+        var limits = RateLimits()
+        limits.operatorKeyFailuresPerAddress = RateLimitRule(limit: 2, window: 300)
+        var made = try await TestServer.make(.sqlite, rateLimits: limits)
+        made.environment.consoleAPIKeySignIn = false
+        let server = made
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            /// Posts the sign-in form with `fields`, as a browser does (the form's cookie and token).
+            func post(_ fields: [String: String]) async throws -> HTTPClient.Response {
+                let page = try await client.send("GET", "/console/sign-in")
+                let cookie = try #require(page.header("Set-Cookie")).prefix { $0 != ";" }
+                let csrf = try #require(
+                    page.text.range(of: "name=\"csrf\" value=\"").map {
+                        page.text[$0.upperBound...].prefix { $0 != "\"" }
+                    })
+                let body = (fields.merging(["csrf": String(csrf)]) { $1 }).map {
+                    "\($0.key)=\(FormEncoding.escape($0.value))"
+                }.joined(separator: "&")
+                return try await client.send(
+                    "POST", "/console/sign-in",
+                    headers: ["Cookie": String(cookie), "Content-Type": "application/x-www-form-urlencoded"],
+                    body: Data(body.utf8))
+            }
+            let wrong = ["name": "admin", "password": "not the password at all", "code": "000000"]
+            #expect(try await post(wrong).status == 401)
+            #expect(try await post(wrong.merging(["method": "passkey"]) { $1 }).status == 401)
+            let limited = try await post(wrong.merging(["method": "phone"]) { $1 })
+            #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.status)")
+            #expect(limited.text.contains("Too many"), "\(limited.text.prefix(400))")
+        }
+    }
 }

@@ -144,15 +144,11 @@ extension ConsolePages {
                 request, message: "This sign-in expired: start again with your name and password.",
                 status: .unauthorized)
         }
-        let rule = environment.rateLimits.operatorKeyFailuresPerAddress
-        do {
-            if let address { try await limiter.check(rule, "operator.key", address) }
-        } catch let error as AssentServerError where error.status == 429 {
-            var response = try await signInPage(request, message: error.message, status: .tooManyRequests)
-            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
-            response.headers.append(HTTPField(name: .setCookie, value: try await sessions.end(session)))
-            return response
+        if var refused = try await overSignInLimit(request, address: address) {
+            refused.headers.append(HTTPField(name: .setCookie, value: try await sessions.end(session)))
+            return refused
         }
+        let rule = environment.rateLimits.operatorKeyFailuresPerAddress
         let challenge = takeChallenge(&session.state)
         _ = try await sessions.save(&session)
         let credential = try? JSONDecoder().decode(

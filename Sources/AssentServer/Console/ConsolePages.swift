@@ -215,14 +215,8 @@ struct ConsolePages: Sendable {
                 .forbidden, "This form is stale or did not come from this site: open the sign-in page again.",
                 next: Self.signInPath)
         }
+        if let refused = try await overSignInLimit(request, address: address) { return refused }
         let rule = environment.rateLimits.operatorKeyFailuresPerAddress
-        do {
-            if let address { try await limiter.check(rule, "operator.key", address) }
-        } catch let error as AssentServerError where error.status == 429 {
-            var response = try await signInPage(request, message: error.message, status: .tooManyRequests)
-            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
-            return response
-        }
         let state: ConsoleState
         let principal: Principal
         if let text = form["apiKey"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
@@ -235,7 +229,8 @@ struct ConsolePages: Sendable {
                     status: .unauthorized)
             }
             (state, principal) = (ConsoleState(apiKeyId: key.id), Principal(key))
-        } else if form["method"] == "phone" {
+        } else if let method = form["method"], method == "phone" || method == "passkey" {
+            // The password first; the passkey or the phone on the next page.
             let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
             guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
                 if let address { await limiter.recordFailure(rule, "operator.key", address) }
@@ -243,16 +238,8 @@ struct ConsolePages: Sendable {
                     request, message: "The name or password is not right: check them and try again.",
                     status: .unauthorized)
             }
-            return try await phoneStep(request, record, address: address)
-        } else if form["method"] == "passkey" {
-            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
-            guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
-                if let address { await limiter.recordFailure(rule, "operator.key", address) }
-                return try await signInPage(
-                    request, message: "The name or password is not right: check them and try again.",
-                    status: .unauthorized)
-            }
-            return try await passkeyStep(request, record)
+            return method == "phone"
+                ? try await phoneStep(request, record, address: address) : try await passkeyStep(request, record)
         } else {
             let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
             guard
@@ -269,6 +256,20 @@ struct ConsolePages: Sendable {
             (state, principal) = (ConsoleState(operatorId: record.id), Principal(record))
         }
         return try await startSession(request, state, principal)
+    }
+
+    /// The sign-in page with 429 and `Retry-After` while `address` has used up its wrong sign-ins; `nil` otherwise.
+    func overSignInLimit(_ request: Request, address: String?) async throws -> Response? {
+        do {
+            if let address {
+                try await limiter.check(environment.rateLimits.operatorKeyFailuresPerAddress, "operator.key", address)
+            }
+            return nil
+        } catch let error as AssentServerError where error.status == 429 {
+            var response = try await signInPage(request, message: error.message, status: .tooManyRequests)
+            if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            return response
+        }
     }
 
     /// A new console session for `principal` (ending the browser's old one), and on to the dashboard.
