@@ -13,6 +13,25 @@ import Testing
 /// in `.build/test-artefacts/console-passkeys/<database>/`.
 @Suite("Operator passkeys and phones in a real browser", .serialized)
 struct OperatorPasskeyBrowserTests {
+    /// Creates the admin `name` and sets the account up in the browser with the one-time link (opened on `host`);
+    /// returns the TOTP key the page showed. The browser is signed in afterwards.
+    static func setUpAdmin(
+        _ name: String, _ server: TestServer, _ client: HTTPClient, _ browser: Browser, host: String = "127.0.0.1"
+    ) async throws -> String {
+        let setup = try await server.operatorCall(
+            client, "POST", "/api/v1/operators",
+            body: try OperatorJSON.encoder().encode(CreateOperatorRequest(name: name, role: "admin")),
+            as: OperatorSetup.self)
+        try await browser.open(setup.setupLink.replacingOccurrences(of: "127.0.0.1", with: host))
+        let secret = try await browser.text("#secret")
+        try await browser.type("#password", "a long enough password")
+        try await browser.type("#confirm", "a long enough password")
+        try await browser.type("#code", try OperatorAccountTests.code(secret, at: server.environment.now()))
+        try await browser.click("#submit")
+        try await browser.expectText("h1", "Dashboard")
+        return secret
+    }
+
     @Test(
         "An operator adds a passkey and signs in with password and passkey; a wrong password or no passkey is refused; a reset clears it",
         arguments: Backend.all)
@@ -27,17 +46,7 @@ struct OperatorPasskeyBrowserTests {
             defer { Task { await browser.quit() } }
             // WebAuthn takes no IP address as a relying party: the console is opened on localhost.
             let origin = client.base.absoluteString.replacingOccurrences(of: "127.0.0.1", with: "localhost")
-            let setup = try await server.operatorCall(
-                client, "POST", "/api/v1/operators",
-                body: try OperatorJSON.encoder().encode(CreateOperatorRequest(name: "paula", role: "admin")),
-                as: OperatorSetup.self)
-            try await browser.open(setup.setupLink.replacingOccurrences(of: "127.0.0.1", with: "localhost"))
-            let secret = try await browser.text("#secret")
-            try await browser.type("#password", "a long enough password")
-            try await browser.type("#confirm", "a long enough password")
-            try await browser.type("#code", try OperatorAccountTests.code(secret, at: server.environment.now()))
-            try await browser.click("#submit")
-            try await browser.expectText("h1", "Dashboard")
+            let secret = try await Self.setUpAdmin("paula", server, client, browser, host: "localhost")
 
             // Without a passkey the passkey button says how to get one.
             try await browser.signOutOfConsole()
@@ -130,17 +139,7 @@ struct OperatorPasskeyBrowserTests {
             let browser = try await Browser(
                 artefacts: LoginPageBrowserTests.artefacts("console-phone/\(backend.rawValue)"))
             defer { Task { await browser.quit() } }
-            let setup = try await server.operatorCall(
-                client, "POST", "/api/v1/operators",
-                body: try OperatorJSON.encoder().encode(CreateOperatorRequest(name: "pete", role: "admin")),
-                as: OperatorSetup.self)
-            try await browser.open(setup.setupLink)
-            let secret = try await browser.text("#secret")
-            try await browser.type("#password", "a long enough password")
-            try await browser.type("#confirm", "a long enough password")
-            try await browser.type("#code", try OperatorAccountTests.code(secret, at: server.environment.now()))
-            try await browser.click("#submit")
-            try await browser.expectText("h1", "Dashboard")
+            let secret = try await Self.setUpAdmin("pete", server, client, browser)
             let phone = try await SDKClients.activatedClient(
                 server, client, directory: root.appendingPathComponent("phone"), userId: "pete-phone")
             let operations = OperationsService(client: phone)
