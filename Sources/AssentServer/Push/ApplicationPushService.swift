@@ -105,15 +105,22 @@ public struct ApplicationPushService: Sendable {
     }
 
     func settings(_ applicationId: String) async throws -> Resolved {
-        let own = try await store.applicationPushCredentials(applicationId: applicationId)
-        let server = try await isFirst(applicationId) ? environment.push : nil
-        func record(_ service: PushPlatform) -> ApplicationPushCredentialRecord? {
-            own.first { $0.service == service }
-        }
+        let (own, serverStandsIn) = try await credentials(applicationId)
+        let server = serverStandsIn ? environment.push : nil
         return Resolved(
-            apns: try record(.apns).map { (try Self.apns($0), $0.updatedAt) } ?? server?.apns.map { ($0, nil) },
-            fcm: try record(.fcm).map { (try Self.fcm($0), $0.updatedAt) } ?? server?.fcm.map { ($0, nil) },
-            hms: try record(.hms).map { (try Self.hms($0), $0.updatedAt) } ?? server?.hms.map { ($0, nil) })
+            apns: try own[.apns].map { (try Self.apns($0), $0.updatedAt) } ?? server?.apns.map { ($0, nil) },
+            fcm: try own[.fcm].map { (try Self.fcm($0), $0.updatedAt) } ?? server?.fcm.map { ($0, nil) },
+            hms: try own[.hms].map { (try Self.hms($0), $0.updatedAt) } ?? server?.hms.map { ($0, nil) })
+    }
+
+    /// The rule of whose credentials reach an application's devices: its own by service, and whether the server's
+    /// stand in for a service it has none of (for the first application only).
+    func credentials(_ applicationId: String) async throws
+        -> (own: [PushPlatform: ApplicationPushCredentialRecord], serverStandsIn: Bool)
+    {
+        let records = try await store.applicationPushCredentials(applicationId: applicationId)
+        let own = Dictionary(records.map { ($0.service, $0) }) { first, _ in first }
+        return (own, try await isFirst(applicationId))
     }
 
     /// Whether any application has push credentials of its own. Read at most every 5 seconds per process.

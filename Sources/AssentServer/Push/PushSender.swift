@@ -10,9 +10,7 @@ import Prometheus
 struct PushSender: OutboxSender {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore & ApplicationPushStore {
-        environment.store
-    }
+    var store: any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore { environment.store }
     /// The server's own credentials' clients: the first application's unless it has its own.
     let apns: APNsClient?
     let fcm: FCMClient?
@@ -139,12 +137,10 @@ struct PushSender: OutboxSender {
     /// The client for `platform` with the application's own credentials, else the server's for the first
     /// application; `nil` when there are none.
     private func client(_ platform: PushPlatform, applicationId: String) async throws -> PushServiceClient? {
-        if let own = try await store.applicationPushCredentials(applicationId: applicationId).first(where: {
-            $0.service == platform
-        }) {
-            return try applicationClients.client(for: own)
-        }
-        guard try await ApplicationPushService(environment: environment).isFirst(applicationId) else { return nil }
+        let (own, serverStandsIn) = try await ApplicationPushService(environment: environment).credentials(
+            applicationId)
+        if let record = own[platform] { return try applicationClients.client(for: record) }
+        guard serverStandsIn else { return nil }
         switch platform {
         case .apns: return apns.map(PushServiceClient.apns)
         case .fcm: return fcm.map(PushServiceClient.fcm)
