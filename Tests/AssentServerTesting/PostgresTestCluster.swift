@@ -42,7 +42,7 @@ enum PostgresTestCluster {
             "\(bindir)/pg_ctl",
             [
                 "-D", data, "-l", root.appendingPathComponent("server.log").path, "-w", "-t", "60", "-o",
-                "-p \(port) -k \(root.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=400",
+                "-p \(port) -k \(root.path) -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=2000",
                 "start",
             ])
         try startWatchdog(pgctl: "\(bindir)/pg_ctl", data: data, root: root.path)
