@@ -48,7 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
             discussion: """
                 Names and defaults: activation-address=20/300 and activation-code=5/300 (wrong activation codes per \
                 client address and per code's first two groups), operator-key-failures=10/300 (wrong operator keys \
-                per address), offline-operation=10/300 and offline-activation=30/300 (offline-code verifications), \
+                and console sign-ins per address), operator-account-failures=20/900 (wrong console sign-ins per \
+                operator account), offline-operation=10/300 and offline-activation=30/300 (offline-code verifications), \
                 proximity-operation=10/300 (approvals with a proximity check), client-auth-failures=10/300 (failed \
                 OpenID client authentications per address), login-user=10/900 and login-address=50/900 (wrong \
                 passwords per account and per address), tfa-user=10/900 (wrong second-factor codes per account), \

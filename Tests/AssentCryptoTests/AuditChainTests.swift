@@ -51,6 +51,46 @@ struct AuditChainTests {
         }
     }
 
+    @Test("The content hash is the documented layout; a row's application comes after the detail, only when it has one")
+    func contentHashLayout() throws {
+        // Known answers computed apart from this code (Python's hashlib over the layout SECURITY.md documents).
+        let fields = (type: "activation.created", user: "alice", actor: "operator:ops", detail: "Row 1 — ünïcode")
+        let legacy = AuditChain.contentHash(
+            seq: 1, id: 10, at: 1_800_000_000_001, type: fields.type, activationId: nil, userId: fields.user,
+            actor: fields.actor, detail: fields.detail)
+        #expect(Hex.encode(legacy) == "180abc2c58129e81b9da1cef410d19203341962fc62ee0d57680ae8d700d81e9")
+        let named = AuditChain.contentHash(
+            seq: 1, id: 10, at: 1_800_000_000_001, type: fields.type, activationId: nil, userId: fields.user,
+            actor: fields.actor, detail: fields.detail, applicationId: "app_9f2c")
+        #expect(Hex.encode(named) == "6a4ed5a5722f3abc58d01316226cb492a10b7c810e6d041ac276eef94609beee")
+
+        // In an export: a row's application changed, removed or added is a changed row.
+        let key = ECPrivateKey()
+        var lines: [AuditChain.Line] = []
+        var previous = AuditChain.genesis
+        for seq in Int64(1)...4 {
+            let row = AuditChain.Row(
+                seq: seq, id: seq, at: 1_800_000_000_000 + seq, type: "operation.approved", activationId: "act",
+                userId: "alice", actor: "device", detail: "Row \(seq)",
+                applicationId: seq.isMultiple(of: 2) ? "app_business" : nil, prevHash: previous)
+            lines.append(.row(row))
+            previous = try #require(Hex.decode(row.hash))
+        }
+        lines.append(.checkpoint(try AuditChain.Checkpoint(seq: 4, hash: previous, at: 1_800_000_000_005, key: key)))
+        #expect(try AuditChain.verify(export: Self.text(lines), key: key.publicKey).get().rows == 4)
+        for (index, application) in [(1, "app_retail"), (1, nil), (0, "app_business")] as [(Int, String?)] {
+            var tampered = lines
+            guard case .row(var row) = tampered[index] else {
+                Issue.record("line \(index) is not a row")
+                return
+            }
+            row.applicationId = application
+            tampered[index] = .row(row)
+            let failure = try #require(Self.failure(tampered, key))
+            #expect(failure.seq == Int64(index + 1) && failure.message == "the row's content was changed")
+        }
+    }
+
     @Test("A changed byte, a removed, reordered or inserted row, and a forged checkpoint each fail at their row")
     func tampering() throws {
         let key = ECPrivateKey()

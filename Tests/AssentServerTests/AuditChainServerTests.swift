@@ -24,7 +24,8 @@ struct AuditChainServerTests {
                 AuditEvent(
                     id: nil, at: server.environment.nowMillis, type: "test.\(prefix)",
                     activationId: index.isMultiple(of: 3) ? nil : "act-\(index)", userId: "alice",
-                    actor: "operator:ops", detail: "\(prefix) \(index) — ünïcode"))
+                    actor: "operator:ops", detail: "\(prefix) \(index) — ünïcode",
+                    applicationId: index.isMultiple(of: 2) ? server.application.id : nil))
         }
     }
 
@@ -61,6 +62,17 @@ struct AuditChainServerTests {
         #expect(changed.seq == 3 && changed.message == "the row's content was changed")
         try await Self.sql(
             server, "UPDATE audit_events SET detail = substr(detail, 1, length(detail) - 1) WHERE seq = 3")
+        #expect((try? await Self.verify(server).get()) != nil)
+
+        // Changed: the application a row names, taken away.
+        let named = try #require(
+            try await server.store.sealedAuditRows(from: 1, through: sealed).first { $0.event.applicationId != nil })
+        try await Self.sql(server, "UPDATE audit_events SET application_id = NULL WHERE seq = \(named.seq)")
+        guard case .failure(let unnamed) = try await Self.verify(server) else { throw TestFailure("change passed") }
+        #expect(unnamed.seq == named.seq && unnamed.message == "the row's content was changed")
+        try await server.store.database.raw(
+            "UPDATE audit_events SET application_id = \(bind: server.application.id) WHERE seq = \(bind: named.seq)"
+        ).run()
         #expect((try? await Self.verify(server).get()) != nil)
 
         // Removed: row 4 deleted (kept aside and put back).

@@ -116,6 +116,15 @@ struct ConsoleApplicationsBrowserTests {
             let olga = try #require(listed.operators.first { $0.name == "olga" })
             #expect(olga.role == "auditor" && olga.applications == [business.applicationId])
 
+            // The audit log of a key for every application: every application's events, each named, and the chain.
+            try await browser.open("\(base)/console/audit?type=activation.created")
+            try await browser.expectText("#events", containing: dave.activationId)
+            try await browser.expectText("#events", containing: carol.activationId)
+            try await browser.expectText(
+                "tr[data-id] td.event-application", containing: "Business")
+            #expect(try await browser.exists("#audit-key"))
+            try await browser.screenshot("05-audit-every-application")
+
             // A break-glass key limited to Business works with Business only: no choice, no other's activation.
             let limited = try await server.operatorCall(
                 http, "POST", "/api/v1/api-keys",
@@ -134,6 +143,14 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.open("\(base)/console/application")
             try await browser.expectText("h1", "Application Business")
             #expect(try await browser.exists("#create-application") == false)
+            // Its audit log: Business's events only, and not the chain, which links every application's.
+            try await browser.open("\(base)/console/audit")
+            try await browser.expectText("#chain", containing: "These are the events of Business.")
+            try await browser.expectText("#events", containing: dave.activationId)
+            let events = try await browser.text("#events")
+            #expect(!events.contains(carol.activationId) && !events.contains("api_key.created"), "\(events)")
+            #expect(try await browser.exists("#audit-key") == false)
+            try await browser.screenshot("06-audit-one-application")
         }
     }
 }

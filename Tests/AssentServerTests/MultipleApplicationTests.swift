@@ -171,6 +171,53 @@ struct MultipleApplicationTests {
             }
             let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "application.created"), limit: 5)
             #expect(audit.contains { $0.detail.contains(business.applicationId) && $0.actor == "key:bootstrap" })
+
+            // The audit trail: each row names its application; a key limited to the second reads its rows only,
+            // and neither the whole chain's export nor its state.
+            func events(_ response: HTTPClient.Response) throws -> [AuditEventInfo] {
+                #expect(response.status == 200, "\(response.text)")
+                let list = try OperatorJSON.decoder().decode(AuditList.self, from: response.body)
+                return list.events
+            }
+            let everything = try events(try await send("GET", "/api/v1/audit?limit=1000"))
+            let ofBusiness = try events(try await withLimited("GET", "/api/v1/audit\(q)&limit=1000"))
+            #expect(try events(try await send("GET", "/api/v1/audit\(q)&limit=1000")) == ofBusiness)
+            #expect(!ofBusiness.isEmpty && ofBusiness.allSatisfy { $0.applicationId == business.applicationId })
+            let businessTypes = Set(ofBusiness.map(\.type))
+            for type in [
+                "activation.created", "operation.created", "operation.approved", "activation.blocked",
+                "tfa.account_created", "client.created", "operation_template.saved",
+            ] {
+                #expect(businessTypes.contains(type), "\(type) in \(businessTypes.sorted())")
+            }
+            #expect(!ofBusiness.contains { $0.activationId == retail.activationId })
+            #expect(ofBusiness.contains { $0.activationId == biz.activationId && $0.type == "operation.approved" })
+            #expect(
+                everything.contains {
+                    $0.activationId == retail.activationId && $0.applicationId == server.application.id
+                })
+            #expect(everything.contains { $0.type == "api_key.created" && $0.applicationId == nil })
+            #expect(Set(everything.map(\.id)).isSuperset(of: ofBusiness.map(\.id)))
+            for path in ["/api/v1/audit/export", "/api/v1/audit/chain"] {
+                let refused = try await withLimited("GET", "\(path)\(q)")
+                #expect(
+                    refused.status == 403
+                        && refused.errorMessage?.contains("audit chain links every application") == true)
+            }
+            #expect(try await withLimited("GET", "/api/v1/audit/key\(q)").status == 200)
+            // The application each row names is in the chain: the export verifies, and names them.
+            let export = try await send("GET", "/api/v1/audit/export")
+            #expect(export.status == 200)
+            let key = try await AuditChainService(environment: server.environment).key().publicKey
+            let report = try AuditChain.verify(export: export.text, key: key).get()
+            #expect(report.rows >= everything.count)
+            let exported = export.text.split(separator: "\n").compactMap {
+                try? JSONDecoder().decode(AuditChain.Line.self, from: Data($0.utf8))
+            }
+            #expect(
+                exported.contains {
+                    if case .row(let row) = $0 { row.applicationId == business.applicationId } else { false }
+                })
         }
     }
 

@@ -315,6 +315,28 @@ struct OperatorAccountTests {
         }
     }
 
+    /// Posts the console's sign-in form with `fields`, as a new browser does (the form's cookie and token), from a
+    /// client a trusted proxy names as `address`. A sign-in that works ends on the dashboard (the redirect followed).
+    static func postSignIn(_ server: HTTPClient, _ fields: [String: String], from address: String? = nil)
+        async throws -> HTTPClient.Response
+    {
+        let client = HTTPClient(base: server.base)
+        let forwarded = address.map { ["X-Forwarded-For": $0] } ?? [:]
+        let page = try await client.send("GET", "/console/sign-in", headers: forwarded)
+        let cookie = try #require(page.header("Set-Cookie")).prefix { $0 != ";" }
+        let csrf = try #require(
+            page.text.range(of: "name=\"csrf\" value=\"").map { page.text[$0.upperBound...].prefix { $0 != "\"" } })
+        let body = (fields.merging(["csrf": String(csrf)]) { $1 }).map {
+            "\($0.key)=\(FormEncoding.escape($0.value))"
+        }.joined(separator: "&")
+        return try await client.send(
+            "POST", "/console/sign-in",
+            headers: ["Cookie": String(cookie), "Content-Type": "application/x-www-form-urlencoded"].merging(
+                forwarded
+            ) { $1 },
+            body: Data(body.utf8))
+    }
+
     @Test(
         "Wrong console sign-ins from one address reach operator-key-failures: 429 with Retry-After, the password step too"
     )
@@ -326,28 +348,66 @@ struct OperatorAccountTests {
         let server = made
         defer { Task { await server.shutdown() } }
         try await server.live { client in
-            /// Posts the sign-in form with `fields`, as a browser does (the form's cookie and token).
-            func post(_ fields: [String: String]) async throws -> HTTPClient.Response {
-                let page = try await client.send("GET", "/console/sign-in")
-                let cookie = try #require(page.header("Set-Cookie")).prefix { $0 != ";" }
-                let csrf = try #require(
-                    page.text.range(of: "name=\"csrf\" value=\"").map {
-                        page.text[$0.upperBound...].prefix { $0 != "\"" }
-                    })
-                let body = (fields.merging(["csrf": String(csrf)]) { $1 }).map {
-                    "\($0.key)=\(FormEncoding.escape($0.value))"
-                }.joined(separator: "&")
-                return try await client.send(
-                    "POST", "/console/sign-in",
-                    headers: ["Cookie": String(cookie), "Content-Type": "application/x-www-form-urlencoded"],
-                    body: Data(body.utf8))
-            }
             let wrong = ["name": "admin", "password": "not the password at all", "code": "000000"]
-            #expect(try await post(wrong).status == 401)
-            #expect(try await post(wrong.merging(["method": "passkey"]) { $1 }).status == 401)
-            let limited = try await post(wrong.merging(["method": "phone"]) { $1 })
+            #expect(try await Self.postSignIn(client, wrong).status == 401)
+            #expect(try await Self.postSignIn(client, wrong.merging(["method": "passkey"]) { $1 }).status == 401)
+            let limited = try await Self.postSignIn(client, wrong.merging(["method": "phone"]) { $1 })
             #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.status)")
             #expect(limited.text.contains("Too many"), "\(limited.text.prefix(400))")
+        }
+    }
+
+    @Test(
+        "Wrong console sign-ins naming one account from many addresses reach operator-account-failures: then even the right password and code wait; other accounts sign in"
+    )
+    func accountSignInLimit() async throws {
+        var limits = RateLimits()
+        limits.operatorSignInFailuresPerAccount = RateLimitRule(limit: 3, window: 900)
+        var made = try await TestServer.make(.sqlite, rateLimits: limits)
+        made.environment.consoleAPIKeySignIn = false
+        made.environment.trustedProxies = TrustedProxies([try IPNetwork(parsing: "127.0.0.1")])
+        let server = made
+        defer { Task { await server.shutdown() } }
+        let operators = OperatorService(environment: server.environment)
+        var secrets: [String: String] = [:]
+        for name in ["olga", "otto"] {
+            let (_, link) = try await operators.create(name: name, role: .operator, applications: nil, actor: "test")
+            let secret = try await Self.secret(server, link: link)
+            let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
+            _ = try await operators.completeSetup(
+                token: token, password: "a long enough password", code: try Self.code(secret, at: server.clock.now))
+            secrets[name] = secret
+        }
+        let keys = secrets
+        try await server.live { client in
+            // Each guess from another address: the per-address limit (10) never fills.
+            let wrong = ["name": "olga", "password": "not the password at all", "code": "000000"]
+            #expect(try await Self.postSignIn(client, wrong, from: "198.51.100.1").status == 401)
+            #expect(
+                try await Self.postSignIn(client, wrong.merging(["method": "passkey"]) { $1 }, from: "198.51.100.2")
+                    .status == 401)
+            #expect(try await Self.postSignIn(client, wrong, from: "198.51.100.3").status == 401)
+            // Over: the right password and the next code wait too, from a fresh address.
+            server.clock.advance(by: 30)
+            var right = [
+                "name": "olga", "password": "a long enough password",
+                "code": try Self.code(try #require(keys["olga"]), at: server.clock.now),
+            ]
+            let limited = try await Self.postSignIn(client, right, from: "198.51.100.4")
+            #expect(limited.status == 429 && limited.header("Retry-After") != nil, "\(limited.status)")
+            // Another account is not held up.
+            let otto = try await Self.postSignIn(
+                client,
+                [
+                    "name": "otto", "password": "a long enough password",
+                    "code": try Self.code(try #require(keys["otto"]), at: server.clock.now),
+                ], from: "198.51.100.4")
+            #expect(otto.status == 200 && otto.text.contains("Dashboard"), "\(otto.status)")
+            // Once the window has passed, the right sign-in goes through.
+            server.clock.advance(by: 901)
+            right["code"] = try Self.code(try #require(keys["olga"]), at: server.clock.now)
+            let later = try await Self.postSignIn(client, right, from: "198.51.100.5")
+            #expect(later.status == 200 && later.text.contains("Dashboard"), "\(later.status)")
         }
     }
 }

@@ -7,7 +7,8 @@ import Foundation
 ///
 /// - `contentHash` = SHA-256 of the row's fields, each as a 4-byte big-endian length and its UTF-8 bytes (an
 ///   absent field as length `0xFFFFFFFF`), numbers as 8-byte big-endian: seq, id, at, type, activationId, userId,
-///   actor, detail.
+///   actor, detail, and then applicationId only when the row has one (rows written before the server kept an
+///   application per row have none, and hash as they did).
 /// - `hash` = SHA-256(`prevHash` ‖ `contentHash`); the first row's `prevHash` is 32 zero bytes.
 /// - A checkpoint signs `"assent-audit-checkpoint" ‖ 0x00 ‖ seq ‖ hash ‖ at` (numbers 8-byte big-endian).
 public enum AuditChain {
@@ -24,26 +25,30 @@ public enum AuditChain {
         public var userId: String?
         public var actor: String
         public var detail: String
+        /// The application the row is about; absent for the organisation's own actions (operators, keys, the
+        /// server's settings) and for rows written before rows carried it.
+        public var applicationId: String?
         public var contentHash: String
         public var prevHash: String
         public var hash: String
 
         public init(
             seq: Int64, id: Int64, at: Int64, type: String, activationId: String?, userId: String?, actor: String,
-            detail: String, prevHash: Data
+            detail: String, applicationId: String? = nil, prevHash: Data
         ) {
             let content = AuditChain.contentHash(
                 seq: seq, id: id, at: at, type: type, activationId: activationId, userId: userId, actor: actor,
-                detail: detail)
+                detail: detail, applicationId: applicationId)
             self.init(
                 seq: seq, id: id, at: at, type: type, activationId: activationId, userId: userId, actor: actor,
-                detail: detail, contentHash: content, prevHash: prevHash, hash: AuditChain.link(prevHash, content))
+                detail: detail, applicationId: applicationId, contentHash: content, prevHash: prevHash,
+                hash: AuditChain.link(prevHash, content))
         }
 
         /// A row as stored, with the hashes the server computed when it sealed it (an export never recomputes them).
         public init(
             seq: Int64, id: Int64, at: Int64, type: String, activationId: String?, userId: String?, actor: String,
-            detail: String, contentHash: Data, prevHash: Data, hash: Data
+            detail: String, applicationId: String? = nil, contentHash: Data, prevHash: Data, hash: Data
         ) {
             self.seq = seq
             self.id = id
@@ -53,6 +58,7 @@ public enum AuditChain {
             self.userId = userId
             self.actor = actor
             self.detail = detail
+            self.applicationId = applicationId
             self.contentHash = Hex.encode(contentHash)
             self.prevHash = Hex.encode(prevHash)
             self.hash = Hex.encode(hash)
@@ -62,7 +68,7 @@ public enum AuditChain {
         public var computedContentHash: Data {
             AuditChain.contentHash(
                 seq: seq, id: id, at: at, type: type, activationId: activationId, userId: userId, actor: actor,
-                detail: detail)
+                detail: detail, applicationId: applicationId)
         }
     }
 
@@ -140,11 +146,14 @@ public enum AuditChain {
 
     public static func contentHash(
         seq: Int64, id: Int64, at: Int64, type: String, activationId: String?, userId: String?, actor: String,
-        detail: String
+        detail: String, applicationId: String? = nil
     ) -> Data {
         var bytes = Data()
         for number in [seq, id, at] { withUnsafeBytes(of: number.bigEndian) { bytes.append(contentsOf: $0) } }
-        for text in [type, activationId, userId, actor, detail] {
+        var fields: [String?] = [type, activationId, userId, actor, detail]
+        // The application comes last and only when present: a row without one hashes as rows always did.
+        if let applicationId { fields.append(applicationId) }
+        for text in fields {
             guard let text else {
                 bytes.append(contentsOf: [0xFF, 0xFF, 0xFF, 0xFF])
                 continue

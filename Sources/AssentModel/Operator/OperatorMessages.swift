@@ -191,10 +191,15 @@ public struct AuditEventInfo: Codable, Sendable, Equatable {
     public var userId: String?
     public var actor: String
     public var detail: String
+    /// The application the event is about; absent for the organisation's own actions (operators, API keys,
+    /// signing keys, console sign-ins) and for events written before events named one.
+    public var applicationId: String?
 
     public init(
-        id: Int64, at: Date, type: String, activationId: String?, userId: String?, actor: String, detail: String
+        id: Int64, at: Date, type: String, activationId: String?, userId: String?, actor: String, detail: String,
+        applicationId: String? = nil
     ) {
+        self.applicationId = applicationId
         self.id = id
         self.at = at
         self.type = type

@@ -69,7 +69,8 @@ struct AccountService: Sendable {
             try await store.renamePasskey(
                 factorId: factorId, applicationId: application.id, userId: userId, name: valid)
         else { throw AssentServerError.notFound("You have no such passkey.") }
-        await environment.audit(.passkeyRenamed, userId: userId, actor: "user", "Passkey \(factorId) renamed.")
+        await environment.audit(
+            .passkeyRenamed, userId: userId, application: application.id, actor: "user", "Passkey \(factorId) renamed.")
     }
 
     /// Adds a passkey the person just made on the page.
@@ -221,7 +222,8 @@ struct AccountService: Sendable {
             try await store.setTFAPassword(
                 applicationId: application.id, userId: userId, hash: try await hasher.hash(new))
         else { throw AssentServerError.notFound("The account is gone.") }
-        await environment.audit(.tfaPasswordChanged, userId: userId, actor: "user", "Password changed.")
+        await environment.audit(
+            .tfaPasswordChanged, userId: userId, application: application.id, actor: "user", "Password changed.")
         await notices.send(
             application, userId: userId, subject: "Your password was changed", what: "Your password was changed")
     }

@@ -123,7 +123,7 @@ public struct ApplicationBrandingService: Sendable {
         branding.updatedAt = environment.nowMillis
         try await store.putApplicationBranding(branding)
         await environment.audit(
-            .applicationBrandingChanged, actor: actor,
+            .applicationBrandingChanged, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) looks new: accent "
                 + "\(branding.accentColor ?? "the default"), \(branding.logo == nil ? "no logo" : "a logo").")
         return try await info(application)

@@ -108,7 +108,7 @@ public struct ApplicationRateLimitService: Sendable {
         let json = String(decoding: try JSONEncoder().encode(own), as: UTF8.self)
         try await store.putApplicationRateLimits(applicationId: application.id, rules: json, at: environment.nowMillis)
         await environment.audit(
-            .applicationRateLimitsChanged, actor: actor,
+            .applicationRateLimitsChanged, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) has its own rate limits: "
                 + (own.isEmpty
                     ? "none"

@@ -34,15 +34,21 @@ struct ApplicationSelection: RouterMiddleware {
 }
 
 extension AssentRequestContext {
-    /// Refuses a key limited to some applications: what it asks for (keys, operators, new applications) concerns
-    /// every application.
-    func requireEveryApplication() throws {
+    /// Refuses a key limited to some applications: what it asks for (keys, operators, new applications, the whole
+    /// audit chain) concerns every application; `what` says so in the error.
+    func requireEveryApplication(
+        _ what: String = "keys, operator accounts and applications are managed with a key for every application"
+    ) throws {
         guard apiKey?.applications == nil else {
-            throw AssentServerError(
-                .forbidden,
-                "This API key is limited to some applications: keys, operator accounts and applications "
-                    + "are managed with a key for every application.")
+            throw AssentServerError(.forbidden, "This API key is limited to some applications: \(what).")
         }
+    }
+
+    /// The applications whose audit rows the request reads: the one it names with `?application=`, or for a key
+    /// limited to applications the selected one; `nil` (every row, the organisation's own too) otherwise.
+    func auditApplications(_ applications: ApplicationService) async throws -> [String]? {
+        guard application != nil || apiKey?.applications != nil else { return nil }
+        return [try await applications.selected(self).id]
     }
 
     /// Whether the key may see `applicationId`.

@@ -52,7 +52,7 @@ public struct ApplicationVersionService: Sendable {
             createdAt: environment.nowMillis)
         try await store.insertApplicationVersion(version)
         await environment.audit(
-            .applicationVersionCreated, actor: actor,
+            .applicationVersionCreated, application: applicationId, actor: actor,
             "Application \(applicationId) has a new version \(name) (\(version.id)).")
         return version
     }
@@ -72,7 +72,8 @@ public struct ApplicationVersionService: Sendable {
         // This process applies it at once; others within the application cache's half minute.
         environment.applications.withLock { $0 = .init() }
         await environment.audit(
-            supported ? .applicationVersionSupported : .applicationVersionUnsupported, actor: actor,
+            supported ? .applicationVersionSupported : .applicationVersionUnsupported, application: applicationId,
+            actor: actor,
             "Version \(version.name) of application \(applicationId) is \(supported ? "" : "no longer ")supported.")
         return version
     }

@@ -118,7 +118,7 @@ public struct ApplicationWebhookService: Sendable {
                 applicationId: application.id, url: request.url, secret: Data(secret.utf8), updatedAt: now))
         environment.applications.forget(.webhook)
         await environment.audit(
-            .applicationWebhookSet, actor: actor,
+            .applicationWebhookSet, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) sends its operations' status changes to "
                 + "\(request.url).")
         return ApplicationWebhookInfo(
@@ -133,7 +133,7 @@ public struct ApplicationWebhookService: Sendable {
         }
         environment.applications.forget(.webhook)
         await environment.audit(
-            .applicationWebhookRemoved, actor: actor,
+            .applicationWebhookRemoved, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) no longer has a webhook of its own.")
     }
 

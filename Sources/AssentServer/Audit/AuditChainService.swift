@@ -83,7 +83,8 @@ public struct AuditChainService: Sendable {
                 seq += 1
                 let row = AuditChain.Row(
                     seq: seq, id: event.id ?? 0, at: event.at, type: event.type, activationId: event.activationId,
-                    userId: event.userId, actor: event.actor, detail: event.detail, prevHash: previous)
+                    userId: event.userId, actor: event.actor, detail: event.detail, applicationId: event.applicationId,
+                    prevHash: previous)
                 let hash = Hex.decode(row.hash) ?? Data()
                 defer { previous = hash }
                 return SealedAuditRow(
@@ -185,7 +186,8 @@ public struct AuditChainService: Sendable {
         AuditChain.Row(
             seq: row.seq, id: row.event.id ?? 0, at: row.event.at, type: row.event.type,
             activationId: row.event.activationId, userId: row.event.userId, actor: row.event.actor,
-            detail: row.event.detail, contentHash: row.contentHash, prevHash: row.prevHash, hash: row.hash)
+            detail: row.event.detail, applicationId: row.event.applicationId, contentHash: row.contentHash,
+            prevHash: row.prevHash, hash: row.hash)
     }
 
     /// The chain's state, with the newest signed segment checked against the key.

@@ -210,7 +210,8 @@ extension SQLStore {
             activationId: try row.decode(column: "activation_id", as: String?.self),
             userId: try row.decode(column: "user_id", as: String?.self),
             actor: try row.decode(column: "actor", as: String.self),
-            detail: try row.decode(column: "detail", as: String.self))
+            detail: try row.decode(column: "detail", as: String.self),
+            applicationId: try row.decode(column: "application_id", as: String?.self))
     }
 
     static func checkpoint(_ row: any SQLRow) throws -> AuditChain.Checkpoint {

@@ -32,4 +32,17 @@ extension Migrations {
             """,
         ]
     }
+
+    /// Version 33: each audit row names the application it is about (none for the organisation's own actions), so
+    /// that an operator or key limited to applications reads their rows only; the operation trigger writes it.
+    /// Rows written before name none (what they are about is not always known).
+    static func auditApplicationsV33(_ dialect: Dialect) -> [String] {
+        let add =
+            dialect == .sqlite
+            ? "ALTER TABLE audit_events ADD COLUMN" : "ALTER TABLE audit_events ADD COLUMN IF NOT EXISTS"
+        return [
+            "\(add) application_id TEXT",
+            "CREATE INDEX IF NOT EXISTS audit_events_application ON audit_events(application_id, id)",
+        ] + operationStatusTrigger(dialect, auditApplication: true)
+    }
 }

@@ -105,7 +105,7 @@ struct BrowserApprovers: Sendable {
             _ = try await store.deleteTFAFactor(id: old.id, applicationId: application.id, userId: userId)
         }
         await environment.audit(
-            .tfaBrowserSubscribed, userId: userId, actor: "user",
+            .tfaBrowserSubscribed, userId: userId, application: application.id, actor: "user",
             "Browser \(factor.id) (\(subscription.label)) gets the account's sign-in requests by Web Push.")
         return factor
     }
@@ -116,7 +116,7 @@ struct BrowserApprovers: Sendable {
             try await store.deleteTFAFactor(id: factor.id, applicationId: factor.applicationId, userId: factor.userId)
         else { return false }
         await environment.audit(
-            .pushUnregistered, userId: factor.userId, actor: "system",
+            .pushUnregistered, userId: factor.userId, application: factor.applicationId, actor: "system",
             "The Web Push subscription of browser \(factor.id) is no longer valid (\(reason)); it was removed.")
         return true
     }
@@ -194,14 +194,14 @@ struct BrowserApprovers: Sendable {
         }
         if case .wrongNumber = outcome {
             await environment.audit(
-                .tfaBrowserAnswered, userId: operation.userId, actor: "user",
+                .tfaBrowserAnswered, userId: operation.userId, application: request.application.id, actor: "user",
                 "Sign-in request \(operation.id) rejected on browser \(request.browser.id): the number chosen was "
                     + "not the one shown.")
         }
         try OperationService.throwUnlessDone(outcome)
         try await store.markTFAFactorVerified(id: request.browser.id, at: environment.nowMillis)
         await environment.audit(
-            .tfaBrowserAnswered, userId: operation.userId, actor: "user",
+            .tfaBrowserAnswered, userId: operation.userId, application: request.application.id, actor: "user",
             "Sign-in request \(operation.id) approved on browser \(request.browser.id) with passkey "
                 + "\(passkey.factorId).")
         return operation
@@ -214,7 +214,7 @@ struct BrowserApprovers: Sendable {
         }
         try OperationService.throwUnlessDone(outcome)
         await environment.audit(
-            .tfaBrowserAnswered, userId: operation.userId, actor: "user",
+            .tfaBrowserAnswered, userId: operation.userId, application: request.application.id, actor: "user",
             "Sign-in request \(operation.id) rejected on browser \(request.browser.id).")
         return operation
     }

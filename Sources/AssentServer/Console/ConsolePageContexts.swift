@@ -129,6 +129,8 @@ struct ConsoleAuditPage: PageContext {
         var at: String
         var atIso: String
         var type: String
+        /// The name of the application it is about; empty for the organisation's own actions.
+        var application: String
         var user: String
         var activation: String
         var actor: String
@@ -136,6 +138,10 @@ struct ConsoleAuditPage: PageContext {
         var userUrl: String?
         var activationUrl: String?
     }
+    /// Whether the page shows every event and the chain (an operator of every application), or the chosen
+    /// application's events only.
+    var wholeChain: Bool
+    var applicationName: String
     var user: String
     var activation: String
     var type: String

@@ -144,11 +144,10 @@ extension ConsolePages {
                 request, message: "This sign-in expired: start again with your name and password.",
                 status: .unauthorized)
         }
-        if var refused = try await overSignInLimit(request, address: address) {
+        if var refused = try await overSignInLimit(request, address: address, account: record.name) {
             refused.headers.append(HTTPField(name: .setCookie, value: try await sessions.end(session)))
             return refused
         }
-        let rule = environment.rateLimits.operatorKeyFailuresPerAddress
         let challenge = takeChallenge(&session.state)
         _ = try await sessions.save(&session)
         let credential = try? JSONDecoder().decode(
@@ -156,7 +155,7 @@ extension ConsolePages {
         guard let challenge, let credential,
             try await passkeys.authenticate(record, credential: credential, challenge: challenge)
         else {
-            if let address { await limiter.recordFailure(rule, "operator.key", address) }
+            await countWrongSignIn(address: address, account: record.name)
             let ended = try await sessions.end(session)
             var response = try await signInPage(
                 request, message: "The passkey was not accepted: sign in again.", status: .unauthorized)
@@ -223,7 +222,9 @@ extension ConsolePages {
                 return ("/console/me", "Your phone no longer approves your sign-ins.")
             }
         }
-        router.get("console/sign-in/phone") { request, _ in try await phoneWait(request) }
+        router.get("console/sign-in/phone") { request, context in
+            try await phoneWait(request, address: context.clientLimitKey)
+        }
     }
 
     /// The first step of a sign-in approved on the phone (the name and password were right): a session that signs
@@ -252,7 +253,7 @@ extension ConsolePages {
 
     /// `GET /console/sign-in/phone` (the waiting page reloads itself): approved → signed in; waiting → the page
     /// again; refused or expired → the sign-in page with the reason.
-    private func phoneWait(_ request: Request) async throws -> Response {
+    private func phoneWait(_ request: Request, address: String?) async throws -> Response {
         guard let session = try await sessions.load(request), let id = session.state.pendingOperatorId,
             let record = try await operators.store.operatorRecord(id: id), record.isSetUp, record.disabledAt == nil,
             let operationId = session.state.phoneOperationId
@@ -267,6 +268,8 @@ extension ConsolePages {
         case .pending(let number):
             return phonePage(record, number: number)
         case .refused(let reason):
+            // Rejected on the phone, the wrong number chosen, or left to expire: a wrong sign-in.
+            await countWrongSignIn(address: address, account: record.name)
             let ended = try await sessions.end(session)
             var response = try await signInPage(request, message: reason, status: .unauthorized)
             response.headers.append(HTTPField(name: .setCookie, value: ended))

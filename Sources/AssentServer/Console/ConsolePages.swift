@@ -205,7 +205,7 @@ struct ConsolePages: Sendable {
     }
 
     /// `POST /console/sign-in`: an operator's name, password and TOTP code — or, when the server allows it, an API
-    /// key; failures counted against the address like the operator API's wrong keys.
+    /// key; failures counted against the address like the operator API's wrong keys, and against the account named.
     private func signIn(_ request: Request, address: String?) async throws -> Response {
         guard let form = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form.", next: Self.signInPath)
@@ -215,15 +215,15 @@ struct ConsolePages: Sendable {
                 .forbidden, "This form is stale or did not come from this site: open the sign-in page again.",
                 next: Self.signInPath)
         }
-        if let refused = try await overSignInLimit(request, address: address) { return refused }
-        let rule = environment.rateLimits.operatorKeyFailuresPerAddress
+        let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
+        let apiKey = form["apiKey"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let account = apiKey.isEmpty || !environment.consoleAPIKeySignIn ? name : ""
+        if let refused = try await overSignInLimit(request, address: address, account: account) { return refused }
         let state: ConsoleState
         let principal: Principal
-        if let text = form["apiKey"]?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty,
-            environment.consoleAPIKeySignIn
-        {
-            guard let key = try await apiKeys.authenticate(text) else {
-                if let address { await limiter.recordFailure(rule, "operator.key", address) }
+        if !apiKey.isEmpty, environment.consoleAPIKeySignIn {
+            guard let key = try await apiKeys.authenticate(apiKey) else {
+                await countWrongSignIn(address: address, account: nil)
                 return try await signInPage(
                     request, message: "This API key is not valid: check it, or ask for a new one.",
                     status: .unauthorized)
@@ -231,9 +231,8 @@ struct ConsolePages: Sendable {
             (state, principal) = (ConsoleState(apiKeyId: key.id), Principal(key))
         } else if let method = form["method"], method == "phone" || method == "passkey" {
             // The password first; the passkey or the phone on the next page.
-            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
             guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
-                if let address { await limiter.recordFailure(rule, "operator.key", address) }
+                await countWrongSignIn(address: address, account: name)
                 return try await signInPage(
                     request, message: "The name or password is not right: check them and try again.",
                     status: .unauthorized)
@@ -241,12 +240,11 @@ struct ConsolePages: Sendable {
             return method == "phone"
                 ? try await phoneStep(request, record, address: address) : try await passkeyStep(request, record)
         } else {
-            let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
             guard
                 let record = try await operators.signIn(
                     name: name, password: form["password"] ?? "", code: form["code"] ?? "")
             else {
-                if let address { await limiter.recordFailure(rule, "operator.key", address) }
+                await countWrongSignIn(address: address, account: name)
                 return try await signInPage(
                     request,
                     message: "The name, password or code is not right (a code works once): check them and try "
@@ -258,17 +256,29 @@ struct ConsolePages: Sendable {
         return try await startSession(request, state, principal)
     }
 
-    /// The sign-in page with 429 and `Retry-After` while `address` has used up its wrong sign-ins; `nil` otherwise.
-    func overSignInLimit(_ request: Request, address: String?) async throws -> Response? {
+    /// The sign-in page with 429 and `Retry-After` while `address` has used up its wrong sign-ins, or the operator
+    /// `account` its own; `nil` otherwise.
+    func overSignInLimit(_ request: Request, address: String?, account: String?) async throws -> Response? {
+        let limits = environment.rateLimits
         do {
-            if let address {
-                try await limiter.check(environment.rateLimits.operatorKeyFailuresPerAddress, "operator.key", address)
+            if let address { try await limiter.check(limits.operatorKeyFailuresPerAddress, "operator.key", address) }
+            if let account, !account.isEmpty {
+                try await limiter.check(limits.operatorSignInFailuresPerAccount, "operator.account", account)
             }
             return nil
         } catch let error as AssentServerError where error.status == 429 {
             var response = try await signInPage(request, message: error.message, status: .tooManyRequests)
             if let retryAfter = error.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
+        }
+    }
+
+    /// Counts a wrong sign-in against the client's address and the operator account it named.
+    func countWrongSignIn(address: String?, account: String?) async {
+        let limits = environment.rateLimits
+        if let address { await limiter.recordFailure(limits.operatorKeyFailuresPerAddress, "operator.key", address) }
+        if let account, !account.isEmpty {
+            await limiter.recordFailure(limits.operatorSignInFailuresPerAccount, "operator.account", account)
         }
     }
 
@@ -615,16 +625,21 @@ struct ConsolePages: Sendable {
         let filter = AuditFilter(
             activationId: visit.query("activation"), userId: visit.query("user"), typePrefix: visit.query("type"),
             beforeId: visit.query("before").flatMap { Int64($0) }, from: from.flatMap(Self.dayStart),
-            until: until.flatMap(Self.dayStart).map { $0 + 86_400_000 })
+            until: until.flatMap(Self.dayStart).map { $0 + 86_400_000 },
+            // The chain links every application's rows: an operator limited to applications reads the chosen one's.
+            applications: visit.principal.applications == nil ? nil : [visit.application.id])
         let pageSize = 50
         let events = try await audit.events(filter, limit: pageSize + 1)
+        let names = Dictionary(visit.applications.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
         var page = ConsoleAuditPage(
+            wholeChain: filter.applications == nil, applicationName: visit.application.name,
             user: filter.userId ?? "", activation: filter.activationId ?? "", type: filter.typePrefix ?? "",
             from: from ?? "", until: until ?? "",
             events: events.prefix(pageSize).map { event in
                 ConsoleAuditPage.Event(
                     id: event.id ?? 0, at: Self.time(event.at), atIso: Self.iso(event.at), type: event.type,
-                    user: event.userId ?? "", activation: event.activationId ?? "", actor: event.actor,
+                    application: event.applicationId.map { names[$0] ?? $0 } ?? "", user: event.userId ?? "",
+                    activation: event.activationId ?? "", actor: event.actor,
                     detail: event.detail, userUrl: event.userId.map(Self.userPath),
                     activationUrl: event.activationId.map(Self.activationPath))
             },
@@ -637,6 +652,7 @@ struct ConsolePages: Sendable {
             page.next = Self.link("/console/audit", kept.merging(["before": String(last)]) { $1 })
         }
         if filter.beforeId != nil { page.first = Self.link("/console/audit", kept) }
+        guard page.wholeChain else { return try await show(page, title: "Audit log", visit) }
         let chain = try await AuditChainService(environment: environment).status()
         page.chain = Self.chainSentence(chain)
         page.chainProblem = chain.problem

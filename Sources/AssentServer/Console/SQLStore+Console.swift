@@ -101,6 +101,16 @@ extension SQLStore {
             query.appendInterpolation(unsafeRaw: " AND user_id = ")
             query.appendInterpolation(bind: userId)
         }
+        if let applications = filter.applications {
+            query.appendInterpolation(unsafeRaw: " AND application_id IN (")
+            // No application: no row (an empty IN list is not SQL).
+            query.appendInterpolation(unsafeRaw: applications.isEmpty ? "NULL" : "")
+            for (index, id) in applications.enumerated() {
+                query.appendInterpolation(unsafeRaw: index == 0 ? "" : ", ")
+                query.appendInterpolation(bind: id)
+            }
+            query.appendInterpolation(unsafeRaw: ")")
+        }
         if let prefix = filter.typePrefix, !prefix.isEmpty {
             query.appendInterpolation(unsafeRaw: " AND type LIKE ")
             query.appendInterpolation(bind: Self.likePrefix(prefix))
@@ -119,16 +129,7 @@ extension SQLStore {
             query.appendInterpolation(bind: until)
         }
         query.appendInterpolation(unsafeRaw: " ORDER BY id DESC LIMIT \(max(1, min(limit, 1000)))")
-        return try await database.raw(query).all().map { row in
-            AuditEvent(
-                id: try row.decode(column: "id", as: Int64.self),
-                at: try row.decode(column: "at", as: Int64.self),
-                type: try row.decode(column: "type", as: String.self),
-                activationId: try row.decode(column: "activation_id", as: String?.self),
-                userId: try row.decode(column: "user_id", as: String?.self),
-                actor: try row.decode(column: "actor", as: String.self),
-                detail: try row.decode(column: "detail", as: String.self))
-        }
+        return try await database.raw(query).all().map(Self.auditEvent)
     }
 
     /// A `LIKE` pattern for values starting with `prefix`, its wildcards escaped with `\`.

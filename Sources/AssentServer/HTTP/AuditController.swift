@@ -3,12 +3,15 @@ import AssentModel
 import Foundation
 import Hummingbird
 
-/// `GET /api/v1/audit`: the audit trail, newest first, of an activation or a user; `GET /api/v1/audit/export`: a
+/// `GET /api/v1/audit`: the audit trail, newest first, of an activation or a user (every row, or with
+/// `?application=` or a key limited to applications, that application's only); `GET /api/v1/audit/export`: a
 /// verifiable range of the hash chain as JSON lines; `GET /api/v1/audit/key`: the checkpoint key;
-/// `GET /api/v1/audit/chain`: the chain's state.
+/// `GET /api/v1/audit/chain`: the chain's state. The chain covers every application: its export and state need a
+/// key for every application.
 struct AuditController {
     let audit: AuditService
     let chain: AuditChainService
+    let applications: ApplicationService
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
         api.requiring(.auditRead)
@@ -21,20 +24,23 @@ struct AuditController {
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
         let events = try await audit.events(
-            AuditFilter(activationId: query.get("activationId"), userId: query.get("userId")),
+            AuditFilter(
+                activationId: query.get("activationId"), userId: query.get("userId"),
+                applications: try await context.auditApplications(applications)),
             limit: try HTTPSupport.limit(query.get("limit")))
         return try HTTPSupport.operatorJSON(
             AuditList(
                 events: events.map {
                     AuditEventInfo(
                         id: $0.id ?? 0, at: Date(millis: $0.at), type: $0.type, activationId: $0.activationId,
-                        userId: $0.userId, actor: $0.actor, detail: $0.detail)
+                        userId: $0.userId, actor: $0.actor, detail: $0.detail, applicationId: $0.applicationId)
                 }))
     }
 
     /// `?from=…&to=…` (RFC 3339 times or dates; default: everything): the rows written in that range, widened to
     /// whole signed segments; a checkpoint is signed first so the newest rows are covered.
     @Sendable func export(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try context.requireEveryApplication(Self.wholeChain)
         let query = request.uri.queryParameters
         func time(_ name: String) throws -> Millis? {
             guard let text = query.get(name), !text.isEmpty else { return nil }
@@ -60,8 +66,13 @@ struct AuditController {
     }
 
     @Sendable func state(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(try await chain.status())
+        try context.requireEveryApplication(Self.wholeChain)
+        return try HTTPSupport.operatorJSON(try await chain.status())
     }
+
+    static let wholeChain =
+        "the audit chain links every application's rows and the organisation's own, so its export and state "
+        + "need a key for every application (GET /api/v1/audit lists this application's rows)"
 
     /// An RFC 3339 time (`2026-11-26T10:00:00Z`) or a date (`2026-11-26`, midnight UTC).
     static func parseTime(_ text: String) -> Date? {

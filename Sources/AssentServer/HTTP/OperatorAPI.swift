@@ -53,7 +53,8 @@ struct OperatorAPI {
             deliveries: PushDeliveryService(environment: environment)
         ).addRoutes(to: api)
         AuditController(
-            audit: AuditService(environment: environment), chain: AuditChainService(environment: environment)
+            audit: AuditService(environment: environment), chain: AuditChainService(environment: environment),
+            applications: applications
         ).addRoutes(to: api)
         APIKeyController(apiKeys: apiKeys).addRoutes(to: api)
         OperatorController(operators: OperatorService(environment: environment)).addRoutes(to: api)

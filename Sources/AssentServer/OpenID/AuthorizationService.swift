@@ -254,7 +254,8 @@ struct AuthorizationService: Sendable {
         try await store.recordSessionClient(
             sessionId: signIn.sessionId, clientId: request.clientId, userId: signIn.userId, at: now)
         await environment.audit(
-            .openidCodeIssued, userId: signIn.userId, actor: "user:\(signIn.userId)",
+            .openidCodeIssued, userId: signIn.userId, application: request.applicationId,
+            actor: "user:\(signIn.userId)",
             "Authorization code issued to \(request.clientId) (\(signIn.assurance.acr)).")
         return Self.location(
             request.redirectUri, ["code": code, "state": request.state, "iss": environment.openID.issuer])
@@ -297,7 +298,7 @@ struct AuthorizationService: Sendable {
             .joined(separator: " ")
         try await store.saveConsent(userId: userId, clientId: request.clientId, scope: scope, at: environment.nowMillis)
         await environment.audit(
-            .openidConsentGranted, userId: userId, actor: "user:\(userId)",
+            .openidConsentGranted, userId: userId, application: request.applicationId, actor: "user:\(userId)",
             "Allowed \(request.clientId) the scopes \(scope).")
     }
 
@@ -311,10 +312,11 @@ struct AuthorizationService: Sendable {
     }
 
     /// Takes back what the person allowed a client: it asks again next time.
-    func revokeConsent(userId: String, clientId: String) async throws -> Bool {
+    func revokeConsent(userId: String, clientId: String, application: String) async throws -> Bool {
         guard try await store.deleteConsent(userId: userId, clientId: clientId) else { return false }
         await environment.audit(
-            .openidConsentRevoked, userId: userId, actor: "user:\(userId)", "Took back what \(clientId) was allowed.")
+            .openidConsentRevoked, userId: userId, application: application, actor: "user:\(userId)",
+            "Took back what \(clientId) was allowed.")
         return true
     }
 
@@ -349,11 +351,11 @@ struct AuthorizationService: Sendable {
 
     /// Ends a single-sign-on session for the clients it served: each that registered a back-channel logout URI gets
     /// a logout token through the outbox.
-    func endSession(_ signIn: SignInFacts?) async throws {
+    func endSession(_ signIn: SignInFacts?, application: String) async throws {
         guard let signIn else { return }
         try await store.endOpenIDSession(sessionId: signIn.sessionId, at: environment.nowMillis)
         await environment.audit(
-            .openidSessionEnded, userId: signIn.userId, actor: "user:\(signIn.userId)",
+            .openidSessionEnded, userId: signIn.userId, application: application, actor: "user:\(signIn.userId)",
             "Single-sign-on session ended; back-channel logouts queued.")
     }
 
@@ -379,7 +381,7 @@ struct AuthorizationService: Sendable {
             throw OAuthError.invalidGrant("The code is not valid.")
         case .replayed(let owner):
             await environment.audit(
-                .openidCodeReplayed, actor: "client:\(client.id)",
+                .openidCodeReplayed, application: client.applicationId, actor: "client:\(client.id)",
                 "Authorization code of \(owner) presented again: the tokens it issued are revoked.")
             throw OAuthError.invalidGrant("The code was used before; the tokens it issued are revoked.")
         case .redeemed(let redeemed):
@@ -426,7 +428,7 @@ struct AuthorizationService: Sendable {
             throw OAuthError.invalidGrant("The refresh token is not valid.")
         case .reused(let owner):
             await environment.audit(
-                .openidRefreshReused, actor: "client:\(client.id)",
+                .openidRefreshReused, application: client.applicationId, actor: "client:\(client.id)",
                 "A spent refresh token of \(owner) was presented again: its family is revoked.")
             throw OAuthError.invalidGrant("The refresh token was used before; every token issued with it is revoked.")
         case .rotated(let rotated):
@@ -500,7 +502,7 @@ struct AuthorizationService: Sendable {
         let idToken = try CompactJWS.sign(
             payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
         await environment.audit(
-            .openidTokensIssued, userId: grant.userId, actor: "client:\(client.id)",
+            .openidTokensIssued, userId: grant.userId, application: client.applicationId, actor: "client:\(client.id)",
             "Tokens issued to \(client.id) for \(what)" + (refreshToken == nil ? "." : ", with a refresh token."))
         return OAuthTokenResponse(
             accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: grant.scope,

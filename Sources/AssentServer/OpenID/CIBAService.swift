@@ -108,7 +108,7 @@ public struct CIBAService: Sendable {
             expiresAt: operation.expiresAt, createdAt: now, redeemedAt: nil)
         try await store.insertCIBARequest(record)
         await environment.audit(
-            .cibaRequested, userId: userId, actor: "client:\(client.id)",
+            .cibaRequested, userId: userId, application: client.applicationId, actor: "client:\(client.id)",
             "Backchannel authentication requested by \(client.id) as operation \(operation.id).")
         return CIBAAcknowledgement(
             authReqId: record.authReqId, expiresIn: Int((operation.expiresAt - operation.createdAt) / 1000),
@@ -325,7 +325,7 @@ public struct CIBAService: Sendable {
         let idToken = try CompactJWS.sign(
             payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
         await environment.audit(
-            .cibaTokensIssued, userId: request.userId, actor: "client:\(client.id)",
+            .cibaTokensIssued, userId: request.userId, application: client.applicationId, actor: "client:\(client.id)",
             "Tokens issued for operation \(operation.id) to \(client.id).")
         return OAuthTokenResponse(accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: request.scope)
     }

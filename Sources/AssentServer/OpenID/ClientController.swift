@@ -38,7 +38,7 @@ struct ClientController {
     }
 
     @Sendable func remove(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try await clients.remove(id: try client(context).id, actor: context.actor)
+        try await clients.remove(try client(context), actor: context.actor)
         return Response(status: .noContent)
     }
 

@@ -108,7 +108,7 @@ public struct ClientService: Sendable {
             backchannelLogoutUri: backchannelLogoutUri, thirdParty: request.thirdParty ?? false)
         try await store.insertClient(client)
         await environment.audit(
-            .clientCreated, actor: actor,
+            .clientCreated, application: application.id, actor: actor,
             "OpenID client \(client.id) (\(name), \(type)) registered for \(grantTypes.joined(separator: ", "))"
                 + (grantTypes.contains(OpenIDClientRecord.cibaGrant) ? " with \(mode) delivery." : "."))
         return (client, method == "private_key_jwt" || isPublic ? nil : secret)
@@ -191,11 +191,13 @@ public struct ClientService: Sendable {
     }
 
     /// Deletes a client; its outstanding requests can no longer be redeemed.
-    public func remove(id: String, actor: String) async throws {
+    public func remove(_ client: OpenIDClientRecord, actor: String) async throws {
+        let id = client.id
         guard try await store.deleteClient(id: id) else {
             throw AssentServerError.notFound("No OpenID client has id \(id).")
         }
-        await environment.audit(.clientRemoved, actor: actor, "OpenID client \(id) removed.")
+        await environment.audit(
+            .clientRemoved, application: client.applicationId, actor: actor, "OpenID client \(id) removed.")
     }
 
     /// What a notification endpoint may be: an `https` URL to a host name or IPv4 address (ASCII letters, digits,

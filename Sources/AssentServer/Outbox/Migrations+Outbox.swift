@@ -114,36 +114,43 @@ extension Migrations {
     /// webhook message and audit event in the statement that rejects it. The two operation triggers are rewritten.
     static func pushLoginsV17(_ dialect: Dialect) -> [String] {
         let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
-        let fraud = "NEW.status = 'REJECTED' AND NEW.status_reason = 'FRAUD'"
         return ["ALTER TABLE operations \(add) devices TEXT"]
-            + (dialect == .sqlite
-                ? [
-                    "DROP TRIGGER IF EXISTS operations_status_outbox",
-                    "DROP TRIGGER IF EXISTS operations_created_outbox",
-                ]
-                : [])
+            + (dialect == .sqlite ? ["DROP TRIGGER IF EXISTS operations_created_outbox"] : [])
+            + operationStatusTrigger(dialect, auditApplication: false)
+            + dialect.trigger(
+                "operations_created_outbox", "AFTER INSERT ON operations",
+                when: "NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'",
+                body: [devicePushInsert(event: "operation.created", payload: "NULL")])
+    }
+
+    /// The trigger of an operation's status change (version 17's, and version 33's whose audit events name the
+    /// operation's application): the webhook message, a push per device, the audit event, and for an operation
+    /// rejected as fraud its webhook message and audit event.
+    static func operationStatusTrigger(_ dialect: Dialect, auditApplication: Bool) -> [String] {
+        let fraud = "NEW.status = 'REJECTED' AND NEW.status_reason = 'FRAUD'"
+        let application: (column: String, value: String) =
+            auditApplication ? (", application_id", ", NEW.application_id") : ("", "")
+        // SQLite cannot replace a trigger: drop the earlier one first.
+        return (dialect == .sqlite ? ["DROP TRIGGER IF EXISTS operations_status_outbox"] : [])
             + dialect.trigger(
                 "operations_status_outbox", "AFTER UPDATE OF status ON operations", when: "NEW.status <> OLD.status",
                 body: [
                     webhookInsert(payload: dialect.jsonObject(webhookFields)),
                     devicePushInsert(event: "operation.finished", payload: dialect.jsonObject("'status', NEW.status")),
-                    auditInsert,
+                    auditInsert(withApplication: auditApplication),
                     """
                     INSERT INTO outbox (channel, event, subject, payload, at, next_attempt_at)
                                 SELECT 'webhook', 'security.fraud_reported', NEW.id, \(dialect.jsonObject(webhookFields)),
                                 NEW.updated_at, NEW.updated_at WHERE \(fraud)
                     """,
                     """
-                    INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail)
+                    INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail\(application.column))
                                 SELECT NEW.updated_at, 'security.fraud_reported', NEW.activation_id, NEW.user_id, 'device',
-                                'Operation ' || NEW.id || ' (' || NEW.name || ') was reported as fraud on the phone.'
+                                'Operation ' || NEW.id || ' (' || NEW.name || ') was reported as fraud on the phone.'\
+                    \(application.value)
                                 WHERE \(fraud)
                     """,
                 ])
-            + dialect.trigger(
-                "operations_created_outbox", "AFTER INSERT ON operations",
-                when: "NEW.user_id IS NOT NULL AND NEW.status = 'PENDING'",
-                body: [devicePushInsert(event: "operation.created", payload: "NULL")])
     }
 
     /// ``pushInsert(event:payload:)`` for the operation's devices only, when it names some.

@@ -94,7 +94,8 @@ struct PasskeyFactor: Sendable {
         let (passkey, verified) = try await passkeys.authenticate(
             application, credential: request.credential, userId: nil, purpose: .signIn)
         await environment.audit(
-            .passkeySignIn, userId: passkey.userId, actor: "user", "Signed in with passkey \(passkey.factorId).")
+            .passkeySignIn, userId: passkey.userId, application: application.id, actor: "user",
+            "Signed in with passkey \(passkey.factorId).")
         return try await flows.success(
             application, passkey.userId, amr: PasskeyService.methods(passkey, userVerified: verified.userVerified),
             provider: TFAProvider.passkey.rawValue)

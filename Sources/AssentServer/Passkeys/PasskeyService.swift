@@ -148,7 +148,7 @@ struct PasskeyService: Sendable {
             registered = try await WebAuthn.verifyRegistration(credential, expecting: expectation)
         } catch {
             await environment.audit(
-                .passkeyRefused, userId: userId, actor: "user",
+                .passkeyRefused, userId: userId, application: application.id, actor: "user",
                 "A passkey registration was refused (\(error.code.rawValue)).")
             throw Self.refusal(error)
         }
@@ -175,7 +175,7 @@ struct PasskeyService: Sendable {
                 status: .conflict, error: .passkeyExists, message: "This passkey is registered already.")
         }
         await environment.audit(
-            .passkeyAdded, userId: userId, actor: "user",
+            .passkeyAdded, userId: userId, application: application.id, actor: "user",
             "Passkey \(factor.id) \"\(label)\" added (\(registered.algorithm.name), attestation "
                 + "\(registered.attestation.format)\(registered.multiDevice ? ", synced" : "")).")
         return passkey
@@ -221,11 +221,11 @@ struct PasskeyService: Sendable {
             if error.code == .signCount {
                 try await store.flagPasskey(factorId: passkey.factorId, at: environment.nowMillis)
                 await environment.audit(
-                    .passkeyCounterWentBack, userId: passkey.userId, actor: "user",
+                    .passkeyCounterWentBack, userId: passkey.userId, application: application.id, actor: "user",
                     "Passkey \(passkey.factorId) blocked: \(error.message)")
             } else {
                 await environment.audit(
-                    .passkeyRefused, userId: passkey.userId, actor: "user",
+                    .passkeyRefused, userId: passkey.userId, application: application.id, actor: "user",
                     "A passkey answer was refused (\(error.code.rawValue)).")
             }
             throw Self.refusal(error)

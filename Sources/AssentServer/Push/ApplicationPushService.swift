@@ -77,7 +77,7 @@ public struct ApplicationPushService: Sendable {
         }
         environment.applications.forget(.pushCredentials)
         await environment.audit(
-            .applicationPushRemoved, actor: actor,
+            .applicationPushRemoved, application: application.id, actor: actor,
             "The \(service.rawValue) credentials of application \(application.name) (\(application.id)) were removed.")
     }
 
@@ -91,7 +91,7 @@ public struct ApplicationPushService: Sendable {
                 updatedAt: environment.nowMillis))
         environment.applications.forget(.pushCredentials)
         await environment.audit(
-            .applicationPushSet, actor: actor,
+            .applicationPushSet, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) reaches its \(service.rawValue) devices with "
                 + "\(summary).")
     }

@@ -22,6 +22,9 @@ public struct RateLimits: Sendable, Equatable {
     public var activationPerCodePrefix = RateLimitRule(limit: 5, window: 300)
     /// Requests with a wrong operator API key from one client address; once over, every request from it waits.
     public var operatorKeyFailuresPerAddress = RateLimitRule(limit: 10, window: 300)
+    /// Wrong console sign-ins naming one operator account, from any address; once over, its sign-ins wait (the
+    /// password is not even checked). It stops guessing spread over many addresses.
+    public var operatorSignInFailuresPerAccount = RateLimitRule(limit: 20, window: 900)
     /// Offline-code verifications of one operation, valid or not (beyond the operation's failure count).
     public var offlineVerificationsPerOperation = RateLimitRule(limit: 10, window: 300)
     /// Offline-code verifications for one activation.
@@ -54,6 +57,7 @@ public struct RateLimits: Sendable, Equatable {
             "activation-address": \.activationPerAddress,
             "activation-code": \.activationPerCodePrefix,
             "operator-key-failures": \.operatorKeyFailuresPerAddress,
+            "operator-account-failures": \.operatorSignInFailuresPerAccount,
             "client-auth-failures": \.clientAuthenticationFailures,
             "offline-operation": \.offlineVerificationsPerOperation,
             "offline-activation": \.offlineVerificationsPerActivation,

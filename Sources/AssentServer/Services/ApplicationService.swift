@@ -36,7 +36,8 @@ public struct ApplicationService: Sendable {
         try await store.insertApplication(application)
         try await ApplicationVersionService(environment: environment).ensureInitial(application)
         await environment.audit(
-            .applicationCreated, actor: actor, "Application \(name) (\(application.id)) created.")
+            .applicationCreated, application: application.id, actor: actor,
+            "Application \(name) (\(application.id)) created.")
         return application
     }
 
@@ -106,7 +107,8 @@ public struct ApplicationService: Sendable {
         else { throw AssentServerError.notFound("No application has this id.") }
         // This process shows the new name at once; others within the cache's lifetime.
         environment.applications.withLock { $0 = .init() }
-        await environment.audit(.applicationRenamed, actor: actor, "Application \(id) is now named \(trimmed).")
+        await environment.audit(
+            .applicationRenamed, application: id, actor: actor, "Application \(id) is now named \(trimmed).")
         return renamed
     }
 

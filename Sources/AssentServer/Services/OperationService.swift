@@ -53,7 +53,7 @@ public struct OperationService: Sendable {
         operation.devices = devices
         try await store.insertOperation(operation)
         await environment.audit(
-            .operationCreated, userId: operation.userId, actor: actor,
+            .operationCreated, userId: operation.userId, application: operation.applicationId, actor: actor,
             "Operation \(operation.id) (\(operation.name)) created"
                 + (operation.userId == nil ? " without a user." : "."))
         // The insert wrote the push messages and the device event: wake their readers once this request's own

@@ -34,7 +34,8 @@ public struct OperationTemplateService: Sendable {
             applicationId: application.id, name: name,
             body: String(decoding: try JSONEncoder().encode(body), as: UTF8.self), at: now)
         await environment.audit(
-            .operationTemplateSaved, actor: actor, "Template \(name) of application \(application.id) saved.")
+            .operationTemplateSaved, application: application.id, actor: actor,
+            "Template \(name) of application \(application.id) saved.")
         return Template(name: name, body: body, updatedAt: now)
     }
 
@@ -51,7 +52,8 @@ public struct OperationTemplateService: Sendable {
             throw AssentServerError.notFound("No operation template is named \(name).")
         }
         await environment.audit(
-            .operationTemplateDeleted, actor: actor, "Template \(name) of application \(application.id) deleted.")
+            .operationTemplateDeleted, application: application.id, actor: actor,
+            "Template \(name) of application \(application.id) deleted.")
     }
 
     /// Merges the application's named template (placeholders filled with `params`) under the request's own fields.

@@ -168,17 +168,18 @@ public struct ServerEnvironment: Sendable {
         if let userId { events.publish(userId: userId) }
     }
 
-    /// Appends an audit event; a failure to audit is logged, never hidden.
+    /// Appends an audit event about `application` (by default the activation's; `nil`: the organisation's own
+    /// action); a failure to audit is logged, never hidden.
     func audit(
-        _ type: AuditEventType, activation: ActivationRecord? = nil, userId: String? = nil, actor: String,
-        _ detail: String
+        _ type: AuditEventType, activation: ActivationRecord? = nil, userId: String? = nil,
+        application: String? = nil, actor: String, _ detail: String
     )
         async
     {
         let event = AuditEvent(
             id: nil, at: nowMillis, type: type.rawValue, activationId: activation?.id,
-            userId: userId ?? activation?.userId,
-            actor: actor, detail: detail)
+            userId: userId ?? activation?.userId, actor: actor, detail: detail,
+            applicationId: application ?? activation?.applicationId)
         do {
             try await store.appendAudit(event)
         } catch {

@@ -179,11 +179,14 @@ public struct AuditFilter: Sendable, Equatable {
     public var from: Millis?
     /// Only events before this time.
     public var until: Millis?
+    /// Only events about these applications (none of the organisation's own); `nil`: every event.
+    public var applications: [String]?
 
     public init(
         activationId: String? = nil, userId: String? = nil, typePrefix: String? = nil, beforeId: Int64? = nil,
-        from: Millis? = nil, until: Millis? = nil
+        from: Millis? = nil, until: Millis? = nil, applications: [String]? = nil
     ) {
+        self.applications = applications
         self.from = from
         self.until = until
         self.activationId = activationId

@@ -77,6 +77,7 @@ enum Migrations {
         Migration(
             version: 31, sqlite: applicationRateLimitsV31(.sqlite), postgres: applicationRateLimitsV31(.postgres)),
         Migration(version: 32, sqlite: operatorPhonesV32(.sqlite), postgres: operatorPhonesV32(.postgres)),
+        Migration(version: 33, sqlite: auditApplicationsV33(.sqlite), postgres: auditApplicationsV33(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -127,13 +128,19 @@ enum Migrations {
     }
 
     /// The audit event of an operation's status change, written by the same trigger as the outbox row.
-    static let auditInsert = """
-        INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail)
+    static let auditInsert = auditInsert(withApplication: false)
+
+    /// ``auditInsert``, naming the operation's application from version 33 on.
+    static func auditInsert(withApplication: Bool) -> String {
+        """
+        INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail\(withApplication ? ", application_id" : ""))
         VALUES (NEW.updated_at, 'operation.' || lower(NEW.status), NEW.activation_id, NEW.user_id,
             CASE NEW.status WHEN 'EXPIRED' THEN 'system' WHEN 'CANCELED' THEN 'operator'
                 ELSE 'device' END,
-            'Operation ' || NEW.id || ' is ' || NEW.status || COALESCE(' (' || NEW.status_reason || ')', '') || '.')
+            'Operation ' || NEW.id || ' is ' || NEW.status || COALESCE(' (' || NEW.status_reason || ')', '') || '.'\
+        \(withApplication ? ", NEW.application_id" : ""))
         """
+    }
 
     /// Operations, operation templates and the webhook outbox. The outbox row (and the audit event) of a status
     /// change is written by a trigger, so the change and its event are one atomic statement on both databases.

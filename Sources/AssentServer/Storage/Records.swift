@@ -205,6 +205,8 @@ public struct AuditEvent: Sendable, Equatable, Codable {
     public var actor: String
     /// A sentence with details; never secrets.
     public var detail: String
+    /// The application it is about; `nil` for the organisation's own actions (operators, keys, server settings).
+    public var applicationId: String? = nil
 }
 
 /// An operation a user approves or rejects on an activated device.

@@ -699,9 +699,9 @@ public final class SQLStore: AssentStore {
     public func appendAudit(_ event: AuditEvent) async throws {
         try await database.raw(
             """
-            INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail)
+            INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail, application_id)
             VALUES (\(bind: event.at), \(bind: event.type), \(bind: event.activationId), \(bind: event.userId), \
-            \(bind: event.actor), \(bind: event.detail))
+            \(bind: event.actor), \(bind: event.detail), \(bind: event.applicationId))
             """
         ).run()
     }

@@ -30,7 +30,7 @@ struct BackupCodeFactor: Sendable {
         let codes = (0..<Self.count).map { _ in Self.newCode() }
         try await store.replaceBackupCodes(factor, hashes: codes.map { Self.hash($0, factorId: factor.id) })
         await environment.audit(
-            .tfaBackupCodesGenerated, userId: userId, actor: actor,
+            .tfaBackupCodesGenerated, userId: userId, application: applicationId, actor: actor,
             "\(Self.count) new backup codes; the old ones are void.")
         return codes.map { LoginPages.grouped($0, separator: "-") }
     }
@@ -66,7 +66,8 @@ struct BackupCodeFactor: Sendable {
         try await environment.store.setTFAChallengeFactor(
             assertionHash: challenge.assertionHash, factorId: factor.id)
         await environment.audit(
-            .tfaBackupCodeUsed, userId: flow.userId, actor: "user", "A backup code was used; \(remaining) left.")
+            .tfaBackupCodeUsed, userId: flow.userId, application: flow.applicationId, actor: "user",
+            "A backup code was used; \(remaining) left.")
         return BackupCodeProofResponse(
             providerAssertion: try await flows.pass(challenge).providerAssertion, remaining: remaining)
     }

@@ -155,7 +155,8 @@ struct CodeFactor: Sendable {
                 attemptsLeft: settings.attemptsPerChallenge, createdAt: now, expiresAt: expiresAt))
         environment.outboxWakeup.signal()
         await environment.audit(
-            .tfaCodeSent, userId: flow.userId, actor: "user", "A code went by \(channel) to factor \(factor.id).")
+            .tfaCodeSent, userId: flow.userId, application: flow.applicationId, actor: "user",
+            "A code went by \(channel) to factor \(factor.id).")
         return TFACodeSent(phvToken: token.value, expiresAt: Date(millis: expiresAt))
     }
 

@@ -43,7 +43,8 @@ public struct TFAAccountService: Sendable {
         for (index, email) in emails.enumerated() {
             try await insertEmail(email, to: account, at: environment.nowMillis + Millis(index))
         }
-        await environment.audit(.tfaAccountCreated, userId: userId, actor: actor, "Login account created.")
+        await environment.audit(
+            .tfaAccountCreated, userId: userId, application: application.id, actor: actor, "Login account created.")
         return try await withFactors(account)
     }
 
@@ -56,7 +57,7 @@ public struct TFAAccountService: Sendable {
             throw AssentServerError.notFound("No login account has user id \(userId).")
         }
         await environment.audit(
-            .tfaAccountRenamed, userId: userId, actor: actor,
+            .tfaAccountRenamed, userId: userId, application: application.id, actor: actor,
             displayName == nil ? "Display name removed." : "Display name set.")
         return try await get(userId: userId, in: application)
     }
@@ -79,7 +80,7 @@ public struct TFAAccountService: Sendable {
         let account = try await record(userId: userId, in: application)
         _ = try await store.deleteTFAAccount(applicationId: account.applicationId, userId: account.userId)
         await environment.audit(
-            .tfaAccountRemoved, userId: account.userId, actor: actor,
+            .tfaAccountRemoved, userId: account.userId, application: application.id, actor: actor,
             "Login account removed with its factors and remembered devices.")
     }
 
@@ -93,7 +94,8 @@ public struct TFAAccountService: Sendable {
         let account = try await record(userId: userId, in: application)
         let factor = try await insertEmail(email, to: account, at: environment.nowMillis)
         await environment.audit(
-            .tfaEmailAdded, userId: account.userId, actor: actor, "E-mail factor \(factor.id) added.")
+            .tfaEmailAdded, userId: account.userId, application: application.id, actor: actor,
+            "E-mail factor \(factor.id) added.")
         return factor
     }
 
@@ -106,7 +108,9 @@ public struct TFAAccountService: Sendable {
             try await store.deleteTFAFactor(
                 id: id, applicationId: account.applicationId, userId: account.userId)
         else { throw AssentServerError.notFound("The account has no factor with id \(id).") }
-        await environment.audit(.tfaFactorRemoved, userId: account.userId, actor: actor, "Factor \(id) removed.")
+        await environment.audit(
+            .tfaFactorRemoved, userId: account.userId, application: application.id, actor: actor,
+            "Factor \(id) removed.")
     }
 
     /// The user's remembered devices, revoked ones included.
@@ -121,7 +125,9 @@ public struct TFAAccountService: Sendable {
         guard let device = try await store.rememberedDevice(id: id), device.applicationId == application.id
         else { throw AssentServerError.notFound("No remembered device has id \(id).") }
         if try await store.revokeRememberedDevice(id: id, at: environment.nowMillis) {
-            await environment.audit(.tfaDeviceRevoked, userId: device.userId, actor: actor, "Device \(id) revoked.")
+            await environment.audit(
+                .tfaDeviceRevoked, userId: device.userId, application: application.id, actor: actor,
+                "Device \(id) revoked.")
         }
     }
 

@@ -49,7 +49,8 @@ struct TFAService: Sendable {
             await limiter.recordFailure(rules.loginFailuresPerUser, "login.user", userKey)
             if let address { await limiter.recordFailure(rules.loginFailuresPerAddress, "login.address", address) }
             await environment.audit(
-                .tfaLoginFailed, userId: request.userId, actor: "user", "Wrong user id or password.")
+                .tfaLoginFailed, userId: request.userId, application: application.id, actor: "user",
+                "Wrong user id or password.")
             throw TFAError.invalidLogin()
         }
         return try await secondFactor(
@@ -214,7 +215,7 @@ struct TFAService: Sendable {
         }
         let amr = (flow.firstFactor.map { [$0] } ?? []) + second + ["mfa"]
         await environment.audit(
-            .tfaLogin, userId: flow.userId, actor: "user",
+            .tfaLogin, userId: flow.userId, application: flow.applicationId, actor: "user",
             "Second factor \(provider) (\(challenge.mode.rawValue)) passed.")
         return try await success(
             application, flow.userId, amr: amr, provider: provider,
@@ -330,7 +331,7 @@ struct TFAService: Sendable {
         if let passkeys = policy.passkeys { try Self.validate(passkeys) }
         try await store.putTFAPolicy(applicationId: applicationId, policy)
         await environment.audit(
-            .tfaPolicySet, actor: actor,
+            .tfaPolicySet, application: applicationId, actor: actor,
             "Second factor \(policy.required ? "required" : "optional"), providers "
                 + policy.providers.map(\.rawValue).joined(separator: ", ") + ".")
     }
@@ -410,7 +411,8 @@ struct TFAService: Sendable {
             result.deviceToken = token
             result.deviceTokenExpiresAt = Date(millis: expiresAt)
             await environment.audit(
-                .tfaDeviceRemembered, userId: userId, actor: "user", "Device \(device.id) remembered.")
+                .tfaDeviceRemembered, userId: userId, application: application.id, actor: "user",
+                "Device \(device.id) remembered.")
         }
         return result
     }

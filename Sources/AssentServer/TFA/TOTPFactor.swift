@@ -42,7 +42,9 @@ struct TOTPFactor: Sendable {
             account: Self.labelPart(flow.userId), secret: factor.secret ?? Data()
         ).text
         let qr = try QRCode(text: uri, errorCorrection: .medium)
-        await environment.audit(.tfaTotpRegistered, userId: flow.userId, actor: "user", "TOTP secret issued.")
+        await environment.audit(
+            .tfaTotpRegistered, userId: flow.userId, application: flow.applicationId, actor: "user",
+            "TOTP secret issued.")
         return TOTPRegisterResponse(qrCode: qr.pngDataURL(), uri: uri, sctToken: factor.id)
     }
 

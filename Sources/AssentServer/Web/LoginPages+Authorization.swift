@@ -159,7 +159,7 @@ extension LoginPages {
         let ownSession = hint?.sessionId != nil && hint?.sessionId == session.state.signIn?.sessionId
         if confirmed || ownSession {
             let cookie = try await sessions.end(session)
-            try await authorizations.endSession(session.state.signIn)
+            try await authorizations.endSession(session.state.signIn, application: session.state.application)
             return try await signedOut([cookie])
         }
         // Ask first; the form carries the request on.

@@ -212,7 +212,7 @@ struct LoginPages: Sendable {
                 WebSessions<LoginState>.validToken(form, session)
             else { return WebPages.redirect("/login") }
             let cookie = try await sessions.end(session)
-            try await authorizations.endSession(session.state.signIn)
+            try await authorizations.endSession(session.state.signIn, application: session.state.application)
             return WebPages.redirect(
                 "/login?application=\(FormEncoding.escape(session.state.application))", cookies: [cookie])
         }
@@ -718,7 +718,9 @@ struct LoginPages: Sendable {
         else {
             return pages.error(.forbidden, "This form is stale or did not come from this site: open the page again.")
         }
-        if try await authorizations.revokeConsent(userId: userId, clientId: clientId) {
+        if try await authorizations.revokeConsent(
+            userId: userId, clientId: clientId, application: session.state.application)
+        {
             session.state.message = "Done: that site will ask you again before it signs you in."
         }
         _ = try await sessions.save(&session, lifetime: lifetime(session.state))

@@ -202,7 +202,11 @@ struct AuditCommand: AsyncParsableCommand {
 struct AuditListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "Show security events, newest first.",
-        discussion: "Example: assent admin audit --user alice --limit 20")
+        discussion: """
+            Every application's events and the organisation's own; with --application (or a key limited to \
+            applications), that application's only.
+            Example: assent admin audit --user alice --limit 20
+            """)
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Only events of this activation.") var activation: String?
     @Option(help: "Only events of this user.") var user: String?
@@ -215,11 +219,11 @@ struct AuditListCommand: AsyncParsableCommand {
             if let user { query.append(URLQueryItem(name: "userId", value: user)) }
             let list = try await connection.client().get("api/v1/audit", query: query, as: AuditList.self)
             try connection.output(list) {
-                [["AT", "TYPE", "ACTIVATION", "USER", "ACTOR", "DETAIL"]]
+                [["AT", "TYPE", "APPLICATION", "ACTIVATION", "USER", "ACTOR", "DETAIL"]]
                     + list.events.map {
                         [
-                            $0.at.formatted(.iso8601), $0.type, $0.activationId ?? "-", $0.userId ?? "-", $0.actor,
-                            $0.detail,
+                            $0.at.formatted(.iso8601), $0.type, $0.applicationId ?? "-", $0.activationId ?? "-",
+                            $0.userId ?? "-", $0.actor, $0.detail,
                         ]
                     }
             }
