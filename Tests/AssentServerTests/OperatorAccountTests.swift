@@ -168,13 +168,17 @@ struct OperatorAccountTests {
                 try await browser.expectText("h1", "Dashboard")
                 return secret
             }
-            func signIn(_ name: String, _ secret: String) async throws {
+            /// Signs in with the code of now; returns when that was (its time step is spent then).
+            @discardableResult
+            func signIn(_ name: String, _ secret: String) async throws -> Date {
                 server.clock.advance(by: 30)
                 try await browser.open("\(origin)/console/sign-in")
                 try await browser.type("#name", name)
                 try await browser.type("#password", "a long enough password")
-                try await browser.type("#code", try Self.code(secret, at: server.environment.now()))
+                let at = server.environment.now()
+                try await browser.type("#code", try Self.code(secret, at: at))
                 try await browser.click("#operator-submit")
+                return at
             }
 
             // The sign-in page takes operator accounts only: no API key form on this server.
@@ -206,7 +210,7 @@ struct OperatorAccountTests {
             try await browser.type("#code", "000000")
             try await browser.click("#operator-submit")
             try await browser.expectText(".message", containing: "The name, password or code is not right")
-            try await signIn("olga", olga)
+            let signedIn = try await signIn("olga", olga)
             try await browser.expectText("#operator", "olga (operator)")
             // Her own page: who she is, and a new password (the current one and a fresh code first).
             try await browser.click("#operator")
@@ -216,7 +220,8 @@ struct OperatorAccountTests {
             try await browser.type("#current", "a long enough password")
             try await browser.type("#new", "another long password")
             try await browser.type("#confirm", "another long password")
-            try await browser.type("#code", try Self.code(olga, at: server.environment.now()))
+            // The sign-in's code (its time step spent, even if the clock has passed into the next one since).
+            try await browser.type("#code", try Self.code(olga, at: signedIn))
             try await browser.click("#change-password")
             // The code of this time step was spent at the sign-in: refused, nothing changed.
             try await browser.expectText(".message", containing: "The current password or the code is not right")
@@ -337,15 +342,22 @@ struct OperatorAccountTests {
             body: Data(body.utf8))
     }
 
+    /// A server whose console takes operator accounts only, with `limits`; `behindProxy`: loopback is a trusted
+    /// proxy, so each request's `X-Forwarded-For` is its client.
+    static func signInServer(_ limits: RateLimits, behindProxy: Bool = false) async throws -> TestServer {
+        var server = try await TestServer.make(.sqlite, rateLimits: limits)
+        server.environment.consoleAPIKeySignIn = false
+        if behindProxy { server.environment.trustedProxies = TrustedProxies([try IPNetwork(parsing: "127.0.0.1")]) }
+        return server
+    }
+
     @Test(
         "Wrong console sign-ins from one address reach operator-key-failures: 429 with Retry-After, the password step too"
     )
     func signInLimit() async throws {
         var limits = RateLimits()
         limits.operatorKeyFailuresPerAddress = RateLimitRule(limit: 2, window: 300)
-        var made = try await TestServer.make(.sqlite, rateLimits: limits)
-        made.environment.consoleAPIKeySignIn = false
-        let server = made
+        let server = try await Self.signInServer(limits)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
             let wrong = ["name": "admin", "password": "not the password at all", "code": "000000"]
@@ -363,10 +375,7 @@ struct OperatorAccountTests {
     func accountSignInLimit() async throws {
         var limits = RateLimits()
         limits.operatorSignInFailuresPerAccount = RateLimitRule(limit: 3, window: 900)
-        var made = try await TestServer.make(.sqlite, rateLimits: limits)
-        made.environment.consoleAPIKeySignIn = false
-        made.environment.trustedProxies = TrustedProxies([try IPNetwork(parsing: "127.0.0.1")])
-        let server = made
+        let server = try await Self.signInServer(limits, behindProxy: true)
         defer { Task { await server.shutdown() } }
         let operators = OperatorService(environment: server.environment)
         var secrets: [String: String] = [:]
