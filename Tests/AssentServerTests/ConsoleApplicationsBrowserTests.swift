@@ -84,6 +84,53 @@ struct ConsoleApplicationsBrowserTests {
                 as: ApplicationVersionList.self)
             #expect(versions.versions.map { "\($0.name):\($0.supported)" } == ["1:true", "2026.11:false"])
 
+            // Its settings: the pages' accent colour (a too light one refused), its own webhook, its rate limits.
+            let settings = "/api/v1/applications/\(business.applicationId)"
+            _ = try await browser.execute("document.getElementById('accent-color').value = '#ffe066'")
+            try await browser.click("#set-accent")
+            try await browser.expectText(".message", containing: "contrast")
+            _ = try await browser.execute("document.getElementById('accent-color').value = '#0b5394'")
+            try await browser.click("#set-accent")
+            try await browser.expectText("#notice", "The hosted pages of Business use the accent #0b5394.")
+            try await browser.expectText("#accent", "#0b5394")
+            let branding = try await server.operatorCall(
+                http, "GET", "\(settings)/branding", as: ApplicationBrandingInfo.self)
+            #expect(branding.accentColor == "#0b5394")
+            try await browser.type("#webhook-url", "https://bank.example/assent-events")
+            try await browser.click("#set-webhook")
+            let keyNotice = try await browser.text("#notice", until: { $0.contains("signed with the key") })
+            try await browser.expectText("#webhook", containing: "its own: https://bank.example/assent-events")
+            let webhook = try await server.operatorCall(
+                http, "GET", "\(settings)/webhook", as: ApplicationWebhookInfo.self)
+            #expect(webhook.url == "https://bank.example/assent-events" && webhook.secret == nil)
+            // The key was shown once, in the notice only.
+            try await browser.open("\(base)/console/application")
+            #expect(!(try await browser.text("main")).contains("signed with the key"))
+            #expect(keyNotice.contains("shown once"))
+            try await browser.type("#limit-login-user", "5/60")
+            try await browser.click("#save-limits")
+            try await browser.expectText("#notice", "Business has its own login-user; the server's others.")
+            let limits = try await server.operatorCall(
+                http, "GET", "\(settings)/rate-limits", as: ApplicationRateLimitsInfo.self)
+            let loginUser = try #require(limits.limits.first { $0.name == "login-user" })
+            #expect(loginUser.limit == 5 && loginUser.window == 60 && loginUser.source == "application")
+            #expect(limits.limits.filter { $0.source == "application" }.count == 1)
+            _ = try await browser.execute("document.getElementById('branding').scrollIntoView()")
+            try await browser.screenshot("03c-application-settings")
+            try await browser.resize((390, 844))
+            _ = try await browser.execute("document.getElementById('rate-limits').scrollIntoView()")
+            try await browser.screenshot("03d-application-settings-phone")
+            let settingsOverflow =
+                try await browser.execute(
+                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth") as? Int
+            #expect(settingsOverflow == 0, "the settings are \(settingsOverflow ?? -1) px wider than the phone")
+            try await browser.resize((1280, 900))
+            try await browser.click("#remove-webhook")
+            try await browser.expectText("h1", "Remove the webhook")
+            try await browser.click("#confirm")
+            try await browser.expectText("#notice", "Business has no webhook of its own now.")
+            try await browser.expectText("#webhook", containing: "none")
+
             // A third application from the console: the console works with it at once.
             try await browser.type("#new-application", "Cards")
             try await browser.click("#create-application")

@@ -3,8 +3,9 @@ import Foundation
 import Hummingbird
 
 /// The console's application page: the application the console works with (its name, keys and SDK configuration,
-/// its versions — created, supported or not — and which push credentials reach its devices), the applications the
-/// operator may switch to, and a new application for an operator who may work with every one.
+/// its versions — created, supported or not — which push credentials reach its devices, its pages' accent colour, its
+/// webhook and its rate limits), the applications the operator may switch to, and a new application for an operator
+/// who may work with every one.
 extension ConsolePages {
     func registerApplications(on router: Router<AssentRequestContext>) {
         router.get("console/application") { request, _ in
@@ -38,6 +39,7 @@ extension ConsolePages {
                 return ("/console/application", "Version \(version.name) created, supported.")
             }
         }
+        registerApplicationSettings(on: router)
         let confirmUnsupport = Confirmation(
             title: "Stop serving a version", question: "Stop serving this version's devices?",
             consequence: "Every device whose app uses it is refused (APPLICATION_VERSION_UNSUPPORTED) until the "
@@ -106,6 +108,7 @@ extension ConsolePages {
                         of: version, application: application))
             },
             push: services,
+            settings: try await settings(application),
             others: others, hasOthers: !others.isEmpty,
             canCreate: write && visit.principal.applications == nil,
             newName: kept(visit, "name") ?? "")
@@ -133,9 +136,118 @@ struct ConsoleApplicationPage: PageContext {
     var canWrite: Bool
     var versions: [Version]
     var push: [LabeledValue]
+    var settings: ConsoleApplicationSettings
     /// The other applications the operator may switch to.
     var others: [ConsoleFrame.ApplicationChoice]
     var hasOthers: Bool
     var canCreate: Bool
     var newName: String
+}
+
+/// The application's own settings as its page shows them: the accent colour of its hosted pages and its logo, its
+/// webhook, and its rate limits (its own, or the server's as placeholders).
+struct ConsoleApplicationSettings: Sendable {
+    struct Limit: Sendable {
+        var name: String
+        /// Its own `LIMIT/SECONDS`, empty when the server's applies.
+        var own: String
+        /// The server's, as `LIMIT/SECONDS`.
+        var server: String
+    }
+    var accentColor: String
+    var ownAccent: Bool
+    var logoUrl: String?
+    var webhook: String
+    var ownWebhook: Bool
+    var webhookUrl: String
+    var limits: [Limit]
+}
+
+extension ConsolePages {
+    /// `POST /console/application/branding|webhook|webhook/remove|rate-limits`: the chosen application's settings,
+    /// through the services the operator API uses (checked, audited the same).
+    func registerApplicationSettings(on router: Router<AssentRequestContext>) {
+        let back = "/console/application"
+        router.post("console/application/branding") { request, _ in
+            try await action(request, scope: .applicationWrite, back: back) { visit in
+                let color = visit.form["default"] == "yes" ? "" : (visit.form["accentColor"] ?? "")
+                let branding = try await ApplicationBrandingService(environment: environment).update(
+                    UpdateApplicationBrandingRequest(accentColor: color), for: visit.application, actor: visit.actor)
+                return (
+                    back,
+                    branding.accentColor.map { "The hosted pages of \(visit.application.name) use the accent \($0)." }
+                        ?? "The hosted pages of \(visit.application.name) use the default colour again."
+                )
+            }
+        }
+        router.post("console/application/webhook") { request, _ in
+            try await action(request, scope: .applicationWrite, back: back) { visit in
+                let url = (visit.form["url"] ?? "").trimmingCharacters(in: .whitespaces)
+                let set = try await ApplicationWebhookService(environment: environment).set(
+                    SetApplicationWebhookRequest(url: url), for: visit.application, actor: visit.actor)
+                return (
+                    back,
+                    "The status changes of \(visit.application.name)'s operations go to \(set.url), signed with the key "
+                        + "\(set.secret ?? "") — shown once: give it to the receiver now."
+                )
+            }
+        }
+        let confirmRemove = Confirmation(
+            title: "Remove the webhook", question: "Remove this application's own webhook?",
+            consequence: "Its operations' status changes go to the server's webhook (serve --webhook-url), or "
+                + "nowhere when the server has none.",
+            button: "Remove it")
+        router.post("console/application/webhook/remove") { request, _ in
+            try await action(request, scope: .applicationWrite, back: back, confirm: confirmRemove) { visit in
+                try await ApplicationWebhookService(environment: environment).remove(
+                    visit.application, actor: visit.actor)
+                return (back, "\(visit.application.name) has no webhook of its own now.")
+            }
+        }
+        router.post("console/application/rate-limits") { request, _ in
+            try await action(request, scope: .applicationWrite, back: back) { visit in
+                // Every limit the form shows: a value is the application's own, an empty one the server's again.
+                var changes: [String: String] = [:]
+                for name in ApplicationRateLimitService.names {
+                    changes[name] = (visit.form["limit-\(name)"] ?? "").trimmingCharacters(in: .whitespaces)
+                }
+                let info = try await ApplicationRateLimitService(environment: environment).update(
+                    changes, for: visit.application, actor: visit.actor)
+                let own = info.limits.filter { $0.source == "application" }.map(\.name)
+                return (
+                    back,
+                    own.isEmpty
+                        ? "\(visit.application.name) follows the server's rate limits."
+                        : "\(visit.application.name) has its own \(own.joined(separator: ", ")); the server's others."
+                )
+            }
+        }
+    }
+
+    /// The settings section of the application page.
+    func settings(_ application: ApplicationRecord) async throws -> ConsoleApplicationSettings {
+        let branding = try await ApplicationBrandingService(environment: environment).info(application)
+        let webhooks = ApplicationWebhookService(environment: environment)
+        let own = try await webhooks.info(application)
+        let webhook: String
+        if let own {
+            webhook = "its own: \(own.url)"
+        } else if let server = environment.webhook {
+            webhook = "the server's (serve --webhook-url): \(server.url.absoluteString)"
+        } else {
+            webhook = "none: its operations' status changes go nowhere"
+        }
+        let limits = try await ApplicationRateLimitService(environment: environment).info(application)
+        return ConsoleApplicationSettings(
+            accentColor: branding.accentColor ?? "#1f5fbf", ownAccent: branding.accentColor != nil,
+            logoUrl: branding.logo == nil ? nil : "/web/brand/\(application.id)/logo",
+            webhook: webhook, ownWebhook: own != nil, webhookUrl: own?.url ?? "",
+            limits: limits.limits.compactMap { limit in
+                guard let path = RateLimits.names[limit.name] else { return nil }
+                let server = environment.rateLimits[keyPath: path]
+                return ConsoleApplicationSettings.Limit(
+                    name: limit.name, own: limit.source == "application" ? "\(limit.limit)/\(limit.window)" : "",
+                    server: "\(server.limit)/\(server.window)")
+            })
+    }
 }
