@@ -2,6 +2,12 @@ import AssentTesting
 import Testing
 
 extension Browser {
+    /// How many pixels the page is wider than the window: 0 when it does not scroll sideways.
+    func sidewaysOverflow() async throws -> Int {
+        try await execute("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            as? Int ?? -1
+    }
+
     /// Expects the element's text to become `expected`: after a click, the next page may still be loading, and the
     /// current one may have the same element.
     func expectText(_ css: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation)

@@ -74,10 +74,8 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.resize((390, 844))
             try await browser.screenshot("03-application-phone")
             // On a phone the page does not scroll sideways (a wide table scrolls inside itself).
-            let overflow =
-                try await browser.execute(
-                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth") as? Int
-            #expect(overflow == 0, "the page is \(overflow ?? -1) px wider than the phone")
+            let overflow = try await browser.sidewaysOverflow()
+            #expect(overflow == 0, "the page is \(overflow) px wider than the phone")
             try await browser.resize((1280, 900))
             let versions = try await server.operatorCall(
                 http, "GET", "/api/v1/applications/\(business.applicationId)/versions",
@@ -120,10 +118,8 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.resize((390, 844))
             _ = try await browser.execute("document.getElementById('rate-limits').scrollIntoView()")
             try await browser.screenshot("03d-application-settings-phone")
-            let settingsOverflow =
-                try await browser.execute(
-                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth") as? Int
-            #expect(settingsOverflow == 0, "the settings are \(settingsOverflow ?? -1) px wider than the phone")
+            let settingsOverflow = try await browser.sidewaysOverflow()
+            #expect(settingsOverflow == 0, "the settings are \(settingsOverflow) px wider than the phone")
             try await browser.resize((1280, 900))
             try await browser.click("#remove-webhook")
             try await browser.expectText("h1", "Remove the webhook")
@@ -152,10 +148,8 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.expectText("tr[data-operator=olga]", containing: "set-up pending")
             try await browser.expectText("tr[data-operator=olga]", containing: "Business")
             try await browser.screenshot("04-operators")
-            let wider =
-                try await browser.execute(
-                    "return document.documentElement.scrollWidth - document.documentElement.clientWidth") as? Int
-            #expect(wider == 0, "the operators page is \(wider ?? -1) px wider than the window")
+            let wider = try await browser.sidewaysOverflow()
+            #expect(wider == 0, "the operators page is \(wider) px wider than the window")
             let link = try #require(notice.split(separator: " ").last.map(String.init))
             let setup = try await http.send("GET", String(link.dropFirst(base.count)))
             #expect(setup.status == 200 && setup.text.contains("olga"))
