@@ -61,6 +61,15 @@ struct TestServer: Sendable {
             push: push, outbox: outbox, streamHeartbeat: streamHeartbeat, rateLimits: rateLimits, tfa: tfa)
     }
 
+    /// A server whose console takes operator accounts only, as `assent serve` starts by default (no API-key sign-in).
+    static func withOperatorConsole(_ backend: Backend, rateLimits: RateLimits = RateLimits()) async throws
+        -> TestServer
+    {
+        var server = try await make(backend, rateLimits: rateLimits)
+        server.environment.consoleAPIKeySignIn = false
+        return server
+    }
+
     private static func open(
         _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil,
         webhook: WebhookSettings? = nil, push: PushSettings? = nil, outbox: OutboxPolicy = .fast,

@@ -136,9 +136,7 @@ struct OperatorAccountTests {
         "The console: set up with the link, sign in with password and TOTP; an auditor reads the audit and is refused every change; actions name the operator"
     )
     func console() async throws {
-        var made = try await TestServer.make(.sqlite)
-        made.environment.consoleAPIKeySignIn = false
-        let server = made
+        let server = try await TestServer.withOperatorConsole(.sqlite)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
             let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/operators"))
@@ -345,8 +343,7 @@ struct OperatorAccountTests {
     /// A server whose console takes operator accounts only, with `limits`; `behindProxy`: loopback is a trusted
     /// proxy, so each request's `X-Forwarded-For` is its client.
     static func signInServer(_ limits: RateLimits, behindProxy: Bool = false) async throws -> TestServer {
-        var server = try await TestServer.make(.sqlite, rateLimits: limits)
-        server.environment.consoleAPIKeySignIn = false
+        var server = try await TestServer.withOperatorConsole(.sqlite, rateLimits: limits)
         if behindProxy { server.environment.trustedProxies = TrustedProxies([try IPNetwork(parsing: "127.0.0.1")]) }
         return server
     }

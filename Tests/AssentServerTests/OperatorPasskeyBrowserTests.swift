@@ -36,9 +36,7 @@ struct OperatorPasskeyBrowserTests {
         "An operator adds a passkey and signs in with password and passkey; a wrong password or no passkey is refused; a reset clears it",
         arguments: Backend.all)
     func passkeys(_ backend: Backend) async throws {
-        var made = try await TestServer.make(backend)
-        made.environment.consoleAPIKeySignIn = false
-        let server = made
+        let server = try await TestServer.withOperatorConsole(backend)
         defer { Task { await server.shutdown() } }
         try await server.live { client in
             let browser = try await Browser(
@@ -129,9 +127,7 @@ struct OperatorPasskeyBrowserTests {
         "An operator links a phone by approving on it, then signs in with password and the number on the phone; another number refuses",
         arguments: Backend.all)
     func phone(_ backend: Backend) async throws {
-        var made = try await TestServer.make(backend)
-        made.environment.consoleAPIKeySignIn = false
-        let server = made
+        let server = try await TestServer.withOperatorConsole(backend)
         defer { Task { await server.shutdown() } }
         let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
