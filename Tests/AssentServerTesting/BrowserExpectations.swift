@@ -24,6 +24,15 @@ extension Browser {
         try await expectText("h1", "Sign in to the console")
     }
 
+    /// Signs out of the hosted sign-in pages and waits for the sign-in form. The signed-in page is titled "Sign in" as
+    /// well, so its title says nothing: an `open` before the form's navigation is over cancels the sign-out, and the
+    /// browser stays signed in.
+    func signOutOfHostedPages() async throws {
+        try await click("#logout")
+        _ = try await element("#userId")
+        try await expectText("h1", "Sign in")
+    }
+
     /// Expects the element's text to come to contain `part`, waiting as `expectText(_:_:)` does.
     func expectText(_ css: String, containing part: String, sourceLocation: SourceLocation = #_sourceLocation)
         async throws

@@ -200,8 +200,7 @@ struct AuthorizationBrowserTests {
 
                 // Signing out ends the session: the site that registered a back-channel logout URI is told, through the
                 // outbox, with a logout token for this session.
-                try await browser.click("#logout")
-                try await browser.expectText("h1", "Sign in")
+                try await browser.signOutOfHostedPages()
                 let delivered = try #require(try await logouts.wait(for: 1).first)
                 let token = try #require(try FormEncoding.decode(delivered.body)["logout_token"])
                 let jwks = try await http.send("GET", "/oauth2/jwks")

@@ -85,8 +85,7 @@ struct LoginPageBrowserTests {
             #expect(device["secure"] as? Bool == true && device["httpOnly"] as? Bool == true)
 
             // Signed out and in again: the remembered browser skips the second factor.
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
@@ -103,8 +102,7 @@ struct LoginPageBrowserTests {
                     headers: ["Authorization": "Bearer \(server.apiKey)"])
                 #expect(revoked.status == 204)
             }
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
@@ -163,8 +161,7 @@ struct LoginPageBrowserTests {
             try await browser.expectText("#methods", "password and approval on your phone")
             try await browser.screenshot("03-opted-in")
 
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
             try await signIn()
             try await browser.expectText("h1", "Confirm it is you")
             try await browser.click("#provider-push")
@@ -184,8 +181,7 @@ struct LoginPageBrowserTests {
             try await browser.expectText("#methods", "password and approval on your phone")
             try await browser.screenshot("05-signed-in")
 
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
             try await signIn()
             try await browser.click("#provider-push")
             try await browser.element("#status")
@@ -256,8 +252,7 @@ extension LoginPageBrowserTests {
                 try await browser.type("#code", try #require(TFACodes.code(in: mail.body)))
                 try await browser.click("#verify")
                 try await browser.expectText("#methods", "password and code by e-mail")
-                try await browser.click("#logout")
-                try await browser.expectText("h1", "Sign in")
+                try await browser.signOutOfHostedPages()
 
                 // Phone: a number set up by text message, then a sign-in confirmed by a voice call.
                 try await signIn("bob")
@@ -274,8 +269,7 @@ extension LoginPageBrowserTests {
                 try await browser.type("#code", sms.code)
                 try await browser.click("#verify")
                 try await browser.expectText("#methods", "password and code by text message or call")
-                try await browser.click("#logout")
-                try await browser.expectText("h1", "Sign in")
+                try await browser.signOutOfHostedPages()
                 try await signIn("bob")
                 try await browser.click("#provider-phone")
                 try await browser.click("input[value=voice]")

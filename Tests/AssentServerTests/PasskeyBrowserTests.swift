@@ -73,16 +73,14 @@ struct PasskeyBrowserTests {
                         "PublicKeyCredential.isConditionalMediationAvailable = function () { return Promise.resolve(false); };"
                 ])
             let script = try #require((noSuggestion as? [String: Any])?["identifier"] as? String)
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
             try await browser.click("#passkey-button")
             try await browser.expectText("#methods", "a passkey")
             try await browser.devTools("Page.removeScriptToEvaluateOnNewDocument", ["identifier": script])
 
             // The passkey as the second factor after a password.
             try await browser.virtualPresence(authenticator, false)
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
             try await browser.type("#userId", "alice")
             try await browser.type("#password", "correct horse battery")
             try await browser.click("#submit")
@@ -94,8 +92,7 @@ struct PasskeyBrowserTests {
             try await browser.click("#passkey-start")
             try await browser.expectText("#methods", "password and a passkey")
             try await browser.virtualPresence(authenticator, false)
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
             try await browser.virtualPresence(authenticator, true)
 
             // A page on another origin than the relying party's (the server's IP address) gets no passkey from the
@@ -141,8 +138,7 @@ struct PasskeyBrowserTests {
             #expect(claims.amr == ["hwk", "user", "mfa"])
             try await browser.virtualPresence(authenticator, false)
             try await browser.open("\(base)/login/done")
-            try await browser.click("#logout")
-            try await browser.expectText("h1", "Sign in")
+            try await browser.signOutOfHostedPages()
 
             // The authenticator's counter set back, as a copy of the key would have it: refused, and the passkey
             // blocked even when the counter goes forward again.
