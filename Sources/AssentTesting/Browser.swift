@@ -183,6 +183,26 @@ public final class Browser: Sendable {
         try await withElement(css) { _ = try await command("POST", "/element/\($0)/click") }
     }
 
+    /// Clicks a control that loads another page (a form's button, a link) and waits until the browser shows a new
+    /// document, loaded. Use it where the next page may say what the current one says (the same title, the same
+    /// notice): an expectation would pass on the old page, and an `open` or a click right after would cancel the
+    /// navigation under way.
+    public func clickLoadingPage(_ css: String, seconds: Double = 60) async throws {
+        _ = try await execute("window.assentPageBeforeClick = true;")
+        try await click(css)
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            // While the next page loads, the script may find no document to run in: that is not the answer yet.
+            let state = try? await execute(
+                "return window.assentPageBeforeClick === true ? 'before' : document.readyState;")
+            if state as? String == "complete" { return }
+            if Date() > deadline {
+                throw TestFailure("Clicking \(css) loaded no new page: still \(try await url())")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
     /// The element's rendered text.
     public func text(_ css: String) async throws -> String {
         try await withElement(css) { try await command("GET", "/element/\($0)/text") as? String ?? "" }

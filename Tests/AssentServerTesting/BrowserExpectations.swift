@@ -20,7 +20,7 @@ extension Browser {
     /// Signs out of the console and waits for the sign-in page: the form's navigation must be over before the next
     /// `open`, or it lands after it and replaces the page opened.
     func signOutOfConsole() async throws {
-        try await click("#sign-out")
+        try await clickLoadingPage("#sign-out")
         try await expectText("h1", "Sign in to the console")
     }
 
@@ -28,7 +28,7 @@ extension Browser {
     /// well, so its title says nothing: an `open` before the form's navigation is over cancels the sign-out, and the
     /// browser stays signed in.
     func signOutOfHostedPages() async throws {
-        try await click("#logout")
+        try await clickLoadingPage("#logout")
         _ = try await element("#userId")
         try await expectText("h1", "Sign in")
     }

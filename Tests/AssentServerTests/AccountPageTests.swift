@@ -157,7 +157,7 @@ struct AccountPageTests {
                 try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice").first {
                     $0.provider == .push
                 })
-            try await browser.click("#remove-\(pushFactor.id)")
+            try await browser.clickLoadingPage("#remove-\(pushFactor.id)")
             try await browser.expectText("#notice", "Removed.")
             let totp = try #require(
                 try await server.store.tfaFactors(applicationId: server.application.id, userId: "alice").first {
