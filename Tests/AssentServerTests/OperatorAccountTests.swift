@@ -409,6 +409,25 @@ struct OperatorAccountTests {
                     "code": try Self.code(try #require(keys["otto"]), at: server.clock.now),
                 ], from: "198.51.100.4")
             #expect(otto.status == 200 && otto.text.contains("Dashboard"), "\(otto.status)")
+            // Every counted refusal is in the audit with the account and the address; the one over the limit is not.
+            // A name that is no operator's (here a password typed into the name field) is never written.
+            let typo = ["name": "correct.horse.battery", "password": "a long enough password", "code": "000000"]
+            #expect(try await Self.postSignIn(client, typo, from: "198.51.100.9").status == 401)
+            let refused = try await server.store.auditEvents(
+                AuditFilter(typePrefix: "console.sign_in_refused"), limit: 20)
+            #expect(refused.count == 4, "\(refused.map(\.detail))")
+            #expect(
+                refused.filter { $0.actor == "operator:olga" }.map(\.detail).sorted() == [
+                    "A console sign-in with operator olga was refused: wrong name or password (from 198.51.100.2).",
+                    "A console sign-in with operator olga was refused: wrong name, password or code (from 198.51.100.1).",
+                    "A console sign-in with operator olga was refused: wrong name, password or code (from 198.51.100.3).",
+                ])
+            #expect(
+                refused.first?.actor == "anonymous"
+                    && refused.first?.detail
+                        == "A console sign-in with a name that is no operator's was refused: wrong name, password or "
+                        + "code (from 198.51.100.9)."
+            )
             // Once the window has passed, the right sign-in goes through.
             server.clock.advance(by: 901)
             right["code"] = try Self.code(try #require(keys["olga"]), at: server.clock.now)

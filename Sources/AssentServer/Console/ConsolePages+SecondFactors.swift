@@ -155,7 +155,7 @@ extension ConsolePages {
         guard let challenge, let credential,
             try await passkeys.authenticate(record, credential: credential, challenge: challenge)
         else {
-            await countWrongSignIn(address: address, account: record.name)
+            await refuseSignIn(address: address, account: record.name, "the passkey was not accepted")
             let ended = try await sessions.end(session)
             var response = try await signInPage(
                 request, message: "The passkey was not accepted: sign in again.", status: .unauthorized)
@@ -269,7 +269,7 @@ extension ConsolePages {
             return phonePage(record, number: number)
         case .refused(let reason):
             // Rejected on the phone, the wrong number chosen, or left to expire: a wrong sign-in.
-            await countWrongSignIn(address: address, account: record.name)
+            await refuseSignIn(address: address, account: record.name, "not approved on the phone")
             let ended = try await sessions.end(session)
             var response = try await signInPage(request, message: reason, status: .unauthorized)
             response.headers.append(HTTPField(name: .setCookie, value: ended))

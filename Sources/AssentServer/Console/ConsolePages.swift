@@ -223,7 +223,7 @@ struct ConsolePages: Sendable {
         let principal: Principal
         if !apiKey.isEmpty, environment.consoleAPIKeySignIn {
             guard let key = try await apiKeys.authenticate(apiKey) else {
-                await countWrongSignIn(address: address, account: nil)
+                await refuseSignIn(address: address, account: nil, "the key is not valid")
                 return try await signInPage(
                     request, message: "This API key is not valid: check it, or ask for a new one.",
                     status: .unauthorized)
@@ -232,7 +232,7 @@ struct ConsolePages: Sendable {
         } else if let method = form["method"], method == "phone" || method == "passkey" {
             // The password first; the passkey or the phone on the next page.
             guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
-                await countWrongSignIn(address: address, account: name)
+                await refuseSignIn(address: address, account: name, "wrong name or password")
                 return try await signInPage(
                     request, message: "The name or password is not right: check them and try again.",
                     status: .unauthorized)
@@ -244,7 +244,7 @@ struct ConsolePages: Sendable {
                 let record = try await operators.signIn(
                     name: name, password: form["password"] ?? "", code: form["code"] ?? "")
             else {
-                await countWrongSignIn(address: address, account: name)
+                await refuseSignIn(address: address, account: name, "wrong name, password or code")
                 return try await signInPage(
                     request,
                     message: "The name, password or code is not right (a code works once): check them and try "
@@ -273,13 +273,27 @@ struct ConsolePages: Sendable {
         }
     }
 
-    /// Counts a wrong sign-in against the client's address and the operator account it named.
-    func countWrongSignIn(address: String?, account: String?) async {
+    /// A wrong sign-in: counted against the client's address and the operator account it named, and written to the
+    /// audit as `console.sign_in_refused` (an auditor asks for every refused access, not only the ones that got in).
+    /// The row names the account only when one has that name: a name that is none may be a password typed into the
+    /// wrong field, and it never reaches the audit. Sign-ins refused for being over a limit are not written (they are
+    /// not bounded, the counted ones are).
+    func refuseSignIn(address: String?, account: String?, _ reason: String) async {
         let limits = environment.rateLimits
         if let address { await limiter.recordFailure(limits.operatorKeyFailuresPerAddress, "operator.key", address) }
         if let account, !account.isEmpty {
             await limiter.recordFailure(limits.operatorSignInFailuresPerAccount, "operator.account", account)
         }
+        var known: OperatorRecord?
+        if let account, OperatorService.isName(account) {
+            known = try? await operators.store.operatorRecord(name: account)
+        }
+        let who =
+            known.map { "operator \($0.name)" }
+            ?? (account.map { $0.isEmpty ? "a name left empty" : "a name that is no operator's" } ?? "an API key")
+        await environment.audit(
+            .consoleSignInRefused, actor: known.map { "operator:\($0.name)" } ?? "anonymous",
+            "A console sign-in with \(who) was refused: \(reason)" + (address.map { " (from \($0))" } ?? "") + ".")
     }
 
     /// A new console session for `principal` (ending the browser's old one), and on to the dashboard.

@@ -43,6 +43,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case cibaTokensIssued = "ciba.tokens_issued"
     case clientCreated = "client.created"
     case clientRemoved = "client.removed"
+    case consoleSignInRefused = "console.sign_in_refused"
     case consoleSignedIn = "console.signed_in"
     case consoleSignedOut = "console.signed_out"
     case openidCodeIssued = "openid.code_issued"
