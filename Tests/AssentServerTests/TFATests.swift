@@ -26,6 +26,9 @@ struct TFATests {
             let unknown = try await tfa.login("nobody")
             #expect(unknown.status == 401)
             #expect(unknown.code == "INVALID_LOGIN")
+            // Both in the audit; a user id that is no account's is not written (it may be a password typed there).
+            let failed = try await server.store.auditEvents(AuditFilter(typePrefix: "tfa.login_failed"), limit: 5)
+            #expect(failed.map(\.userId) == [nil, "alice"] && !failed.contains { $0.detail.contains("nobody") })
 
             // No factor yet, and the default policy requires one: pending registration.
             let first = try await tfa.interruption("alice")

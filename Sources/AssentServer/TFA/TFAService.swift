@@ -48,9 +48,11 @@ struct TFAService: Sendable {
         guard valid else {
             await limiter.recordFailure(rules.loginFailuresPerUser, "login.user", userKey)
             if let address { await limiter.recordFailure(rules.loginFailuresPerAddress, "login.address", address) }
+            // The user id only when it is an account's: one that is none may be a password typed into the wrong
+            // field, and it never reaches the audit.
             await environment.audit(
-                .tfaLoginFailed, userId: request.userId, application: application.id, actor: "user",
-                "Wrong user id or password.")
+                .tfaLoginFailed, userId: account == nil ? nil : request.userId, application: application.id,
+                actor: "user", account == nil ? "A user id that is no account's, refused." : "Wrong password.")
             throw TFAError.invalidLogin()
         }
         return try await secondFactor(
