@@ -234,6 +234,15 @@ struct MultipleApplicationTests {
             let listed = try await CLITests.run(["admin", "application", "list"], environment: environment)
             #expect(listed.output.contains("default") && listed.output.contains("Business"), "\(listed.output)")
             let second = ["--application", business.applicationId]
+            // Shown by its id, or with --application; two different ones are refused.
+            for selection in [[business.applicationId], second] {
+                let shown = try await CLITests.admin(
+                    ["application", "show"] + selection, environment: environment, as: ApplicationInfo.self)
+                #expect(shown.name == "Business" && shown.sdkConfiguration == business.sdkConfiguration)
+            }
+            let both = try await CLITests.run(
+                ["admin", "application", "show", "not-this-one"] + second, environment: environment)
+            #expect(both.status == 2 && both.errors.contains("name two applications"), "\(both.errors)")
 
             /// Activates a CLI token of `config` with a code of the application `selection` names.
             func token(_ name: String, config: String, selection: [String]) async throws -> [String] {

@@ -122,11 +122,23 @@ struct ApplicationCommand: AsyncParsableCommand {
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Show the application's name, keys and SDK configuration string (the default).",
-            discussion: "Example: assent admin application --json")
+            discussion: """
+                The first application's, or the one the id (or --application) names.
+                Example: assent admin application show 0b6f…  (or: assent admin application --json)
+                """)
         @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The application's id (as --application).") var id: String?
+
+        func validate() throws {
+            if let id, let chosen = connection.application, chosen != id {
+                throw ValidationError("The id and --application name two applications: give one of them.")
+            }
+        }
 
         func run() async throws {
             try await CLIFailure.reporting {
+                var connection = connection
+                if let id { connection.application = id }
                 let info = try await connection.client().get("api/v1/application", as: ApplicationInfo.self)
                 try connection.output(info) { ApplicationCommand.table(info) }
             }
