@@ -81,6 +81,15 @@ struct RateLimitTests {
             #expect(try await call(nil).status == 401)
             Self.expectLimited(try await call("ak_wrong"), within: 120)
             Self.expectLimited(try await call(server.apiKey), within: 120)
+            // The three counted are in the audit, never the key; no key, or over the limit, is not written.
+            let refused = try await server.store.auditEvents(AuditFilter(typePrefix: "api_key.refused"), limit: 10)
+            #expect(
+                refused.map(\.detail)
+                    == Array(
+                        repeating:
+                            "An operator API request with an unknown or revoked key was refused (GET /api/v1/audit, "
+                            + "from 127.0.0.1).", count: 3))
+            #expect(refused.allSatisfy { $0.actor == "anonymous" })
             server.clock.advance(by: 121)
             #expect(try await call(server.apiKey).status == 200)
         }

@@ -109,7 +109,8 @@ extension HTTPSupport {
 }
 
 /// Authenticates `Authorization: Bearer <api key>` and puts the key into the context. Wrong keys count against the
-/// client's address; over the limit, its requests are refused with 429 until the window ends.
+/// client's address, each one counted written to the audit as `api_key.refused` (never the key); over the limit, its
+/// requests are refused with 429 until the window ends, and not written.
 struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = AssentRequestContext
     let apiKeys: APIKeyService
@@ -126,6 +127,11 @@ struct APIKeyMiddleware: RouterMiddleware {
         if let client { try await limiter.check(rule, "operator.key", client) }
         guard let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count))) else {
             if let client { await limiter.recordFailure(rule, "operator.key", client) }
+            await limiter.environment.audit(
+                .apiKeyRefused, actor: "anonymous",
+                "An operator API request with an unknown or revoked key was refused (\(request.method) "
+                    + "\(request.uri.path.prefix(200))\(client.map { ", from \($0)" } ?? ""))."
+            )
             throw AssentServerError.apiKeyRefused()
         }
         var context = context

@@ -27,6 +27,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case activationRemoved = "activation.removed"
     case activationUnblocked = "activation.unblocked"
     case apiKeyCreated = "api_key.created"
+    case apiKeyRefused = "api_key.refused"
     case apiKeyRevoked = "api_key.revoked"
     case applicationBrandingChanged = "application.branding_changed"
     case applicationCreated = "application.created"
