@@ -349,6 +349,54 @@ struct OperatorAccountTests {
     }
 
     @Test(
+        "A wrong current password or code in a password change counts against operator-account-failures and is audited"
+    )
+    func passwordChangeLimit() async throws {
+        var limits = RateLimits()
+        limits.operatorSignInFailuresPerAccount = RateLimitRule(limit: 2, window: 900)
+        let server = try await Self.signInServer(limits)
+        defer { Task { await server.shutdown() } }
+        let operators = OperatorService(environment: server.environment)
+        let (_, link) = try await operators.create(name: "olga", role: .operator, applications: nil, actor: "test")
+        let secret = try await Self.secret(server, link: link)
+        let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
+        let olga = try await operators.completeSetup(
+            token: token, password: "a long enough password", code: try Self.code(secret, at: server.clock.now))
+        let stored = try #require(try await server.store.operatorRecord(name: "olga")?.passwordHash)
+        func change(_ current: String) async throws -> Int? {
+            server.clock.advance(by: 30)
+            do {
+                try await operators.changePassword(
+                    olga, current: current, new: "another long password",
+                    code: try Self.code(secret, at: server.clock.now))
+                return nil
+            } catch let error as AssentServerError {
+                return error.status
+            }
+        }
+        #expect(try await change("not the password at all") == 401)
+        #expect(try await change("not the password either") == 401)
+        // Over the limit: the right password waits too, and so does a sign-in.
+        #expect(try await change("a long enough password") == 429)
+        #expect(try await server.store.operatorRecord(name: "olga")?.passwordHash == stored)
+        try await server.live { client in
+            server.clock.advance(by: 30)
+            let signIn = try await Self.postSignIn(
+                client,
+                [
+                    "name": "olga", "password": "a long enough password",
+                    "code": try Self.code(secret, at: server.clock.now),
+                ])
+            #expect(signIn.status == 429, "\(signIn.status)")
+        }
+        let refused = try await server.store.auditEvents(
+            AuditFilter(typePrefix: "operator.password_change_refused"), limit: 5)
+        #expect(refused.count == 2 && refused.allSatisfy { $0.actor == "operator:olga" })
+        server.clock.advance(by: 901)
+        #expect(try await change("a long enough password") == nil)
+    }
+
+    @Test(
         "Wrong console sign-ins from one address reach operator-key-failures: 429 with Retry-After, the password step too"
     )
     func signInLimit() async throws {

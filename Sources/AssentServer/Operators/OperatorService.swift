@@ -157,12 +157,20 @@ struct OperatorService: Sendable {
     }
 
     /// The signed-in operator's new password: the current one and a fresh code first (a session left open is not
-    /// enough to change it).
+    /// enough to change it). A wrong one counts against the account's sign-in limit (`operator-account-failures`) and
+    /// is audited, as a wrong sign-in is: a session in other hands cannot guess on here.
     func changePassword(_ record: OperatorRecord, current: String, new: String, code: String) async throws {
         guard (12...PasswordHasher.maxLength).contains(new.unicodeScalars.count) else {
             throw AssentServerError.invalidRequest("An operator's password has 12 to 1024 characters.")
         }
+        let limiter = RateLimiter(environment: environment)
+        let rule = environment.rateLimits.operatorSignInFailuresPerAccount
+        try await limiter.check(rule, "operator.account", record.name)
         guard try await signIn(name: record.name, password: current, code: code) != nil else {
+            await limiter.recordFailure(rule, "operator.account", record.name)
+            await environment.audit(
+                .operatorPasswordChangeRefused, actor: "operator:\(record.name)",
+                "Operator \(record.name)'s password change was refused: the current password or the code is not right.")
             throw AssentServerError(
                 .unauthorized, "The current password or the code is not right (a code works once).", status: 401)
         }

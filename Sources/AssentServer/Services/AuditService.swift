@@ -73,6 +73,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case operatorDisabled = "operator.disabled"
     case operatorEnabled = "operator.enabled"
     case operatorPasswordChanged = "operator.password_changed"
+    case operatorPasswordChangeRefused = "operator.password_change_refused"
     case operatorReset = "operator.reset"
     case operatorSetUp = "operator.set_up"
     case operationTemplateSaved = "operation_template.saved"
