@@ -72,9 +72,10 @@ struct ApplicationVersionTests {
                 client, "GET", "/api/v1/activations/\(second.activationId)", as: ActivationInfo.self)
             #expect(bob.failedAttempts == 0 && bob.status == "ACTIVE")
 
-            // Supported again: the same device approves.
-            _ = try await server.operatorCall(
-                client, "POST", "\(base)/versions/\(created.versionId)/support", as: ApplicationVersionInfo.self)
+            // Supported again (the version named by its name this time): the same device approves.
+            let again = try await server.operatorCall(
+                client, "POST", "\(base)/versions/2026.11/support", as: ApplicationVersionInfo.self)
+            #expect(again.versionId == created.versionId && again.supported)
             #expect(
                 try await second.authorizeOperation(id: refusedOperation.id, data: refusedOperation.data).status == 200)
 

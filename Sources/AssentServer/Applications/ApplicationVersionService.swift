@@ -57,18 +57,21 @@ public struct ApplicationVersionService: Sendable {
         return version
     }
 
-    /// Serves, or stops serving, the version's devices.
+    /// Serves, or stops serving, the version's devices. `reference` is the version's id or its name (unique in the
+    /// application; an id wins over a name that happens to be the same text).
     /// - Throws: `NOT_FOUND` for an unknown application or version.
-    public func setSupported(applicationId: String, versionId: String, supported: Bool, actor: String) async throws
-        -> ApplicationVersionRecord
+    public func setSupported(applicationId: String, versionId reference: String, supported: Bool, actor: String)
+        async throws -> ApplicationVersionRecord
     {
+        let known = try await store.applicationVersions(applicationId: applicationId)
         guard
+            let named = known.first(where: { $0.id == reference }) ?? known.first(where: { $0.name == reference }),
             try await store.setApplicationVersionSupported(
-                id: versionId, applicationId: applicationId, supported: supported),
+                id: named.id, applicationId: applicationId, supported: supported),
             let version = try await store.applicationVersions(applicationId: applicationId).first(where: {
-                $0.id == versionId
+                $0.id == named.id
             })
-        else { throw AssentServerError.notFound("The application has no version with this id.") }
+        else { throw AssentServerError.notFound("The application has no version with this id or name.") }
         // This process applies it at once; others within the application cache's half minute.
         environment.applications.withLock { $0 = .init() }
         await environment.audit(

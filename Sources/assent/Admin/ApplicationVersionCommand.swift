@@ -71,9 +71,9 @@ extension ApplicationCommand.VersionCommand {
     struct Support: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve the version's devices again.",
-            discussion: "Example: assent admin application version support <version-id>")
+            discussion: "Example: assent admin application version support 2026.11")
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "The version id.") var id: String
+        @Argument(help: "The version's id or name.") var id: String
 
         func run() async throws {
             try await ApplicationCommand.VersionCommand.set(id, supported: true, connection)
@@ -83,9 +83,9 @@ extension ApplicationCommand.VersionCommand {
     struct Unsupport: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Stop serving the version's devices (they get APPLICATION_VERSION_UNSUPPORTED).",
-            discussion: "Example: assent admin application version unsupport <version-id>")
+            discussion: "Example: assent admin application version unsupport 2026.11")
         @OptionGroup var connection: ConnectionOptions
-        @Argument(help: "The version id.") var id: String
+        @Argument(help: "The version's id or name.") var id: String
 
         func run() async throws {
             try await ApplicationCommand.VersionCommand.set(id, supported: false, connection)
