@@ -250,8 +250,7 @@ struct ConsoleBrowserTests {
 
             // Signing out ends the session.
             try await browser.open("\(base)/console")
-            try await browser.click("#sign-out")
-            try await browser.expectText("h1", "Sign in to the console")
+            try await browser.signOutOfConsole()
             try await browser.open("\(base)/console/users")
             try await browser.expectText("h1", "Sign in to the console")
             await browser.quit()
