@@ -64,6 +64,14 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var consoleAPIKeySignIn = false
     @Option(
+        help: """
+            Seconds a console session lasts after the operator's last page or action (60-86400; PCI DSS asks for 900 \
+            at most).
+            """)
+    var consoleIdleTimeout = ConsoleSessionSettings().idleTimeout
+    @Option(help: "Seconds a console session lasts after signing in, however active (300-604800).")
+    var consoleMaxSession = ConsoleSessionSettings().maxLifetime
+    @Option(
         name: .customLong("trusted-proxy"),
         help: ArgumentHelp(
             "A reverse proxy in front of the server: an address or network such as 10.0.0.0/8 (repeatable).",
@@ -158,6 +166,13 @@ struct ServeCommand: AsyncParsableCommand {
         try tfa.apply(to: &tfaSettings)
         var auditSettings = AuditSettings()
         try audit.apply(to: &auditSettings)
+        var consoleSessions = ConsoleSessionSettings()
+        (consoleSessions.idleTimeout, consoleSessions.maxLifetime) = (consoleIdleTimeout, consoleMaxSession)
+        do {
+            try consoleSessions.validate()
+        } catch let error as AssentServerError {
+            throw ValidationError(error.message)
+        }
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
             try policy.validate()
@@ -169,6 +184,7 @@ struct ServeCommand: AsyncParsableCommand {
             environment.tfa = tfaSettings
             environment.audit = auditSettings
             environment.consoleAPIKeySignIn = consoleAPIKeySignIn
+            environment.consoleSessions = consoleSessions
             environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment)
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.

@@ -291,7 +291,7 @@ struct ConsoleProtectionTests {
                 #expect(answer.status == .seeOther && answer.location == "/console")
                 let cookie = try #require(
                     answer.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-console=") })
-                #expect(cookie.hasSuffix("; Path=/; Max-Age=1800; Secure; HttpOnly; SameSite=Strict"))
+                #expect(cookie.hasSuffix("; Path=/; Max-Age=43200; Secure; HttpOnly; SameSite=Strict"))
                 return String(cookie.prefix { $0 != ";" })
             }
 

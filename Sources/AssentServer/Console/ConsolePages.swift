@@ -56,8 +56,10 @@ struct ConsolePages: Sendable {
 
     init(environment: ServerEnvironment) {
         self.environment = environment
+        let lifetimes = environment.consoleSessions
         sessions = WebSessions(
-            environment: environment, cookieName: "__Host-assent-console", kind: "console", lifetime: 1800)
+            environment: environment, cookieName: "__Host-assent-console", kind: "console",
+            lifetime: lifetimes.idleTimeout, cookieLifetime: lifetimes.maxLifetime, maxLifetime: lifetimes.maxLifetime)
         apiKeys = APIKeyService(environment: environment)
         activations = ActivationService(environment: environment)
         operations = OperationService(environment: environment)
@@ -183,7 +185,10 @@ struct ConsolePages: Sendable {
             try await page(request, scope: .auditRead) { try await audit($0) }
         }
         router.get("console/live") { request, _ in
-            try await page(request) { visit in try await ConsoleLive(environment: environment).stream(visit) }
+            // The page's stream, not the person: it keeps no session alive.
+            try await page(request, touches: false) { visit in
+                try await ConsoleLive(environment: environment).stream(visit)
+            }
         }
     }
 
@@ -377,11 +382,12 @@ struct ConsolePages: Sendable {
 
     // MARK: Pages and actions
 
-    /// A page for a signed-in operator whose key has `scope`; others go to the sign-in page or get a 403 page.
-    func page(_ request: Request, scope: APIScope? = nil, _ body: (Visit) async throws -> Response) async throws
-        -> Response
-    {
-        try await visit(request, scope: scope, postedFrom: nil, body)
+    /// A page for a signed-in operator whose key has `scope`; others go to the sign-in page or get a 403 page. The
+    /// visit keeps the session alive (the idle timeout counts from it) unless `touches` is `false`.
+    func page(
+        _ request: Request, scope: APIScope? = nil, touches: Bool = true, _ body: (Visit) async throws -> Response
+    ) async throws -> Response {
+        try await visit(request, scope: scope, postedFrom: nil, touches: touches, body)
     }
 
     /// A form a signed-in operator whose key has `scope` posted with the session's token, answered by `body`.
@@ -389,22 +395,24 @@ struct ConsolePages: Sendable {
     func form(
         _ request: Request, scope: APIScope?, back: String, _ body: (Visit) async throws -> Response
     ) async throws -> Response {
-        try await visit(request, scope: scope, postedFrom: back, body)
+        try await visit(request, scope: scope, postedFrom: back, touches: true, body)
     }
 
     /// Checks the session, the form's token (for a form posted from the page `postedFrom`) and the key's scope, then
     /// answers with `body`; a refusal of the services becomes a page that says why.
     private func visit(
-        _ request: Request, scope: APIScope?, postedFrom back: String?, _ body: (Visit) async throws -> Response
+        _ request: Request, scope: APIScope?, postedFrom back: String?, touches: Bool,
+        _ body: (Visit) async throws -> Response
     ) async throws -> Response {
-        guard let (session, principal) = try await signedIn(request) else {
+        guard let (signedInSession, principal) = try await signedIn(request) else {
             // "Your session ended" only for a browser that had one; a first visit just signs in.
             let hadSession = request.cookies[sessions.cookieName] != nil
             return WebPages.redirect(hadSession ? "\(Self.signInPath)?expired=1" : Self.signInPath)
         }
         var form: [String: String] = [:]
         if let back {
-            guard let posted = try await WebForm.read(request), WebSessions<ConsoleState>.validToken(posted, session)
+            guard let posted = try await WebForm.read(request),
+                WebSessions<ConsoleState>.validToken(posted, signedInSession)
             else {
                 return pages.error(
                     .forbidden, "This form is stale or did not come from this console: open the page again.",
@@ -412,6 +420,8 @@ struct ConsolePages: Sendable {
             }
             form = posted
         }
+        var session = signedInSession
+        if touches { try await sessions.touch(&session) }
         let permitted = try await applications.all().filter { principal.applications?.contains($0.id) ?? true }
         guard let first = permitted.first else {
             return pages.error(

@@ -24,6 +24,7 @@ public struct ServerEnvironment: Sendable {
         var outbox = OutboxPolicy()
         var audit = AuditSettings()
         var consoleAPIKeySignIn = false
+        var consoleSessions = ConsoleSessionSettings()
         let outboxWakeup = Wakeup()
         let events = EventHub()
         var streamHeartbeat: Duration = .seconds(15)
@@ -102,6 +103,11 @@ public struct ServerEnvironment: Sendable {
     public var consoleAPIKeySignIn: Bool {
         get { box.values.consoleAPIKeySignIn }
         set { change { $0.consoleAPIKeySignIn = newValue } }
+    }
+    /// How long a console session lasts: idle, and at most.
+    public var consoleSessions: ConsoleSessionSettings {
+        get { box.values.consoleSessions }
+        set { change { $0.consoleSessions = newValue } }
     }
     /// Two-factor login (lifetimes, tries, password hashing).
     public var tfa: TFASettings {

@@ -40,6 +40,15 @@ extension SQLStore {
             ).all()).isEmpty
     }
 
+    public func extendWebSession(idHash: Data, expiresAt: Millis) async throws {
+        try await database.raw(
+            """
+            UPDATE web_sessions SET expires_at = \(bind: expiresAt) \
+            WHERE id_hash = \(bind: idHash) AND expires_at < \(bind: expiresAt)
+            """
+        ).run()
+    }
+
     public func deleteWebSession(idHash: Data) async throws {
         try await database.raw("DELETE FROM web_sessions WHERE id_hash = \(bind: idHash)").run()
     }

@@ -23,6 +23,8 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     var sameSite = "Strict"
     /// The cookie's `Max-Age` (the row's expiry, renewed on every save, is what ends a session).
     var cookieLifetime: Int?
+    /// The most a session lives from its creation, however active (`nil`: no limit but the cookie's).
+    var maxLifetime: Int?
 
     /// One session: its state and the token its forms carry.
     struct Session: Sendable {
@@ -30,6 +32,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
         var csrfToken: String
         var state: State
         var expiresAt: Millis
+        var createdAt: Millis
     }
 
     /// The request's session of this kind, if its cookie names one that has not expired.
@@ -42,7 +45,10 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
             record.kind == kind
         else { return nil }
         guard let state = try? JSONDecoder().decode(State.self, from: record.state) else { return nil }
-        return Session(idHash: idHash, csrfToken: record.csrfToken, state: state, expiresAt: record.expiresAt)
+        if let maxLifetime, environment.nowMillis >= record.createdAt + Millis(maxLifetime) * 1000 { return nil }
+        return Session(
+            idHash: idHash, csrfToken: record.csrfToken, state: state, expiresAt: record.expiresAt,
+            createdAt: record.createdAt)
     }
 
     /// A new session holding `state`, and the `Set-Cookie` value that hands it to the browser.
@@ -52,7 +58,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
         let now = environment.nowMillis
         let session = Session(
             idHash: idHash, csrfToken: Base64URL.encode(Bytes.random(count: 24)), state: state,
-            expiresAt: now + Millis(lifetime ?? self.lifetime) * 1000)
+            expiresAt: expiry(now: now, createdAt: now, lifetime: lifetime), createdAt: now)
         try await store.insertWebSession(
             WebSessionRecord(
                 idHash: idHash, kind: kind, csrfToken: session.csrfToken, state: try JSONEncoder().encode(state),
@@ -63,9 +69,26 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     /// Stores the session's state and extends its life (by `lifetime` seconds, else the kind's); `false` when it
     /// ended meanwhile.
     func save(_ session: inout Session, lifetime: Int? = nil) async throws -> Bool {
-        session.expiresAt = environment.nowMillis + Millis(lifetime ?? self.lifetime) * 1000
+        session.expiresAt = expiry(now: environment.nowMillis, createdAt: session.createdAt, lifetime: lifetime)
         return try await store.updateWebSession(
             idHash: session.idHash, state: try JSONEncoder().encode(session.state), expiresAt: session.expiresAt)
+    }
+
+    /// Extends the session's life by the kind's `lifetime` from now, as a person's visit does, without writing its
+    /// state (a visit that only reads must not overwrite what an action saved meanwhile). Written only when it gains
+    /// at least a minute, so that a busy person's every page is not a write.
+    func touch(_ session: inout Session) async throws {
+        let extended = expiry(now: environment.nowMillis, createdAt: session.createdAt, lifetime: nil)
+        guard extended - session.expiresAt >= 60_000 else { return }
+        try await store.extendWebSession(idHash: session.idHash, expiresAt: extended)
+        session.expiresAt = extended
+    }
+
+    /// When a session changed `now` expires: `lifetime` (else the kind's) from now, and never past its maximum.
+    private func expiry(now: Millis, createdAt: Millis, lifetime: Int?) -> Millis {
+        let idle = now + Millis(lifetime ?? self.lifetime) * 1000
+        guard let maxLifetime else { return idle }
+        return min(idle, createdAt + Millis(maxLifetime) * 1000)
     }
 
     /// Ends the session; the returned `Set-Cookie` value removes the cookie.

@@ -30,6 +30,8 @@ public protocol WebStore: Sendable {
     func webSession(idHash: Data, at now: Millis) async throws -> WebSessionRecord?
     /// Replaces the session's state and expiry; returns whether the session still existed.
     func updateWebSession(idHash: Data, state: Data, expiresAt: Millis) async throws -> Bool
+    /// Moves the session's expiry forward to `expiresAt` (never back), its state untouched.
+    func extendWebSession(idHash: Data, expiresAt: Millis) async throws
     func deleteWebSession(idHash: Data) async throws
     /// Deletes sessions that expired before `before`.
     func purgeWebSessions(before: Millis) async throws
