@@ -254,6 +254,20 @@ struct AuditChainServerTests {
             // The list is still the default of `assent admin audit`.
             let listed = try await CLITests.run(["admin", "audit", "--user", "bob"], environment: environment)
             #expect(listed.status == 0 && listed.output.contains("activation.created"), "\(listed.errors)")
+            // Filtered by type and time, and paged with --before the last id shown.
+            let created = try await CLITests.admin(
+                ["audit", "--type", "activation.", "--from", "2020-01-01", "--limit", "2"], environment: environment,
+                as: AuditList.self)
+            #expect(created.events.map(\.userId) == ["carol", "bob"], "\(created.events)")
+            let next = try await CLITests.admin(
+                ["audit", "--type", "activation.", "--before", String(try #require(created.events.last?.id))],
+                environment: environment, as: AuditList.self)
+            #expect(next.events.map(\.userId) == ["alice"], "\(next.events)")
+            let none = try await CLITests.admin(
+                ["audit", "--type", "activation.", "--to", "2020-01-01"], environment: environment, as: AuditList.self)
+            #expect(none.events.isEmpty)
+            let wrong = try await CLITests.run(["admin", "audit", "--type", "Activation"], environment: environment)
+            #expect(wrong.status == 2 && wrong.errors.contains("lower-case letters"), "\(wrong.errors)")
 
             let key = try await CLITests.run(["admin", "audit", "key"], environment: environment)
             #expect(key.status == 0 && key.output.hasPrefix("-----BEGIN PUBLIC KEY-----"))

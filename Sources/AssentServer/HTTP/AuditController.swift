@@ -21,11 +21,28 @@ struct AuditController {
             .get("audit/chain", use: state)
     }
 
+    /// `?activationId`, `userId`, `type` (a type or its start, `console.`), `from`/`to` (as the export's), `before`
+    /// (an event id: the next page after the list's last event) and `limit`.
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let query = request.uri.queryParameters
+        let type = query.get("type").flatMap { $0.isEmpty ? nil : $0 }
+        if let type, type.utf8.count > 64 || !type.unicodeScalars.allSatisfy(Self.typeCharacters.contains) {
+            throw AssentServerError.invalidRequest(
+                "type is an event type or its start (up to 64 lower-case letters, dots and underscores).")
+        }
+        var before: Int64?
+        if let text = query.get("before"), !text.isEmpty {
+            guard let id = Int64(text), id > 0 else {
+                throw AssentServerError.invalidRequest("before is an event id: a whole number above 0.")
+            }
+            before = id
+        }
+        let (from, until) = (try Self.time(query.get("from"), "from"), try Self.time(query.get("to"), "to"))
+        if let from, let until, from >= until { throw AssentServerError.invalidRequest("from must be before to.") }
         let events = try await audit.events(
             AuditFilter(
-                activationId: query.get("activationId"), userId: query.get("userId"),
+                activationId: query.get("activationId"), userId: query.get("userId"), typePrefix: type,
+                beforeId: before, from: from, until: until,
                 applications: try await context.auditApplications(applications)),
             limit: try HTTPSupport.limit(query.get("limit")))
         return try HTTPSupport.operatorJSON(
@@ -42,15 +59,8 @@ struct AuditController {
     @Sendable func export(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try context.requireEveryApplication(Self.wholeChain)
         let query = request.uri.queryParameters
-        func time(_ name: String) throws -> Millis? {
-            guard let text = query.get(name), !text.isEmpty else { return nil }
-            guard let date = Self.parseTime(text) else {
-                throw AssentServerError.invalidRequest("\(name) is an RFC 3339 time or a date, e.g. 2026-11-01.")
-            }
-            return date.millis
-        }
-        let from = try time("from") ?? 0
-        let until = try time("to") ?? Int64.max
+        let from = try Self.time(query.get("from"), "from") ?? 0
+        let until = try Self.time(query.get("to"), "to") ?? Int64.max
         guard from < until else { throw AssentServerError.invalidRequest("from must be before to.") }
         try await chain.checkpointNow()
         let text = try await chain.export(from: from, until: until)
@@ -73,6 +83,18 @@ struct AuditController {
     static let wholeChain =
         "the audit chain links every application's rows and the organisation's own, so its export and state "
         + "need a key for every application (GET /api/v1/audit lists this application's rows)"
+
+    /// What an event type is made of.
+    static let typeCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz._")
+
+    /// The query parameter `name`'s `text` as a time (``parseTime(_:)``), `nil` when absent or empty.
+    static func time(_ text: String?, _ name: String) throws -> Millis? {
+        guard let text, !text.isEmpty else { return nil }
+        guard let date = parseTime(text) else {
+            throw AssentServerError.invalidRequest("\(name) is an RFC 3339 time or a date, e.g. 2026-11-01.")
+        }
+        return date.millis
+    }
 
     /// An RFC 3339 time (`2026-11-26T10:00:00Z`) or a date (`2026-11-26`, midnight UTC).
     static func parseTime(_ text: String) -> Date? {

@@ -216,26 +216,33 @@ struct AuditListCommand: AsyncParsableCommand {
         commandName: "list", abstract: "Show security events, newest first.",
         discussion: """
             Every application's events and the organisation's own; with --application (or a key limited to \
-            applications), that application's only.
+            applications), that application's only. The next page: --before the last ID shown.
             Example: assent admin audit --user alice --limit 20
+            Example: assent admin audit --type console. --from 2026-11-01
             """)
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Only events of this activation.") var activation: String?
     @Option(help: "Only events of this user.") var user: String?
+    @Option(help: "Only events of this type, or whose type starts with it (console.).") var type: String?
+    @Option(help: "Only events at or after this time (RFC 3339, or a date: midnight UTC).") var from: String?
+    @Option(help: "Only events before this time (RFC 3339, or a date).") var to: String?
+    @Option(help: "Only events older than this event id (the next page).") var before: Int64?
     @Option(help: "At most this many events (1-1000).") var limit = 50
 
     func run() async throws {
         try await CLIFailure.reporting {
-            var query = [URLQueryItem(name: "limit", value: String(limit))]
-            if let activation { query.append(URLQueryItem(name: "activationId", value: activation)) }
-            if let user { query.append(URLQueryItem(name: "userId", value: user)) }
+            let filters: [(String, String?)] = [
+                ("limit", String(limit)), ("activationId", activation), ("userId", user), ("type", type),
+                ("from", from), ("to", to), ("before", before.map(String.init)),
+            ]
+            let query = filters.compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
             let list = try await connection.client().get("api/v1/audit", query: query, as: AuditList.self)
             try connection.output(list) {
-                [["AT", "TYPE", "APPLICATION", "ACTIVATION", "USER", "ACTOR", "DETAIL"]]
+                [["ID", "AT", "TYPE", "APPLICATION", "ACTIVATION", "USER", "ACTOR", "DETAIL"]]
                     + list.events.map {
                         [
-                            $0.at.formatted(.iso8601), $0.type, $0.applicationId ?? "-", $0.activationId ?? "-",
-                            $0.userId ?? "-", $0.actor, $0.detail,
+                            String($0.id), $0.at.formatted(.iso8601), $0.type, $0.applicationId ?? "-",
+                            $0.activationId ?? "-", $0.userId ?? "-", $0.actor, $0.detail,
                         ]
                     }
             }
