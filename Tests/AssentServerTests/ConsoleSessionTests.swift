@@ -23,13 +23,7 @@ struct ConsoleSessionTests {
         configured.environment.consoleSessions = lifetimes
         let server = configured
         defer { Task { await server.shutdown() } }
-        let operators = OperatorService(environment: server.environment)
-        let (_, link) = try await operators.create(name: "olga", role: .operator, applications: nil, actor: "test")
-        let secret = try await OperatorAccountTests.secret(server, link: link)
-        let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
-        _ = try await operators.completeSetup(
-            token: token, password: "a long enough password",
-            code: try OperatorAccountTests.code(secret, at: server.clock.now))
+        let secret = try await OperatorAccountTests.setUpOperator(server, "olga").secret
         let (clock, environment) = (server.clock, server.environment)
         try await Application(router: server.router).test(.router) { client in
             /// Signs olga in; the session's cookie.

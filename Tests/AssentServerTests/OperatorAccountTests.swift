@@ -340,6 +340,18 @@ struct OperatorAccountTests {
             body: Data(body.utf8))
     }
 
+    /// An operator `name` set up through the service with the password "a long enough password" and TOTP: the
+    /// account and its TOTP secret (Base32).
+    static func setUpOperator(_ server: TestServer, _ name: String) async throws -> (OperatorRecord, secret: String) {
+        let operators = OperatorService(environment: server.environment)
+        let (_, link) = try await operators.create(name: name, role: .operator, applications: nil, actor: "test")
+        let secret = try await Self.secret(server, link: link)
+        let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
+        let record = try await operators.completeSetup(
+            token: token, password: "a long enough password", code: try Self.code(secret, at: server.clock.now))
+        return (record, secret)
+    }
+
     /// A server whose console takes operator accounts only, with `limits`; `behindProxy`: loopback is a trusted
     /// proxy, so each request's `X-Forwarded-For` is its client.
     static func signInServer(_ limits: RateLimits, behindProxy: Bool = false) async throws -> TestServer {
@@ -357,11 +369,7 @@ struct OperatorAccountTests {
         let server = try await Self.signInServer(limits)
         defer { Task { await server.shutdown() } }
         let operators = OperatorService(environment: server.environment)
-        let (_, link) = try await operators.create(name: "olga", role: .operator, applications: nil, actor: "test")
-        let secret = try await Self.secret(server, link: link)
-        let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
-        let olga = try await operators.completeSetup(
-            token: token, password: "a long enough password", code: try Self.code(secret, at: server.clock.now))
+        let (olga, secret) = try await Self.setUpOperator(server, "olga")
         let stored = try #require(try await server.store.operatorRecord(name: "olga")?.passwordHash)
         func change(_ current: String) async throws -> Int? {
             server.clock.advance(by: 30)
@@ -422,16 +430,8 @@ struct OperatorAccountTests {
         limits.operatorSignInFailuresPerAccount = RateLimitRule(limit: 3, window: 900)
         let server = try await Self.signInServer(limits, behindProxy: true)
         defer { Task { await server.shutdown() } }
-        let operators = OperatorService(environment: server.environment)
         var secrets: [String: String] = [:]
-        for name in ["olga", "otto"] {
-            let (_, link) = try await operators.create(name: name, role: .operator, applications: nil, actor: "test")
-            let secret = try await Self.secret(server, link: link)
-            let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
-            _ = try await operators.completeSetup(
-                token: token, password: "a long enough password", code: try Self.code(secret, at: server.clock.now))
-            secrets[name] = secret
-        }
+        for name in ["olga", "otto"] { secrets[name] = try await Self.setUpOperator(server, name).secret }
         let keys = secrets
         try await server.live { client in
             // Each guess from another address: the per-address limit (10) never fills.
