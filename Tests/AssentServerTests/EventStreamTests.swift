@@ -66,7 +66,7 @@ struct EventStreamTests {
             // Ids grow, so a client can resume after any of them.
             let ids = finished.compactMap { $0.id.flatMap { Int64($0) } }
             #expect(ids == ids.sorted() && Set(ids).count == ids.count)
-            try await stream.wait("a heartbeat", seconds: 5) { _ in stream.text.contains(": heartbeat") }
+            try await stream.wait("a heartbeat") { _ in stream.text.contains(": heartbeat") }
         }
     }
 

@@ -36,7 +36,7 @@ struct ShutdownTests {
             }
             for stream in opened {
                 #expect(stream.status == 200)
-                try await stream.wait("the stream to start", seconds: 10) { _ in !stream.text.isEmpty }
+                try await stream.wait("the stream to start") { _ in !stream.text.isEmpty }
             }
             #expect(opened.allSatisfy { !$0.hasEnded })
             streams.withLock { $0 = opened }
