@@ -77,7 +77,7 @@ http.server.HTTPServer(("127.0.0.1", port), Receiver).serve_forever()
 PY
 receiver_pid=$!
 export ASSENT_WEBHOOK_SECRET=crash-test-webhook-secret-0123456789
-webhook=(--database "$failover_url" --webhook-url "http://127.0.0.1:$receiver_port/hook")
+webhook=(--database "$failover_url" --webhook-url "http://127.0.0.1:$receiver_port/hook" --egress-allow 127.0.0.0/8)
 start_server failover-a "${webhook[@]}"
 failover_key=$key killed_pid=$server_pid killed_port=$port
 other_port=$(free_port)

@@ -28,7 +28,7 @@ BENCH="$PWD/Benchmarks/.build/release/assent-push-bench"
 run_bench() {
     local label=$1; shift
     local hook; hook=$(free_port)
-    start_server "$label" --webhook-url "http://127.0.0.1:$hook/hook" "$@"
+    start_server "$label" --webhook-url "http://127.0.0.1:$hook/hook" --egress-allow 127.0.0.0/8 "$@"
     "$BENCH" --url "http://127.0.0.1:$port" --api-key "$key" --label "$label" --mode roundtrip --count "$count" \
         --webhook-port "$hook"
     "$BENCH" --url "http://127.0.0.1:$port" --api-key "$key" --label "$label" --mode connections \
@@ -36,7 +36,7 @@ run_bench() {
     stop_server
     # Web Push to a receiver on loopback.
     local push_port; push_port=$(free_port)
-    start_server "$label-webpush" --vapid-subject mailto:bench@assent.example "$@"
+    start_server "$label-webpush" --vapid-subject mailto:bench@assent.example --egress-allow 127.0.0.0/8 "$@"
     "$BENCH" --url "http://127.0.0.1:$port" --api-key "$key" --label "$label" --mode webpush --count "$count" \
         --push-port "$push_port"
     stop_server

@@ -18,7 +18,11 @@ struct PushOptions: ParsableArguments {
     var hmsAppId: String?
     @Option(help: "Push Kit API base URL instead of Huawei's. Env: ASSENT_HMS_URL.") var hmsURL: String?
     @Option(help: "Huawei OAuth token URL instead of Huawei's. Env: ASSENT_HMS_TOKEN_URL.") var hmsTokenURL: String?
-    @Option(help: "Extra CA certificates (PEM) trusted for the push services. Env: ASSENT_PUSH_CA_FILE.")
+    @Option(
+        help: """
+            Extra CA certificates (PEM) trusted for the push services, Web Push endpoints, webhooks and callbacks. \
+            Env: ASSENT_PUSH_CA_FILE.
+            """)
     var pushCAFile: String?
     @Option(
         help: ArgumentHelp(

@@ -83,6 +83,18 @@ struct ServeCommand: AsyncParsableCommand {
                 """))
     var trustedProxies: [String] = []
     @Option(
+        name: .customLong("egress-allow"),
+        help: ArgumentHelp(
+            "A network the server may send requests to although it is not public, e.g. 10.1.0.0/16 (repeatable).",
+            discussion: """
+                Web Push endpoints, webhooks, CIBA and back-channel logout callbacks and the phone gateway are \
+                reached only at public addresses: loopback, private, link-local, carrier-grade NAT, multicast and \
+                reserved addresses are refused, and plain http goes only to the networks allowed here. Allow a \
+                lab's loopback with 127.0.0.0/8, an internal webhook receiver with its network. \
+                Env: ASSENT_EGRESS_ALLOW (comma-separated).
+                """))
+    var egressAllow: [String] = []
+    @Option(
         help: """
             The OpenID provider's issuer: the public https URL relying parties reach this server at (default \
             http://HOST:PORT it listens on). Env: ASSENT_ISSUER.
@@ -112,6 +124,22 @@ struct ServeCommand: AsyncParsableCommand {
             }.filter { !$0.isEmpty } : trustedProxies
         do {
             return TrustedProxies(try texts.map(IPNetwork.init(parsing:)))
+        } catch let error as AssentServerError {
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// `--egress-allow` / `ASSENT_EGRESS_ALLOW`, and the CA certificates of `--push-ca-file`.
+    func egressSettings(trustRootsPEM: String?) throws -> Egress {
+        let texts =
+            egressAllow.isEmpty
+            ? (ProcessInfo.processInfo.environment["ASSENT_EGRESS_ALLOW"] ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty } : egressAllow
+        do {
+            return Egress(
+                policy: EgressPolicy(allowing: try texts.map(IPNetwork.init(parsing:))),
+                trustRoots: try trustRootsPEM.map(Egress.certificates(pem:)) ?? [])
         } catch let error as AssentServerError {
             throw ValidationError(error.message)
         }
@@ -164,6 +192,16 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var tfaSettings = TFASettings()
         try tfa.apply(to: &tfaSettings)
+        let egress = try egressSettings(trustRootsPEM: pushSettings.additionalTrustRootsPEM)
+        // The operator's own destinations obey the same policy: refused now rather than at the first delivery.
+        for (flag, url) in [("--webhook-url", webhook?.url), ("--phone-gateway-url", tfaSettings.phoneGateway?.url)] {
+            guard let url else { continue }
+            do {
+                _ = try await egress.check(url.absoluteString)
+            } catch {
+                throw ValidationError("\(flag) is refused: \(error.message)")
+            }
+        }
         var auditSettings = AuditSettings()
         try audit.apply(to: &auditSettings)
         var consoleSessions = ConsoleSessionSettings()
@@ -181,6 +219,7 @@ struct ServeCommand: AsyncParsableCommand {
                 store: store, policy: policy, logger: logger, webhook: webhook, push: pushSettings)
             environment.rateLimits = limits
             environment.trustedProxies = proxies
+            environment.egress = egress
             environment.tfa = tfaSettings
             environment.audit = auditSettings
             environment.consoleAPIKeySignIn = consoleAPIKeySignIn

@@ -93,6 +93,12 @@ struct TestServer: Sendable {
         environment.streamHeartbeat = streamHeartbeat
         environment.rateLimits = rateLimits
         environment.tfa = tfa
+        // Tests reach their own receivers on loopback only, so they allow it explicitly (a server's default refuses
+        // it), and never ask the network's resolver.
+        environment.egress = Egress(
+            policy: EgressPolicy(allowing: [try IPNetwork(parsing: "127.0.0.0/8"), try IPNetwork(parsing: "::1")]),
+            trustRoots: try push?.additionalTrustRootsPEM.map(Egress.certificates(pem:)) ?? [],
+            resolve: Self.offlineResolve)
         // Debug builds run BoringSSL's scrypt unoptimised: tests hash with a small cost (the stored string carries it).
         environment.tfa.passwordHasher = PasswordHasher(logN: 10, r: 8, p: 1)
         // The console tests sign in with the bootstrap key; the operator accounts' tests turn this off.
@@ -102,6 +108,12 @@ struct TestServer: Sendable {
         return TestServer(
             store: store, environment: environment, application: prepared.application, apiKey: key, clock: clock,
             location: location, keyEncryptionKey: keyEncryptionKey, backend: backend)
+    }
+
+    /// A resolver that never asks the network: `localhost` is loopback, every other name has no address.
+    static let offlineResolve: @Sendable (String) async throws -> [[UInt8]] = { host in
+        guard host.lowercased() == "localhost" else { throw TestFailure("\(host) is not resolved in tests") }
+        return [[127, 0, 0, 1]]
     }
 
     /// A second server process's view: its own store connection to the same database and key-encryption key.

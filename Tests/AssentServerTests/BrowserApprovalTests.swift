@@ -228,7 +228,7 @@ struct BrowserApprovalTests {
             // Answered once: the page shows the outcome, a second answer changes nothing.
             let again = try await client.send("GET", path)
             #expect(again.text.contains("Approved: the sign-in goes on") && !again.text.contains("passkey-start"))
-            let trace = try await WebPushDeliveryTests.trace(server, client, operation: sent.operationId)
+            let trace = try await WebPushDeliveryTests.trace(server, client, operation: sent.operationId, count: 2)
             #expect(trace.count == 2 && trace.allSatisfy { $0.activationId == "browser:\(browser.id)" })
             #expect(trace.allSatisfy { $0.outcome == "delivered" && $0.httpStatus == 201 })
             let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "tfa.browser_"), limit: 20)

@@ -63,6 +63,18 @@ struct CLITests {
         // A push-bombing limit of 0 is refused before anything starts.
         let zero = try await Self.run(["serve", "--data-dir", dataDirectory.path, "--push-logins-per-hour", "0"])
         #expect(zero.status != 0 && zero.errors.contains("--push-logins-per-hour is a whole number above 0"))
+        // The operator's own webhook obeys the egress policy: loopback only when allowed, a bad network named.
+        let hook = ["ASSENT_WEBHOOK_SECRET": "0123456789abcdef"]
+        let loopbackHook = try await Self.run(
+            ["serve", "--data-dir", dataDirectory.path, "--webhook-url", "http://127.0.0.1:9/hook"], environment: hook)
+        #expect(
+            loopbackHook.status != 0
+                && loopbackHook.errors.contains("--webhook-url is refused: 127.0.0.1 is a loopback")
+                && loopbackHook.errors.contains("--egress-allow"), "\(loopbackHook.errors)")
+        let badNetwork = try await Self.run(
+            ["serve", "--data-dir", dataDirectory.path, "--egress-allow", "10.0.0.0/33"], environment: hook)
+        #expect(
+            badNetwork.status != 0 && badNetwork.errors.contains("prefix length is 0 to 32"), "\(badNetwork.errors)")
         struct KeyOutput: Decodable { let apiKey: String }
         let apiKey = try JSONDecoder().decode(KeyOutput.self, from: Data(created.output.utf8)).apiKey
         let kekAttributes = try FileManager.default.attributesOfItem(
@@ -627,7 +639,8 @@ struct CLITests {
 
     @Test("assent rp ciba gets a verified ID token after assent token approve, in poll, ping and push modes")
     func relyingPartyCIBA() async throws {
-        try await Self.withServer("rp") { work, server, printed in
+        // The ping and push callbacks go to `rp ciba` on loopback, which a server reaches only when allowed.
+        try await Self.withServer("rp", arguments: ["--egress-allow", "127.0.0.0/8"]) { work, server, printed in
             let url = try #require(printed["url"])
             let environment = try Self.connection(printed)
             let profile = ["--profile", work.appendingPathComponent("token").path]

@@ -60,12 +60,19 @@ struct WebPushDeliveryTests {
     }
 
     /// The delivery trace of an operation through the operator API.
-    static func trace(_ server: TestServer, _ client: HTTPClient, operation id: String) async throws
+    /// The operation's push trace once it has `count` attempts (a push service has its message a moment before the
+    /// sender records the attempt), or as it is after 20 s.
+    static func trace(_ server: TestServer, _ client: HTTPClient, operation id: String, count: Int = 0) async throws
         -> [PushDeliveryInfo]
     {
-        try await server.operatorCall(
-            client, "GET", "/api/v1/operations/\(id)/push-deliveries", as: PushDeliveryList.self
-        ).deliveries
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let deliveries = try await server.operatorCall(
+                client, "GET", "/api/v1/operations/\(id)/push-deliveries", as: PushDeliveryList.self
+            ).deliveries
+            if deliveries.count >= count || ContinuousClock.now > deadline { return deliveries }
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     /// The VAPID claims, verified by jwt-kit with the key the header's `k` names.
@@ -138,7 +145,7 @@ struct WebPushDeliveryTests {
             #expect(finished.json["notification"] == nil)
             #expect(finished.headers["urgency"] == "normal" && finished.headers["topic"] == topic)
 
-            let trace = try await Self.trace(server, client, operation: created.id)
+            let trace = try await Self.trace(server, client, operation: created.id, count: 2)
             #expect(trace.map(\.event) == ["operation.finished", "operation.created"])
             #expect(
                 trace.allSatisfy { $0.service == "webpush" && $0.outcome == "delivered" && $0.httpStatus == 201 })
@@ -377,7 +384,14 @@ struct WebPushDeliveryTests {
 
     @Test("assent token push-listen receives a new operation by Web Push, checked and decrypted on this machine")
     func pushListen() async throws {
-        try await CLITests.withServer("push-listen", arguments: ["--vapid-subject", "mailto:push@bank.example"]) {
+        // push-listen receives on loopback, which the server reaches only when allowed (ASSENT_EGRESS_ALLOW works
+        // as the flag does).
+        try await CLITests.withServer(
+            "push-listen",
+            arguments: [
+                "--vapid-subject", "mailto:push@bank.example", "--egress-allow", "127.0.0.0/8", "--egress-allow", "::1",
+            ]
+        ) {
             work, _, printed in
             let url = try #require(printed["url"])
             let config = try #require(printed["SDK configuration"])

@@ -17,7 +17,7 @@ import Synchronization
 /// Measures live delivery on a running server:
 /// - `roundtrip`: the operator creates an operation → the device sees it on its live event stream → approves it
 ///   with a 2FA signature → the operator's webhook receives APPROVED; prints p50/p99 over `--count` round trips.
-///   Start the server with `--webhook-url http://127.0.0.1:<--webhook-port>/hook`.
+///   Start the server with `--webhook-url http://127.0.0.1:<--webhook-port>/hook --egress-allow 127.0.0.0/8`.
 /// - `webpush`, `apns`: operation created → received through a push service (``pushRoundTrips``).
 /// - `connections`: holds `--connections` live streams (spread over `--users` activations), prints the server's
 ///   resident memory (`--server-pid`) and how long one new operation takes to reach every stream of its user.

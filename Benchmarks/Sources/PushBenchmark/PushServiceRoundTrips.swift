@@ -9,7 +9,7 @@ import NIOSSL
 
 /// `--mode webpush` and `--mode apns`: the operator creates an operation → the server's outbox sends it through a
 /// push service → the receiver this program runs has it (Web Push: checked and decrypted). Start the server with
-/// `--vapid-subject …` (Web Push: the receiver is plain HTTP on loopback), or with `--apns-url
+/// `--vapid-subject … --egress-allow 127.0.0.0/8` (Web Push: the receiver is plain HTTP on loopback), or with `--apns-url
 /// https://127.0.0.1:<--push-port> --push-ca-file <ca>` and an APNs key (the receiver speaks HTTP/2 over TLS with
 /// `--tls-certificate` and `--tls-key`).
 extension PushBenchmark {

@@ -96,13 +96,19 @@ public struct ApplicationWebhookService: Sendable {
     }
 
     /// Sets the webhook; the answer carries the signing key once (the one given, or a new random one).
-    /// - Throws: `ERR_REQUEST` for a URL that is not http(s) with a host, or a key shorter than 16 characters.
+    /// - Throws: `ERR_REQUEST` for a URL that is not http(s) with a host or that the egress policy refuses, or a key
+    ///   shorter than 16 characters.
     public func set(_ request: SetApplicationWebhookRequest, for application: ApplicationRecord, actor: String)
         async throws -> ApplicationWebhookInfo
     {
         guard let url = URL(string: request.url), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
             url.host?.isEmpty == false, request.url.count <= 2048
         else { throw AssentServerError.invalidRequest("The webhook URL is an http(s) URL with a host.") }
+        do {
+            _ = try await environment.egress.check(request.url)
+        } catch {
+            throw AssentServerError.invalidRequest("The webhook URL is refused: \(error.message)")
+        }
         let secret: String
         if let given = request.secret {
             guard given.count >= 16, given.count <= 256 else {

@@ -84,6 +84,7 @@ struct BrowserApprovers: Sendable {
                 .conflict, "Add a passkey first: a browser approves sign-in requests with one.", status: 409)
         }
         try PushRegistrationService.validateEndpoint(endpoint)
+        try await PushRegistrationService.checkDestination(endpoint, egress: environment.egress)
         _ = try PushRegistrationService.subscriptionKeys(p256dh: p256dh, auth: auth)
         let existing = try await store.tfaFactors(applicationId: application.id, userId: userId)
             .filter(Self.isBrowser)

@@ -1,5 +1,4 @@
 import AssentModel
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 
@@ -16,10 +15,11 @@ struct CIBASender: OutboxSender {
     /// The part of the store this sees.
     var store: any OpenIDStore { environment.store }
     let service: CIBAService
-    let post = CallbackPost()
+    let post: CallbackPost
 
     init(environment: ServerEnvironment) {
         self.environment = environment
+        post = CallbackPost(egress: environment.egress)
         service = CIBAService(environment: environment)
     }
 
@@ -54,7 +54,7 @@ struct CIBASender: OutboxSender {
             authorization: "Bearer \(request.notificationToken!)")
         {
         case .success(let answered): status = answered
-        case .failure(let failure): return .retry(failure.reason)
+        case .failure(let failure): return CallbackPost.outcome(failure)
         }
         let outcome = CallbackPost.outcome(status, of: "The notification endpoint")
         if outcome == .delivered, request.deliveryMode == CIBADeliveryMode.push.rawValue {
@@ -76,7 +76,4 @@ struct CIBASender: OutboxSender {
             OAuthErrorResponse(error: denial.code, errorDescription: denial.description, authReqId: request.authReqId))
     }
 
-    func shutdown() async {
-        await post.shutdown()
-    }
 }

@@ -72,6 +72,14 @@ public struct ClientService: Sendable {
         {
             throw invalid("postLogoutRedirectUris and backchannelLogoutUri are for authorization_code clients.")
         }
+        for (field, url) in [("notificationEndpoint", endpoint), ("backchannelLogoutUri", backchannelLogoutUri)] {
+            guard let url else { continue }
+            do {
+                _ = try await environment.egress.check(url)
+            } catch {
+                throw invalid("\(field) is refused: \(error.message)")
+            }
+        }
         if isPublic, grantTypes.contains(OpenIDClientRecord.cibaGrant) {
             throw invalid("A public client cannot use ciba: backchannel requests need client authentication.")
         }

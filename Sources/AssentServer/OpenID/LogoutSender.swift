@@ -1,6 +1,5 @@
 import AssentCrypto
 import AssentModel
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 
@@ -18,12 +17,13 @@ struct LogoutSender: OutboxSender {
     /// The part of the store this sees.
     var store: any OpenIDStore { environment.store }
     let keys: SigningKeyService
-    let post = CallbackPost()
+    let post: CallbackPost
 
     static let event = "http://schemas.openid.net/event/backchannel-logout"
 
     init(environment: ServerEnvironment) {
         self.environment = environment
+        post = CallbackPost(egress: environment.egress)
         keys = SigningKeyService(environment: environment)
     }
 
@@ -47,7 +47,7 @@ struct LogoutSender: OutboxSender {
             contentType: "application/x-www-form-urlencoded", userAgent: "Assent-Logout")
         {
         case .success(let status): return CallbackPost.outcome(status, of: "The logout URI")
-        case .failure(let failure): return .retry(failure.reason)
+        case .failure(let failure): return CallbackPost.outcome(failure)
         }
     }
 
@@ -66,9 +66,6 @@ struct LogoutSender: OutboxSender {
             payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid, type: "logout+jwt")
     }
 
-    func shutdown() async {
-        await post.shutdown()
-    }
 }
 
 /// The claims of a logout token.

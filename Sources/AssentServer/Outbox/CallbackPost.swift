@@ -1,35 +1,20 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 
-/// A POST to a relying party's callback URL (CIBA notifications, back-channel logouts) that never follows a
-/// redirect, and what its answer means for the outbox.
+/// A POST to a relying party's callback URL (CIBA notifications, back-channel logouts) through the egress policy,
+/// which never follows a redirect, and what its answer means for the outbox.
 struct CallbackPost: Sendable {
-    let client: HTTPClient
-    var timeout: Duration = .seconds(10)
-
-    init() {
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout.connect = .seconds(10)
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-    }
+    let egress: Egress
 
     /// Posts `body`; the answer's status, or why there was none.
     func send(_ body: Data, to url: String, contentType: String, userAgent: String, authorization: String? = nil)
-        async -> Result<UInt, DeliveryFailure>
+        async -> Result<UInt, Egress.Failure>
     {
-        var post = HTTPClientRequest(url: url)
-        post.method = .POST
-        post.headers.add(name: "Content-Type", value: contentType)
-        if let authorization { post.headers.add(name: "Authorization", value: authorization) }
-        post.headers.add(name: "User-Agent", value: userAgent)
-        post.body = .bytes(ByteBuffer(bytes: body))
+        var headers = [("Content-Type", contentType), ("User-Agent", userAgent)]
+        if let authorization { headers.append(("Authorization", authorization)) }
         do {
-            let response = try await client.execute(post, timeout: .seconds(timeout.components.seconds))
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .success(response.status.code)
+            return .success(UInt(try await egress.send(.POST, url, headers: headers, body: body).status))
         } catch {
-            return .failure(DeliveryFailure(reason: "\(type(of: error))"))
+            return .failure(error)
         }
     }
 
@@ -43,12 +28,11 @@ struct CallbackPost: Sendable {
         }
     }
 
-    func shutdown() async {
-        try? await client.shutdown()
+    /// What a failure to get an answer means: a refused URL is final, no answer is retried.
+    static func outcome(_ failure: Egress.Failure) -> DeliveryOutcome {
+        switch failure {
+        case .refused(let reason): .failed(reason)
+        case .noAnswer(let reason): .retry(reason)
+        }
     }
-}
-
-/// Why a callback got no answer.
-struct DeliveryFailure: Error {
-    var reason: String
 }

@@ -1,6 +1,5 @@
 import AssentCrypto
 import AssentModel
-import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
@@ -122,41 +121,39 @@ struct WebhookSender: OutboxSender {
         }
         guard let body = try? OperatorJSON.encoder().encode(payload) else { return .failed("Cannot encode the event.") }
         switch await SignedPost.send(
-            body, to: settings, userAgent: "Assent-Webhook", timestamp: environment.nowMillis / 1000)
+            body, to: settings, userAgent: "Assent-Webhook", timestamp: environment.nowMillis / 1000,
+            egress: environment.egress)
         {
         case .success(let status):
             return (200..<300).contains(status) ? .delivered : .retry("HTTP \(status)")
-        case .failure(let error):
-            return .retry(error.reason)
+        case .failure(.refused(let reason)):
+            return .failed(reason)
+        case .failure(.noAnswer(let reason)):
+            return .retry(reason)
         }
     }
 }
 
-/// Posts a JSON body signed with `X-Assent-Signature` (webhooks, the SMS/voice gateway) and reports the HTTP status;
-/// each sender decides what the status means.
+/// Posts a JSON body signed with `X-Assent-Signature` (webhooks, the SMS/voice gateway) through the egress policy and
+/// reports the HTTP status; each sender decides what the status means.
 enum SignedPost {
-    struct Failure: Error {
-        var reason: String
-    }
-
-    static func send(_ body: Data, to settings: WebhookSettings, userAgent: String, timestamp: Int64) async
-        -> Result<UInt, Failure>
-    {
-        var request = HTTPClientRequest(url: settings.url.absoluteString)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: userAgent)
-        request.headers.add(
-            name: WebhookSignature.headerName,
-            value: WebhookSignature.header(body: body, secret: settings.secret, timestamp: timestamp))
-        request.body = .bytes(ByteBuffer(bytes: body))
+    static func send(
+        _ body: Data, to settings: WebhookSettings, userAgent: String, timestamp: Int64, egress: Egress
+    ) async -> Result<UInt, Egress.Failure> {
+        var egress = egress
+        egress.timeout = settings.timeout
+        let headers = [
+            ("Content-Type", "application/json"), ("User-Agent", userAgent),
+            (
+                WebhookSignature.headerName,
+                WebhookSignature.header(body: body, secret: settings.secret, timestamp: timestamp)
+            ),
+        ]
         do {
-            let response = try await HTTPClient.shared.execute(
-                request, timeout: .seconds(settings.timeout.components.seconds))
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .success(response.status.code)
+            return .success(
+                UInt(try await egress.send(.POST, settings.url.absoluteString, headers: headers, body: body).status))
         } catch {
-            return .failure(Failure(reason: "\(type(of: error))"))
+            return .failure(error)
         }
     }
 }

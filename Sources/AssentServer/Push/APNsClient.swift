@@ -61,7 +61,7 @@ struct APNsClient: Sendable {
     }
 
     /// What an APNs answer means (Apple's table of status codes and reasons).
-    static func outcome(of response: PushHTTPResponse) -> CredentialOutcome {
+    static func outcome(of response: OutboundResponse) -> CredentialOutcome {
         if response.status == 200 { return .delivery(.delivered) }
         struct ErrorBody: Decodable {
             var reason: String?

@@ -44,7 +44,7 @@ struct FCMClient: Sendable {
     }
 
     /// What an FCM answer means: branch on the `FcmError` detail's `errorCode`, not on the HTTP status.
-    static func delivery(of response: PushHTTPResponse) -> PushDelivery {
+    static func delivery(of response: OutboundResponse) -> PushDelivery {
         if response.status == 200 {
             struct Sent: Decodable { var name: String }
             guard let sent = try? JSONDecoder().decode(Sent.self, from: response.body),

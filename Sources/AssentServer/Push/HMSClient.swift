@@ -31,7 +31,7 @@ struct HMSClient: Sendable {
     }
 
     /// What a Push Kit answer means: the `code` in the body, not the HTTP status, is the signal.
-    static func delivery(of response: PushHTTPResponse, token: String) -> CredentialOutcome {
+    static func delivery(of response: OutboundResponse, token: String) -> CredentialOutcome {
         struct Answer: Decodable {
             var code: String?
             var msg: String?

@@ -19,6 +19,9 @@ public struct PushRegistrationService: Sendable {
     {
         let registration = try Self.validated(
             request, activationId: device.activationId, language: language, now: environment.nowMillis)
+        if registration.platform == .webpush {
+            try await Self.checkDestination(registration.token, egress: environment.egress)
+        }
         try await store.putPushRegistration(registration)
         await environment.audit(
             .pushRegistered, activation: try await store.activation(id: device.activationId),
@@ -113,6 +116,16 @@ public struct PushRegistrationService: Sendable {
         default:
             throw AssentServerError.pushRegistrationFailed(
                 "The push endpoint must be https (http only to this machine's loopback address).")
+        }
+    }
+
+    /// Refuses an endpoint the egress policy would never send to (a loopback, private or link-local address unless
+    /// the operator allows it), so that a device or browser learns at once rather than at the first push.
+    static func checkDestination(_ endpoint: String, egress: Egress) async throws {
+        do {
+            _ = try await egress.check(endpoint)
+        } catch {
+            throw AssentServerError.pushRegistrationFailed("The push endpoint is refused: \(error.message)")
         }
     }
 

@@ -29,7 +29,7 @@ struct PushSender: OutboxSender {
         hms = settings.hms.map { HMSClient(settings: gateways.routing($0), transport: transport) }
         applicationClients = ApplicationPushClients(transport: transport, gateways: gateways)
         webPush = settings.webPush.map { [environment] in
-            WebPushClient(settings: $0, transport: transport) { try await VAPIDKey.load(environment) }
+            WebPushClient(settings: $0, egress: environment.egress) { try await VAPIDKey.load(environment) }
         }
     }
 

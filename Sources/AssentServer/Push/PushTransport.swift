@@ -5,25 +5,6 @@ import NIOHTTP1
 import NIOSSL
 import Synchronization
 
-/// What a push service answered.
-struct PushHTTPResponse: Sendable {
-    var status: Int
-    var headers: HTTPHeaders
-    var body: Data
-
-    /// The `Retry-After` header as a delay: seconds, or an HTTP date.
-    var retryAfter: Duration? {
-        guard let value = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if let seconds = Int(value) { return .seconds(max(0, seconds)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return .seconds(max(0, Int(date.timeIntervalSinceNow.rounded(.up))))
-    }
-}
-
 /// How one push attempt ended, before the registration is looked at.
 enum PushDelivery: Sendable, Equatable {
     case delivered
@@ -50,7 +31,7 @@ extension PushTransport {
     func send(
         _ service: String, url: String, body: Data, headers: [(String, String)],
         credential: (_ refused: String?) async throws -> String, authorization: (String) -> String,
-        interpret: (PushHTTPResponse) -> CredentialOutcome
+        interpret: (OutboundResponse) -> CredentialOutcome
     ) async -> PushDelivery {
         var refused: String?
         for _ in 0..<2 {
@@ -60,7 +41,7 @@ extension PushTransport {
             } catch {
                 return .retry("No \(service) credential: \(error)", after: nil)
             }
-            let response: PushHTTPResponse
+            let response: OutboundResponse
             do {
                 response = try await self.send(
                     .POST, url, headers: [("authorization", authorization(current))] + headers, body: body)
@@ -116,7 +97,7 @@ final class PushTransport: Sendable {
 
     /// Sends one request; throws only when no answer came (network, TLS, timeout).
     func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)], body: Data?) async throws
-        -> PushHTTPResponse
+        -> OutboundResponse
     {
         var request = HTTPClientRequest(url: url)
         request.method = method
@@ -124,7 +105,7 @@ final class PushTransport: Sendable {
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await client.execute(request, timeout: .seconds(timeout.components.seconds))
         let bytes = try await response.body.collect(upTo: 256 * 1024)
-        return PushHTTPResponse(
+        return OutboundResponse(
             status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
     }
 

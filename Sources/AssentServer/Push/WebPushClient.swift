@@ -10,7 +10,8 @@ import Synchronization
 /// notifications about one operation replace each other while they wait.
 struct WebPushClient: Sendable {
     let settings: WebPushSettings
-    let transport: PushTransport
+    /// Endpoints are chosen by devices and browsers: every push goes through the egress policy.
+    let egress: Egress
     /// Reads (and on first use makes) the VAPID key.
     let loadKey: @Sendable () async throws -> ECPrivateKey
     private let cache = Cache()
@@ -27,11 +28,11 @@ struct WebPushClient: Sendable {
     }
 
     init(
-        settings: WebPushSettings, transport: PushTransport,
+        settings: WebPushSettings, egress: Egress,
         loadKey: @escaping @Sendable () async throws -> ECPrivateKey
     ) {
         self.settings = settings
-        self.transport = transport
+        self.egress = egress
         self.loadKey = loadKey
     }
 
@@ -62,11 +63,13 @@ struct WebPushClient: Sendable {
                 if !trimmed { continue }
                 return .failed("The Web Push message does not fit 4096 bytes.")
             }
-            let response: PushHTTPResponse
+            let response: OutboundResponse
             do {
-                response = try await transport.send(.POST, registration.token, headers: headers, body: body)
+                response = try await egress.send(.POST, registration.token, headers: headers, body: body)
+            } catch .refused(let reason) {
+                return .failed("Web Push: \(reason)")
             } catch {
-                return .retry("The push service did not answer: \(type(of: error))", after: nil)
+                return .retry("The push service did not answer: \(error.reason)", after: nil)
             }
             PushAttemptRecorder.current?.record(status: response.status)
             if response.status == 413, !trimmed { continue }
@@ -76,7 +79,7 @@ struct WebPushClient: Sendable {
     }
 
     /// What a push service's answer means (RFC 8030 §5 and §8.3).
-    static func delivery(of response: PushHTTPResponse) -> PushDelivery {
+    static func delivery(of response: OutboundResponse) -> PushDelivery {
         let said = "Web Push: HTTP \(response.status)" + (reason(response).map { " \($0)" } ?? "")
         switch response.status {
         case 200..<300: return .delivered
@@ -88,7 +91,7 @@ struct WebPushClient: Sendable {
     }
 
     /// The service's own words: a problem document's `title` or `detail`, else its short text body.
-    static func reason(_ response: PushHTTPResponse) -> String? {
+    static func reason(_ response: OutboundResponse) -> String? {
         struct Problem: Decodable {
             var title: String?
             var detail: String?

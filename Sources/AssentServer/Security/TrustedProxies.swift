@@ -41,8 +41,9 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The bytes of an IPv4 or IPv6 address in text (an IPv4-mapped IPv6 address as its IPv4 bytes), or `nil`.
-    static func bytes(of text: String) -> [UInt8]? {
+    /// The bytes of an IPv4 or IPv6 address in text (an IPv4-mapped IPv6 address as its IPv4 bytes unless
+    /// `keepingMappedIPv6`), or `nil`.
+    static func bytes(of text: String, keepingMappedIPv6: Bool = false) -> [UInt8]? {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             return withUnsafeBytes(of: &v4) { Array($0) }
@@ -50,6 +51,7 @@ public struct IPNetwork: Sendable, Equatable, CustomStringConvertible {
         var v6 = in6_addr()
         guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
         let bytes = withUnsafeBytes(of: &v6) { Array($0) }
+        guard !keepingMappedIPv6 else { return bytes }
         return bytes.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? Array(bytes.suffix(4)) : bytes
     }
 

@@ -19,6 +19,7 @@ public struct ServerEnvironment: Sendable {
         var push: PushSettings?
         var rateLimits = RateLimits()
         var trustedProxies = TrustedProxies()
+        var egress = Egress()
         var openID = OpenIDSettings()
         var tfa = TFASettings()
         var outbox = OutboxPolicy()
@@ -64,6 +65,11 @@ public struct ServerEnvironment: Sendable {
     public var now: @Sendable () -> Date {
         get { box.values.now }
         set { change { $0.now = newValue } }
+    }
+    /// How the server reaches URLs others chose (Web Push endpoints, webhooks, callbacks): the only way it does.
+    public var egress: Egress {
+        get { box.values.egress }
+        set { change { $0.egress = newValue } }
     }
     /// Where operation status changes are delivered, if anywhere.
     public var webhook: WebhookSettings? {

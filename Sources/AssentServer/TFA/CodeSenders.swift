@@ -103,7 +103,8 @@ struct PhoneCodeSender: CodeSender {
             code: code.code, lang: code.lang, expiresAt: Date(millis: code.expiresAt))
         guard let body = try? OperatorJSON.encoder().encode(message) else { return .failed("Cannot encode it.") }
         switch await SignedPost.send(
-            body, to: settings, userAgent: "Assent-Phone", timestamp: environment.nowMillis / 1000)
+            body, to: settings, userAgent: "Assent-Phone", timestamp: environment.nowMillis / 1000,
+            egress: environment.egress)
         {
         case .success(let status):
             switch status {
@@ -111,8 +112,10 @@ struct PhoneCodeSender: CodeSender {
             case 408, 429, 500...: return .retry("HTTP \(status)")
             default: return .failed("The gateway refused the message: HTTP \(status)")
             }
-        case .failure(let error):
-            return .retry(error.reason)
+        case .failure(.refused(let reason)):
+            return .failed(reason)
+        case .failure(.noAnswer(let reason)):
+            return .retry(reason)
         }
     }
 }
