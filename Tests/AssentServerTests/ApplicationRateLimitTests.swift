@@ -37,13 +37,15 @@ struct ApplicationRateLimitTests {
             let set = try await server.operatorCall(
                 client, "PATCH", path,
                 body: try OperatorJSON.encoder().encode(
-                    UpdateApplicationRateLimitsRequest(limits: ["login-user": "2/300"])),
+                    UpdateApplicationRateLimitsRequest(limits: ["login-user-address": "2/300"])),
                 as: ApplicationRateLimitsInfo.self)
             #expect(
-                set.limits.first { $0.name == "login-user" }.map { "\($0.limit)/\($0.window) \($0.source)" }
-                    == "2/300 application")
+                set.limits.first { $0.name == "login-user-address" }.map {
+                    "\($0.limit)/\($0.window) \($0.source)"
+                } == "2/300 application")
 
-            // The same user id in both applications: two wrong passwords lock the second's account only.
+            // The same user id in both applications: two wrong passwords from this address refuse the second's
+            // account only (from this address).
             for query in ["", q] {
                 _ = try await server.operatorCall(
                     client, "POST", "/api/v1/tfa/accounts\(query)",
@@ -63,15 +65,15 @@ struct ApplicationRateLimitTests {
             for _ in 0..<3 { #expect(try await login(nil, "guess guess") == 401) }
             #expect(try await login(nil, "correct horse battery") != 429)
 
-            // Back to the server's: ten failures again before the lock.
+            // Back to the server's: five failures again before the refusal.
             let back = try await server.operatorCall(
-                client, "PATCH", path, body: Data(#"{"limits":{"login-user":""}}"#.utf8),
+                client, "PATCH", path, body: Data(#"{"limits":{"login-user-address":""}}"#.utf8),
                 as: ApplicationRateLimitsInfo.self)
-            #expect(back.limits.first { $0.name == "login-user" }?.source == "server")
+            #expect(back.limits.first { $0.name == "login-user-address" }?.source == "server")
             #expect(try await login(business.applicationId, "correct horse battery") != 429)
             let audit = try await server.store.auditEvents(
                 AuditFilter(typePrefix: "application.rate_limits_changed"), limit: 5)
-            #expect(audit.count == 2 && audit.last?.detail.contains("login-user=2/300") == true)
+            #expect(audit.count == 2 && audit.last?.detail.contains("login-user-address=2/300") == true)
         }
     }
 }

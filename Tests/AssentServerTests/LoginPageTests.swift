@@ -297,7 +297,7 @@ struct LoginPageProtectionTests {
         arguments: Backend.all)
     func protections(_ backend: Backend) async throws {
         var limits = RateLimits()
-        limits.loginFailuresPerUser = RateLimitRule(limit: 2, window: 900)
+        limits.loginFailuresPerUserAndAddress = RateLimitRule(limit: 2, window: 900)
         let server = try await TestServer.make(backend, rateLimits: limits)
         defer { Task { await server.shutdown() } }
         let app = Application(router: server.router)
@@ -367,7 +367,7 @@ struct LoginPageProtectionTests {
             ) { $0.status }
             #expect(json == .unsupportedMediaType)
 
-            // Wrong passwords: the form again with the message and the user name, then the per-account limit.
+            // Wrong passwords: the form again with the message and the user name, then the account's limit from here.
             for attempt in 1...3 {
                 let wrong = try await call(
                     .post, "/login", cookie: csrfCookie,

@@ -211,11 +211,15 @@ struct AccountService: Sendable {
         let rules = try await ApplicationRateLimitService(environment: environment).rules(application.id)
         let limiter = RateLimiter(environment: environment)
         let key = "\(application.id):\(userId)"
-        try await limiter.check(rules.loginFailuresPerUser, "login.user", key)
+        try await limiter.checkAccount(
+            rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: key,
+            address: address)
         guard let stored = try await store.tfaAccount(applicationId: application.id, userId: userId)?.passwordHash,
             try await hasher.verify(current, against: stored)
         else {
-            await limiter.recordFailure(rules.loginFailuresPerUser, "login.user", key)
+            await limiter.recordAccountFailure(
+                rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: key,
+                address: address)
             throw AssentServerError(.authenticationFailed, "The current password is wrong.", status: 400)
         }
         guard

@@ -55,7 +55,8 @@ public struct ApplicationRateLimitService: Sendable {
 
     /// The names an application may set.
     static let names: Set<String> = [
-        "login-user", "login-address", "tfa-user", "code-destination", "code-user", "offline-operation",
+        "login-user", "login-user-address", "login-address", "tfa-user", "code-destination", "code-user",
+        "offline-operation",
         "offline-activation", "proximity-operation", "passkey-address",
     ]
 

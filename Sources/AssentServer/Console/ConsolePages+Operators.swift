@@ -77,7 +77,9 @@ extension ConsolePages {
                     lastSignIn: record.lastSignInAt.map(Self.time) ?? "never",
                     lastSignInIso: record.lastSignInAt.map(Self.iso),
                     canDisable: record.disabledAt == nil && record.name != visit.principal.name,
-                    canEnable: record.disabledAt != nil)
+                    canEnable: record.disabledAt != nil,
+                    // One's own new link would end one's session before it was seen: another admin makes it.
+                    canReset: record.name != visit.principal.name)
             },
             roles: OperatorRole.allCases.map { role in
                 ConsoleOperatorsPage.Role(
@@ -104,6 +106,7 @@ struct ConsoleOperatorsPage: PageContext {
         var lastSignInIso: String?
         var canDisable: Bool
         var canEnable: Bool
+        var canReset: Bool
     }
     struct Role: Sendable {
         var name: String

@@ -131,7 +131,7 @@ struct ConsolePages: Sendable {
             return WebPages.redirect(Self.signInPath, cookies: [cookie])
         }
         router.get("console/me") { request, _ in try await page(request) { try await me($0) } }
-        router.post("console/me/password") { request, _ in
+        router.post("console/me/password") { request, context in
             try await action(request, scope: nil, back: "/console/me") { visit in
                 guard let id = visit.session.state.operatorId,
                     let record = try await operators.store.operatorRecord(id: id)
@@ -140,7 +140,8 @@ struct ConsolePages: Sendable {
                     throw AssentServerError.invalidRequest("The new password and its repetition differ.")
                 }
                 try await operators.changePassword(
-                    record, current: visit.form["current"] ?? "", new: new, code: visit.form["code"] ?? "")
+                    record, current: visit.form["current"] ?? "", new: new, code: visit.form["code"] ?? "",
+                    address: context.clientLimitKey)
                 return ("/console/me", "Password changed.")
             }
         }
@@ -261,14 +262,17 @@ struct ConsolePages: Sendable {
         return try await startSession(request, state, principal)
     }
 
-    /// The sign-in page with 429 and `Retry-After` while `address` has used up its wrong sign-ins, or the operator
-    /// `account` its own; `nil` otherwise.
+    /// The sign-in page with 429 and `Retry-After` while `address` has used up its wrong sign-ins, or its wrong
+    /// sign-ins to the operator `account`; `nil` otherwise. An account over its failures from every address is slowed
+    /// down here, never refused.
     func overSignInLimit(_ request: Request, address: String?, account: String?) async throws -> Response? {
         let limits = environment.rateLimits
         do {
             if let address { try await limiter.check(limits.operatorKeyFailuresPerAddress, "operator.key", address) }
             if let account, !account.isEmpty {
-                try await limiter.check(limits.operatorSignInFailuresPerAccount, "operator.account", account)
+                try await limiter.checkAccount(
+                    limits.operatorSignInFailuresPerAccount, limits.operatorSignInFailuresPerAccountAndAddress,
+                    "operator.account", account: account, address: address)
             }
             return nil
         } catch let error as AssentServerError where error.status == 429 {
@@ -287,7 +291,9 @@ struct ConsolePages: Sendable {
         let limits = environment.rateLimits
         if let address { await limiter.recordFailure(limits.operatorKeyFailuresPerAddress, "operator.key", address) }
         if let account, !account.isEmpty {
-            await limiter.recordFailure(limits.operatorSignInFailuresPerAccount, "operator.account", account)
+            await limiter.recordAccountFailure(
+                limits.operatorSignInFailuresPerAccount, limits.operatorSignInFailuresPerAccountAndAddress,
+                "operator.account", account: account, address: address)
         }
         var known: OperatorRecord?
         if let account, OperatorService.isName(account) {

@@ -63,28 +63,50 @@ struct OperatorService: Sendable {
 
     /// Disables (or enables again) an operator: a disabled one cannot sign in, and its console sessions end at their
     /// next page.
+    /// - Throws: `ERR_CONFLICT` for the last enabled admin who can sign in.
     func setDisabled(_ name: String, _ disabled: Bool, actor: String) async throws -> OperatorRecord {
         let record = try await named(name)
-        _ = try await store.setOperatorDisabled(id: record.id, at: disabled ? environment.nowMillis : nil)
+        guard try await store.setOperatorDisabled(id: record.id, at: disabled ? environment.nowMillis : nil) else {
+            throw Self.lastAdmin(name)
+        }
         await environment.audit(
             disabled ? .operatorDisabled : .operatorEnabled, actor: actor,
             "Operator \(name) \(disabled ? "disabled" : "enabled").")
         return try await named(name)
     }
 
-    /// A new set-up link for an operator: a new TOTP secret, the password cleared (the old ones stop working now).
+    /// A new set-up link for an operator: a new TOTP secret, the password, passkeys and linked phone cleared (the old
+    /// ones stop working now).
+    /// - Throws: `ERR_CONFLICT` for one's own account (`actor` is `operator:<name>`: the session would end before the
+    ///   link is seen) and for the last enabled admin who can sign in.
     func reset(_ name: String, actor: String) async throws -> (OperatorRecord, link: String) {
+        guard actor != "operator:\(name)" else {
+            throw AssentServerError(
+                .conflict,
+                "You cannot give yourself a new set-up link: it would end your session before you saw it. Change "
+                    + "your password on Your account, or ask another admin.", status: 409)
+        }
         let record = try await named(name)
         let token = TFATokens.bearer()
-        _ = try await store.resetOperator(
-            id: record.id, tokenHash: token.hash, expiresAt: environment.nowMillis + Self.setupLifetime,
-            totpSecret: Bytes.random(count: 20))
+        guard
+            try await store.resetOperator(
+                id: record.id, tokenHash: token.hash, expiresAt: environment.nowMillis + Self.setupLifetime,
+                totpSecret: Bytes.random(count: 20))
+        else { throw Self.lastAdmin(name) }
         // Its passkeys go too: the account is set up anew from nothing.
         _ = try await environment.store.deleteOperatorPasskeys(operatorId: record.id)
         await environment.audit(
             .operatorReset, actor: actor,
-            "Operator \(name) reset: a new set-up link, the password, TOTP and passkeys cleared.")
+            "Operator \(name) reset: a new set-up link, the password, TOTP, passkeys and linked phone cleared.")
         return (try await named(name), link(token.value))
+    }
+
+    /// The refusal to disable or reset the last admin who can sign in.
+    static func lastAdmin(_ name: String) -> AssentServerError {
+        AssentServerError(
+            .conflict,
+            "\(name) is the last enabled admin for every application who can sign in: make another admin, and let "
+                + "them set up their account, first.", status: 409)
     }
 
     /// The first admin, when the server has no operator: `admin`, and the path of its set-up link (printed once
@@ -157,17 +179,24 @@ struct OperatorService: Sendable {
     }
 
     /// The signed-in operator's new password: the current one and a fresh code first (a session left open is not
-    /// enough to change it). A wrong one counts against the account's sign-in limit (`operator-account-failures`) and
-    /// is audited, as a wrong sign-in is: a session in other hands cannot guess on here.
-    func changePassword(_ record: OperatorRecord, current: String, new: String, code: String) async throws {
+    /// enough to change it). A wrong one counts against the account's sign-in limits from `address`
+    /// (`operator-account-address-failures`, `operator-account-failures`) and is audited, as a wrong sign-in is: a
+    /// session in other hands cannot guess on here.
+    func changePassword(_ record: OperatorRecord, current: String, new: String, code: String, address: String?)
+        async throws
+    {
         guard (12...PasswordHasher.maxLength).contains(new.unicodeScalars.count) else {
             throw AssentServerError.invalidRequest("An operator's password has 12 to 1024 characters.")
         }
         let limiter = RateLimiter(environment: environment)
-        let rule = environment.rateLimits.operatorSignInFailuresPerAccount
-        try await limiter.check(rule, "operator.account", record.name)
+        let limits = environment.rateLimits
+        let (perAccount, pair) = (
+            limits.operatorSignInFailuresPerAccount, limits.operatorSignInFailuresPerAccountAndAddress
+        )
+        try await limiter.checkAccount(perAccount, pair, "operator.account", account: record.name, address: address)
         guard try await signIn(name: record.name, password: current, code: code) != nil else {
-            await limiter.recordFailure(rule, "operator.account", record.name)
+            await limiter.recordAccountFailure(
+                perAccount, pair, "operator.account", account: record.name, address: address)
             await environment.audit(
                 .operatorPasswordChangeRefused, actor: "operator:\(record.name)",
                 "Operator \(record.name)'s password change was refused: the current password or the code is not right.")

@@ -64,11 +64,13 @@ public protocol OperatorStore: Sendable {
     /// the newest accepted. Returns whether it was.
     func completeOperatorSetup(id: String, tokenHash: Data, passwordHash: String, step: Int64, at now: Millis)
         async throws -> Bool
-    /// Opens a new set-up link with a new TOTP secret and clears the password.
+    /// Opens a new set-up link with a new TOTP secret and clears the password and the linked phone; `false` when
+    /// the operator does not exist or is the last enabled admin for every application who can sign in.
     func resetOperator(id: String, tokenHash: Data, expiresAt: Millis, totpSecret: Data) async throws -> Bool
     /// Replaces the password's hash of an operator that is set up.
     func setOperatorPassword(id: String, hash: String) async throws -> Bool
-    /// Disables (`at`) or enables (`nil`) the operator.
+    /// Disables (`at`) or enables (`nil`) the operator; `false` when it does not exist or is the last enabled admin
+    /// for every application who can sign in (never disabled).
     func setOperatorDisabled(id: String, at: Millis?) async throws -> Bool
     /// Accepts TOTP step `step` for a sign-in at `now` if it is newer than every step accepted before.
     func claimOperatorSignIn(id: String, step: Int64, at now: Millis) async throws -> Bool
@@ -157,14 +159,31 @@ extension SQLStore {
 
     public func resetOperator(id: String, tokenHash: Data, expiresAt: Millis, totpSecret: Data) async throws -> Bool {
         let secret = try box.seal(totpSecret, context: "operator.totp:\(id)")
-        return
-            !(try await database.raw(
-                """
-                UPDATE operators SET password_hash = NULL, totp_secret = \(bind: secret), totp_last_step = NULL, \
-                setup_token_hash = \(bind: tokenHash), setup_expires_at = \(bind: expiresAt)
-                WHERE id = \(bind: id) RETURNING id
-                """
-            ).all()).isEmpty
+        return try await changingOperators(
+            """
+            UPDATE operators SET password_hash = NULL, totp_secret = \(bind: secret), totp_last_step = NULL, \
+            setup_token_hash = \(bind: tokenHash), setup_expires_at = \(bind: expiresAt), phone_activation_id = NULL
+            WHERE id = \(bind: id) AND NOT (role = 'admin' AND applications IS NULL AND disabled_at IS NULL \
+            AND password_hash IS NOT NULL AND setup_token_hash IS NULL AND NOT EXISTS (\
+            SELECT 1 FROM operators other WHERE other.id <> \(bind: id) AND other.role = 'admin' \
+            AND other.applications IS NULL AND other.disabled_at IS NULL AND other.password_hash IS NOT NULL \
+            AND other.setup_token_hash IS NULL))
+            RETURNING id
+            """)
+    }
+
+    /// Runs one `UPDATE … RETURNING` of operators guarded by "this operator is no admin who can sign in (enabled,
+    /// for every application, set up), or another one is" so that two such changes never both pass their guard:
+    /// SQLite runs a statement under the database's one write lock; on PostgreSQL the statement runs in a
+    /// transaction after locking every admin's row, so its guard sees every change committed before it.
+    private func changingOperators(_ statement: SQLQueryString) async throws -> Bool {
+        guard backend == .postgres else { return !(try await database.raw(statement).all()).isEmpty }
+        return try await inOneCommit { store in
+            guard let bound = store as? SQLStore else { throw AssentServerError.internalError("No SQL store.") }
+            try await bound.database.raw("SELECT id FROM operators WHERE role = 'admin' ORDER BY id FOR UPDATE")
+                .run()
+            return !(try await bound.database.raw(statement).all()).isEmpty
+        }
     }
 
     public func setOperatorPassword(id: String, hash: String) async throws -> Bool {
@@ -177,9 +196,21 @@ extension SQLStore {
     }
 
     public func setOperatorDisabled(id: String, at: Millis?) async throws -> Bool {
-        !(try await database.raw(
-            "UPDATE operators SET disabled_at = \(bind: at) WHERE id = \(bind: id) RETURNING id"
-        ).all()).isEmpty
+        guard at != nil else {
+            return
+                !(try await database.raw(
+                    "UPDATE operators SET disabled_at = NULL WHERE id = \(bind: id) RETURNING id"
+                ).all()).isEmpty
+        }
+        return try await changingOperators(
+            """
+            UPDATE operators SET disabled_at = \(bind: at) WHERE id = \(bind: id) AND NOT (role = 'admin' AND applications IS NULL AND disabled_at IS NULL \
+            AND password_hash IS NOT NULL AND setup_token_hash IS NULL AND NOT EXISTS (\
+            SELECT 1 FROM operators other WHERE other.id <> \(bind: id) AND other.role = 'admin' \
+            AND other.applications IS NULL AND other.disabled_at IS NULL AND other.password_hash IS NOT NULL \
+            AND other.setup_token_hash IS NULL))
+            RETURNING id
+            """)
     }
 
     public func claimOperatorSignIn(id: String, step: Int64, at now: Millis) async throws -> Bool {

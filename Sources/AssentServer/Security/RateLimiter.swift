@@ -1,4 +1,5 @@
 import AssentCrypto
+import Prometheus
 
 /// One limit: at most `limit` counted events per key in each window of `window` seconds.
 public struct RateLimitRule: Sendable, Equatable {
@@ -22,8 +23,12 @@ public struct RateLimits: Sendable, Equatable {
     public var activationPerCodePrefix = RateLimitRule(limit: 5, window: 300)
     /// Requests with a wrong operator API key from one client address; once over, every request from it waits.
     public var operatorKeyFailuresPerAddress = RateLimitRule(limit: 10, window: 300)
-    /// Wrong console sign-ins naming one operator account, from any address; once over, its sign-ins wait (the
-    /// password is not even checked). It stops guessing spread over many addresses.
+    /// Wrong console sign-ins naming one operator account from one address; once over, that address's sign-ins to
+    /// the account are refused (429) — nobody else's.
+    public var operatorSignInFailuresPerAccountAndAddress = RateLimitRule(limit: 5, window: 900)
+    /// Wrong console sign-ins naming one operator account, from any address; once over, every sign-in to it is
+    /// slowed down (``accountSlowDown``), never refused: guessing spread over many addresses slows, and a stranger
+    /// cannot lock the operator out.
     public var operatorSignInFailuresPerAccount = RateLimitRule(limit: 20, window: 900)
     /// Offline-code verifications of one operation, valid or not (beyond the operation's failure count).
     public var offlineVerificationsPerOperation = RateLimitRule(limit: 10, window: 300)
@@ -34,7 +39,11 @@ public struct RateLimits: Sendable, Equatable {
     /// Failed OpenID client authentications (token, backchannel, introspection endpoints) from one client address;
     /// once over, every client authentication from it waits.
     public var clientAuthenticationFailures = RateLimitRule(limit: 10, window: 300)
-    /// Failed password logins of one account; once over, its logins wait (the password is not even checked).
+    /// Failed password logins of one account from one address; once over, that address's logins to the account are
+    /// refused (429) without checking the password.
+    public var loginFailuresPerUserAndAddress = RateLimitRule(limit: 5, window: 900)
+    /// Failed password logins of one account from any address; once over, every login to it is slowed down
+    /// (``accountSlowDown``), never refused.
     public var loginFailuresPerUser = RateLimitRule(limit: 10, window: 900)
     /// Failed password logins from one client address.
     public var loginFailuresPerAddress = RateLimitRule(limit: 50, window: 900)
@@ -46,6 +55,8 @@ public struct RateLimits: Sendable, Equatable {
     public var codesPerUser = RateLimitRule(limit: 10, window: 3_600)
     /// Passwordless sign-in requests (passkey challenges handed out) from one client address.
     public var passkeySignInsPerAddress = RateLimitRule(limit: 60, window: 300)
+    /// How long a sign-in to an account over its failures from every address waits before its password is checked.
+    public var accountSlowDown: Duration = .seconds(2)
     /// Whether any limit applies (tests and benchmarks that measure other things turn them off).
     public var enabled = true
 
@@ -58,11 +69,13 @@ public struct RateLimits: Sendable, Equatable {
             "activation-code": \.activationPerCodePrefix,
             "operator-key-failures": \.operatorKeyFailuresPerAddress,
             "operator-account-failures": \.operatorSignInFailuresPerAccount,
+            "operator-account-address-failures": \.operatorSignInFailuresPerAccountAndAddress,
             "client-auth-failures": \.clientAuthenticationFailures,
             "offline-operation": \.offlineVerificationsPerOperation,
             "offline-activation": \.offlineVerificationsPerActivation,
             "proximity-operation": \.proximityChecksPerOperation,
             "login-user": \.loginFailuresPerUser,
+            "login-user-address": \.loginFailuresPerUserAndAddress,
             "login-address": \.loginFailuresPerAddress,
             "tfa-user": \.tfaFailuresPerUser,
             "code-destination": \.codesPerDestination,
@@ -112,6 +125,40 @@ struct RateLimiter: Sendable {
         {
             throw refusal(scope, windowEnd: windowEnd, now: now)
         }
+    }
+
+    /// Before a credential of `account` is checked: refuses (429) while `account` has used up `pair` from `address`;
+    /// waits ``RateLimits/accountSlowDown`` while it has used up `perAccount` from every address together. An account
+    /// is never refused as a whole, so failing its sign-ins from elsewhere cannot lock its owner out.
+    func checkAccount(
+        _ perAccount: RateLimitRule, _ pair: RateLimitRule, _ scope: String, account: String, address: String?
+    ) async throws {
+        guard environment.rateLimits.enabled else { return }
+        try await check(pair, scope + "-address", Self.pairKey(account, address))
+        let now = environment.nowMillis
+        if let (count, _) = try await store.rateLimit(key: "\(scope):\(account)", now: now), count >= perAccount.limit {
+            environment.metrics.makeCounter(descriptor: Self.slowed, labels: [("scope", scope)]).increment()
+            environment.logger.notice("sign-in slowed down", metadata: ["scope": "\(scope)"])
+            try await Task.sleep(for: environment.rateLimits.accountSlowDown)
+        }
+    }
+
+    /// Counts one failure of `account` from `address`, for ``checkAccount(_:_:_:account:address:)``.
+    func recordAccountFailure(
+        _ perAccount: RateLimitRule, _ pair: RateLimitRule, _ scope: String, account: String, address: String?
+    ) async {
+        await recordFailure(pair, scope + "-address", Self.pairKey(account, address))
+        await recordFailure(perAccount, scope, account)
+    }
+
+    private static func pairKey(_ account: String, _ address: String?) -> String {
+        "\(account)|\(address ?? "unknown")"
+    }
+
+    static var slowed: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "assent", subsystem: "sign_in", metricName: "slowed", unitName: "total",
+            helpText: "Sign-ins slowed down because their account is over its failures from every address.")
     }
 
     /// Counts one failure for `key` under `rule`.

@@ -34,8 +34,10 @@ struct TFAService: Sendable {
         let application = try await application(request.application)
         let userKey = "\(application.id):\(request.userId)"
         let rules = try await ApplicationRateLimitService(environment: environment).rules(application.id)
-        try await limiter.check(rules.loginFailuresPerUser, "login.user", userKey)
         if let address { try await limiter.check(rules.loginFailuresPerAddress, "login.address", address) }
+        try await limiter.checkAccount(
+            rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: userKey,
+            address: address)
         let hasher = environment.tfa.passwordHasher
         let account = try await store.tfaAccount(applicationId: application.id, userId: request.userId)
         let valid: Bool
@@ -46,7 +48,9 @@ struct TFAService: Sendable {
             valid = false
         }
         guard valid else {
-            await limiter.recordFailure(rules.loginFailuresPerUser, "login.user", userKey)
+            await limiter.recordAccountFailure(
+                rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: userKey,
+                address: address)
             if let address { await limiter.recordFailure(rules.loginFailuresPerAddress, "login.address", address) }
             // The user id only when it is an account's: one that is none may be a password typed into the wrong
             // field, and it never reaches the audit.
