@@ -252,6 +252,21 @@ public struct TFAFactorInfo: Codable, Sendable, Equatable {
     }
 }
 
+/// What `POST /api/v1/tfa/accounts/{userId}/sign-out` ended.
+public struct TFASignOutResponse: Codable, Sendable, Equatable {
+    public var userId: String
+    /// Refresh tokens that were live and are now revoked (their access tokens are gone too).
+    public var refreshTokensRevoked: Int
+    /// Browser sessions signed in as the person that ended (each client's back-channel logout is queued).
+    public var sessionsEnded: Int
+
+    public init(userId: String, refreshTokensRevoked: Int, sessionsEnded: Int) {
+        self.userId = userId
+        self.refreshTokensRevoked = refreshTokensRevoked
+        self.sessionsEnded = sessionsEnded
+    }
+}
+
 /// A login account of the default application.
 public struct TFAAccountInfo: Codable, Sendable, Equatable {
     public var userId: String

@@ -139,9 +139,10 @@ struct AccountService: Sendable {
     }
 
     /// "I lost this phone": the activation is blocked with reason `LOST`, the operations waiting for it are
-    /// canceled, it no longer approves sign-ins, and its push registration is dropped, so nothing more reaches it.
-    func lostPhone(_ application: ApplicationRecord, userId: String, activationId: String) async throws
-        -> ActivationRecord
+    /// canceled, it no longer approves sign-ins, and its push registration is dropped, so nothing more reaches it;
+    /// whatever the phone may have signed in to ends too (``GrantRevocation``), but the page session `keeping`.
+    func lostPhone(_ application: ApplicationRecord, userId: String, activationId: String, keeping: Data? = nil)
+        async throws -> ActivationRecord
     {
         guard let activation = try await activations.find(id: activationId), activation.userId == userId,
             activation.applicationId == application.id
@@ -166,6 +167,9 @@ struct AccountService: Sendable {
         await environment.audit(
             .activationLost, activation: blocked, actor: "user",
             "Reported lost: blocked, its waiting operations canceled, its push registration dropped.")
+        try await GrantRevocation(environment: environment).revokeAll(
+            applicationId: application.id, userId: userId, because: .phoneLost, actor: "user:\(userId)",
+            keeping: keeping)
         await notices.send(
             application, userId: userId, subject: "Your phone was blocked",
             what: "Your phone \(blocked.deviceLabel) was reported lost and blocked: it can no longer approve anything")
@@ -200,9 +204,11 @@ struct AccountService: Sendable {
         return try await activations.pendingQRText(id: activation.id)
     }
 
-    /// Changes the password after checking the current one (a wrong one counts like a failed login).
+    /// Changes the password after checking the current one (a wrong one counts like a failed login), and ends every
+    /// grant of the old one (``GrantRevocation``) but the page session `keeping`.
     func changePassword(
-        _ application: ApplicationRecord, userId: String, current: String, new: String, address: String?
+        _ application: ApplicationRecord, userId: String, current: String, new: String, address: String?,
+        keeping: Data? = nil
     ) async throws {
         guard (8...PasswordHasher.maxLength).contains(new.unicodeScalars.count) else {
             throw AssentServerError.invalidRequest("A new password is 8 to 1024 characters.")
@@ -228,6 +234,9 @@ struct AccountService: Sendable {
         else { throw AssentServerError.notFound("The account is gone.") }
         await environment.audit(
             .tfaPasswordChanged, userId: userId, application: application.id, actor: "user", "Password changed.")
+        try await GrantRevocation(environment: environment).revokeAll(
+            applicationId: application.id, userId: userId, because: .passwordChanged, actor: "user:\(userId)",
+            keeping: keeping)
         await notices.send(
             application, userId: userId, subject: "Your password was changed", what: "Your password was changed")
     }

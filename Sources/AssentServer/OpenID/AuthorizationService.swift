@@ -302,21 +302,26 @@ struct AuthorizationService: Sendable {
             "Allowed \(request.clientId) the scopes \(scope).")
     }
 
-    /// The clients the person allowed, with their names and scopes.
-    func consents(userId: String) async throws -> [(client: OpenIDClientRecord, scope: String)] {
+    /// The clients of `application` the person allowed, with their names and scopes.
+    func consents(userId: String, application: String) async throws -> [(client: OpenIDClientRecord, scope: String)] {
         var result: [(OpenIDClientRecord, String)] = []
-        for (clientId, scope) in try await store.consents(userId: userId) {
+        for (clientId, scope) in try await store.consents(applicationId: application, userId: userId) {
             if let client = try await store.client(id: clientId) { result.append((client, scope)) }
         }
         return result
     }
 
-    /// Takes back what the person allowed a client: it asks again next time.
+    /// Takes back what the person allowed a client of `application`: the refresh and access tokens it holds end
+    /// now, and it asks again next time.
     func revokeConsent(userId: String, clientId: String, application: String) async throws -> Bool {
-        guard try await store.deleteConsent(userId: userId, clientId: clientId) else { return false }
+        guard try await store.deleteConsent(applicationId: application, userId: userId, clientId: clientId) else {
+            return false
+        }
+        let revoked = try await GrantRevocation(environment: environment).revoke(
+            applicationId: application, userId: userId, clientId: clientId)
         await environment.audit(
             .openidConsentRevoked, userId: userId, application: application, actor: "user:\(userId)",
-            "Took back what \(clientId) was allowed.")
+            "Took back what \(clientId) was allowed; \(revoked) refresh token(s) revoked.")
         return true
     }
 
@@ -376,7 +381,8 @@ struct AuthorizationService: Sendable {
         }
         let now = environment.nowMillis
         let record: AuthorizationCodeRecord
-        switch try await store.redeemAuthorizationCode(hash: CIBAService.tokenHash(code), at: now) {
+        switch try await store.redeemAuthorizationCode(hash: CIBAService.tokenHash(code), clientId: client.id, at: now)
+        {
         case .unknown:
             throw OAuthError.invalidGrant("The code is not valid.")
         case .replayed(let owner):
@@ -423,7 +429,7 @@ struct AuthorizationService: Sendable {
         }
         let now = environment.nowMillis
         let record: RefreshTokenRecord
-        switch try await store.rotateRefreshToken(hash: CIBAService.tokenHash(token), at: now) {
+        switch try await store.rotateRefreshToken(hash: CIBAService.tokenHash(token), clientId: client.id, at: now) {
         case .unknown:
             throw OAuthError.invalidGrant("The refresh token is not valid.")
         case .reused(let owner):

@@ -204,18 +204,24 @@ public protocol OpenIDStore: Sendable {
     func accessToken(hash: Data) async throws -> AccessTokenRecord?
 
     func insertAuthorizationCode(_ code: AuthorizationCodeRecord) async throws
-    /// Spends the code at `now` in one statement; a code spent before revokes the access and refresh tokens issued
-    /// for it.
-    func redeemAuthorizationCode(hash: Data, at now: Millis) async throws -> CodeRedemption
+    /// Spends `clientId`'s code at `now` in one statement; a code of another client is untouched (`unknown`); one
+    /// spent before by the same client revokes the access and refresh tokens issued for it.
+    func redeemAuthorizationCode(hash: Data, clientId: String, at now: Millis) async throws -> CodeRedemption
 
     /// The scopes `userId` allowed `clientId` (space-separated), if they did.
     func consent(userId: String, clientId: String) async throws -> String?
     /// Stores what `userId` allowed `clientId` (replacing what they allowed before).
     func saveConsent(userId: String, clientId: String, scope: String, at now: Millis) async throws
-    /// The clients `userId` allowed, with the scopes, oldest first.
-    func consents(userId: String) async throws -> [(clientId: String, scope: String)]
-    /// Takes back what `userId` allowed `clientId`; `false` when there was nothing.
-    func deleteConsent(userId: String, clientId: String) async throws -> Bool
+    /// The clients of `applicationId` that `userId` allowed, with the scopes, oldest first.
+    func consents(applicationId: String, userId: String) async throws -> [(clientId: String, scope: String)]
+    /// Takes back what `userId` allowed `clientId` of `applicationId`; `false` when there was nothing.
+    func deleteConsent(applicationId: String, userId: String, clientId: String) async throws -> Bool
+    /// Revokes the refresh tokens and deletes the access tokens `userId` holds at the clients of `applicationId`
+    /// (`clientId`'s only, when given); returns how many refresh tokens were live.
+    func revokeGrants(applicationId: String, userId: String, clientId: String?, at now: Millis) async throws -> Int
+    /// Ends `userId`'s single-sign-on sessions at the clients of `applicationId` as ``endOpenIDSession(sessionId:at:)``
+    /// does: a back-channel logout queued for each client that registered one.
+    func endOpenIDSessions(applicationId: String, userId: String, at now: Millis) async throws
 
     /// Records that the single-sign-on session `sessionId` signed `userId` in to `clientId` (once per pair).
     func recordSessionClient(sessionId: String, clientId: String, userId: String, at now: Millis) async throws
@@ -224,9 +230,10 @@ public protocol OpenIDStore: Sendable {
     func endOpenIDSession(sessionId: String, at now: Millis) async throws
 
     func insertRefreshToken(_ token: RefreshTokenRecord) async throws
-    /// Spends the refresh token at `now` in one statement; one spent or revoked before revokes its family (refresh
-    /// and access tokens).
-    func rotateRefreshToken(hash: Data, at now: Millis) async throws -> RefreshRotation
+    /// Spends `clientId`'s refresh token at `now` in one statement; a token of another client is untouched
+    /// (`unknown`); one spent or revoked before, presented by its client, revokes its family (refresh and access
+    /// tokens).
+    func rotateRefreshToken(hash: Data, clientId: String, at now: Millis) async throws -> RefreshRotation
 
     /// Deletes CIBA requests, authorization codes and access tokens that expired before `before`.
     func purgeOpenID(before: Millis) async throws

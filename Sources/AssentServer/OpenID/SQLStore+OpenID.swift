@@ -246,12 +246,13 @@ extension SQLStore {
         ).run()
     }
 
-    public func redeemAuthorizationCode(hash: Data, at now: Millis) async throws -> CodeRedemption {
-        // The conditional update is the single use: of two concurrent redemptions, one row comes back.
+    public func redeemAuthorizationCode(hash: Data, clientId: String, at now: Millis) async throws -> CodeRedemption {
+        // The conditional update is the single use: of two concurrent redemptions, one row comes back. A code
+        // presented by another client is not spent: a leaked value alone cannot void the grant of its owner.
         if let row = try await database.raw(
             """
             UPDATE openid_codes SET redeemed_at = \(bind: now) WHERE code_hash = \(bind: hash) \
-            AND redeemed_at IS NULL RETURNING *
+            AND client_id = \(bind: clientId) AND redeemed_at IS NULL RETURNING *
             """
         ).first() {
             return .redeemed(
@@ -271,7 +272,9 @@ extension SQLStore {
         }
         guard
             let spent = try await database.raw(
-                "SELECT client_id FROM openid_codes WHERE code_hash = \(bind: hash)"
+                """
+                SELECT client_id FROM openid_codes WHERE code_hash = \(bind: hash) AND client_id = \(bind: clientId)
+                """
             ).first()
         else { return .unknown }
         try await revokeTokenFamily(hash, at: now)
@@ -309,21 +312,68 @@ extension SQLStore {
         ).run()
     }
 
-    public func consents(userId: String) async throws -> [(clientId: String, scope: String)] {
+    public func consents(applicationId: String, userId: String) async throws -> [(clientId: String, scope: String)] {
         try await database.raw(
-            "SELECT client_id, scope FROM openid_consents WHERE user_id = \(bind: userId) ORDER BY created_at, client_id"
+            """
+            SELECT k.client_id, k.scope FROM openid_consents k JOIN openid_clients c ON c.id = k.client_id \
+            WHERE k.user_id = \(bind: userId) AND c.application_id = \(bind: applicationId) \
+            ORDER BY k.created_at, k.client_id
+            """
         ).all().map {
             (try $0.decode(column: "client_id", as: String.self), try $0.decode(column: "scope", as: String.self))
         }
     }
 
-    public func deleteConsent(userId: String, clientId: String) async throws -> Bool {
+    public func deleteConsent(applicationId: String, userId: String, clientId: String) async throws -> Bool {
         !(try await database.raw(
             """
             DELETE FROM openid_consents WHERE user_id = \(bind: userId) AND client_id = \(bind: clientId) \
+            AND client_id IN (SELECT id FROM openid_clients WHERE application_id = \(bind: applicationId)) \
             RETURNING client_id
             """
         ).all()).isEmpty
+    }
+
+    public func revokeGrants(applicationId: String, userId: String, clientId: String?, at now: Millis) async throws
+        -> Int
+    {
+        // The clients whose grants go: the application's, or the one named (if it is the application's).
+        let clients: SQLQueryString =
+            if let clientId {
+                "SELECT id FROM openid_clients WHERE application_id = \(bind: applicationId) AND id = \(bind: clientId)"
+            } else {
+                "SELECT id FROM openid_clients WHERE application_id = \(bind: applicationId)"
+            }
+        let revoked = try await database.raw(
+            """
+            UPDATE openid_refresh_tokens SET revoked_at = \(bind: now) \
+            WHERE user_id = \(bind: userId) AND revoked_at IS NULL AND used_at IS NULL AND client_id IN (\(clients)) \
+            RETURNING client_id
+            """
+        ).all().count
+        try await database.raw(
+            "DELETE FROM openid_access_tokens WHERE user_id = \(bind: userId) AND client_id IN (\(clients))"
+        ).run()
+        return revoked
+    }
+
+    public func endOpenIDSessions(applicationId: String, userId: String, at now: Millis) async throws {
+        // Queued first: a crash between the two statements leaves the logouts queued, never lost.
+        try await database.raw(
+            """
+            INSERT INTO outbox (channel, event, subject, target, payload, at, next_attempt_at)
+            SELECT 'logout', 'openid.logout', s.session_id, s.client_id, s.user_id, \(bind: now), \(bind: now)
+            FROM openid_session_clients s JOIN openid_clients c ON c.id = s.client_id
+            WHERE s.user_id = \(bind: userId) AND c.application_id = \(bind: applicationId) \
+            AND c.backchannel_logout_uri IS NOT NULL
+            """
+        ).run()
+        try await database.raw(
+            """
+            DELETE FROM openid_session_clients WHERE user_id = \(bind: userId) \
+            AND client_id IN (SELECT id FROM openid_clients WHERE application_id = \(bind: applicationId))
+            """
+        ).run()
     }
 
     // MARK: Single-sign-on sessions
@@ -364,12 +414,13 @@ extension SQLStore {
         ).run()
     }
 
-    public func rotateRefreshToken(hash: Data, at now: Millis) async throws -> RefreshRotation {
-        // The conditional update is the single use: of two concurrent refreshes, one row comes back.
+    public func rotateRefreshToken(hash: Data, clientId: String, at now: Millis) async throws -> RefreshRotation {
+        // The conditional update is the single use: of two concurrent refreshes, one row comes back. A token
+        // presented by another client is not spent, nor its family revoked.
         if let row = try await database.raw(
             """
             UPDATE openid_refresh_tokens SET used_at = \(bind: now) WHERE token_hash = \(bind: hash) \
-            AND used_at IS NULL AND revoked_at IS NULL RETURNING *
+            AND client_id = \(bind: clientId) AND used_at IS NULL AND revoked_at IS NULL RETURNING *
             """
         ).first() {
             return .rotated(
@@ -387,7 +438,10 @@ extension SQLStore {
         }
         guard
             let spent = try await database.raw(
-                "SELECT client_id, code_hash FROM openid_refresh_tokens WHERE token_hash = \(bind: hash)"
+                """
+                SELECT client_id, code_hash FROM openid_refresh_tokens WHERE token_hash = \(bind: hash) \
+                AND client_id = \(bind: clientId)
+                """
             ).first()
         else { return .unknown }
         try await revokeTokenFamily(try spent.decode(column: "code_hash", as: Data.self), at: now)

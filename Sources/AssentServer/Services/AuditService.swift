@@ -49,6 +49,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case consoleSignedOut = "console.signed_out"
     case openidCodeIssued = "openid.code_issued"
     case openidCodeReplayed = "openid.code_replayed"
+    case openidGrantsRevoked = "openid.grants_revoked"
     case openidConsentGranted = "openid.consent_granted"
     case openidConsentRevoked = "openid.consent_revoked"
     case openidKeysRotated = "openid.keys_rotated"

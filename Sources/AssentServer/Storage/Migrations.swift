@@ -78,6 +78,7 @@ enum Migrations {
             version: 31, sqlite: applicationRateLimitsV31(.sqlite), postgres: applicationRateLimitsV31(.postgres)),
         Migration(version: 32, sqlite: operatorPhonesV32(.sqlite), postgres: operatorPhonesV32(.postgres)),
         Migration(version: 33, sqlite: auditApplicationsV33(.sqlite), postgres: auditApplicationsV33(.postgres)),
+        Migration(version: 34, sqlite: webSessionOwnersV34(.sqlite), postgres: webSessionOwnersV34(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

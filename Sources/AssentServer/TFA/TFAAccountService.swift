@@ -82,6 +82,19 @@ public struct TFAAccountService: Sendable {
         await environment.audit(
             .tfaAccountRemoved, userId: account.userId, application: application.id, actor: actor,
             "Login account removed with its factors and remembered devices.")
+        try await GrantRevocation(environment: environment).revokeAll(
+            applicationId: application.id, userId: account.userId, because: .accountRemoved, actor: actor)
+    }
+
+    /// Signs the person out everywhere: every refresh and access token at the application's clients, every
+    /// single-sign-on session (back-channel logouts queued) and every browser session signed in as them.
+    /// - Throws: `NOT_FOUND` when the application has no such account.
+    public func signOutEverywhere(userId: String, in application: ApplicationRecord, actor: String) async throws
+        -> (refreshTokens: Int, sessions: Int)
+    {
+        let account = try await record(userId: userId, in: application)
+        return try await GrantRevocation(environment: environment).revokeAll(
+            applicationId: application.id, userId: account.userId, because: .signedOutEverywhere, actor: actor)
     }
 
     /// Adds an e-mail factor, active at once (the operator vouches for the address).

@@ -17,6 +17,7 @@ struct TFAOperatorController {
         api.requiring(.tfaWrite)
             .post("tfa/accounts", use: createAccount)
             .delete("tfa/accounts/:userId", use: deleteAccount)
+            .post("tfa/accounts/:userId/sign-out", use: signOut)
             .patch("tfa/accounts/:userId", use: updateAccount)
             .post("tfa/accounts/:userId/emails", use: addEmail)
             .delete("tfa/accounts/:userId/factors/:id", use: removeFactor)
@@ -53,6 +54,16 @@ struct TFAOperatorController {
             userId: try context.parameter("userId"), in: try await applications.selected(context),
             actor: context.actor)
         return Response(status: .noContent)
+    }
+
+    /// Signs the person out everywhere (refresh and access tokens, single-sign-on and browser sessions).
+    @Sendable func signOut(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let userId = try context.parameter("userId")
+        let ended = try await accounts.signOutEverywhere(
+            userId: userId, in: try await applications.selected(context), actor: context.actor)
+        return try HTTPSupport.operatorJSON(
+            TFASignOutResponse(userId: userId, refreshTokensRevoked: ended.refreshTokens, sessionsEnded: ended.sessions)
+        )
     }
 
     @Sendable func addEmail(_ request: Request, context: AssentRequestContext) async throws -> Response {

@@ -63,20 +63,22 @@ struct AccountPages: Sendable {
             }
         }
         router.post("account/phones/lost") { request, _ in
-            try await change(request) { _, application, userId, form in
-                let phone = try await account.lostPhone(application, userId: userId, activationId: form["id"] ?? "")
-                return "\(phone.deviceLabel) is blocked: it can no longer approve anything."
+            try await change(request) { session, application, userId, form in
+                let phone = try await account.lostPhone(
+                    application, userId: userId, activationId: form["id"] ?? "", keeping: session.idHash)
+                return "\(phone.deviceLabel) is blocked: it can no longer approve anything, and you are signed out "
+                    + "everywhere else."
             }
         }
         router.post("account/password") { request, context in
-            try await change(request) { _, application, userId, form in
+            try await change(request) { session, application, userId, form in
                 guard let new = form["new"], new == form["confirm"] else {
                     throw AssentServerError.invalidRequest("The new password and its repetition differ.")
                 }
                 try await account.changePassword(
                     application, userId: userId, current: form["current"] ?? "", new: new,
-                    address: context.clientLimitKey)
-                return "Password changed."
+                    address: context.clientLimitKey, keeping: session.idHash)
+                return "Password changed: you are signed out everywhere else."
             }
         }
         router.post("account/backup-codes") { request, _ in try await newBackupCodes(request) }

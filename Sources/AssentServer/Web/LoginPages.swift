@@ -130,9 +130,11 @@ struct LoginPages: Sendable {
         push = PushFactor(environment: environment)
         passkey = PasskeyFactor(environment: environment)
         backup = BackupCodeFactor(environment: environment)
-        sessions = WebSessions(
+        var sessions = WebSessions<LoginState>(
             environment: environment, cookieName: "__Host-assent-login", kind: "login", lifetime: 900,
             sameSite: "Lax", cookieLifetime: environment.openID.sessionLifetime)
+        sessions.owner = { state in state.signIn.map { GrantRevocation.owner(state.application, $0.userId) } }
+        self.sessions = sessions
         authorizations = AuthorizationService(environment: environment)
     }
 
@@ -397,7 +399,9 @@ struct LoginPages: Sendable {
                 ? state.methods.dropLast().joined(separator: ", ") + " and " + state.methods[state.methods.count - 1]
                 : state.methods.first ?? "password"
             var allowed: [(client: OpenIDClientRecord, scope: String)] = []
-            if let userId = state.signIn?.userId { allowed = try await authorizations.consents(userId: userId) }
+            if let userId = state.signIn?.userId {
+                allowed = try await authorizations.consents(userId: userId, application: state.application)
+            }
             let consents = allowed.map { LabeledValue(label: $0.client.name, value: $0.client.id) }
             return pages.page(
                 LoginDonePage(methods: methods, consents: consents, hasConsents: !consents.isEmpty), frame: frame,

@@ -22,4 +22,14 @@ extension Migrations {
 }
 
 extension Migrations {
+
+    /// Version 34: whose sign-in a page session holds (`applicationId:userId`), so that ending a person's grants ends
+    /// their single-sign-on sessions too.
+    static func webSessionOwnersV34(_ dialect: Dialect) -> [String] {
+        let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
+        return [
+            "ALTER TABLE web_sessions \(add) owner TEXT",
+            "CREATE INDEX IF NOT EXISTS web_sessions_owner ON web_sessions(owner)",
+        ]
+    }
 }

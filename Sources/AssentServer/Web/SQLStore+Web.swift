@@ -7,9 +7,9 @@ extension SQLStore {
         let sealed = try box.seal(s.state, context: Self.webStateContext(s.idHash))
         try await database.raw(
             """
-            INSERT INTO web_sessions (id_hash, kind, csrf_token, state, created_at, expires_at)
+            INSERT INTO web_sessions (id_hash, kind, csrf_token, state, created_at, expires_at, owner)
             VALUES (\(bind: s.idHash), \(bind: s.kind), \(bind: s.csrfToken), \(bind: sealed), \(bind: s.createdAt), \
-            \(bind: s.expiresAt))
+            \(bind: s.expiresAt), \(bind: s.owner))
             """
         ).run()
     }
@@ -26,15 +26,16 @@ extension SQLStore {
             csrfToken: try row.decode(column: "csrf_token", as: String.self),
             state: try box.open(try row.decode(column: "state", as: Data.self), context: Self.webStateContext(idHash)),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
-            expiresAt: try row.decode(column: "expires_at", as: Int64.self))
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self),
+            owner: try row.decode(column: "owner", as: String?.self))
     }
 
-    public func updateWebSession(idHash: Data, state: Data, expiresAt: Millis) async throws -> Bool {
+    public func updateWebSession(idHash: Data, state: Data, expiresAt: Millis, owner: String?) async throws -> Bool {
         let sealed = try box.seal(state, context: Self.webStateContext(idHash))
         return
             !(try await database.raw(
                 """
-                UPDATE web_sessions SET state = \(bind: sealed), expires_at = \(bind: expiresAt) \
+                UPDATE web_sessions SET state = \(bind: sealed), expires_at = \(bind: expiresAt), owner = \(bind: owner) \
                 WHERE id_hash = \(bind: idHash) RETURNING kind
                 """
             ).all()).isEmpty
@@ -51,6 +52,14 @@ extension SQLStore {
 
     public func deleteWebSession(idHash: Data) async throws {
         try await database.raw("DELETE FROM web_sessions WHERE id_hash = \(bind: idHash)").run()
+    }
+
+    public func deleteWebSessions(owner: String, except: Data?) async throws -> Int {
+        try await database.raw(
+            """
+            DELETE FROM web_sessions WHERE owner = \(bind: owner) AND id_hash <> \(bind: except ?? Data()) RETURNING kind
+            """
+        ).all().count
     }
 
     public func purgeWebSessions(before: Millis) async throws {

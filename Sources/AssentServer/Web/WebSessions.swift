@@ -25,6 +25,9 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     var cookieLifetime: Int?
     /// The most a session lives from its creation, however active (`nil`: no limit but the cookie's).
     var maxLifetime: Int?
+    /// Whose sign-in a state holds (`applicationId:userId`), kept beside it so that a person's sessions can be ended
+    /// together (``GrantRevocation``).
+    var owner: @Sendable (State) -> String? = { _ in nil }
 
     /// One session: its state and the token its forms carry.
     struct Session: Sendable {
@@ -62,7 +65,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
         try await store.insertWebSession(
             WebSessionRecord(
                 idHash: idHash, kind: kind, csrfToken: session.csrfToken, state: try JSONEncoder().encode(state),
-                createdAt: now, expiresAt: session.expiresAt))
+                createdAt: now, expiresAt: session.expiresAt, owner: owner(state)))
         return (session, hostCookie(cookieName, value, maxAge: cookieLifetime ?? self.lifetime, sameSite: sameSite))
     }
 
@@ -71,7 +74,8 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     func save(_ session: inout Session, lifetime: Int? = nil) async throws -> Bool {
         session.expiresAt = expiry(now: environment.nowMillis, createdAt: session.createdAt, lifetime: lifetime)
         return try await store.updateWebSession(
-            idHash: session.idHash, state: try JSONEncoder().encode(session.state), expiresAt: session.expiresAt)
+            idHash: session.idHash, state: try JSONEncoder().encode(session.state), expiresAt: session.expiresAt,
+            owner: owner(session.state))
     }
 
     /// Extends the session's life by the kind's `lifetime` from now, as a person's visit does, without writing its

@@ -12,8 +12,14 @@ public struct WebSessionRecord: Sendable, Equatable {
     public var state: Data
     public var createdAt: Millis
     public var expiresAt: Millis
+    /// Whose sign-in the session holds (`applicationId:userId`), if anyone's.
+    public var owner: String?
 
-    public init(idHash: Data, kind: String, csrfToken: String, state: Data, createdAt: Millis, expiresAt: Millis) {
+    public init(
+        idHash: Data, kind: String, csrfToken: String, state: Data, createdAt: Millis, expiresAt: Millis,
+        owner: String? = nil
+    ) {
+        self.owner = owner
         self.idHash = idHash
         self.kind = kind
         self.csrfToken = csrfToken
@@ -28,11 +34,13 @@ public protocol WebStore: Sendable {
     func insertWebSession(_ session: WebSessionRecord) async throws
     /// The session if it exists and has not expired at `now`.
     func webSession(idHash: Data, at now: Millis) async throws -> WebSessionRecord?
-    /// Replaces the session's state and expiry; returns whether the session still existed.
-    func updateWebSession(idHash: Data, state: Data, expiresAt: Millis) async throws -> Bool
+    /// Replaces the session's state, expiry and owner; returns whether the session still existed.
+    func updateWebSession(idHash: Data, state: Data, expiresAt: Millis, owner: String?) async throws -> Bool
     /// Moves the session's expiry forward to `expiresAt` (never back), its state untouched.
     func extendWebSession(idHash: Data, expiresAt: Millis) async throws
     func deleteWebSession(idHash: Data) async throws
+    /// Ends every session holding `owner`'s sign-in but `except`; returns how many.
+    func deleteWebSessions(owner: String, except: Data?) async throws -> Int
     /// Deletes sessions that expired before `before`.
     func purgeWebSessions(before: Millis) async throws
 }

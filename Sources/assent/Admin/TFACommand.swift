@@ -7,8 +7,8 @@ struct TFACommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tfa", abstract: "Manage two-factor login: accounts, e-mail factors, remembered devices, policy.",
         subcommands: [
-            CreateAccount.self, Account.self, RenameAccount.self, RemoveAccount.self, AddEmail.self, RemoveFactor.self,
-            Devices.self, RevokeDevice.self, Policy.self,
+            CreateAccount.self, Account.self, RenameAccount.self, RemoveAccount.self, SignOut.self, AddEmail.self,
+            RemoveFactor.self, Devices.self, RevokeDevice.self, Policy.self,
         ])
 
     static func rows(_ account: TFAAccountInfo) -> [[String]] {
@@ -104,6 +104,29 @@ struct TFACommand: AsyncParsableCommand {
             try await CLIFailure.reporting {
                 _ = try await connection.client().delete("api/v1/tfa/accounts/\(user)", as: OperatorClient.Empty.self)
                 try printDone("Removed account \(user).", json: connection.json, fields: ["removed": user])
+            }
+        }
+    }
+
+    struct SignOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sign-out",
+            abstract: "Sign a person out everywhere: tokens at every client, single sign-on and browser sessions.",
+            discussion: "Example: assent admin tfa sign-out alice")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The user id.") var user: String
+
+        func run() async throws {
+            try await CLIFailure.reporting {
+                let ended = try await connection.client().post(
+                    "api/v1/tfa/accounts/\(user)/sign-out", body: Optional<String>.none, as: TFASignOutResponse.self)
+                try printDone(
+                    "Signed \(user) out everywhere: \(ended.refreshTokensRevoked) refresh token(s) revoked, "
+                        + "\(ended.sessionsEnded) browser session(s) ended.", json: connection.json,
+                    fields: [
+                        "userId": user, "refreshTokensRevoked": "\(ended.refreshTokensRevoked)",
+                        "sessionsEnded": "\(ended.sessionsEnded)",
+                    ])
             }
         }
     }
