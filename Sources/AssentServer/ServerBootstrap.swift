@@ -59,6 +59,8 @@ public enum ServerBootstrap {
     /// Makes sure there is an application, at least one operator API key, and an operator account (the first
     /// admin, with a set-up link).
     public static func prepare(_ environment: ServerEnvironment) async throws -> Prepared {
+        // The audit key first: a server whose key no longer signs its newest checkpoint does not start.
+        _ = try await AuditChainService(environment: environment).signingKey()
         let (application, created) = try await ApplicationService(environment: environment).ensureDefault()
         // Every application's own key and secret are its version 1 (also for a database made before versions).
         for existing in try await environment.store.applications() {

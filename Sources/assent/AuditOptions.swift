@@ -1,5 +1,6 @@
 import ArgumentParser
 import AssentServer
+import Foundation
 
 /// `assent serve`'s audit chain options.
 struct AuditOptions: ParsableArguments {
@@ -11,6 +12,15 @@ struct AuditOptions: ParsableArguments {
             Prune audit rows older than this many days, only up to a signed checkpoint (default: keep every row).
             """)
     var auditRetentionDays: Int?
+    @Option(
+        help: ArgumentHelp(
+            "Also append every signed audit checkpoint to this file, outside the database.",
+            discussion: """
+                One line per checkpoint, flushed to disk. Keep it where the database's users cannot write (another \
+                user, chattr +a, or shipped off the host) and verify exports against it: assent audit verify \
+                --anchor FILE finds a removed or rewritten tail. Env: ASSENT_AUDIT_WITNESS.
+                """))
+    var auditWitness: String?
 
     func apply(to settings: inout AuditSettings) throws {
         guard (1...100_000).contains(auditCheckpointRows) else {
@@ -18,6 +28,10 @@ struct AuditOptions: ParsableArguments {
         }
         guard (1...1440).contains(auditCheckpointMinutes) else {
             throw ValidationError("--audit-checkpoint-minutes is 1 to 1440.")
+        }
+        if let path = auditWitness ?? ProcessInfo.processInfo.environment["ASSENT_AUDIT_WITNESS"] {
+            guard !path.isEmpty else { throw ValidationError("--audit-witness names a file.") }
+            settings.witness = AuditWitness(path: path)
         }
         settings.checkpointRows = auditCheckpointRows
         settings.checkpointInterval = .seconds(auditCheckpointMinutes * 60)

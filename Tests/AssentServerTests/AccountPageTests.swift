@@ -177,7 +177,7 @@ struct AccountPageTests {
             try await browser.type("#new", "a new horse battery")
             try await browser.type("#confirm", "a new horse battery")
             try await browser.click("#change-password")
-            try await browser.expectText("#notice", "Password changed.")
+            try await browser.expectText("#notice", "Password changed: you are signed out everywhere else.")
             #expect(try await tfa.login("alice", password: "a new horse battery").status == 403)
             #expect(try await tfa.login("alice").code == "INVALID_LOGIN")
 

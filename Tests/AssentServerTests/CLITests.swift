@@ -580,6 +580,13 @@ struct CLITests {
             try await browser.screenshot("02-signed-in")
             await browser.quit()
 
+            // The browser above is signed in as alice: signing her out everywhere ends that session.
+            let signedOut = try await Self.run(["admin", "tfa", "sign-out", "alice"], environment: environment)
+            #expect(
+                signedOut.status == 0 && signedOut.output.contains("Signed alice out everywhere")
+                    && signedOut.output.contains("1 browser session(s) ended"),
+                "\(signedOut.output) \(signedOut.errors)")
+            #expect(try await Self.run(["admin", "tfa", "sign-out", "nobody"], environment: environment).status == 3)
             #expect(
                 try await Self.run(["admin", "tfa", "remove-account", "alice"], environment: environment).status == 0)
             #expect(try await Self.run(["admin", "tfa", "account", "alice"], environment: environment).status == 3)

@@ -212,6 +212,53 @@ public enum AuditChain {
     /// checkpoint just before the first row), every checkpoint signed by `key` and matching the row it names.
     /// - Returns: what was verified, or the first place the chain breaks.
     public static func verify(export text: String, key: ECPublicKey) -> Result<Report, Failure> {
+        verify(export: text, key: key, anchor: nil)
+    }
+
+    /// Verifies an export as ``verify(export:key:)`` does, and that it reaches `anchor` — the latest checkpoint
+    /// witnessed outside the database — with the hash it signed: an export whose tail was cut, or whose rows up to
+    /// it were rewritten and re-signed with another key, fails.
+    public static func verify(export text: String, key: ECPublicKey, anchor: Checkpoint?) -> Result<Report, Failure> {
+        let verified = verifyChain(export: text, key: key)
+        guard let anchor, case .success(let report) = verified else { return verified }
+        guard anchor.isSigned(by: key) else {
+            return .failure(
+                Failure(
+                    line: 0, seq: anchor.seq,
+                    message: "the anchored checkpoint is not signed by this key (another key signs the export)"))
+        }
+        guard let last = report.lastSeq, last >= anchor.seq else {
+            return .failure(
+                Failure(
+                    line: 0, seq: anchor.seq,
+                    message: "the export ends at row \(report.lastSeq ?? 0), before the anchored checkpoint at row "
+                        + "\(anchor.seq): its tail was removed"))
+        }
+        guard let first = report.firstSeq, first <= anchor.seq else { return verified }
+        let hash = rowHashes(text)[anchor.seq]
+        guard hash == anchor.hash else {
+            return .failure(
+                Failure(
+                    line: 0, seq: anchor.seq,
+                    message: "row \(anchor.seq) differs from the anchored checkpoint: rows up to it were rewritten"))
+        }
+        var anchored = report
+        anchored.signedThrough = max(report.signedThrough ?? 0, anchor.seq)
+        return .success(anchored)
+    }
+
+    /// Each row's hash in an export, by `seq`.
+    private static func rowHashes(_ text: String) -> [Int64: String] {
+        var hashes: [Int64: String] = [:]
+        for line in text.split(separator: "\n") {
+            if case .row(let row)? = try? JSONDecoder().decode(Line.self, from: Data(line.utf8)) {
+                hashes[row.seq] = row.hash
+            }
+        }
+        return hashes
+    }
+
+    private static func verifyChain(export text: String, key: ECPublicKey) -> Result<Report, Failure> {
         var rows: [(line: Int, row: Row)] = []
         var checkpoints: [(line: Int, checkpoint: Checkpoint)] = []
         let decoder = JSONDecoder()

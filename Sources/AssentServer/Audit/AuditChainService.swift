@@ -16,6 +16,8 @@ public struct AuditSettings: Sendable {
     public var retention: Duration?
     /// Rows sealed in one transaction.
     public var batch = 200
+    /// Where every checkpoint is also written, outside the database (`serve --audit-witness`).
+    public var witness: AuditWitness?
 
     public init() {}
 }
@@ -41,12 +43,37 @@ public struct AuditChainService: Sendable {
         let key = Mutex<ECPrivateKey?>(nil)
     }
 
-    /// The audit signing key, made on first use and sealed.
+    /// The audit key, made on first use and sealed (to read its public half: the state, the export's key).
     public func key() async throws -> ECPrivateKey {
+        try await store.auditKey(creating: ECPrivateKey(), at: environment.nowMillis)
+    }
+
+    /// The key to sign with: the audit key, once it is known to sign the newest checkpoint.
+    /// - Throws: `ERR_CONFIGURATION` when it does not: the key was removed (a new one was made) or replaced, or the
+    ///   newest checkpoint was; signing on would re-key the trail unnoticed, so the server neither starts nor seals.
+    public func signingKey() async throws -> ECPrivateKey {
         if let key = cachedKey.key.withLock({ $0 }) { return key }
-        let key = try await store.auditKey(creating: ECPrivateKey(), at: environment.nowMillis)
+        let key = try await key()
+        if let newest = try await store.latestAuditCheckpoint(), !newest.isSigned(by: key.publicKey) {
+            throw AssentServerError.configuration(
+                "The audit key does not sign the newest audit checkpoint (row \(newest.seq)): it was removed or "
+                    + "replaced in the database. Restore the database's audit key from a backup; the server does not "
+                    + "seal the audit trail with another key.")
+        }
         cachedKey.key.withLock { $0 = key }
         return key
+    }
+
+    /// Writes checkpoints just committed to the witness, if there is one; a failure is logged loudly, never lost
+    /// silently (the next checkpoint is witnessed again).
+    func witness(_ checkpoints: [AuditChain.Checkpoint]) {
+        guard let witness = settings.witness, !checkpoints.isEmpty else { return }
+        do {
+            try witness.append(checkpoints)
+        } catch {
+            environment.logger.error(
+                "audit witness write failed", metadata: ["audit.witness": "\(witness.path)", "error": "\(error)"])
+        }
     }
 
     /// Seals every row waiting, then signs a checkpoint if one is due by time; returns how many rows. Another
@@ -66,16 +93,22 @@ public struct AuditChainService: Sendable {
     /// Seals up to one batch in one transaction, signing a checkpoint at every `checkpointRows` rows; `nil` when
     /// another process holds the chain.
     func sealBatch() async throws -> Int? {
+        let (count, checkpoints) = try await sealBatchSigning()
+        witness(checkpoints)
+        return count
+    }
+
+    private func sealBatchSigning() async throws -> (Int?, [AuditChain.Checkpoint]) {
         // One sealer at a time in this process too (SQLite has no lock to take).
-        guard environment.auditSealing.tryAcquire() else { return nil }
+        guard environment.auditSealing.tryAcquire() else { return (nil, []) }
         defer { environment.auditSealing.release() }
-        let key = try await key()
+        let key = try await signingKey()
         let settings = settings
         let now = environment.nowMillis
-        return try await environment.store.inOneCommit { transaction -> Int? in
-            guard try await transaction.lockAuditChain() else { return nil }
+        return try await environment.store.inOneCommit { transaction -> (Int?, [AuditChain.Checkpoint]) in
+            guard try await transaction.lockAuditChain() else { return (nil, []) }
             let events = try await transaction.unsealedAuditEvents(limit: settings.batch)
-            guard !events.isEmpty else { return 0 }
+            guard !events.isEmpty else { return (0, []) }
             let head = try await transaction.auditChainHead()
             var previous = head?.hash ?? AuditChain.genesis
             var seq = head?.seq ?? 0
@@ -96,12 +129,14 @@ public struct AuditChainService: Sendable {
             }
             // A checkpoint at every row that completes checkpointRows since the last one.
             var lastSigned = try await transaction.latestAuditCheckpoint()?.seq ?? 0
+            var signed: [AuditChain.Checkpoint] = []
             for row in rows where row.seq - lastSigned >= Int64(settings.checkpointRows) {
-                try await transaction.insertAuditCheckpoint(
-                    try AuditChain.Checkpoint(seq: row.seq, hash: row.hash, at: now, key: key))
+                let checkpoint = try AuditChain.Checkpoint(seq: row.seq, hash: row.hash, at: now, key: key)
+                try await transaction.insertAuditCheckpoint(checkpoint)
+                signed.append(checkpoint)
                 lastSigned = row.seq
             }
-            return rows.count
+            return (rows.count, signed)
         }
     }
 
@@ -110,23 +145,25 @@ public struct AuditChainService: Sendable {
     func checkpointIfDue() async throws {
         guard environment.auditSealing.tryAcquire() else { return }
         defer { environment.auditSealing.release() }
-        let key = try await key()
+        let key = try await signingKey()
         let now = environment.nowMillis
         let interval = Int64(settings.checkpointInterval.components.seconds) * 1000
-        try await environment.store.inOneCommit { transaction in
-            guard try await transaction.lockAuditChain() else { return }
-            guard let head = try await transaction.auditChainHead() else { return }
+        let signed = try await environment.store.inOneCommit { transaction -> AuditChain.Checkpoint? in
+            guard try await transaction.lockAuditChain() else { return nil }
+            guard let head = try await transaction.auditChainHead() else { return nil }
             let last = try await transaction.latestAuditCheckpoint()
-            guard head.seq > (last?.seq ?? 0), now - (last?.at ?? 0) >= interval else { return }
-            try await transaction.insertAuditCheckpoint(
-                try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key))
+            guard head.seq > (last?.seq ?? 0), now - (last?.at ?? 0) >= interval else { return nil }
+            let checkpoint = try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key)
+            try await transaction.insertAuditCheckpoint(checkpoint)
+            return checkpoint
         }
+        witness(signed.map { [$0] } ?? [])
     }
 
     /// Signs a checkpoint at the head now, if rows were sealed since the last one (an operator's export wants its
     /// newest rows signed).
     public func checkpointNow() async throws {
-        let key = try await key()
+        let key = try await signingKey()
         // Another process may hold the chain for a moment: try for a few seconds.
         for _ in 0..<100 {
             try await sealPending()
@@ -136,14 +173,16 @@ public struct AuditChainService: Sendable {
                 continue
             }
             defer { environment.auditSealing.release() }
-            let done = try await environment.store.inOneCommit { transaction -> Bool in
-                guard try await transaction.lockAuditChain() else { return false }
-                guard let head = try await transaction.auditChainHead() else { return true }
-                guard head.seq > (try await transaction.latestAuditCheckpoint()?.seq ?? 0) else { return true }
-                try await transaction.insertAuditCheckpoint(
-                    try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key))
-                return true
+            let (done, signed) = try await environment.store.inOneCommit {
+                transaction -> (Bool, AuditChain.Checkpoint?) in
+                guard try await transaction.lockAuditChain() else { return (false, nil) }
+                guard let head = try await transaction.auditChainHead() else { return (true, nil) }
+                guard head.seq > (try await transaction.latestAuditCheckpoint()?.seq ?? 0) else { return (true, nil) }
+                let checkpoint = try AuditChain.Checkpoint(seq: head.seq, hash: head.hash, at: now, key: key)
+                try await transaction.insertAuditCheckpoint(checkpoint)
+                return (true, checkpoint)
             }
+            witness(signed.map { [$0] } ?? [])
             if done { return }
             try await Task.sleep(for: .milliseconds(50))
         }

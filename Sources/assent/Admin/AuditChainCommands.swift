@@ -1,6 +1,8 @@
 import ArgumentParser
 import AssentCrypto
 import AssentModel
+import AssentServer
+import Crypto
 import Foundation
 
 /// `assent admin audit export --from … --to … > audit.jsonl`.
@@ -93,6 +95,18 @@ struct AuditToolCommand: AsyncParsableCommand {
                 """)
         @Argument(help: "The export (assent admin audit export), or - for standard input.") var file: String
         @Option(help: "The audit public key (PEM, from assent admin audit key).") var key: String
+        @Option(
+            help: """
+                The key's fingerprint as you wrote it down (16 hex digits, shown by assent admin audit chain): a key \
+                that is not it fails, so a re-keyed trail is found.
+                """)
+        var fingerprint: String?
+        @Option(
+            help: """
+                The audit witness file (serve --audit-witness): the export must reach its latest checkpoint with the \
+                hash it signed, so a removed or rewritten tail fails.
+                """)
+        var anchor: String?
         @Flag(help: "Print JSON instead of a sentence.") var json = false
 
         struct Outcome: Encodable {
@@ -127,7 +141,29 @@ struct AuditToolCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("\(key) is not a P-256 public key in PEM.")
             }
-            switch AuditChain.verify(export: text, key: publicKey) {
+            if let fingerprint {
+                let actual = String(Hex.encode(Data(SHA256.hash(data: publicKey.x963))).prefix(16))
+                guard actual == fingerprint.lowercased() else {
+                    CLIFailure.fail(
+                        code: "AUDIT_KEY_NOT_PINNED",
+                        message: "The key's fingerprint is \(actual), not the pinned \(fingerprint): the trail was "
+                            + "re-keyed, or this is another server's key.", exitCode: 1)
+                }
+            }
+            var anchored: AuditChain.Checkpoint?
+            if let anchor {
+                guard let data = FileManager.default.contents(atPath: anchor) else {
+                    throw ValidationError("Cannot read the witness file \(anchor).")
+                }
+                guard let latest = AuditWitness.latest(in: String(decoding: data, as: UTF8.self), signedBy: publicKey)
+                else {
+                    CLIFailure.fail(
+                        code: "AUDIT_CHAIN_BROKEN",
+                        message: "The witness \(anchor) holds no checkpoint signed by this key.", exitCode: 1)
+                }
+                anchored = latest
+            }
+            switch AuditChain.verify(export: text, key: publicKey, anchor: anchored) {
             case .success(let report):
                 if json {
                     try printJSON(
@@ -140,6 +176,7 @@ struct AuditToolCommand: AsyncParsableCommand {
                         "Verified: rows \(report.firstSeq ?? 0)…\(report.lastSeq ?? 0) (\(report.rows)), "
                         + "\(report.checkpoints) checkpoint\(report.checkpoints == 1 ? "" : "s")"
                     sentence += report.signedThrough.map { ", signed through row \($0)" } ?? ", none signed"
+                    if let anchored { sentence += ", reaching the witnessed checkpoint at row \(anchored.seq)" }
                     if report.unsignedRows > 0 {
                         sentence += "; the last \(report.unsignedRows) rows are chained but not signed yet"
                     }
