@@ -507,9 +507,20 @@ struct AuthorizationCodeTests {
                         cookie: cookie)
                 }
                 let (cookie, idToken, claims) = try await signIn()
+                // Tokens the same keys sign that are not ID tokens: a logout token for this very session, and a
+                // two-factor login token made out to the client.
+                let shopRecord = try #require(try await server.store.client(id: shop.clientId))
+                let logoutToken = try await LogoutSender(environment: server.environment).logoutToken(
+                    client: shopRecord, userId: "alice", sessionId: claims.sid)
+                let loginToken = try await TFATokens(environment: server.environment).sign(
+                    .login, id: "not-an-id-token", userId: "alice", applicationId: shop.clientId, lifetime: 300
+                ).token
 
-                // Never a redirect to an address the client did not register, nor for a hint we did not sign.
+                // Never a redirect to an address the client did not register, nor for a hint we did not sign, nor
+                // for a hint that is no ID token.
                 for query in [
+                    ["id_token_hint": logoutToken, "post_logout_redirect_uri": "https://shop.example/bye"],
+                    ["id_token_hint": loginToken, "post_logout_redirect_uri": "https://shop.example/bye"],
                     ["client_id": shop.clientId, "post_logout_redirect_uri": "https://evil.example/bye"],
                     ["post_logout_redirect_uri": "https://shop.example/bye"],
                     ["id_token_hint": idToken + "x", "post_logout_redirect_uri": "https://shop.example/bye"],

@@ -83,6 +83,16 @@ struct PasskeyTests {
             #expect(signedIn.status == 200, "\(String(decoding: signedIn.body, as: UTF8.self))")
             let passwordless = try await tfa.verifyLoginToken(try signedIn.decode(TFALoginSuccess.self).loginToken)
             #expect(passwordless.sub.value == "alice" && passwordless.amr == ["hwk", "user", "mfa"])
+            // Naming the account lists none of its credentials to whoever asks (WebAuthn §14.6.3).
+            let named = try await tfa.post(
+                "/api/tfa/passkey/login/options", PasskeyLoginOptionsRequest(userId: "alice")
+            ).decode(PasskeyOptionsResponse.self).publicKey
+            #expect(named.allowCredentials == nil)
+            // An answer without the user handle cannot name its account: refused (WebAuthn §7.2 step 6).
+            var anonymous = try authenticator.get(try await signInOptions(tfa))
+            anonymous.response.userHandle = nil
+            let handleless = try await tfa.post("/api/tfa/passkey/login", PasskeyLoginRequest(credential: anonymous))
+            #expect(handleless.code == "PASSKEY_UNKNOWN" && handleless.status == 400, "\(handleless.code ?? "")")
 
             // Another origin (a phishing page relaying the challenge) is refused.
             authenticator.origin = "https://login.example.net"

@@ -340,16 +340,24 @@ struct AuthorizationService: Sendable {
     // MARK: Logout
 
     /// What an `id_token_hint` of RP-Initiated Logout names: an ID token this provider signed (its expiry does not
-    /// matter, §2), or `nil`.
+    /// matter, §2), or `nil`. Only an ID token: the same keys sign logout tokens (`typ` `logout+jwt`, `events`),
+    /// two-factor tokens (`use`) and approval links, none of which has an ID token's `auth_time` and `azp`.
     func logoutHint(_ idToken: String) async throws -> (userId: String, clientId: String, sessionId: String?)? {
         struct Claims: Decodable {
             let iss: String
             let sub: String
             let aud: String
+            let azp: String?
+            let auth_time: Int64
             let sid: String?
+            let use: String?
+            let events: [String: [String: String]]?
         }
-        guard idToken.utf8.count <= 16_384, let payload = try? CompactJWS.verify(idToken, keys: try await keys.jwks()),
-            let claims = try? JSONDecoder().decode(Claims.self, from: payload), claims.iss == environment.openID.issuer
+        guard idToken.utf8.count <= 16_384, let header = try? CompactJWS.header(of: idToken),
+            header.typ == nil || header.typ == "JWT",
+            let payload = try? CompactJWS.verify(idToken, keys: try await keys.jwks()),
+            let claims = try? JSONDecoder().decode(Claims.self, from: payload), claims.iss == environment.openID.issuer,
+            claims.use == nil, claims.events == nil, claims.azp == nil || claims.azp == claims.aud
         else { return nil }
         return (claims.sub, claims.aud, claims.sid)
     }

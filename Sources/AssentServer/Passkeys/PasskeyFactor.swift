@@ -83,7 +83,10 @@ struct PasskeyFactor: Sendable {
         if let userId = request.userId, !UserID.isValid(userId) {
             throw AssentServerError.invalidRequest(UserID.requirement)
         }
-        return try await passkeys.requestOptions(application, userId: request.userId, purpose: .signIn)
+        // Nobody is signed in yet: the options never list a named account's credentials (WebAuthn §14.6.3), which
+        // would tell anyone who asks whether the account exists and which authenticators it uses. The browser offers
+        // its discoverable passkeys, and the credential names its account.
+        return try await passkeys.requestOptions(application, userId: nil, purpose: .signIn)
     }
 
     /// `POST /api/tfa/passkey/login`: a passkey that verified its user signs the person in with no password and no

@@ -202,6 +202,12 @@ struct PasskeyService: Sendable {
             let owner = try? await store.passkeyUser(
                 applicationId: application.id, handle: Base64URL.decodeLenient(handle, field: "userHandle"))
             guard owner == passkey.userId else { throw unknown }
+        } else if userId == nil {
+            // WebAuthn §7.2 step 6: a sign-in that did not name its user learns it from the credential's user
+            // handle, which must be there.
+            throw TFAError(
+                status: .badRequest, error: .passkeyUnknown,
+                message: "A passwordless sign-in needs a discoverable passkey (one that names its account).")
         }
         guard passkey.flaggedAt == nil else {
             throw TFAError(
