@@ -187,12 +187,16 @@ struct AuthorizationBrowserTests {
                     try #require(pending, "the phone got no request"), factor: .pin("1234"), number: number)
                 let stepBack = try await Self.address(browser, startingWith: "\(shopRedirect)&code=")
                 let (_, stepClaims) = try await redeem(shop, stepBack, shopRedirect, stepPKCE.verifier)
-                #expect(stepClaims.acr == "urn:assent:acr:phone" && stepClaims.amr == ["pwd", "hwk", "mfa"])
+                // The step-up adds its factor to the session's sign-in (password and app code, then the phone).
+                #expect(
+                    stepClaims.acr == "urn:assent:acr:phone" && stepClaims.amr == ["pwd", "otp", "hwk", "mfa"],
+                    "\(stepClaims.amr)")
+                #expect(stepClaims.authTime == shopClaims.authTime, "the step-up asked no password again")
                 #expect(stepClaims.sid == shopClaims.sid, "a step-up stays the same session")
 
                 // On the provider's own pages the person is signed in; its cookie: Secure, HttpOnly, SameSite=Lax.
                 try await browser.open("\(base)/login")
-                try await browser.expectText("#methods", "password and approval on your phone")
+                try await browser.expectText("#methods", "password, authenticator app and approval on your phone")
                 try await browser.screenshot("06-signed-in")
                 let cookies = try await browser.cookies()
                 let session = try #require(cookies["__Host-assent-login"])

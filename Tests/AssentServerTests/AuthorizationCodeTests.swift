@@ -657,6 +657,20 @@ struct AuthorizationCodeTests {
             #expect(try await authorize(["scope": "openid", "prompt": "consent"]) == "/login/consent")
             _ = try await decide("allow", on: try await consentPage())
 
+            // A first-party client is never asked unless it asks with prompt=consent, which is honoured.
+            let mail = try await Self.registered(
+                server, client, CreateClientRequest(name: "Mail", redirectUris: ["https://mail.example/cb"]),
+                redirectUri: "https://mail.example/cb")
+            let unasked = try await PageAnswer.fetch(client, .get, mail.authorizeURI(), cookie: cookie)
+            #expect(CodeFlowClient.query(unasked.location)["code"] != nil)
+            let asking = try await PageAnswer.fetch(
+                client, .get, mail.authorizeURI(["prompt": "consent"]), cookie: cookie)
+            #expect(asking.location == "/login/consent")
+            let confirm = try await consentPage()
+            #expect(confirm.body.contains("<strong>Mail</strong> asks you to confirm"), "\(confirm.body.prefix(1500))")
+            #expect(!confirm.body.contains("is not run by"))
+            #expect(CodeFlowClient.query(try await decide("allow", on: confirm))["code"] != nil)
+
             // The signed-in page lists it; taking it back makes the client ask again.
             let done = try await PageAnswer.fetch(client, .get, "/login/done", cookie: cookie)
             #expect(

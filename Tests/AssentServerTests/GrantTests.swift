@@ -107,6 +107,11 @@ struct GrantTests {
             #expect(try await alice.mail.redeem(code, verifier: nil).status == .ok)
             let events = try await server.store.auditEvents(AuditFilter(typePrefix: "openid.refresh_reused"), limit: 5)
             #expect(events.isEmpty, "\(events.map(\.detail))")
+
+            // Introspection authenticates its caller as discovery says: a public client (its id alone) is refused.
+            let introspected = try await PageAnswer.fetch(
+                client, .post, "/oauth2/introspect", form: ["client_id": thief.clientId, "token": stolen])
+            #expect(introspected.status == .unauthorized && CodeFlowClient.error(introspected) == "invalid_client")
         }
     }
 

@@ -164,7 +164,7 @@ struct MultipleApplicationTests {
             )
             for (method, path) in [
                 ("GET", "/api/v1/api-keys"), ("POST", "/api/v1/api-keys"), ("GET", "/api/v1/operators"),
-                ("POST", "/api/v1/applications"),
+                ("POST", "/api/v1/applications"), ("POST", "/api/v1/openid/keys/rotate"),
             ] {
                 let refused = try await withLimited(method, "\(path)\(q)", method == "POST" ? #"{"name":"more"}"# : "")
                 #expect(refused.status == 403 && refused.text.contains("limited to some applications"), "\(path)")

@@ -71,6 +71,23 @@ struct SignInFacts: Codable, Sendable, Equatable {
         assurance = tfa == nil ? .password : tfa == TFAProvider.push.rawValue ? .phone : .secondFactor
         self.amr = amr
     }
+
+    /// These facts of a step-up's factor on top of the sign-in `previous`: its session and authentication time
+    /// (the first factor was not asked again), the methods of both without a password the step-up did not ask for,
+    /// `mfa` once two methods stand, and the stronger assurance.
+    func steppedUp(from previous: SignInFacts) -> SignInFacts {
+        var facts = self
+        facts.sessionId = previous.sessionId
+        facts.authTime = previous.authTime
+        var methods = previous.amr.filter { $0 != "mfa" }
+        for method in amr where method != "pwd" && method != "mfa" && !methods.contains(method) {
+            methods.append(method)
+        }
+        if previous.amr.contains("mfa") || methods.count >= 2 { methods.append("mfa") }
+        facts.amr = methods
+        facts.assurance = max(previous.assurance, assurance)
+        return facts
+    }
 }
 
 /// An authorization request the endpoint accepted (OpenID Connect Core §3.1.2.1), kept in the hosted pages' session
@@ -282,9 +299,10 @@ struct AuthorizationService: Sendable {
 
     // MARK: Consent
 
-    /// Whether the person must allow the client first: a third-party client, unless they allowed it every scope it
-    /// asks for now (and it did not ask with `prompt=consent`).
+    /// Whether the person must allow the client first: any client that asks with `prompt=consent` (OpenID Connect
+    /// Core §3.1.2.1), and a third-party client unless they allowed it every scope it asks for now.
     func needsConsent(_ request: AuthorizationRequest, userId: String) async throws -> Bool {
+        if request.prompt.contains("consent") { return true }
         guard request.thirdParty == true else { return false }
         if request.prompt.contains("consent") { return true }
         guard let allowed = try await store.consent(userId: userId, clientId: request.clientId) else { return true }
@@ -293,6 +311,13 @@ struct AuthorizationService: Sendable {
 
     /// Remembers that the person allowed the client the request's scopes (with those allowed before).
     func grantConsent(_ request: AuthorizationRequest, userId: String) async throws {
+        // A first-party client asked with prompt=consent: confirmed for this request, nothing to remember.
+        guard request.thirdParty == true else {
+            await environment.audit(
+                .openidConsentGranted, userId: userId, application: request.applicationId, actor: "user:\(userId)",
+                "Confirmed \(request.clientId) the scopes \(request.scope) (prompt=consent).")
+            return
+        }
         let before = try await store.consent(userId: userId, clientId: request.clientId) ?? ""
         let scope = Set(before.split(separator: " ") + request.scope.split(separator: " ")).sorted()
             .joined(separator: " ")

@@ -43,7 +43,9 @@ struct ClientController {
     }
 
     @Sendable func rotateKeys(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try HTTPSupport.operatorJSON(["keyIds": try await signingKeys.rotate(actor: context.actor)])
+        // The signing keys sign for every application: a key limited to some may not replace them (or grow the JWKS).
+        try context.requireEveryApplication("the OpenID signing keys sign for every application")
+        return try HTTPSupport.operatorJSON(["keyIds": try await signingKeys.rotate(actor: context.actor)])
     }
 
     /// The client the path names, when it belongs to the request's application.

@@ -78,7 +78,15 @@ struct OpenIDController {
     }
 
     @Sendable func introspect(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        try await oauth(request, context) { form, client in try Self.json(try await introspection(form, client: client))
+        try await oauth(request, context) { form, client in
+            // As discovery says (introspection_endpoint_auth_methods_supported): a client that authenticates, never
+            // a public one, which proves nothing but its id.
+            guard !client.isPublic else {
+                throw OAuthError.invalidClient(
+                    "Introspection needs client authentication (client_secret_basic, client_secret_post or "
+                        + "private_key_jwt); a public client has none.")
+            }
+            return try Self.json(try await introspection(form, client: client))
         }
     }
 

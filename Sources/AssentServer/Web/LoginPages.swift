@@ -64,6 +64,9 @@ struct LoginState: Codable, Sendable {
     var returnTo: String?
     /// The activation a person started on `/account` for a new phone, while its QR code is shown.
     var newPhone: String?
+    /// Set while the signed-in person passes a further factor (``stepUp(regToken:providers:userId:notice:)``): the
+    /// sign-in it ends in adds to the session's, it does not replace it.
+    var steppingUp: Bool?
 
     init(application: String) { self.application = application }
 
@@ -87,6 +90,7 @@ struct LoginState: Codable, Sendable {
         self.providers = providers
         self.userId = userId
         self.notice = notice
+        steppingUp = true
     }
 
     /// Forgets the chosen provider's part.
@@ -390,7 +394,9 @@ struct LoginPages: Sendable {
                 AuthorizationService.describe(scope: String($0))
             }
             return pages.page(
-                LoginConsentPage(client: state.authorization?.clientName ?? "", scopes: scopes), frame: frame,
+                LoginConsentPage(
+                    client: state.authorization?.clientName ?? "", scopes: scopes,
+                    thirdParty: state.authorization?.thirdParty == true), frame: frame,
                 formTargets: targets)
         case .signedIn:
             frame.title = "Signed in"
@@ -643,13 +649,23 @@ struct LoginPages: Sendable {
     func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {
         let userId = success.userId
         let previous = state.signIn
+        let steppedUp = state.steppingUp == true
+        let previousMethods = state.methods
         state = state.restarted()
         state.userId = userId
         state.step = .signedIn
         state.methods = Self.methods(of: success.loginToken)
+        if steppedUp, previous?.userId == userId {
+            state.methods =
+                previousMethods + state.methods.filter { $0 != "password" && !previousMethods.contains($0) }
+        }
         var facts = SignInFacts(loginToken: success.loginToken, userId: userId, at: environment.nowMillis)
-        // A step-up stays the same session for the clients it serves.
-        if let previous, previous.userId == userId { facts.sessionId = previous.sessionId }
+        // The same person again stays the same session for the clients it serves; a step-up adds its factor to the
+        // sign-in it stepped up (no password was asked: a passkey sign-in stepped up is still no `pwd`).
+        if let previous, previous.userId == userId {
+            facts = steppedUp ? facts.steppedUp(from: previous) : facts
+            facts.sessionId = previous.sessionId
+        }
         state.signIn = facts
     }
 
@@ -969,4 +985,6 @@ struct LoginConsentPage: PageContext {
     var client: String
     /// What it may then know or do, in words.
     var scopes: [String]
+    /// Whether someone other than the operator runs it (else it asked with `prompt=consent`).
+    var thirdParty: Bool
 }
