@@ -50,9 +50,15 @@ struct GrantTests {
                 grantTypes: ["authorization_code", "refresh_token"],
                 backchannelLogoutUri: "https://mail.example/logout"),
             redirectUri: "https://mail.example/cb")
+        return try await signIn(client, at: mail, password: "correct horse battery")
+    }
+
+    /// Alice signs in at `mail` in a fresh browser session with `password`.
+    static func signIn(_ client: any TestClientProtocol, at mail: CodeFlowClient, password: String) async throws
+        -> SignedIn
+    {
         let first = try await PageAnswer.fetch(client, .get, mail.authorizeURI(["scope": "openid offline_access"]))
-        let (location, cookie, _) = try await AuthorizationCodeTests.signIn(
-            client, from: first, password: "correct horse battery")
+        let (location, cookie, _) = try await AuthorizationCodeTests.signIn(client, from: first, password: password)
         let answer = try await mail.redeem(try #require(CodeFlowClient.query(location)["code"]), verifier: nil)
         #expect(answer.status == .ok, "\(answer.body)")
         let tokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(answer.body.utf8))
@@ -199,16 +205,7 @@ struct GrantTests {
                     == .notFound)
 
             // Signed in again; then the account is removed: the same.
-            let first = try await PageAnswer.fetch(
-                client, .get, alice.mail.authorizeURI(["scope": "openid offline_access"]))
-            let (location, cookie, _) = try await AuthorizationCodeTests.signIn(
-                client, from: first, password: "correct horse battery")
-            let answer = try await alice.mail.redeem(
-                try #require(CodeFlowClient.query(location)["code"]), verifier: nil)
-            let tokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(answer.body.utf8))
-            let again = SignedIn(
-                client: client, mail: alice.mail, tokens: tokens, cookie: cookie,
-                sid: try await alice.mail.verify(tokens.idToken).sid)
+            let again = try await Self.signIn(client, at: alice.mail, password: "correct horse battery")
             #expect(try await again.singleSignOnWorks())
             #expect(
                 try await PageAnswer.fetch(client, .delete, "/api/v1/tfa/accounts/alice", headers: key).status
@@ -233,16 +230,8 @@ struct GrantTests {
             try await Self.expectEverythingEnded(alice, server)
 
             // A phone reported lost: the same, but the page session it was reported from stays.
-            let first = try await PageAnswer.fetch(
-                client, .get, alice.mail.authorizeURI(["scope": "openid offline_access"]))
-            let (location, cookie, _) = try await AuthorizationCodeTests.signIn(
-                client, from: first, password: "an even better password")
-            let answer = try await alice.mail.redeem(
-                try #require(CodeFlowClient.query(location)["code"]), verifier: nil)
-            let tokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(answer.body.utf8))
-            let again = SignedIn(
-                client: client, mail: alice.mail, tokens: tokens, cookie: cookie,
-                sid: try await alice.mail.verify(tokens.idToken).sid)
+            let again = try await Self.signIn(client, at: alice.mail, password: "an even better password")
+            let cookie = again.cookie
             let created = try await PageAnswer.fetch(
                 client, .post, "/api/v1/activations",
                 json: try OperatorJSON.encoder().encode(CreateActivationRequest(userId: "alice", commitMode: nil)),
