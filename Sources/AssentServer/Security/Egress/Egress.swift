@@ -54,6 +54,11 @@ public struct Egress: Sendable {
     public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
         public var message: String
         public var description: String { message }
+
+        /// Plain `http` to a network the operator did not allow.
+        static let plainHTTP = Refusal(
+            message: "The URL must be https: plain http goes only to networks the server's operator allows "
+                + "(assent serve --egress-allow).")
     }
 
     /// Why a request got no usable answer.
@@ -104,9 +109,7 @@ public struct Egress: Sendable {
             guard let found, !found.isEmpty else {
                 if requiringAddress { throw Refusal(message: "The host \(host) has no address.") }
                 guard scheme == "https" else {
-                    throw Refusal(
-                        message: "The URL must be https: plain http goes only to networks the server's operator "
-                            + "allows (assent serve --egress-allow).")
+                    throw Refusal.plainHTTP
                 }
                 return Target(url: text, host: host, address: nil)
             }
@@ -120,9 +123,7 @@ public struct Egress: Sendable {
             case .allowed:
                 let addressText = IPNetwork.text(of: address) ?? host
                 guard scheme == "https" || policy.isAllowListed(address) else {
-                    throw Refusal(
-                        message: "The URL must be https: plain http goes only to networks the server's operator "
-                            + "allows (assent serve --egress-allow).")
+                    throw Refusal.plainHTTP
                 }
                 return Target(url: text, host: host, address: addressText)
             }

@@ -35,10 +35,8 @@ public struct EgressPolicy: Sendable, Equatable {
     /// The decision for an address of 4 (IPv4) or 16 (IPv6) bytes. An IPv6 address that carries an IPv4 one
     /// (IPv4-mapped, IPv4-compatible, NAT64, 6to4) is judged as that IPv4 address.
     public func decision(for address: [UInt8]) -> Decision {
-        let judged = Self.embeddedIPv4(address) ?? address
-        if allowed.contains(where: { $0.contains(judged) || $0.contains(address) }) { return .allowed }
-        if let category = Self.category(of: judged) { return .refused(category) }
-        return .allowed
+        if isAllowListed(address) { return .allowed }
+        return Self.category(of: address).map(Decision.refused) ?? .allowed
     }
 
     /// Whether `address` lies in a network the operator allow-listed (where plain `http` is allowed).
