@@ -204,7 +204,9 @@ public enum AuditChain {
         public var message: String
 
         public var description: String {
-            "line \(line)\(seq.map { ", row \($0)" } ?? ""): \(message)"
+            // Line 0: the failure is the export's as a whole (no rows, a missing tail), not one line's.
+            let place = [line > 0 ? "line \(line)" : nil, seq.map { "row \($0)" }].compactMap { $0 }
+            return (place.isEmpty ? "" : place.joined(separator: ", ") + ": ") + message
         }
     }
 
