@@ -130,6 +130,7 @@ struct LockOutTests {
                 """)
             try await browser.expectText("#notice", containing: "You cannot give yourself a new set-up link")
             try await browser.screenshot("01-self-reset-refused")
+            try await browser.expectPhoneLayout("01-self-reset-refused-phone")
             // Still signed in, still set up.
             try await browser.open("\(origin)/console")
             try await browser.expectText("h1", "Dashboard")

@@ -159,24 +159,27 @@ extension SQLStore {
 
     public func resetOperator(id: String, tokenHash: Data, expiresAt: Millis, totpSecret: Data) async throws -> Bool {
         let secret = try box.seal(totpSecret, context: "operator.totp:\(id)")
-        return try await changingOperators(
-            """
-            UPDATE operators SET password_hash = NULL, totp_secret = \(bind: secret), totp_last_step = NULL, \
-            setup_token_hash = \(bind: tokenHash), setup_expires_at = \(bind: expiresAt), phone_activation_id = NULL
-            WHERE id = \(bind: id) AND NOT (role = 'admin' AND applications IS NULL AND disabled_at IS NULL \
-            AND password_hash IS NOT NULL AND setup_token_hash IS NULL AND NOT EXISTS (\
-            SELECT 1 FROM operators other WHERE other.id <> \(bind: id) AND other.role = 'admin' \
-            AND other.applications IS NULL AND other.disabled_at IS NULL AND other.password_hash IS NOT NULL \
-            AND other.setup_token_hash IS NULL))
-            RETURNING id
-            """)
+        return try await changingOperator(
+            id: id,
+            set: """
+                password_hash = NULL, totp_secret = \(bind: secret), totp_last_step = NULL, \
+                setup_token_hash = \(bind: tokenHash), setup_expires_at = \(bind: expiresAt), phone_activation_id = NULL
+                """)
     }
 
-    /// Runs one `UPDATE … RETURNING` of operators guarded by "this operator is no admin who can sign in (enabled,
-    /// for every application, set up), or another one is" so that two such changes never both pass their guard:
+    /// Sets `set` on the operator `id` unless that leaves no admin who can sign in: the update is guarded by "this
+    /// operator is no admin who can sign in (enabled, for every application, set up), or another one is"; `false`
+    /// when the operator does not exist or the guard holds it back. Two such changes never both pass the guard:
     /// SQLite runs a statement under the database's one write lock; on PostgreSQL the statement runs in a
     /// transaction after locking every admin's row, so its guard sees every change committed before it.
-    private func changingOperators(_ statement: SQLQueryString) async throws -> Bool {
+    private func changingOperator(id: String, set: SQLQueryString) async throws -> Bool {
+        let statement: SQLQueryString = """
+            UPDATE operators SET \(set) WHERE id = \(bind: id) AND NOT (role = 'admin' AND applications IS NULL \
+            AND disabled_at IS NULL AND password_hash IS NOT NULL AND setup_token_hash IS NULL AND NOT EXISTS (\
+            SELECT 1 FROM operators other WHERE other.id <> \(bind: id) AND other.role = 'admin' \
+            AND other.applications IS NULL AND other.disabled_at IS NULL AND other.password_hash IS NOT NULL \
+            AND other.setup_token_hash IS NULL)) RETURNING id
+            """
         guard backend == .postgres else { return !(try await database.raw(statement).all()).isEmpty }
         return try await inOneCommit { store in
             guard let bound = store as? SQLStore else { throw AssentServerError.internalError("No SQL store.") }
@@ -202,15 +205,7 @@ extension SQLStore {
                     "UPDATE operators SET disabled_at = NULL WHERE id = \(bind: id) RETURNING id"
                 ).all()).isEmpty
         }
-        return try await changingOperators(
-            """
-            UPDATE operators SET disabled_at = \(bind: at) WHERE id = \(bind: id) AND NOT (role = 'admin' AND applications IS NULL AND disabled_at IS NULL \
-            AND password_hash IS NOT NULL AND setup_token_hash IS NULL AND NOT EXISTS (\
-            SELECT 1 FROM operators other WHERE other.id <> \(bind: id) AND other.role = 'admin' \
-            AND other.applications IS NULL AND other.disabled_at IS NULL AND other.password_hash IS NOT NULL \
-            AND other.setup_token_hash IS NULL))
-            RETURNING id
-            """)
+        return try await changingOperator(id: id, set: "disabled_at = \(bind: at)")
     }
 
     public func claimOperatorSignIn(id: String, step: Int64, at now: Millis) async throws -> Bool {
