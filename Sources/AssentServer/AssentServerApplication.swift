@@ -128,14 +128,19 @@ struct Sweeper: Service {
     let environment: ServerEnvironment
     var interval: Duration = .seconds(5)
 
-    /// The sweep and the audit sealer run side by side in this one service, so a graceful stop waits for one
-    /// service rather than two in turn.
+    /// The sweep, the audit sealer and the key ring's keeper run side by side in this one service, so a graceful
+    /// stop waits for one service rather than three in turn.
     func run() async throws {
         let environment = environment
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await sweep() }
                 group.addTask { await AuditSealer(environment: environment).run() }
+                group.addTask {
+                    await KeyRingKeeper(
+                        store: environment.store, logger: environment.logger, interval: environment.keyRingInterval
+                    ).run()
+                }
             }
         }
     }

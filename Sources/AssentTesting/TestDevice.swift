@@ -6,7 +6,8 @@ import Foundation
 ///
 /// Tests and load benchmarks use it as an independent client of the server.
 public struct TestDevice: Sendable {
-    public let client: HTTPClient
+    /// The server it talks to (a device reaches another process of the same server by changing it).
+    public var client: HTTPClient
     public let configuration: SDKConfiguration
     public let deviceKey = ECPrivateKey()
     public var activationId = ""

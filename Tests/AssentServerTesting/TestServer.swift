@@ -74,18 +74,23 @@ struct TestServer: Sendable {
         _ backend: Backend, location: String, keyEncryptionKey: Data, policy: SecurityPolicy, apiKey: String? = nil,
         webhook: WebhookSettings? = nil, push: PushSettings? = nil, outbox: OutboxPolicy = .fast,
         streamHeartbeat: Duration = .milliseconds(300), rateLimits: RateLimits = RateLimits(),
-        tfa: TFASettings = TFASettings()
+        tfa: TFASettings = TFASettings(), ring: [Data]? = nil
     ) async throws -> TestServer {
         var logger = Logger(label: "assent.test")
         logger.logLevel = .critical
-        let box = try SecretBox(keyEncryptionKey: keyEncryptionKey)
+        let box = try SecretBox(keys: ring ?? [keyEncryptionKey], source: .fixed)
         let store: SQLStore =
             switch backend {
             case .sqlite: try await SQLStore.sqlite(path: location, secretBox: box, logger: logger)
             case .postgres:
                 try await SQLStore.postgres(url: location, secretBox: box, logger: logger, maxConnections: 10)
             }
-        try await store.migrate()
+        do {
+            try await store.migrate()
+        } catch {
+            try? await store.shutdown()
+            throw error
+        }
         let clock = TestClock()
         var environment = ServerEnvironment(
             store: store, policy: policy, logger: logger, now: { clock.now }, webhook: webhook, push: push)
@@ -122,6 +127,14 @@ struct TestServer: Sendable {
             backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey,
             webhook: webhook, push: push, outbox: environment.outbox, streamHeartbeat: environment.streamHeartbeat,
             rateLimits: environment.rateLimits, tfa: environment.tfa)
+    }
+
+    /// Another server process on the same database whose key-encryption key ring is `ring`.
+    func sibling(ring: [Data]) async throws -> TestServer {
+        try await Self.open(
+            backend, location: location, keyEncryptionKey: keyEncryptionKey, policy: environment.policy, apiKey: apiKey,
+            outbox: environment.outbox, streamHeartbeat: environment.streamHeartbeat,
+            rateLimits: environment.rateLimits, tfa: environment.tfa, ring: ring)
     }
 
     var configuration: SDKConfiguration {

@@ -419,6 +419,76 @@ struct CLITests {
         }
     }
 
+    @Test("kek rotate while the server runs: it waits for the server to hold the key; retire empties the old key out")
+    func kekRotation() async throws {
+        try await Self.withServer("kek") { work, server, printed in
+            let url = try #require(printed["url"])
+            let config = try #require(printed["SDK configuration"])
+            let environment = try Self.connection(printed)
+            let data = ["--data-dir", work.appendingPathComponent("data").path]
+            let profile = ["--profile", work.appendingPathComponent("token").path]
+            let activation = try await Self.admin(
+                ["activation", "create", "--user", "alice"], environment: environment, as: CreateActivationResponse.self
+            )
+            let activated = try await Self.run(
+                ["token", "activate", "--server", url, "--config", config, activation.activationCode, "--pin-stdin"]
+                    + profile, environment: environment, input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+            let kekFile = work.appendingPathComponent("data/kek")
+            let oldKey = try String(contentsOf: kekFile, encoding: .utf8).trimmingCharacters(
+                in: .whitespacesAndNewlines)
+
+            // The ring is ASSENT_KEK: no key is made for it, and a key the running server lacks is refused.
+            struct NewKey: Decodable { let key, keyId: String }
+            let made = try await Self.run(["admin", "kek", "new", "--json"])
+            let newKey = try JSONDecoder().decode(NewKey.self, from: Data(made.output.utf8))
+            let envRing = ["ASSENT_KEK": "\(oldKey),\(newKey.key)"]
+            let unnamed = try await Self.run(["admin", "kek", "rotate"] + data, environment: envRing)
+            #expect(unnamed.status != 0 && unnamed.errors.contains("ASSENT_KEK for every process"), "\(unnamed.errors)")
+            let lacking = try await Self.run(
+                ["admin", "kek", "rotate", "--to", newKey.keyId, "--wait", "1"] + data, environment: envRing)
+            #expect(
+                lacking.status != 0 && lacking.errors.contains("does not hold key \(newKey.keyId)"),
+                "\(lacking.errors)")
+
+            // The kek file: a new key is added, the running server re-reads it, then everything is re-sealed.
+            struct Rotation: Decodable { let previousKeyId, sealingKeyId: String, resealed, unreadable: Int }
+            let rotated = try await Self.run(["admin", "kek", "rotate", "--json"] + data)
+            #expect(rotated.status == 0, "\(rotated.errors)")
+            let rotation = try JSONDecoder().decode(Rotation.self, from: Data(rotated.output.utf8))
+            #expect(rotation.resealed > 5 && rotation.unreadable == 0, "\(rotation)")
+            #expect(try String(contentsOf: kekFile, encoding: .utf8).split(separator: "\n").count == 2)
+            let status = try await Self.run(["admin", "kek", "status"] + data)
+            #expect(
+                status.output.contains("to re-seal                nothing")
+                    && status.output.contains("holds \(rotation.previousKeyId) \(rotation.sealingKeyId)"),
+                "\(status.output)")
+            let retired = try await Self.run(["admin", "kek", "retire", rotation.previousKeyId] + data)
+            #expect(
+                retired.status == 0 && retired.output.contains("removed from the kek file"), "\(retired.errors)")
+            let ring = try String(contentsOf: kekFile, encoding: .utf8)
+            #expect(ring.split(separator: "\n").count == 1 && !ring.contains(oldKey))
+            let attributes = try FileManager.default.attributesOfItem(atPath: kekFile.path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            let sealing = try await Self.run(["admin", "kek", "retire", rotation.sealingKeyId] + data)
+            #expect(sealing.status != 0 && sealing.errors.contains("rotate to another key first"))
+
+            // The device activated under the old key approves an operation.
+            let created = try await Self.run(
+                [
+                    "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK", "--title", "Pay",
+                    "--json",
+                ],
+                environment: environment)
+            let operation = try OperatorJSON.decoder().decode(OperationInfo.self, from: Data(created.output.utf8))
+            let approved = try await Self.run(
+                ["token", "approve", operation.id, "--pin-stdin"] + profile, environment: environment, input: "2468\n")
+            #expect(approved.status == 0 && approved.output.contains("Approved operation"), "\(approved.errors)")
+            server.terminate()
+            server.waitUntilExit()
+        }
+    }
+
     @Test("SIGTERM stops assent serve cleanly while a waiting page holds its live stream open")
     func stopsOnSIGTERM() async throws {
         try await Self.withServer("stop") { work, server, printed in

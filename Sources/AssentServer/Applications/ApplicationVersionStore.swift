@@ -48,7 +48,8 @@ extension Migrations {
 
 extension SQLStore {
     public func insertApplicationVersion(_ v: ApplicationVersionRecord) async throws {
-        let secret = try box.seal(Data(v.applicationSecret.utf8), context: "application_version.secret:\(v.id)")
+        let secret = try box.seal(
+            Data(v.applicationSecret.utf8), context: SealedColumn.applicationVersionSecret.context(v.id))
         try await database.raw(
             """
             INSERT INTO application_versions (id, application_id, name, application_key, application_secret, \
@@ -87,7 +88,8 @@ extension SQLStore {
     private func decodeApplicationVersion(_ row: any SQLRow) throws -> ApplicationVersionRecord {
         let id = try row.decode(column: "id", as: String.self)
         let secret = try box.open(
-            try row.decode(column: "application_secret", as: Data.self), context: "application_version.secret:\(id)")
+            try row.decode(column: "application_secret", as: Data.self),
+            context: SealedColumn.applicationVersionSecret.context(id))
         return ApplicationVersionRecord(
             id: id, applicationId: try row.decode(column: "application_id", as: String.self),
             name: try row.decode(column: "name", as: String.self),

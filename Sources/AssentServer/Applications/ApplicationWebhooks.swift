@@ -39,10 +39,8 @@ extension Migrations {
 }
 
 extension SQLStore {
-    private static func webhookContext(_ applicationId: String) -> String { "application_webhook:\(applicationId)" }
-
     public func putApplicationWebhook(_ w: ApplicationWebhookRecord) async throws {
-        let sealed = try box.seal(w.secret, context: Self.webhookContext(w.applicationId))
+        let sealed = try box.seal(w.secret, context: SealedColumn.applicationWebhookSecret.context(w.applicationId))
         try await database.raw(
             """
             INSERT INTO application_webhooks (application_id, url, secret, updated_at)
@@ -60,7 +58,8 @@ extension SQLStore {
             ApplicationWebhookRecord(
                 applicationId: applicationId, url: try row.decode(column: "url", as: String.self),
                 secret: try box.open(
-                    try row.decode(column: "secret", as: Data.self), context: Self.webhookContext(applicationId)),
+                    try row.decode(column: "secret", as: Data.self),
+                    context: SealedColumn.applicationWebhookSecret.context(applicationId)),
                 updatedAt: try row.decode(column: "updated_at", as: Int64.self))
         }
     }

@@ -187,9 +187,10 @@ extension SQLStore {
     public func auditKey(creating candidate: ECPrivateKey, at now: Millis) async throws -> ECPrivateKey {
         if let row = try await database.raw("SELECT private_key FROM audit_keys WHERE id = 'audit'").first() {
             return try ECPrivateKey(
-                scalar: try box.open(try row.decode(column: "private_key", as: Data.self), context: "audit.key"))
+                scalar: try box.open(
+                    try row.decode(column: "private_key", as: Data.self), context: SealedColumn.auditKey.context()))
         }
-        let sealed = try box.seal(candidate.scalar, context: "audit.key")
+        let sealed = try box.seal(candidate.scalar, context: SealedColumn.auditKey.context())
         try await database.raw(
             """
             INSERT INTO audit_keys (id, private_key, created_at) VALUES ('audit', \(bind: sealed), \(bind: now))
@@ -200,7 +201,8 @@ extension SQLStore {
             throw AssentServerError.internalError("The audit key was not stored.")
         }
         return try ECPrivateKey(
-            scalar: try box.open(try row.decode(column: "private_key", as: Data.self), context: "audit.key"))
+            scalar: try box.open(
+                try row.decode(column: "private_key", as: Data.self), context: SealedColumn.auditKey.context()))
     }
 
     static func auditEvent(_ row: any SQLRow) throws -> AuditEvent {

@@ -12,7 +12,7 @@ extension SQLStore {
             case .es256(let privateKey): privateKey.scalar
             case .rs256(let privateKey): Data(privateKey.pemRepresentation.utf8)
             }
-        let sealed = try box.seal(material, context: "openid.key:\(key.kid)")
+        let sealed = try box.seal(material, context: SealedColumn.openIDSigningKey.context(key.kid))
         try await database.raw(
             """
             INSERT INTO openid_keys (kid, alg, private_key, created_at, retired_at)
@@ -26,7 +26,8 @@ extension SQLStore {
         try await database.raw("SELECT * FROM openid_keys ORDER BY created_at DESC, kid").all().map { row in
             let kid = try row.decode(column: "kid", as: String.self)
             let opened = try box.open(
-                try row.decode(column: "private_key", as: Data.self), context: "openid.key:\(kid)")
+                try row.decode(column: "private_key", as: Data.self),
+                context: SealedColumn.openIDSigningKey.context(kid))
             let material: SigningKeyRecord.Material
             switch try row.decode(column: "alg", as: String.self) {
             case "ES256": material = .es256(try ECPrivateKey(scalar: opened))
@@ -120,9 +121,9 @@ extension SQLStore {
     static func requestHash(_ authReqId: String) -> Data { Data(SHA256.hash(data: Data(authReqId.utf8))) }
 
     public func insertCIBARequest(_ r: CIBARequestRecord) async throws {
-        let sealedId = try box.seal(Data(r.authReqId.utf8), context: "ciba.auth_req_id:\(r.id)")
+        let sealedId = try box.seal(Data(r.authReqId.utf8), context: SealedColumn.cibaAuthReqId.context(r.id))
         let sealedToken = try r.notificationToken.map {
-            try box.seal(Data($0.utf8), context: "ciba.notification_token:\(r.id)")
+            try box.seal(Data($0.utf8), context: SealedColumn.cibaNotificationToken.context(r.id))
         }
         try await database.raw(
             """
@@ -182,9 +183,9 @@ extension SQLStore {
     private func decodeCIBARequest(_ row: any SQLRow) throws -> CIBARequestRecord {
         let id = try row.decode(column: "id", as: String.self)
         let authReqId = try box.open(
-            try row.decode(column: "auth_req_id", as: Data.self), context: "ciba.auth_req_id:\(id)")
+            try row.decode(column: "auth_req_id", as: Data.self), context: SealedColumn.cibaAuthReqId.context(id))
         let token = try row.decode(column: "notification_token", as: Data?.self).map {
-            String(decoding: try box.open($0, context: "ciba.notification_token:\(id)"), as: UTF8.self)
+            String(decoding: try box.open($0, context: SealedColumn.cibaNotificationToken.context(id)), as: UTF8.self)
         }
         return CIBARequestRecord(
             id: id, authReqId: String(decoding: authReqId, as: UTF8.self),

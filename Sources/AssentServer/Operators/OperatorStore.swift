@@ -113,7 +113,7 @@ extension Migrations {
 
 extension SQLStore {
     public func insertOperator(_ o: OperatorRecord) async throws -> Bool {
-        let secret = try o.totpSecret.map { try box.seal($0, context: "operator.totp:\(o.id)") }
+        let secret = try o.totpSecret.map { try box.seal($0, context: SealedColumn.operatorTOTP.context(o.id)) }
         return
             !(try await database.raw(
                 """
@@ -158,7 +158,7 @@ extension SQLStore {
     }
 
     public func resetOperator(id: String, tokenHash: Data, expiresAt: Millis, totpSecret: Data) async throws -> Bool {
-        let secret = try box.seal(totpSecret, context: "operator.totp:\(id)")
+        let secret = try box.seal(totpSecret, context: SealedColumn.operatorTOTP.context(id))
         return try await changingOperator(
             id: id,
             set: """
@@ -230,7 +230,7 @@ extension SQLStore {
             },
             passwordHash: try row.decode(column: "password_hash", as: String?.self),
             totpSecret: try row.decode(column: "totp_secret", as: Data?.self).map {
-                try box.open($0, context: "operator.totp:\(id)")
+                try box.open($0, context: SealedColumn.operatorTOTP.context(id))
             },
             totpLastStep: try row.decode(column: "totp_last_step", as: Int64?.self),
             setupTokenHash: try row.decode(column: "setup_token_hash", as: Data?.self),

@@ -43,13 +43,11 @@ extension Migrations {
 }
 
 extension SQLStore {
-    private static func sealContext(_ applicationId: String, _ service: PushPlatform) -> String {
-        "application_push:\(applicationId):\(service.rawValue)"
-    }
-
     public func putApplicationPushCredential(_ credential: ApplicationPushCredentialRecord) async throws {
         let sealed = try box.seal(
-            credential.settings, context: Self.sealContext(credential.applicationId, credential.service))
+            credential.settings,
+            context: SealedColumn.applicationPushSettings.context(credential.applicationId, credential.service.rawValue)
+        )
         try await database.raw(
             """
             INSERT INTO application_push_credentials (application_id, service, settings, updated_at)
@@ -74,7 +72,7 @@ extension SQLStore {
                 applicationId: applicationId, service: service,
                 settings: try box.open(
                     try row.decode(column: "settings", as: Data.self),
-                    context: Self.sealContext(applicationId, service)),
+                    context: SealedColumn.applicationPushSettings.context(applicationId, service.rawValue)),
                 updatedAt: try row.decode(column: "updated_at", as: Int64.self))
         }
     }

@@ -102,9 +102,10 @@ extension SQLStore {
         // Read first: the key is served to anyone who asks, and a read must not become a write.
         if let row = try await database.raw("SELECT private_key FROM push_vapid_keys WHERE id = 'vapid'").first() {
             return try ECPrivateKey(
-                scalar: try box.open(try row.decode(column: "private_key", as: Data.self), context: "push.vapid_key"))
+                scalar: try box.open(
+                    try row.decode(column: "private_key", as: Data.self), context: SealedColumn.vapidKey.context()))
         }
-        let sealed = try box.seal(candidate.scalar, context: "push.vapid_key")
+        let sealed = try box.seal(candidate.scalar, context: SealedColumn.vapidKey.context())
         try await database.raw(
             """
             INSERT INTO push_vapid_keys (id, private_key, created_at) VALUES ('vapid', \(bind: sealed), \(bind: now))
@@ -114,7 +115,8 @@ extension SQLStore {
         guard
             let row = try await database.raw("SELECT private_key FROM push_vapid_keys WHERE id = 'vapid'").first()
         else { throw AssentServerError.internalError("The VAPID key was not stored.") }
-        let scalar = try box.open(try row.decode(column: "private_key", as: Data.self), context: "push.vapid_key")
+        let scalar = try box.open(
+            try row.decode(column: "private_key", as: Data.self), context: SealedColumn.vapidKey.context())
         return try ECPrivateKey(scalar: scalar)
     }
 

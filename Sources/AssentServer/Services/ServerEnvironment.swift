@@ -29,6 +29,7 @@ public struct ServerEnvironment: Sendable {
         let outboxWakeup = Wakeup()
         let events = EventHub()
         var streamHeartbeat: Duration = .seconds(15)
+        var keyRingInterval: Duration = .seconds(5)
         let applications = ApplicationCache()
         var announcements: Announcements?
         let metrics = PrometheusCollectorRegistry()
@@ -133,6 +134,12 @@ public struct ServerEnvironment: Sendable {
     public var streamHeartbeat: Duration {
         get { box.values.streamHeartbeat }
         set { change { $0.streamHeartbeat = newValue } }
+    }
+    /// How often this process re-reads a file key ring, seals with the key the database names and reports the keys
+    /// it holds (default 5 s).
+    public var keyRingInterval: Duration {
+        get { box.values.keyRingInterval }
+        set { change { $0.keyRingInterval = newValue } }
     }
     /// Applications read so far, by key (immutable records, so safe to keep per process).
     var applications: ApplicationCache { box.values.applications }

@@ -17,7 +17,7 @@ public protocol AssentStore: ApplicationStore, ApplicationVersionStore, Operator
     OpenIDStore, TFAStore,
     PasskeyStore,
     BackupCodeStore, NoticeStore, WebStore,
-    ConsoleStore
+    ConsoleStore, KeyRingStore
 {
     /// Creates or upgrades the schema. Safe to run from several processes at once.
     func migrate() async throws

@@ -108,9 +108,11 @@ extension SQLStore {
 
     public func putPushRegistration(_ registration: PushRegistrationRecord) async throws {
         let token = try box.seal(
-            Data(registration.token.utf8), context: "push.token:\(registration.activationId)")
+            Data(registration.token.utf8), context: SealedColumn.pushToken.context(registration.activationId))
         let keys = try registration.webPush.map {
-            try box.seal($0.publicKey.x963 + $0.authSecret, context: "push.webpush_keys:\(registration.activationId)")
+            try box.seal(
+                $0.publicKey.x963 + $0.authSecret,
+                context: SealedColumn.pushWebPushKeys.context(registration.activationId))
         }
         // A replaced registration always gets a later time than the one it replaces, so a late answer about the old
         // token (deletePushRegistration with its time) never removes the new one.
@@ -141,9 +143,9 @@ extension SQLStore {
             throw AssentServerError.internalError("Push registration \(activationId) has an invalid platform.")
         }
         let token = try box.open(
-            try row.decode(column: "token", as: Data.self), context: "push.token:\(activationId)")
+            try row.decode(column: "token", as: Data.self), context: SealedColumn.pushToken.context(activationId))
         let webPush = try row.decode(column: "webpush_keys", as: Data?.self).map { sealed in
-            let keys = try box.open(sealed, context: "push.webpush_keys:\(activationId)")
+            let keys = try box.open(sealed, context: SealedColumn.pushWebPushKeys.context(activationId))
             guard keys.count == 81 else {
                 throw AssentServerError.internalError("Push registration \(activationId) has malformed Web Push keys.")
             }

@@ -155,18 +155,20 @@ public final class SQLStore: AssentStore {
 
     // MARK: Migrations
 
+    /// Migrates the schema, then seals with the key-encryption key the database names.
     public func migrate() async throws {
         // Concurrent starts may race on CREATE TABLE IF NOT EXISTS; the statements are idempotent, so retry.
         var attempt = 0
         while true {
             do {
                 try await migrateOnce()
-                return
+                break
             } catch  where attempt < 3 {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(200 * attempt))
             }
         }
+        try await adoptSealingKey()
     }
 
     private func migrateOnce() async throws {
@@ -203,8 +205,9 @@ public final class SQLStore: AssentStore {
 
     public func insertApplication(_ application: ApplicationRecord) async throws {
         let secret = try box.seal(
-            Data(application.applicationSecret.utf8), context: "application.secret:\(application.id)")
-        let master = try box.seal(application.masterPrivateKey.scalar, context: "application.master:\(application.id)")
+            Data(application.applicationSecret.utf8), context: SealedColumn.applicationSecret.context(application.id))
+        let master = try box.seal(
+            application.masterPrivateKey.scalar, context: SealedColumn.applicationMasterKey.context(application.id))
         try await database.raw(
             """
             INSERT INTO applications (id, name, application_key, application_secret, master_private_key, created_at)
@@ -235,9 +238,11 @@ public final class SQLStore: AssentStore {
     private func decodeApplication(_ row: any SQLRow) throws -> ApplicationRecord {
         let id = try row.decode(column: "id", as: String.self)
         let secret = try box.open(
-            try row.decode(column: "application_secret", as: Data.self), context: "application.secret:\(id)")
+            try row.decode(column: "application_secret", as: Data.self),
+            context: SealedColumn.applicationSecret.context(id))
         let master = try box.open(
-            try row.decode(column: "master_private_key", as: Data.self), context: "application.master:\(id)")
+            try row.decode(column: "master_private_key", as: Data.self),
+            context: SealedColumn.applicationMasterKey.context(id))
         return ApplicationRecord(
             id: id,
             name: try row.decode(column: "name", as: String.self),
@@ -323,15 +328,21 @@ public final class SQLStore: AssentStore {
 
     private func sealedActivationSecrets(_ a: ActivationRecord) throws -> (serverPrivateKey: Data, masterSecret: Data?)
     {
-        (try box.seal(a.serverPrivateKeyScalar, context: "activation.server_key:\(a.id)"), try sealedMasterSecret(a))
+        (
+            try box.seal(a.serverPrivateKeyScalar, context: SealedColumn.activationServerKey.context(a.id)),
+            try sealedMasterSecret(a)
+        )
     }
 
     /// The master secret sealed (an update writes only this secret: the server key never changes); the sealed bytes
-    /// the store read when the secret is still the one they hold.
+    /// the store read when the secret is still the one they hold, under the key that seals now (so an update never
+    /// writes back a value the re-seal has rewritten under a newer key).
     private func sealedMasterSecret(_ a: ActivationRecord) throws -> Data? {
         guard let secret = a.masterSecret else { return nil }
-        if let stored = a.storedMasterSecret, stored.plain == secret { return stored.sealed }
-        return try box.seal(secret, context: "activation.master_secret:\(a.id)")
+        if let stored = a.storedMasterSecret, stored.plain == secret, box.isCurrent(stored.sealed) {
+            return stored.sealed
+        }
+        return try box.seal(secret, context: SealedColumn.activationMasterSecret.context(a.id))
     }
 
     func decodeActivation(_ row: any SQLRow) throws -> ActivationRecord {
@@ -343,9 +354,10 @@ public final class SQLStore: AssentStore {
             throw AssentServerError.internalError("Activation \(id) has an invalid stored state.")
         }
         let serverKey = try box.open(
-            try row.decode(column: "server_private_key", as: Data.self), context: "activation.server_key:\(id)")
+            try row.decode(column: "server_private_key", as: Data.self),
+            context: SealedColumn.activationServerKey.context(id))
         let sealedMaster = try row.decode(column: "master_secret", as: Data?.self)
-        let master = try sealedMaster.map { try box.open($0, context: "activation.master_secret:\(id)") }
+        let master = try sealedMaster.map { try box.open($0, context: SealedColumn.activationMasterSecret.context(id)) }
         var record = ActivationRecord(
             id: id,
             applicationId: try row.decode(column: "application_id", as: String.self),
@@ -380,7 +392,7 @@ public final class SQLStore: AssentStore {
     // MARK: Tokens
 
     public func insertToken(_ token: TokenRecord) async throws {
-        let secret = try box.seal(token.secret, context: "token.secret:\(token.id)")
+        let secret = try box.seal(token.secret, context: SealedColumn.tokenSecret.context(token.id))
         try await database.raw(
             """
             INSERT INTO tokens (id, activation_id, secret, signature_type, created_at)
@@ -397,7 +409,8 @@ public final class SQLStore: AssentStore {
         return TokenRecord(
             id: id,
             activationId: try row.decode(column: "activation_id", as: String.self),
-            secret: try box.open(try row.decode(column: "secret", as: Data.self), context: "token.secret:\(id)"),
+            secret: try box.open(
+                try row.decode(column: "secret", as: Data.self), context: SealedColumn.tokenSecret.context(id)),
             signatureType: try SignatureType(parsing: try row.decode(column: "signature_type", as: String.self)),
             createdAt: try row.decode(column: "created_at", as: Int64.self)
         )
@@ -415,7 +428,8 @@ public final class SQLStore: AssentStore {
         let token = TokenRecord(
             id: id,
             activationId: try row.decode(column: "activation_id", as: String.self),
-            secret: try box.open(try row.decode(column: "secret", as: Data.self), context: "token.secret:\(id)"),
+            secret: try box.open(
+                try row.decode(column: "secret", as: Data.self), context: SealedColumn.tokenSecret.context(id)),
             signatureType: try SignatureType(parsing: try row.decode(column: "signature_type", as: String.self)),
             createdAt: try row.decode(column: "created_at", as: Int64.self)
         )
@@ -436,7 +450,7 @@ public final class SQLStore: AssentStore {
     // MARK: Temporary keys and replay guard
 
     public func insertTemporaryKey(_ key: TemporaryKeyRecord) async throws {
-        let sealed = try box.seal(key.privateKey.scalar, context: "temporary_key:\(key.id)")
+        let sealed = try box.seal(key.privateKey.scalar, context: SealedColumn.temporaryKey.context(key.id))
         try await database.raw(
             """
             INSERT INTO temporary_keys (id, application_id, activation_id, private_key, expires_at)
@@ -450,7 +464,8 @@ public final class SQLStore: AssentStore {
         guard let row = try await database.raw("SELECT * FROM temporary_keys WHERE id = \(bind: id)").first() else {
             return nil
         }
-        let scalar = try box.open(try row.decode(column: "private_key", as: Data.self), context: "temporary_key:\(id)")
+        let scalar = try box.open(
+            try row.decode(column: "private_key", as: Data.self), context: SealedColumn.temporaryKey.context(id))
         return TemporaryKeyRecord(
             id: id,
             applicationId: try row.decode(column: "application_id", as: String.self),
@@ -527,7 +542,9 @@ public final class SQLStore: AssentStore {
     // MARK: Operations
 
     public func insertOperation(_ o: OperationRecord) async throws {
-        let seed = try o.proximitySeed.map { try box.seal($0, context: "operation.proximity_seed:\(o.id)") }
+        let seed = try o.proximitySeed.map {
+            try box.seal($0, context: SealedColumn.operationProximitySeed.context(o.id))
+        }
         try await database.raw(
             """
             INSERT INTO operations (id, application_id, user_id, name, data, status, status_reason, content,
@@ -605,7 +622,7 @@ public final class SQLStore: AssentStore {
             failedAttempts: Int(try row.decode(column: "failed_attempts", as: Int64.self)),
             maxFailedAttempts: Int(try row.decode(column: "max_failed_attempts", as: Int64.self)),
             proximitySeed: try row.decode(column: "proximity_seed", as: Data?.self).map {
-                try box.open($0, context: "operation.proximity_seed:\(id)")
+                try box.open($0, context: SealedColumn.operationProximitySeed.context(id))
             },
             offlineNonce: try row.decode(column: "offline_nonce", as: String?.self),
             offlineTOTP: try row.decode(column: "offline_totp", as: String?.self),

@@ -69,7 +69,7 @@ extension SQLStore {
     // MARK: Factors
 
     public func insertTFAFactor(_ f: TFAFactorRecord) async throws {
-        let sealed = try f.secret.map { try box.seal($0, context: "tfa.factor:\(f.id)") }
+        let sealed = try f.secret.map { try box.seal($0, context: SealedColumn.tfaFactorSecret.context(f.id)) }
         try await database.raw(
             """
             INSERT INTO tfa_factors (id, application_id, user_id, provider, state, destination, secret, last_step,
@@ -136,7 +136,7 @@ extension SQLStore {
             userId: try row.decode(column: "user_id", as: String.self), provider: provider, state: state,
             destination: try row.decode(column: "destination", as: String?.self),
             secret: try row.decode(column: "secret", as: Data?.self).map {
-                try box.open($0, context: "tfa.factor:\(id)")
+                try box.open($0, context: SealedColumn.tfaFactorSecret.context(id))
             },
             lastStep: try row.decode(column: "last_step", as: Int64?.self),
             lastMethod: try row.decode(column: "last_method", as: String?.self),
@@ -250,7 +250,7 @@ extension SQLStore {
     // MARK: Codes
 
     public func insertTFACode(_ c: TFACodeRecord) async throws {
-        let sealed = try box.seal(Data(c.code.utf8), context: "tfa.code:\(c.id)")
+        let sealed = try box.seal(Data(c.code.utf8), context: SealedColumn.tfaCode.context(c.id))
         try await database.raw(
             """
             INSERT INTO tfa_codes (id, token_hash, assertion_hash, factor_id, channel, code, lang, attempts_left,
@@ -301,7 +301,8 @@ extension SQLStore {
 
     private func decodeCode(_ row: any SQLRow) throws -> TFACodeRecord {
         let id = try row.decode(column: "id", as: String.self)
-        let code = try box.open(try row.decode(column: "code", as: Data.self), context: "tfa.code:\(id)")
+        let code = try box.open(
+            try row.decode(column: "code", as: Data.self), context: SealedColumn.tfaCode.context(id))
         return TFACodeRecord(
             id: id, tokenHash: try row.decode(column: "token_hash", as: Data.self),
             assertionHash: try row.decode(column: "assertion_hash", as: Data.self),

@@ -4,7 +4,8 @@ import SQLKit
 
 extension SQLStore {
     public func insertWebSession(_ s: WebSessionRecord) async throws {
-        let sealed = try box.seal(s.state, context: Self.webStateContext(s.idHash))
+        let sealed = try box.seal(
+            s.state, context: SealedColumn.webSessionState.context(s.idHash.base64EncodedString()))
         try await database.raw(
             """
             INSERT INTO web_sessions (id_hash, kind, csrf_token, state, created_at, expires_at, owner)
@@ -24,14 +25,16 @@ extension SQLStore {
             idHash: try row.decode(column: "id_hash", as: Data.self),
             kind: try row.decode(column: "kind", as: String.self),
             csrfToken: try row.decode(column: "csrf_token", as: String.self),
-            state: try box.open(try row.decode(column: "state", as: Data.self), context: Self.webStateContext(idHash)),
+            state: try box.open(
+                try row.decode(column: "state", as: Data.self),
+                context: SealedColumn.webSessionState.context(idHash.base64EncodedString())),
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             expiresAt: try row.decode(column: "expires_at", as: Int64.self),
             owner: try row.decode(column: "owner", as: String?.self))
     }
 
     public func updateWebSession(idHash: Data, state: Data, expiresAt: Millis, owner: String?) async throws -> Bool {
-        let sealed = try box.seal(state, context: Self.webStateContext(idHash))
+        let sealed = try box.seal(state, context: SealedColumn.webSessionState.context(idHash.base64EncodedString()))
         return
             !(try await database.raw(
                 """
@@ -64,9 +67,5 @@ extension SQLStore {
 
     public func purgeWebSessions(before: Millis) async throws {
         try await database.raw("DELETE FROM web_sessions WHERE expires_at < \(bind: before)").run()
-    }
-
-    private static func webStateContext(_ idHash: Data) -> String {
-        "web_sessions.state:\(idHash.base64EncodedString())"
     }
 }

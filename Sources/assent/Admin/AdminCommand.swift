@@ -7,14 +7,15 @@ struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin",
         abstract:
-            "Manage a running Assent server: applications, activations, operations, API keys, operator accounts, audit, clients, two-factor login.",
+            "Manage a running Assent server: applications, activations, operations, API keys, operator accounts, audit, clients, two-factor login, the key-encryption key.",
         discussion: """
             Commands talk to the operator API at --url with --api-key (or ASSENT_URL / ASSENT_API_KEY). \
-            `api-key create` works on the store directly, so it can bootstrap a server's first key.
+            `api-key create` works on the store directly, so it can bootstrap a server's first key; so does `kek`, \
+            so key material never crosses HTTP.
             """,
         subcommands: [
             ApplicationCommand.self, ActivationCommand.self, OperationCommand.self, APIKeyCommand.self,
-            AuditCommand.self, ClientCommand.self, TFACommand.self, OperatorCommand.self,
+            AuditCommand.self, ClientCommand.self, TFACommand.self, OperatorCommand.self, KEKCommand.self,
         ]
     )
 }

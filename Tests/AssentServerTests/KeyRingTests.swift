@@ -1,0 +1,182 @@
+import AssentCrypto
+import AssentModel
+import AssentTesting
+import Crypto
+import Foundation
+import SQLKit
+import Testing
+
+@testable import AssentServer
+@testable import AssentServerTesting
+
+@Suite("The key-encryption key rotates: key ids in sealed values, every process told, a re-seal, a safe retirement")
+struct KeyRingTests {
+    @Test("A sealed value names its key; any key of the ring opens it; a relabelled or moved value does not open")
+    func sealedValues() throws {
+        let (first, second) = (Bytes.random(count: 32), Bytes.random(count: 32))
+        let old = try SecretBox(keyEncryptionKey: first)
+        let sealed = try old.seal(Data("secret".utf8), context: "token.secret:t1")
+        let firstId = try SecretBox.keyId(of: first)
+        #expect(SecretBox.sealingKeyId(of: sealed) == firstId)
+        let secondId = try SecretBox.keyId(of: second)
+        #expect(firstId.count == 16 && firstId != secondId)
+
+        // A ring that seals with the second key still opens what the first sealed.
+        let ring = try SecretBox(keys: [second, first], source: .fixed)
+        #expect(try ring.open(sealed, context: "token.secret:t1") == Data("secret".utf8))
+        #expect(!ring.isCurrent(sealed))
+        let resealed = try ring.seal(Data("secret".utf8), context: "token.secret:t1")
+        #expect(ring.isCurrent(resealed) && SecretBox.sealingKeyId(of: resealed) == secondId)
+        // Another row's context, or the header naming another key of the ring: refused.
+        #expect(throws: AssentServerError.self) { try ring.open(sealed, context: "token.secret:t2") }
+        var relabelled = sealed
+        relabelled.replaceSubrange(2..<10, with: SecretBox.header(secondId).dropFirst(2))
+        #expect(throws: AssentServerError.self) { try ring.open(relabelled, context: "token.secret:t1") }
+        // A ring without the key: refused, with a sentence that names the ring.
+        let stranger = try SecretBox(keyEncryptionKey: second)
+        #expect(throws: AssentServerError.self) { try stranger.open(sealed, context: "token.secret:t1") }
+
+        // A value sealed before key ids (nonce ‖ ciphertext ‖ tag, the context alone authenticated) opens.
+        let legacy = try #require(
+            try AES.GCM.seal(
+                Data("old".utf8), using: SymmetricKey(data: first), authenticating: Data("token.secret:t1".utf8)
+            ).combined)
+        #expect(SecretBox.sealingKeyId(of: legacy) == nil)
+        #expect(try ring.open(legacy, context: "token.secret:t1") == Data("old".utf8))
+        #expect(throws: AssentServerError.self) { try stranger.open(legacy, context: "token.secret:t1") }
+    }
+
+    /// A server with an activated device that holds a MAC token.
+    static func serverWithDevice(_ backend: Backend) async throws -> (TestServer, TestDevice) {
+        let server = try await TestServer.make(backend)
+        let device = try await server.live { client in
+            var device = try await server.activatedDevice(client)
+            _ = try await device.createToken()
+            return device
+        }
+        return (server, device)
+    }
+
+    /// After the server's store is closed: a process holding only `retired` does not start; one holding only
+    /// `current` reads every secret, and `device` signs, gets a token and reads its status through it.
+    static func expectServed(_ server: TestServer, by current: Data, not retired: Data, device: TestDevice)
+        async throws
+    {
+        await #expect(throws: AssentServerError.self) { _ = try await server.sibling(ring: [retired]) }
+        let fresh = try await server.sibling(ring: [current])
+        defer { Task { await fresh.shutdown() } }
+        #expect(fresh.store.secretBox.keyIds == [try SecretBox.keyId(of: current)])
+        #expect(try await fresh.store.unsealedUnderCurrentKey().isEmpty)
+        try await fresh.live { client in
+            var device = device
+            device.client = client
+            #expect(try await device.validateSignature().status == 200)
+            _ = try await device.createToken()
+            #expect(try await device.status().state == .active)
+        }
+    }
+
+    @Test(
+        "Rotation re-seals every secret; the sealing key cannot retire, the old one can; devices go on",
+        arguments: Backend.all)
+    func rotation(backend: Backend) async throws {
+        let (server, device) = try await Self.serverWithDevice(backend)
+        let oldKey = server.keyEncryptionKey
+        let newKey = Bytes.random(count: 32)
+        let (oldId, newId) = (try SecretBox.keyId(of: oldKey), try SecretBox.keyId(of: newKey))
+        #expect(try await server.store.keyRingState().sealingKeyId == oldId)
+        let service = KeyRingService(store: server.store)
+        // A key the ring does not hold is refused before anything changes.
+        await #expect(throws: AssentServerError.self) { _ = try await service.rotate(to: newId) }
+        try server.store.secretBox.add([newKey])
+        let rotation = try await service.rotate(to: newId)
+        #expect(rotation.previousKeyId == oldId && rotation.sealingKeyId == newId)
+        #expect(rotation.resealed >= 8 && rotation.unreadable == 0, "\(rotation)")
+        let status = try await service.status()
+        #expect(status.sealingKeyId == newId && status.pending.isEmpty && status.keyIds == [oldId, newId])
+        await #expect(throws: AssentServerError.self) { _ = try await service.rotate(to: newId) }
+        await #expect(throws: AssentServerError.self) { _ = try await service.retire(newId) }
+        let retirement = try await service.retire(oldId)
+        #expect(retirement.keyId == oldId && !retirement.removedFromFile)
+        await server.shutdown()
+        try await Self.expectServed(server, by: newKey, not: oldKey, device: device)
+    }
+
+    @Test("Several processes: no switch while one lacks the new key; no retirement while one still seals with the old")
+    func rotationAcrossProcesses() async throws {
+        // Several server processes share PostgreSQL (SQLite serves one).
+        let (server, device) = try await Self.serverWithDevice(.postgres)
+        let oldKey = server.keyEncryptionKey
+        let newKey = Bytes.random(count: 32)
+        let (oldId, newId) = (try SecretBox.keyId(of: oldKey), try SecretBox.keyId(of: newKey))
+        // A second server process, still with the old ring only, reports what it holds.
+        let sibling = try await server.sibling(ring: [oldKey])
+        let keeper = Task {
+            await KeyRingKeeper(store: sibling.store, logger: sibling.environment.logger, interval: .milliseconds(100))
+                .run()
+        }
+        for _ in 0..<100 where try await server.store.keyRingHolders(at: Date().millis).isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await server.store.keyRingHolders(at: Date().millis).map(\.keyIds) == [[oldId]])
+        try server.store.secretBox.add([newKey])
+        var service = KeyRingService(store: server.store)
+        service.holderWait = .milliseconds(600)
+        await #expect(throws: AssentServerError.self) {
+            do { _ = try await service.rotate(to: newId) } catch let error as AssentServerError {
+                #expect(error.code == .conflict && error.message.contains("does not hold key \(newId)"), "\(error)")
+                throw error
+            }
+        }
+        #expect(try await server.store.keyRingState().sealingKeyId == oldId)
+
+        // The other process gets the key (a file ring is re-read; here it is handed over): the switch goes through;
+        // the old key retires once the other process seals with the new one.
+        try sibling.store.secretBox.add([newKey])
+        service.holderWait = .seconds(10)
+        let rotation = try await service.rotate(to: newId)
+        #expect(rotation.resealed >= 8 && rotation.unreadable == 0, "\(rotation)")
+        _ = try await service.retire(oldId)
+        #expect(sibling.store.secretBox.sealingKeyId == newId)
+        keeper.cancel()
+        _ = await keeper.value
+        // A stopped process takes its report with it.
+        #expect(try await server.store.keyRingHolders(at: Date().millis).isEmpty)
+        await sibling.shutdown()
+        await server.shutdown()
+        try await Self.expectServed(server, by: newKey, not: oldKey, device: device)
+    }
+
+    @Test("A database sealed before key ids is re-sealed on the way, its values still read", arguments: Backend.all)
+    func legacyValues(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let application = server.application
+        let legacy = try #require(
+            try AES.GCM.seal(
+                Data(application.applicationSecret.utf8), using: SymmetricKey(data: server.keyEncryptionKey),
+                authenticating: Data(SealedColumn.applicationSecret.context(application.id).utf8)
+            ).combined)
+        try await server.store.database.raw(
+            "UPDATE applications SET application_secret = \(bind: legacy) WHERE id = \(bind: application.id)"
+        ).run()
+        #expect(
+            try await server.store.application(id: application.id)?.applicationSecret == application.applicationSecret)
+        let pending = try await server.store.unsealedUnderCurrentKey()
+        #expect(pending.map(\.column) == ["applications.application_secret"] && pending.first?.count == 1)
+
+        // The keeper of a running process finds it and re-seals it under the current key.
+        let keeper = Task {
+            await KeyRingKeeper(store: server.store, logger: server.environment.logger, interval: .milliseconds(50))
+                .run()
+        }
+        defer { keeper.cancel() }
+        for _ in 0..<100 where !(try await server.store.unsealedUnderCurrentKey().isEmpty) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await server.store.unsealedUnderCurrentKey().isEmpty)
+        #expect(
+            try await server.store.application(id: application.id)?.applicationSecret == application.applicationSecret)
+        #expect(try await server.store.keyRingHolders(at: Date().millis).count == 1)
+    }
+}
