@@ -26,10 +26,9 @@ struct OpenAPIPatternTests {
         return try Regex(swift).matchingSemantics(.unicodeScalar)
     }
 
-    @Test("The notification endpoint: the document's pattern and length are the ones the server applies")
+    @Test("The notification endpoint: the document's length is the server's; the syntax before the egress policy")
     func notificationEndpoint() throws {
         let property = try Self.property("CreateClientRequest", "notificationEndpoint")
-        #expect(property["pattern"] as? String == ClientService.endpointPattern)
         #expect(property["maxLength"] as? Int == ClientService.endpointMaximumLength)
         for accepted in [
             "https://bank.example/ciba/callback?tenant=a&x=%20", "https://10.0.0.1:65535/a", "https://b-1.example",
@@ -43,6 +42,65 @@ struct OpenAPIPatternTests {
             "http://localhost.example/cb", "https://" + String(repeating: "a", count: 2_041),
         ] {
             #expect(throws: AssentServerError.self, "\(refused)") { try ClientService.validatedEndpoint(refused) }
+        }
+    }
+
+    @Test("Destinations others choose: the document states what a server without --egress-allow takes")
+    func destinations() async throws {
+        let pattern = ClientService.documentedDestinationPattern
+        #expect(try Self.property("CreateClientRequest", "notificationEndpoint")["pattern"] as? String == pattern)
+        #expect(try Self.property("CreateClientRequest", "backchannelLogoutUri")["pattern"] as? String == pattern)
+        #expect(try Self.property("SetApplicationWebhookRequest", "url")["pattern"] as? String == pattern)
+        let regex = try Self.regex(pattern)
+        // The server's default: no network allowed (names resolve nowhere here: they are checked again at delivery).
+        let egress = Egress(resolve: TestServer.offlineResolve)
+        func serverTakes(_ url: String) async -> Bool {
+            guard (try? ClientService.validatedEndpoint(url)) != nil else { return false }
+            return (try? await egress.check(url)) != nil
+        }
+        for refused in [
+            "http://127.0.0.1:8080/cb", "http://localhost/cb", "https://localhost/x", "https://a.LocalHost:8/x",
+            "https://LOCALHOST", "https://10.0.0.1/x", "https://0x7f000001/x", "https://2130706433/", "https://0/",
+            "https://127.1/", "https://[::1]/", "http://bank.example/cb",
+        ] {
+            #expect(refused.wholeMatch(of: regex) == nil, "\(refused)")
+            #expect(await !serverTakes(refused) || !refused.hasPrefix("http:"), "\(refused)")
+        }
+        // Whatever the pattern matches, the default server takes.
+        let pieces = [
+            "a", "Z", "0", "9", "-", ".", "x1", "0x7f", "localhost", "LocalHost", "127", "1", ":", ":443", ":0",
+            ":65536", "/", "/cb", "?", "?a=b", "%20", "%zz", "#", "@", "example", "com", "local", "host",
+        ]
+        var generator = SeededGenerator(seed: 0xDE57)
+        var matched = 0
+        for _ in 0..<20_000 {
+            var url = ["https://", "http://", "https://x."].randomElement(using: &generator)!
+            for _ in 0..<Int.random(in: 1...6, using: &generator) { url += pieces.randomElement(using: &generator)! }
+            guard url.wholeMatch(of: regex) != nil else { continue }
+            matched += 1
+            #expect(await serverTakes(url), "the document allows \(url), the server refuses it")
+        }
+        #expect(matched > 1_000)
+    }
+
+    @Test("Audit times: RFC 3339 date-time and full-date exactly, as the document's formats mean them")
+    func rfc3339() {
+        for (text, seconds) in [
+            ("1985-04-12T23:20:50.52Z", 482_196_050.52), ("1996-12-19T16:39:57-08:00", 851_042_397),
+            ("1990-12-31T23:59:60Z", 662_688_000), ("1990-12-31T15:59:60-08:00", 662_688_000),
+            ("1937-01-01T12:00:27.87+00:20", -1_041_337_172.13), ("2026-11-26", 1_795_651_200),
+            ("2024-02-29t00:00:00z", 1_709_164_800), ("0000-01-01", -62_167_219_200),
+        ] as [(String, Double)] {
+            let parsed = RFC3339.parse(text)?.timeIntervalSince1970
+            #expect(parsed.map { abs($0 - seconds) < 0.001 } == true, "\(text): \(String(describing: parsed))")
+        }
+        for text in [
+            "2026-02-29", "2026-13-01", "2026-00-10", "2026-04-31", "2026-11-26T24:00:00Z", "2026-11-26 10:00:00Z",
+            "2026-11-26T10:00:00", "2026-11-26T10:00Z", "2026-11-26T10:00:00.Z", "2026-11-26T10:00:00+0100",
+            "2026-11-26T10:00:61Z", "2026-11-26T10:00:00+24:00", "26-11-26", "2026-11-26Z", "2026-11-26T10:00:00Zx",
+            "", "yesterday", "２０２６-11-26",
+        ] {
+            #expect(RFC3339.parse(text) == nil, "\(text)")
         }
     }
 

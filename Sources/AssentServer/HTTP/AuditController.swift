@@ -91,14 +91,11 @@ struct AuditController {
     static func time(_ text: String?, _ name: String) throws -> Millis? {
         guard let text, !text.isEmpty else { return nil }
         guard let date = parseTime(text) else {
-            throw AssentServerError.invalidRequest("\(name) is an RFC 3339 time or a date, e.g. 2026-11-01.")
+            throw AssentServerError.invalidRequest("\(name) is an RFC 3339 date-time or a date, e.g. 2026-11-01.")
         }
         return date.millis
     }
 
-    /// An RFC 3339 time (`2026-11-26T10:00:00Z`) or a date (`2026-11-26`, midnight UTC).
-    static func parseTime(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        return try? Date(text + "T00:00:00Z", strategy: .iso8601)
-    }
+    /// An RFC 3339 date-time (`2026-11-26T10:00:00Z`) or a date (`2026-11-26`, midnight UTC).
+    static func parseTime(_ text: String) -> Date? { RFC3339.parse(text) }
 }

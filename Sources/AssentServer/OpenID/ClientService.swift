@@ -213,10 +213,21 @@ public struct ClientService: Sendable {
     /// a path and a query of RFC 3986 characters with valid `%` escapes, no fragment. The OpenAPI document states the
     /// same pattern (`OpenAPIPatternTests` checks that they agree).
     static let endpointPattern =
-        #"^(https://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|http://(localhost|127\.0\.0\.1|\[::1\]))"#
-        + #"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"#
+        #"^(https://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|http://(localhost|127\.0\.0\.1|\[::1\]))"# + endpointTail
+
+    /// An optional port 1–65535, a path and a query of RFC 3986 characters with valid `%` escapes, no fragment.
+    static let endpointTail =
+        #"(:(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?"#
         + #"(/([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*)*"#
         + #"(\?([A-Za-z0-9._~!$&'()*+,;=:@/?-]|%[0-9A-Fa-f]{2})*)?$"#
+
+    /// The destinations a server without `--egress-allow` takes from anyone (notification, back-channel logout and
+    /// webhook URLs), as the OpenAPI document states them: ``endpointPattern`` narrowed to `https` and a host name
+    /// whose last label starts with a letter (so no IP address in any spelling) and that is not `localhost` or a name
+    /// under it. The egress policy still judges what the name resolves to, at registration and at every request.
+    static let documentedDestinationPattern =
+        #"^https://(?!([A-Za-z0-9-]+\.)*[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt]([:/?]|$))"#
+        + #"([A-Za-z0-9-]+\.)*[A-Za-z][A-Za-z0-9-]*"# + endpointTail
 
     /// The longest notification endpoint accepted, in characters (all ASCII).
     static let endpointMaximumLength = 2_048
