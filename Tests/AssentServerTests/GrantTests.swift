@@ -183,6 +183,54 @@ struct GrantTests {
     }
 
     @Test(
+        "A disabled account signs in nowhere and everything it held ends; enabled again, it signs in",
+        arguments: Backend.all)
+    func disabledAccount(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            let alice = try await Self.signIn(server, client)
+            let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
+            func patch(_ body: String) async throws -> PageAnswer {
+                try await PageAnswer.fetch(
+                    client, .patch, "/api/v1/tfa/accounts/alice", json: Data(body.utf8), headers: key)
+            }
+            let disabled = try await patch(#"{"disabled":true}"#)
+            #expect(disabled.status == .ok, "\(disabled.body)")
+            let account = try OperatorJSON.decoder().decode(TFAAccountInfo.self, from: Data(disabled.body.utf8))
+            #expect(account.disabledAt != nil)
+            try await Self.expectEverythingEnded(alice, server)
+
+            // The right password, and a relying party's own first factor: refused with the reason.
+            let login = try await PageAnswer.fetch(
+                client, .post, "/api/tfa/login",
+                json: try JSONEncoder().encode(TFALoginRequest(userId: "alice", password: "correct horse battery")))
+            #expect(login.status == .forbidden && login.body.contains("ACCOUNT_DISABLED"), "\(login.body)")
+            let own = try await PageAnswer.fetch(
+                client, .post, "/api/v1/tfa/logins", json: Data(#"{"userId":"alice"}"#.utf8), headers: key)
+            #expect(own.status == .forbidden && own.body.contains("ACCOUNT_DISABLED"), "\(own.body)")
+            // The hosted pages say so and sign nobody in.
+            let first = try await PageAnswer.fetch(
+                client, .get, alice.mail.authorizeURI(["scope": "openid offline_access"]))
+            let (location, cookie, _) = try await AuthorizationCodeTests.signIn(
+                client, from: first, password: "correct horse battery")
+            #expect(location.map { CodeFlowClient.query($0)["code"] == nil } ?? true, "\(String(describing: location))")
+            let shown = try await PageAnswer.fetch(client, .get, location ?? "/login", cookie: cookie)
+            #expect(shown.body.contains("This account is disabled"), "\(shown.body)")
+            let audit = try await server.store.auditEvents(AuditFilter(typePrefix: "tfa.account_"), limit: 5)
+            #expect(audit.first?.type == "tfa.account_disabled" && audit.first?.actor.hasPrefix("key:") == true)
+
+            // Enabled again: alice signs in as before; a change to nothing is refused with a sentence.
+            #expect(try await patch(#"{"disabled":false}"#).status == .ok)
+            let again = try await Self.signIn(client, at: alice.mail, password: "correct horse battery")
+            #expect(try await again.accessWorks())
+            let nothing = try await patch("{}")
+            #expect(nothing.status == .badRequest && nothing.body.contains("send name or disabled"), "\(nothing.body)")
+        }
+    }
+
+    @Test(
         "An operator's sign-out everywhere and removing the account end every token, single sign-on and browser session",
         arguments: Backend.all)
     func operatorRevocations(_ backend: Backend) async throws {

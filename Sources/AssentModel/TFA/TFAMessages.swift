@@ -274,8 +274,14 @@ public struct TFAAccountInfo: Codable, Sendable, Equatable {
     public var hasPassword: Bool
     public var factors: [TFAFactorInfo]
     public var createdAt: Date
+    /// When an operator disabled the account (absent: it is enabled).
+    public var disabledAt: Date?
 
-    public init(userId: String, name: String? = nil, hasPassword: Bool, factors: [TFAFactorInfo], createdAt: Date) {
+    public init(
+        userId: String, name: String? = nil, hasPassword: Bool, factors: [TFAFactorInfo], createdAt: Date,
+        disabledAt: Date? = nil
+    ) {
+        self.disabledAt = disabledAt
         self.name = name
         self.userId = userId
         self.hasPassword = hasPassword
@@ -288,8 +294,13 @@ public struct TFAAccountInfo: Codable, Sendable, Equatable {
 public struct UpdateTFAAccountRequest: Codable, Sendable, Equatable {
     /// The display name; an empty string removes it.
     public var name: String?
+    /// `true` disables the account (no sign-in, every grant and session ended), `false` enables it again.
+    public var disabled: Bool?
 
-    public init(name: String?) { self.name = name }
+    public init(name: String? = nil, disabled: Bool? = nil) {
+        self.name = name
+        self.disabled = disabled
+    }
 }
 
 /// `POST /api/v1/tfa/logins`: the relying party checked the first factor; Assent decides on the second.

@@ -13,6 +13,7 @@ struct GrantRevocation: Sendable {
     /// Why everything a person holds ends.
     enum Reason: String, Sendable {
         case accountRemoved = "the login account was removed"
+        case accountDisabled = "the login account was disabled"
         case passwordChanged = "the password was changed"
         case phoneLost = "a phone was reported lost"
         case signedOutEverywhere = "an operator signed the person out everywhere"

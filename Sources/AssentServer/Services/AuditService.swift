@@ -90,6 +90,8 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case tfaAccountCreated = "tfa.account_created"
     case tfaAccountRemoved = "tfa.account_removed"
     case tfaAccountRenamed = "tfa.account_renamed"
+    case tfaAccountDisabled = "tfa.account_disabled"
+    case tfaAccountEnabled = "tfa.account_enabled"
     case tfaBackupCodeUsed = "tfa.backup_code_used"
     case tfaBrowserAnswered = "tfa.browser_answered"
     case tfaBrowserSubscribed = "tfa.browser_subscribed"

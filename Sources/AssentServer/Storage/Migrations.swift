@@ -80,6 +80,7 @@ enum Migrations {
         Migration(version: 33, sqlite: auditApplicationsV33(.sqlite), postgres: auditApplicationsV33(.postgres)),
         Migration(version: 34, sqlite: webSessionOwnersV34(.sqlite), postgres: webSessionOwnersV34(.postgres)),
         Migration(version: 35, sqlite: keyRingV35(.sqlite), postgres: keyRingV35(.postgres)),
+        Migration(version: 36, sqlite: tfaAccountDisabledV36(.sqlite), postgres: tfaAccountDisabledV36(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

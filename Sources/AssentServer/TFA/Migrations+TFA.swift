@@ -110,15 +110,23 @@ extension Migrations {
 }
 
 extension Migrations {
-}
-
-extension Migrations {
     /// Version 15: a display name per login account (the `name` claim of Sign in with Assent).
     static func tfaDisplayNameV15(_ dialect: Dialect) -> [String] {
         [
             dialect == .sqlite
                 ? "ALTER TABLE tfa_accounts ADD COLUMN display_name TEXT"
                 : "ALTER TABLE tfa_accounts ADD COLUMN IF NOT EXISTS display_name TEXT"
+        ]
+    }
+}
+
+extension Migrations {
+    /// Version 36: a login account can be disabled (no sign-in until enabled again).
+    static func tfaAccountDisabledV36(_ dialect: Dialect) -> [String] {
+        [
+            dialect == .sqlite
+                ? "ALTER TABLE tfa_accounts ADD COLUMN disabled_at \(dialect.bigint)"
+                : "ALTER TABLE tfa_accounts ADD COLUMN IF NOT EXISTS disabled_at \(dialect.bigint)"
         ]
     }
 }

@@ -27,8 +27,18 @@ extension SQLStore {
                 userId: try row.decode(column: "user_id", as: String.self),
                 passwordHash: try row.decode(column: "password_hash", as: String?.self),
                 createdAt: try row.decode(column: "created_at", as: Int64.self),
-                displayName: try row.decode(column: "display_name", as: String?.self))
+                displayName: try row.decode(column: "display_name", as: String?.self),
+                disabledAt: try row.decode(column: "disabled_at", as: Int64?.self))
         }
+    }
+
+    public func setTFAAccountDisabled(applicationId: String, userId: String, disabledAt: Millis?) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE tfa_accounts SET disabled_at = \(bind: disabledAt) WHERE application_id = \(bind: applicationId) \
+            AND user_id = \(bind: userId) RETURNING user_id
+            """
+        ).all()).isEmpty
     }
 
     public func setTFAAccountName(applicationId: String, userId: String, name: String?) async throws -> Bool {

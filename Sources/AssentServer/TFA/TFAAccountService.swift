@@ -97,6 +97,25 @@ public struct TFAAccountService: Sendable {
             applicationId: application.id, userId: account.userId, because: .signedOutEverywhere, actor: actor)
     }
 
+    /// Disables the account (no sign-in; every grant, single-sign-on and browser session ended) or enables it again.
+    /// Changing nothing (disabling a disabled account) is not audited again.
+    /// - Throws: `NOT_FOUND` when the application has no such account.
+    public func setDisabled(_ disabled: Bool, userId: String, in application: ApplicationRecord, actor: String)
+        async throws
+    {
+        let account = try await record(userId: userId, in: application)
+        guard (account.disabledAt != nil) != disabled else { return }
+        _ = try await store.setTFAAccountDisabled(
+            applicationId: application.id, userId: account.userId, disabledAt: disabled ? environment.nowMillis : nil)
+        await environment.audit(
+            disabled ? .tfaAccountDisabled : .tfaAccountEnabled, userId: account.userId, application: application.id,
+            actor: actor, disabled ? "Login account disabled." : "Login account enabled.")
+        if disabled {
+            try await GrantRevocation(environment: environment).revokeAll(
+                applicationId: application.id, userId: account.userId, because: .accountDisabled, actor: actor)
+        }
+    }
+
     /// Adds an e-mail factor, active at once (the operator vouches for the address).
     public func addEmail(_ email: String, userId: String, in application: ApplicationRecord, actor: String)
         async throws -> TFAFactorRecord

@@ -36,11 +36,17 @@ struct TFAOperatorController {
 
     @Sendable func updateAccount(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(UpdateTFAAccountRequest.self, from: request)
-        guard let name = body.name else { throw AssentServerError.invalidRequest("Nothing to change: send name.") }
-        let account = try await accounts.rename(
-            userId: try context.parameter("userId"), name: name, in: try await applications.selected(context),
-            actor: context.actor)
-        return try HTTPSupport.operatorJSON(Self.info(account))
+        guard body.name != nil || body.disabled != nil else {
+            throw AssentServerError.invalidRequest("Nothing to change: send name or disabled.")
+        }
+        let (userId, application) = (try context.parameter("userId"), try await applications.selected(context))
+        if let name = body.name {
+            _ = try await accounts.rename(userId: userId, name: name, in: application, actor: context.actor)
+        }
+        if let disabled = body.disabled {
+            try await accounts.setDisabled(disabled, userId: userId, in: application, actor: context.actor)
+        }
+        return try HTTPSupport.operatorJSON(Self.info(try await accounts.get(userId: userId, in: application)))
     }
 
     @Sendable func account(_ request: Request, context: AssentRequestContext) async throws -> Response {
@@ -120,7 +126,8 @@ struct TFAOperatorController {
         TFAAccountInfo(
             userId: account.record.userId, name: account.record.displayName,
             hasPassword: account.record.passwordHash != nil,
-            factors: account.factors.map(Self.info), createdAt: Date(millis: account.record.createdAt))
+            factors: account.factors.map(Self.info), createdAt: Date(millis: account.record.createdAt),
+            disabledAt: account.record.disabledAt.map(Date.init(millis:)))
     }
 
     static func info(_ factor: TFAFactorRecord) -> TFAFactorInfo {

@@ -70,6 +70,7 @@ struct TFAService: Sendable {
         application: ApplicationRecord, userId: String, firstFactor: String?, deviceToken: String?
     ) async throws -> Outcome {
         guard UserID.isValid(userId) else { throw AssentServerError.invalidRequest(UserID.requirement) }
+        try await refuseDisabled(application, userId)
         let first = firstFactor.map { [$0] } ?? []
         if let deviceToken,
             let device = try await rememberedDevice(deviceToken, application: application, userId: userId)
@@ -400,6 +401,8 @@ struct TFAService: Sendable {
     func success(
         _ application: ApplicationRecord, _ userId: String, amr: [String], provider: String?, remember: Bool = false
     ) async throws -> TFALoginSuccess {
+        // Also when the account was disabled while its second factor was under way.
+        try await refuseDisabled(application, userId)
         let settings = environment.tfa
         let (loginToken, _) = try await tokens.sign(
             .login, id: TFATokens.id(), userId: userId, applicationId: application.id,
@@ -421,6 +424,16 @@ struct TFAService: Sendable {
                 "Device \(device.id) remembered.")
         }
         return result
+    }
+
+    /// Refuses every sign-in of an account an operator disabled (audited).
+    func refuseDisabled(_ application: ApplicationRecord, _ userId: String) async throws {
+        guard try await store.tfaAccount(applicationId: application.id, userId: userId)?.disabledAt != nil else {
+            return
+        }
+        await environment.audit(
+            .tfaLoginFailed, userId: userId, application: application.id, actor: "user", "The account is disabled.")
+        throw TFAError.accountDisabled()
     }
 
     /// The application a login names by id or key; the default one when it names none.

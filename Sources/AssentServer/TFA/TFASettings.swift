@@ -54,6 +54,7 @@ public struct TFASettings: Sendable {
 struct TFAError: RenderedError, Sendable {
     /// The two-factor API's flow error codes.
     enum Code: String, Sendable, CaseIterable {
+        case accountDisabled = "ACCOUNT_DISABLED"
         case assertionSpent = "ASSERTION_SPENT"
         case codeAlreadyUsed = "CODE_ALREADY_USED"
         case codeSpent = "CODE_SPENT"
@@ -120,6 +121,13 @@ struct TFAError: RenderedError, Sendable {
         TFAError(
             status: .unauthorized, error: .invalidRegToken,
             message: "The regToken is invalid, expired or already used: sign in again.")
+    }
+
+    /// An operator disabled the account.
+    static func accountDisabled() -> TFAError {
+        TFAError(
+            status: .forbidden, error: .accountDisabled,
+            message: "This account is disabled: ask the organisation that runs it to enable it again.")
     }
 
     /// Unknown user or wrong password (never which).

@@ -10,6 +10,8 @@ public struct TFAAccountRecord: Sendable, Equatable {
     public var createdAt: Millis
     /// The name people know the account's owner by (`name` in Sign in with Assent).
     public var displayName: String? = nil
+    /// When an operator disabled the account: no sign-in until it is enabled again.
+    public var disabledAt: Millis? = nil
 }
 
 /// A second factor of an account. A TOTP secret is sealed at rest; e-mail addresses and phone numbers are stored
@@ -111,6 +113,8 @@ public protocol TFAStore: Sendable {
     func tfaAccount(applicationId: String, userId: String) async throws -> TFAAccountRecord?
     /// Sets (or, with `nil`, clears) the account's display name; `false` when there is no such account.
     func setTFAAccountName(applicationId: String, userId: String, name: String?) async throws -> Bool
+    /// Disables the account at `disabledAt`, or enables it with `nil`; whether the account exists.
+    func setTFAAccountDisabled(applicationId: String, userId: String, disabledAt: Millis?) async throws -> Bool
     /// Replaces the account's password hash; `false` when there is no such account.
     func setTFAPassword(applicationId: String, userId: String, hash: String) async throws -> Bool
     /// Deletes the account with its factors and remembered devices; returns whether it existed.

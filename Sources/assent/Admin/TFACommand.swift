@@ -7,8 +7,9 @@ struct TFACommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tfa", abstract: "Manage two-factor login: accounts, e-mail factors, remembered devices, policy.",
         subcommands: [
-            CreateAccount.self, Account.self, RenameAccount.self, RemoveAccount.self, SignOut.self, AddEmail.self,
-            RemoveFactor.self, Devices.self, RevokeDevice.self, Policy.self,
+            CreateAccount.self, Account.self, RenameAccount.self, RemoveAccount.self, DisableAccount.self,
+            EnableAccount.self, SignOut.self, AddEmail.self, RemoveFactor.self, Devices.self, RevokeDevice.self,
+            Policy.self,
         ])
 
     static func rows(_ account: TFAAccountInfo) -> [[String]] {
@@ -105,6 +106,43 @@ struct TFACommand: AsyncParsableCommand {
                 _ = try await connection.client().delete("api/v1/tfa/accounts/\(user)", as: OperatorClient.Empty.self)
                 try printDone("Removed account \(user).", json: connection.json, fields: ["removed": user])
             }
+        }
+    }
+
+    struct DisableAccount: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "disable-account",
+            abstract: "Disable an account: no sign-in until enabled; every token and session ends now.",
+            discussion: "Example: assent admin tfa disable-account alice")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The user id.") var user: String
+
+        func run() async throws {
+            try await TFACommand.setDisabled(true, user: user, connection: connection)
+        }
+    }
+
+    struct EnableAccount: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "enable-account", abstract: "Enable a disabled account again.",
+            discussion: "Example: assent admin tfa enable-account alice")
+        @OptionGroup var connection: ConnectionOptions
+        @Argument(help: "The user id.") var user: String
+
+        func run() async throws {
+            try await TFACommand.setDisabled(false, user: user, connection: connection)
+        }
+    }
+
+    static func setDisabled(_ disabled: Bool, user: String, connection: ConnectionOptions) async throws {
+        try await CLIFailure.reporting {
+            let account = try await connection.client().send(
+                "PATCH", "api/v1/tfa/accounts/\(user)", body: UpdateTFAAccountRequest(disabled: disabled),
+                as: TFAAccountInfo.self)
+            try printDone(
+                disabled ? "Disabled account \(user): its tokens and sessions ended." : "Enabled account \(user).",
+                json: connection.json,
+                fields: ["userId": account.userId, "disabled": account.disabledAt == nil ? "false" : "true"])
         }
     }
 
