@@ -134,7 +134,8 @@ struct AuthorizationCodeTests {
     /// Signs in on the hosted pages with the session the authorization endpoint started; returns the redirect to
     /// the client.
     static func signIn(
-        _ client: some TestClientProtocol, from authorize: PageAnswer, cookie kept: String? = nil, password: String
+        _ client: some TestClientProtocol, from authorize: PageAnswer, cookie kept: String? = nil,
+        userId: String = "alice", password: String
     ) async throws -> (location: String?, cookie: String, page: PageAnswer) {
         let setCookie = authorize.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-login=") }
         let cookie = try #require(kept ?? setCookie.map { String($0.prefix { $0 != ";" }) })
@@ -144,9 +145,69 @@ struct AuthorizationCodeTests {
             client, .post, "/login", cookie: cookie,
             form: [
                 "csrf": try #require(page.field("csrf")), "application": try #require(page.field("application")),
-                "userId": "alice", "password": password,
+                "userId": userId, "password": password,
             ])
         return (answer.location, cookie, page)
+    }
+
+    @Test(
+        "id_token_hint: only the person it names answers; another's or a forged hint is refused", arguments: Backend.all
+    )
+    func idTokenHint(_ backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            _ = try await Self.passwordOnly(server, client)
+            _ = try await Self.passwordOnly(
+                server, client, account: CreateTFAAccountRequest(userId: "bob", password: "bobs horse battery"))
+            let site = try await Self.registered(
+                server, client, CreateClientRequest(name: "Shop", redirectUris: ["https://shop.example/cb"]),
+                redirectUri: "https://shop.example/cb")
+            let other = try await Self.registered(
+                server, client, CreateClientRequest(name: "Mail", redirectUris: ["https://mail.example/cb"]),
+                redirectUri: "https://mail.example/cb")
+            /// Signs `userId` in at `party` in a fresh browser: the session cookie and the ID token.
+            func signIn(_ party: CodeFlowClient, _ userId: String, _ password: String) async throws
+                -> (cookie: String, idToken: String)
+            {
+                let authorize = try await PageAnswer.fetch(client, .get, party.authorizeURI())
+                let (location, cookie, _) = try await Self.signIn(
+                    client, from: authorize, userId: userId, password: password)
+                let code = try #require(CodeFlowClient.query(location)["code"], "\(String(describing: location))")
+                let answer = try await party.redeem(code, verifier: nil)
+                let tokens = try JSONDecoder().decode(OAuthTokenResponse.self, from: Data(answer.body.utf8))
+                return (cookie, tokens.idToken)
+            }
+            let alice = try await signIn(site, "alice", "correct horse battery")
+            let bob = try await signIn(site, "bob", "bobs horse battery")
+            let alicesMail = try await signIn(other, "alice", "correct horse battery")
+            func authorize(_ hint: String, prompt: String? = "none") async throws -> PageAnswer {
+                var extra = ["id_token_hint": hint]
+                extra["prompt"] = prompt
+                return try await PageAnswer.fetch(client, .get, site.authorizeURI(extra), cookie: alice.cookie)
+            }
+            // Alice's session and her own ID token: a code at once.
+            #expect(CodeFlowClient.query(try await authorize(alice.idToken).location)["code"] != nil)
+            // Bob's token against alice's session: not signed in as bob.
+            let bobs = CodeFlowClient.query(try await authorize(bob.idToken).location)
+            #expect(bobs["error"] == "login_required" && bobs["error_description"]?.contains("id_token_hint") == true)
+            // A token of another client, and one that is not this provider's: refused.
+            let foreign = CodeFlowClient.query(try await authorize(alicesMail.idToken).location)
+            #expect(
+                foreign["error"] == "invalid_request"
+                    && foreign["error_description"]?.contains("another client") == true)
+            let forged = CodeFlowClient.query(try await authorize(alice.idToken + "x").location)
+            #expect(forged["error"] == "invalid_request", "\(forged)")
+            // Interactive: bob's hint asks for bob (the user name filled in); alice signing in instead is refused.
+            let asked = try await authorize(bob.idToken, prompt: nil)
+            #expect(asked.location?.hasPrefix("/login") == true)
+            let (location, _, page) = try await Self.signIn(
+                client, from: asked, cookie: alice.cookie, password: "correct horse battery")
+            #expect(page.body.contains("value=\"bob\""), "the hint fills in the user name")
+            let wrong = CodeFlowClient.query(location)
+            #expect(wrong["error"] == "login_required" && wrong["code"] == nil, "\(wrong)")
+        }
     }
 
     @Test(

@@ -107,6 +107,8 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
     /// The strongest sign-in among `acr_values` this provider knows, if any.
     var assurance: SignInAssurance?
     var loginHint: String?
+    /// The person an `id_token_hint` names (§3.1.2.1): only their sign-in answers the request.
+    var hintedUserId: String? = nil
     /// A third-party client: the person allows it first.
     var thirdParty: Bool?
 
@@ -234,6 +236,15 @@ struct AuthorizationService: Sendable {
             request.nonce = nonce
         }
         if let hint = parameters["login_hint"], (1...256).contains(hint.count) { request.loginHint = hint }
+        if let idToken = parameters["id_token_hint"] {
+            guard let hinted = try await idTokenHint(idToken) else {
+                throw refuse(.invalidRequest, "id_token_hint is not an ID token this provider issued.")
+            }
+            guard hinted.clientId == client.id else {
+                throw refuse(.invalidRequest, "id_token_hint was issued to another client.")
+            }
+            request.hintedUserId = hinted.userId
+        }
         request.assurance = (parameters["acr_values"] ?? "").split(separator: " ")
             .compactMap { SignInAssurance(acr: String($0)) }.max()
         return request
@@ -244,10 +255,13 @@ struct AuthorizationService: Sendable {
     }
 
     /// Whether a sign-in of the session may answer `request` without asking for the password again: not when the
-    /// client asks for a fresh sign-in (`prompt=login`) or when `max_age` has passed since it; and only within the
-    /// client's application. (A sign-in weaker than `acr_values` ask is stepped up with a second factor.)
+    /// client asks for a fresh sign-in (`prompt=login`), when `max_age` has passed since it, or when `id_token_hint`
+    /// names someone else; and only within the client's application. (A sign-in weaker than `acr_values` ask is
+    /// stepped up with a second factor.)
     func serves(_ request: AuthorizationRequest, _ signIn: SignInFacts?, applicationId: String?) -> Bool {
-        guard let signIn, applicationId == request.applicationId, !request.prompt.contains("login") else {
+        guard let signIn, applicationId == request.applicationId, !request.prompt.contains("login"),
+            request.hintedUserId == nil || request.hintedUserId == signIn.userId
+        else {
             return false
         }
         if let maxAge = request.maxAge, environment.nowMillis - signIn.authTime > Millis(maxAge) * 1000 {
@@ -364,10 +378,10 @@ struct AuthorizationService: Sendable {
 
     // MARK: Logout
 
-    /// What an `id_token_hint` of RP-Initiated Logout names: an ID token this provider signed (its expiry does not
-    /// matter, §2), or `nil`. Only an ID token: the same keys sign logout tokens (`typ` `logout+jwt`, `events`),
+    /// What an `id_token_hint` names (at the authorization endpoint and in RP-Initiated Logout): an ID token this
+    /// provider signed (its expiry does not matter: Core §3.1.2.1, Logout §2), or `nil`. Only an ID token: the same keys sign logout tokens (`typ` `logout+jwt`, `events`),
     /// two-factor tokens (`use`) and approval links, none of which has an ID token's `auth_time` and `azp`.
-    func logoutHint(_ idToken: String) async throws -> (userId: String, clientId: String, sessionId: String?)? {
+    func idTokenHint(_ idToken: String) async throws -> (userId: String, clientId: String, sessionId: String?)? {
         struct Claims: Decodable {
             let iss: String
             let sub: String

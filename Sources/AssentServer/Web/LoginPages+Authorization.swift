@@ -61,7 +61,11 @@ extension LoginPages {
             return WebPages.redirect(
                 authorization.errorLocation(
                     .loginRequired,
-                    signIn == nil ? "The person is not signed in." : "The request needs the person to sign in again.",
+                    signIn == nil
+                        ? "The person is not signed in."
+                        : authorization.hintedUserId.map { $0 != signIn?.userId } == true
+                            ? "The person signed in is not the one id_token_hint names."
+                            : "The request needs the person to sign in again.",
                     issuer: environment.openID.issuer))
         }
         // Sign in (again), for this client; the session's sign-in serves others until a new one replaces it.
@@ -69,7 +73,7 @@ extension LoginPages {
         state.authorization = authorization
         state.signIn = signIn
         state.methods = session?.state.methods ?? []
-        state.userId = authorization.loginHint ?? signIn?.userId
+        state.userId = authorization.loginHint ?? authorization.hintedUserId ?? signIn?.userId
         let next = "/login?application=\(FormEncoding.escape(authorization.applicationId))"
         if var existing = session {
             existing.state = state
@@ -107,7 +111,7 @@ extension LoginPages {
         let parameters = read.fields.filter { !$0.value.isEmpty }
         var hint: (userId: String, clientId: String, sessionId: String?)?
         if let idToken = parameters["id_token_hint"] {
-            guard let verified = try await authorizations.logoutHint(idToken) else {
+            guard let verified = try await authorizations.idTokenHint(idToken) else {
                 return pages.error(
                     .badRequest, "The sign-out link carries an ID token this server did not issue.", next: nil)
             }

@@ -690,6 +690,13 @@ struct LoginPages: Sendable {
         guard state.step == .signedIn, let request = state.authorization, let signIn = state.signIn else {
             return state.step.path
         }
+        if let hinted = request.hintedUserId, hinted != signIn.userId {
+            // Core §3.1.2.1: the person the hint names did not sign in.
+            state.authorization = nil
+            return request.errorLocation(
+                .loginRequired, "The person who signed in is not the one id_token_hint names.",
+                issuer: environment.openID.issuer)
+        }
         if let wanted = request.assurance, signIn.assurance < wanted {
             let (regToken, active) = try await flows.stepUp(applicationId: state.application, userId: signIn.userId)
             let providers = active.filter { Self.meets($0, wanted) }
