@@ -35,10 +35,11 @@ struct TFAOptions: ParsableArguments {
     var pushFraudSuspension: Int?
     @Option(
         help: """
-            PEM file of root certificates a passkey's attestation may chain to, for applications whose passkey \
-            policy asks for direct attestation. Env: ASSENT_PASSKEY_ATTESTATION_ROOTS.
+            [FORMAT=]FILE (repeatable): a PEM file of root certificates a passkey's attestation of FORMAT (packed, \
+            tpm, android-key, apple, …; without it: every format) may chain to, for applications whose passkey \
+            policy asks for direct attestation. Env: ASSENT_PASSKEY_ATTESTATION_ROOTS, comma-separated.
             """)
-    var passkeyAttestationRoots: String?
+    var passkeyAttestationRoots: [String] = []
 
     /// Applies the options to `settings`.
     func apply(to settings: inout TFASettings, environment: [String: String] = ProcessInfo.processInfo.environment)
@@ -48,19 +49,16 @@ struct TFAOptions: ParsableArguments {
             (option ?? environment[name]).flatMap { $0.isEmpty ? nil : $0 }
         }
         settings.totpIssuer = value(totpIssuer, "ASSENT_TOTP_ISSUER")
-        if let path = value(passkeyAttestationRoots, "ASSENT_PASSKEY_ATTESTATION_ROOTS") {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw ValidationError("Cannot read the passkey attestation roots \(path).")
+        let roots =
+            !passkeyAttestationRoots.isEmpty
+            ? passkeyAttestationRoots
+            : (value(nil, "ASSENT_PASSKEY_ATTESTATION_ROOTS") ?? "").split(separator: ",").map(String.init)
+        do {
+            settings.passkeyAttestationRoots = try TFASettings.attestationRoots(roots) {
+                FileManager.default.contents(atPath: $0)
             }
-            do {
-                settings.passkeyAttestationRoots = try AttestationTrust.certificates(
-                    pem: String(decoding: data, as: UTF8.self))
-            } catch {
-                throw ValidationError("\(path) holds no PEM certificates: \(error)")
-            }
-            guard !settings.passkeyAttestationRoots.isEmpty else {
-                throw ValidationError("\(path) holds no PEM certificates.")
-            }
+        } catch {
+            throw ValidationError(error.message)
         }
         for (given, path, name) in [
             (pushLoginsPerHour, \TFASettings.pushLoginsPerHour, "--push-logins-per-hour"),

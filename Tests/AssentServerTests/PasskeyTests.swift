@@ -198,6 +198,32 @@ struct PasskeyTests {
         }
     }
 
+    @Test("Attestation roots per format: FORMAT=FILE names one format, a bare FILE every one; mistakes named")
+    func attestationRootsPerFormat() throws {
+        let files = [
+            "a.pem": Data(try TestCertificates.make().caPEM.utf8),
+            "b.pem": Data(try TestCertificates.make().caPEM.utf8),
+            "empty.pem": Data("no certificate here".utf8),
+        ]
+        let read = { (path: String) in files[path] }
+        let roots = try TFASettings.attestationRoots(["packed=a.pem", "apple=b.pem", "tpm=a.pem"], read: read)
+        #expect(Set(roots.keys) == ["packed", "apple", "tpm"])
+        #expect(roots["packed"]?.count == 1 && roots["packed"] == roots["tpm"] && roots["apple"] != roots["packed"])
+        let everywhere = try TFASettings.attestationRoots(["a.pem", "apple=b.pem"], read: read)
+        #expect(everywhere["android-key"]?.count == 1 && everywhere["apple"]?.count == 2 && everywhere["none"] == nil)
+        #expect(try TFASettings.attestationRoots([], read: read).isEmpty)
+        for (values, sentence) in [
+            (["fido=a.pem"], "fido is not an attestation format"), (["missing.pem"], "Cannot read"),
+            (["packed=empty.pem"], "holds no PEM certificates"),
+        ] {
+            #expect {
+                _ = try TFASettings.attestationRoots(values, read: read)
+            } throws: { error in
+                (error as? AssentServerError)?.message.contains(sentence) == true
+            }
+        }
+    }
+
     private func signInOptions(_ tfa: TFAClient) async throws -> PasskeyOptions {
         try await tfa.post("/api/tfa/passkey/login/options", PasskeyLoginOptionsRequest())
             .decode(PasskeyOptionsResponse.self).publicKey

@@ -135,10 +135,7 @@ struct PasskeyService: Sendable {
             assertionHash: assertionHash)
         let policy = try await policy(application.id)
         let party = relyingParty(application, policy)
-        var roots: [String: [Certificate]] = [:]
-        if policy.attestation == "direct" {
-            for format in WebAuthn.attestationFormats { roots[format] = environment.tfa.passkeyAttestationRoots }
-        }
+        let roots = policy.attestation == "direct" ? environment.tfa.passkeyAttestationRoots : [:]
         let expectation = RegistrationExpectation(
             challenge: challenge.challenge, origins: party.origins, relyingPartyID: party.id,
             requireUserVerification: challenge.record.userVerification,

@@ -1,3 +1,4 @@
+import AssentCrypto
 import AssentModel
 import Foundation
 import HTTPTypes
@@ -35,9 +36,44 @@ public struct TFASettings: Sendable {
     /// How long push sign-ins stay suspended after the phone reported one as fraud ("This wasn't me"), seconds.
     public var pushFraudSuspension = 3_600
 
-    /// Root certificates a passkey's attestation may chain to (`assent serve --passkey-attestation-roots`), for
-    /// applications whose passkey policy asks for `direct` attestation.
-    public var passkeyAttestationRoots: [Certificate] = []
+    /// Root certificates a passkey's attestation may chain to, per attestation format (`packed`, `tpm`,
+    /// `android-key`, `apple`, …; `assent serve --passkey-attestation-roots [FORMAT=]FILE`), for applications whose
+    /// passkey policy asks for `direct` attestation. A format without roots is never trusted.
+    public var passkeyAttestationRoots: [String: [Certificate]] = [:]
+
+    /// Reads `--passkey-attestation-roots` values: `FORMAT=FILE` gives a format its roots, a bare `FILE` every
+    /// format; several add up. `read` returns a file's contents.
+    /// - Throws: a sentence naming the value for an unknown format, a file that cannot be read or holds no PEM
+    ///   certificate.
+    public static func attestationRoots(_ values: [String], read: (String) -> Data?) throws(AssentServerError)
+        -> [String: [Certificate]]
+    {
+        var roots: [String: [Certificate]] = [:]
+        for value in values {
+            var formats = WebAuthn.attestationFormats.filter { $0 != "none" }
+            var path = value
+            if let equals = value.firstIndex(of: "="), !value[..<equals].contains("/") {
+                let format = String(value[..<equals])
+                guard formats.contains(format) else {
+                    throw .configuration(
+                        "--passkey-attestation-roots: \(format) is not an attestation format (one of "
+                            + "\(formats.joined(separator: ", "))).")
+                }
+                formats = [format]
+                path = String(value[value.index(after: equals)...])
+            }
+            guard let data = read(path) else {
+                throw .configuration("Cannot read the passkey attestation roots \(path).")
+            }
+            guard let certificates = try? AttestationTrust.certificates(pem: String(decoding: data, as: UTF8.self)),
+                !certificates.isEmpty
+            else {
+                throw .configuration("\(path) holds no PEM certificates.")
+            }
+            for format in formats { roots[format, default: []] += certificates }
+        }
+        return roots
+    }
 
     /// The providers this server can offer: TOTP, push (an activated Assent device), passkeys and backup codes
     /// always, e-mail and phone when their delivery is configured. A new application allows all of them until the operator sets

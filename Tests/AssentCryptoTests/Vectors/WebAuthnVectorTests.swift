@@ -75,6 +75,42 @@ struct WebAuthnVectorTests {
         }
     }
 
+    @Test("A chain is trusted only through the roots named for its own format")
+    func rootsPerFormat() async throws {
+        let anchors = try Self.trustAnchors()
+        var checked: Set<String> = []
+        for vector in try Self.vectors("webauthn/registration.json") {
+            let input = try vector.object("input")
+            var roots = anchors
+            for (format, pems) in input["pem_root_certs_by_fmt"] as? [String: [String]] ?? [:] {
+                roots[format, default: []] += try pems.flatMap { try AttestationTrust.certificates(pem: $0) }
+            }
+            guard (try vector.object("expected"))["outcome"] as? String == "ok",
+                let format = (try vector.object("info"))["attestation_format"] as? String, roots[format] != nil
+            else { continue }
+            let credential = try JSONDecoder().decode(
+                RegistrationCredential.self, from: JSONSerialization.data(withJSONObject: try input.any("credential")))
+            // Every root, but under the other formats' names: this format has none.
+            let elsewhere = Dictionary(
+                uniqueKeysWithValues: WebAuthn.attestationFormats.filter { $0 != format }.map {
+                    ($0, roots.values.flatMap { $0 })
+                })
+            for (roots, trusted) in [(roots, true), (elsewhere, false)] {
+                let expectation = RegistrationExpectation(
+                    challenge: try Base64URL.decodeLenient(try input.string("expected_challenge"), field: "challenge"),
+                    origins: try input.origins(), relyingPartyID: try input.string("expected_rp_id"),
+                    algorithms: Self.defaultAlgorithms.compactMap(COSEKey.Algorithm.init(rawValue:)),
+                    trust: AttestationTrust(roots: roots, time: try input.time()))
+                let result = try await WebAuthn.verifyRegistration(credential, expecting: expectation)
+                let name = try vector.string("name")
+                #expect(result.attestation.trusted == trusted, "\(format): \(name)")
+            }
+            checked.insert(format)
+        }
+        // The formats whose recorded registrations come with their roots.
+        #expect(checked == ["apple", "android-key"], "\(checked)")
+    }
+
     @Test("Every attested registration is refused once its clientDataJSON gains one trailing space")
     func alteredRegistrations() async throws {
         let anchors = try Self.trustAnchors()
