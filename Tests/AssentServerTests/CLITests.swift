@@ -460,7 +460,9 @@ struct CLITests {
             #expect(try String(contentsOf: kekFile, encoding: .utf8).split(separator: "\n").count == 2)
             let status = try await Self.run(["admin", "kek", "status"] + data)
             #expect(
-                status.output.contains("to re-seal                nothing")
+                status.output.split(separator: "\n").contains {
+                    $0.hasPrefix("to re-seal ") && $0.hasSuffix(" nothing")
+                }
                     && status.output.contains("holds \(rotation.previousKeyId) \(rotation.sealingKeyId)"),
                 "\(status.output)")
             let retired = try await Self.run(["admin", "kek", "retire", rotation.previousKeyId] + data)
