@@ -56,10 +56,14 @@ public struct PushService: Sendable {
             headers: language.map { ["Accept-Language": $0] } ?? [:])
     }
 
-    /// The key the server signs its Web Push requests with (`applicationServerKey`, uncompressed P-256 in
-    /// Base64URL): what a browser's `pushManager.subscribe` needs, and what a receiver checks VAPID tokens against.
+    /// The key the server signs this application's Web Push requests with (`applicationServerKey`, uncompressed
+    /// P-256 in Base64URL): what a browser's `pushManager.subscribe` needs, and what a receiver checks VAPID tokens
+    /// against.
     public func webPushServerKey() async throws -> String {
-        let answer = try await client.call("/api/push/webpush/key", method: "GET", body: nil)
+        let key = client.configuration.applicationKey
+        let answer = try await client.call(
+            "/api/push/webpush/key?application=\(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key)",
+            method: "GET", body: nil)
         do {
             return try JSONDecoder().decode(ResponseEnvelope<WebPushKeyResponse>.self, from: answer).responseObject
                 .applicationServerKey

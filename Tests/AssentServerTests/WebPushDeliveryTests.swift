@@ -5,8 +5,10 @@ import AssentServer
 import AssentTesting
 import Foundation
 import JWTKit
+import SQLKit
 import Testing
 
+@testable import AssentServer
 @testable import AssentServerTesting
 
 @Suite("Web Push: registration, encrypted delivery with VAPID, status rules and the delivery trace")
@@ -160,6 +162,65 @@ struct WebPushDeliveryTests {
                 "GET", "/api/v1/operations/nope/push-deliveries",
                 headers: ["Authorization": "Bearer \(server.apiKey)"])
             #expect(missing.status == 404)
+        }
+    }
+
+    @Test("Each application signs with its own VAPID key; applications older than per-application keys keep theirs")
+    func keysPerApplication() async throws {
+        try await Self.withWebPush(.sqlite) { mock, base, server, client in
+            let first = try await Self.serverKey(client)
+            let business = try await server.createApplication(client)
+            func key(_ name: String) async throws -> HTTPClient.Response {
+                try await client.send("GET", "/api/push/webpush/key?application=\(name)")
+            }
+            func decoded(_ response: HTTPClient.Response) throws -> ECPublicKey {
+                let key = try JSONDecoder().decode(ResponseEnvelope<WebPushKeyResponse>.self, from: response.body)
+                return try ECPublicKey(x963: try Base64URL.decode(key.responseObject.applicationServerKey))
+            }
+            let second = try decoded(try await key(business.applicationKey))
+            #expect(second != first)
+            #expect(try decoded(try await key(business.applicationId)) == second)
+            #expect(try decoded(try await key(server.application.applicationKey)) == first)
+            #expect(try await key("nope").status == 404)
+
+            // A device of the second application: its pushes carry that application's key, and the SDK asks for it.
+            let code = try await server.operatorCall(
+                client, "POST", "/api/v1/activations?application=\(business.applicationId)",
+                body: try OperatorJSON.encoder().encode(CreateActivationRequest(userId: "alice", commitMode: "auto")),
+                as: CreateActivationResponse.self)
+            var device = TestDevice(
+                client: client, configuration: try SDKConfiguration(parsing: business.sdkConfiguration))
+            try await device.activate(code: code.activationCode)
+            mock.expectedKey.withLock { $0 = second }
+            let (subscription, endpoint) = mock.subscribe(base: base)
+            try await Self.register(&device, subscription, at: endpoint)
+            _ = try await server.operatorCall(
+                client, "POST", "/api/v1/operations?application=\(business.applicationId)",
+                body: try OperatorJSON.encoder().encode(try OperationFixtures.payment(userId: "alice")),
+                as: OperationInfo.self)
+            let pushed = try #require(try await mock.wait(subscription, count: 1).first)
+            #expect(pushed.vapidProblem == nil, "\(String(describing: pushed.vapidProblem))")
+
+            // A database from before keys per application: the server's one key stays with the applications that
+            // existed then; an application made afterwards gets its own.
+            let legacy = ECPrivateKey()
+            let sealed = try server.store.secretBox.seal(legacy.scalar, context: "push.vapid_key")
+            try await server.store.database.raw(
+                "INSERT INTO push_vapid_keys (id, private_key, created_at) VALUES ('vapid', \(bind: sealed), 0)"
+            ).run()
+            try await server.store.database.raw("DELETE FROM push_vapid_key_owners").run()
+            for statement in Migrations.vapidPerApplicationV37(.sqlite) {
+                try await server.store.database.raw(SQLQueryString(statement)).run()
+            }
+            let later = try await server.createApplication(client, name: "Later")
+            let store = server.store
+            func stored(_ id: String) async throws -> ECPrivateKey {
+                try await store.vapidKey(applicationId: id, creating: ECPrivateKey(), at: 0)
+            }
+            #expect(try await stored(server.application.id).scalar == legacy.scalar)
+            #expect(try await stored(business.applicationId).scalar == legacy.scalar)
+            let own = try await stored(later.applicationId)
+            #expect(own.scalar != legacy.scalar && own.publicKey != first && own.publicKey != second)
         }
     }
 

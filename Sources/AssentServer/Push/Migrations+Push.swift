@@ -34,3 +34,23 @@ extension Migrations {
         ]
     }
 }
+
+extension Migrations {
+    /// Version 37: a VAPID key per application. The applications that exist when the server's one key does keep it
+    /// (their subscriptions were made for it); every other application gets its own on first use.
+    static func vapidPerApplicationV37(_ dialect: Dialect) -> [String] {
+        [
+            """
+            CREATE TABLE IF NOT EXISTS push_vapid_key_owners (
+                application_id TEXT PRIMARY KEY,
+                key_id TEXT NOT NULL
+            )
+            """,
+            """
+            INSERT INTO push_vapid_key_owners (application_id, key_id)
+            SELECT id, 'vapid' FROM applications WHERE EXISTS (SELECT 1 FROM push_vapid_keys WHERE id = 'vapid')
+            ON CONFLICT DO NOTHING
+            """,
+        ]
+    }
+}

@@ -26,9 +26,11 @@ struct PushController {
         router.group("api/push/webpush").get("key", use: webPushKey)
     }
 
-    /// The key a Web Push subscription is made for; public, like the endpoint a browser would read it from.
+    /// The key a Web Push subscription is made for (`?application=` id or key; default the first application);
+    /// public, like the endpoint a browser would read it from.
     @Sendable func webPushKey(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        let key = try await deliveries.applicationServerKey()
+        let name = request.uri.queryParameters["application"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let key = try await deliveries.applicationServerKey(application: name)
         return try HTTPSupport.json(
             ResponseEnvelope(WebPushKeyResponse(applicationServerKey: Base64URL.encode(key.x963))))
     }

@@ -27,13 +27,26 @@ public struct PushDeliveryService: Sendable {
         return try await store.pushDeliveries(operationId: operationId, limit: Self.limit)
     }
 
-    /// The VAPID public key (`applicationServerKey`), made on first use.
-    /// - Throws: `NOT_FOUND` when this server does not send Web Push.
-    public func applicationServerKey() async throws -> ECPublicKey {
+    /// The VAPID public key (`applicationServerKey`) of the application named by id or key (default: the first
+    /// application), made on first use.
+    /// - Throws: `NOT_FOUND` when this server does not send Web Push or no application has that id or key.
+    public func applicationServerKey(application name: String? = nil) async throws -> ECPublicKey {
         guard environment.push?.webPush != nil else {
             throw AssentServerError.notFound("This server does not send Web Push (serve --vapid-subject).")
         }
-        return try await VAPIDKey.load(environment).publicKey
+        let application: ApplicationRecord
+        if let name {
+            if let byId = try await environment.store.application(id: name) {
+                application = byId
+            } else if let byKey = try await environment.store.application(key: name) {
+                application = byKey
+            } else {
+                throw AssentServerError.notFound("No application has the id or key \(name.prefix(64)).")
+            }
+        } else {
+            application = try await ApplicationService(environment: environment).defaultApplication()
+        }
+        return try await VAPIDKey.load(environment, applicationId: application.id).publicKey
     }
 
     /// The operator's view of an attempt.

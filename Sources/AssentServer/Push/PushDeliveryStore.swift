@@ -59,8 +59,10 @@ public protocol PushDeliveryStore: Sendable {
     func pushDeliveries(operationId: String, limit: Int) async throws -> [PushDeliveryRecord]
     /// Deletes attempts made before `before`.
     func purgePushDeliveries(before: Millis) async throws
-    /// The VAPID key, made by the first caller (several processes agree on one: the first insert wins).
-    func vapidKey(creating candidate: ECPrivateKey, at now: Millis) async throws -> ECPrivateKey
+    /// The VAPID key of application `applicationId`, made by the first caller (several processes agree on one: the
+    /// first insert wins). Applications that existed when the server had one key for all keep that one.
+    func vapidKey(applicationId: String, creating candidate: ECPrivateKey, at now: Millis) async throws
+        -> ECPrivateKey
 }
 
 extension SQLStore {
@@ -98,26 +100,34 @@ extension SQLStore {
         try await database.raw("DELETE FROM push_deliveries WHERE at < \(bind: before)").run()
     }
 
-    public func vapidKey(creating candidate: ECPrivateKey, at now: Millis) async throws -> ECPrivateKey {
-        // Read first: the key is served to anyone who asks, and a read must not become a write.
-        if let row = try await database.raw("SELECT private_key FROM push_vapid_keys WHERE id = 'vapid'").first() {
-            return try ECPrivateKey(
-                scalar: try box.open(
-                    try row.decode(column: "private_key", as: Data.self), context: SealedColumn.vapidKey.context()))
+    public func vapidKey(applicationId: String, creating candidate: ECPrivateKey, at now: Millis) async throws
+        -> ECPrivateKey
+    {
+        let owned = try await database.raw(
+            "SELECT key_id FROM push_vapid_key_owners WHERE application_id = \(bind: applicationId)"
+        ).first()?.decode(column: "key_id", as: String.self)
+        func stored(_ id: String) async throws -> ECPrivateKey? {
+            try await database.raw("SELECT private_key FROM push_vapid_keys WHERE id = \(bind: id)").first().map {
+                try ECPrivateKey(
+                    scalar: try box.open(
+                        try $0.decode(column: "private_key", as: Data.self),
+                        context: SealedColumn.vapidKey.context(id)))
+            }
         }
-        let sealed = try box.seal(candidate.scalar, context: SealedColumn.vapidKey.context())
+        // Read first: the key is served to anyone who asks, and a read must not become a write.
+        if let owned, let key = try await stored(owned) { return key }
+        if let key = try await stored(applicationId) { return key }
+        let sealed = try box.seal(candidate.scalar, context: SealedColumn.vapidKey.context(applicationId))
         try await database.raw(
             """
-            INSERT INTO push_vapid_keys (id, private_key, created_at) VALUES ('vapid', \(bind: sealed), \(bind: now))
-            ON CONFLICT (id) DO NOTHING
+            INSERT INTO push_vapid_keys (id, private_key, created_at) VALUES (\(bind: applicationId), \(bind: sealed), \
+            \(bind: now)) ON CONFLICT (id) DO NOTHING
             """
         ).run()
-        guard
-            let row = try await database.raw("SELECT private_key FROM push_vapid_keys WHERE id = 'vapid'").first()
-        else { throw AssentServerError.internalError("The VAPID key was not stored.") }
-        let scalar = try box.open(
-            try row.decode(column: "private_key", as: Data.self), context: SealedColumn.vapidKey.context())
-        return try ECPrivateKey(scalar: scalar)
+        guard let key = try await stored(applicationId) else {
+            throw AssentServerError.internalError("The VAPID key was not stored.")
+        }
+        return key
     }
 
     static func pushDelivery(_ row: any SQLRow) throws -> PushDeliveryRecord {

@@ -29,7 +29,9 @@ struct PushSender: OutboxSender {
         hms = settings.hms.map { HMSClient(settings: gateways.routing($0), transport: transport) }
         applicationClients = ApplicationPushClients(transport: transport, gateways: gateways)
         webPush = settings.webPush.map { [environment] in
-            WebPushClient(settings: $0, egress: environment.egress) { try await VAPIDKey.load(environment) }
+            WebPushClient(settings: $0, egress: environment.egress) {
+                try await VAPIDKey.load(environment, applicationId: $0)
+            }
         }
     }
 
@@ -130,7 +132,7 @@ struct PushSender: OutboxSender {
             guard let webPush else {
                 return .failed("Web Push is not configured on this server (serve --vapid-subject).")
             }
-            return await webPush.send(content, to: registration, now: environment.now())
+            return await webPush.send(content, to: registration, applicationId: applicationId, now: environment.now())
         }
     }
 
@@ -245,9 +247,10 @@ extension DeliveryOutcome {
     }
 }
 
-/// The server's VAPID key: one per database, made by whichever process needs it first.
+/// An application's VAPID key: one per application and database, made by whichever process needs it first.
 enum VAPIDKey {
-    static func load(_ environment: ServerEnvironment) async throws -> ECPrivateKey {
-        try await environment.store.vapidKey(creating: ECPrivateKey(), at: environment.nowMillis)
+    static func load(_ environment: ServerEnvironment, applicationId: String) async throws -> ECPrivateKey {
+        try await environment.store.vapidKey(
+            applicationId: applicationId, creating: ECPrivateKey(), at: environment.nowMillis)
     }
 }

@@ -12,14 +12,14 @@ struct WebPushClient: Sendable {
     let settings: WebPushSettings
     /// Endpoints are chosen by devices and browsers: every push goes through the egress policy.
     let egress: Egress
-    /// Reads (and on first use makes) the VAPID key.
-    let loadKey: @Sendable () async throws -> ECPrivateKey
+    /// Reads (and on first use makes) an application's VAPID key.
+    let loadKey: @Sendable (_ applicationId: String) async throws -> ECPrivateKey
     private let cache = Cache()
 
-    /// The key once read, and the token last made per audience.
+    /// Each application's key once read, and the token last made per application and audience.
     private final class Cache: Sendable {
         struct State {
-            var key: ECPrivateKey?
+            var keys: [String: ECPrivateKey] = [:]
             var tokens: [String: (header: String, issuedAt: Date)] = [:]
         }
         let state = Mutex(State())
@@ -29,24 +29,25 @@ struct WebPushClient: Sendable {
 
     init(
         settings: WebPushSettings, egress: Egress,
-        loadKey: @escaping @Sendable () async throws -> ECPrivateKey
+        loadKey: @escaping @Sendable (_ applicationId: String) async throws -> ECPrivateKey
     ) {
         self.settings = settings
         self.egress = egress
         self.loadKey = loadKey
     }
 
-    /// Sends `content` to the registration's endpoint; a body the service finds too large (413) is sent once more
-    /// without its title and text.
-    func send(_ content: PushContent, to registration: PushRegistrationRecord, now: Date = Date()) async
-        -> PushDelivery
-    {
+    /// Sends `content` to the registration's endpoint, signed with the VAPID key of `applicationId` (the one the
+    /// subscription was made for); a body the service finds too large (413) is sent once more without its title
+    /// and text.
+    func send(
+        _ content: PushContent, to registration: PushRegistrationRecord, applicationId: String, now: Date = Date()
+    ) async -> PushDelivery {
         guard let subscription = registration.webPush, let endpoint = URL(string: registration.token) else {
             return .failed("The Web Push registration has no endpoint keys.")
         }
         let authorization: String
         do {
-            authorization = try await self.authorization(for: endpoint, now: now)
+            authorization = try await self.authorization(for: endpoint, applicationId: applicationId, now: now)
         } catch {
             return .retry("No VAPID token: \(type(of: error))", after: nil)
         }
@@ -117,26 +118,28 @@ struct WebPushClient: Sendable {
         Base64URL.encode(Data(SHA256.hash(data: Data(collapseKey.utf8))).prefix(24))
     }
 
-    /// The `Authorization` header for the endpoint's origin: a token reused for ``WebPushSettings/tokenReuse``.
-    func authorization(for endpoint: URL, now: Date) async throws -> String {
+    /// The `Authorization` header for the endpoint's origin, signed with the application's key: a token reused for
+    /// ``WebPushSettings/tokenReuse``.
+    func authorization(for endpoint: URL, applicationId: String, now: Date) async throws -> String {
         let audience = try VAPID.audience(of: endpoint)
+        let slot = "\(applicationId) \(audience)"
         let reuse = Double(settings.tokenReuse.components.seconds)
-        if let cached = cache.withLock({ $0.tokens[audience] }), now.timeIntervalSince(cached.issuedAt) < reuse,
+        if let cached = cache.withLock({ $0.tokens[slot] }), now.timeIntervalSince(cached.issuedAt) < reuse,
             cached.issuedAt <= now
         {
             return cached.header
         }
         let key: ECPrivateKey
-        if let known = cache.withLock({ $0.key }) {
+        if let known = cache.withLock({ $0.keys[applicationId] }) {
             key = known
         } else {
-            key = try await loadKey()
-            cache.withLock { $0.key = key }
+            key = try await loadKey(applicationId)
+            cache.withLock { $0.keys[applicationId] = key }
         }
         let header = try VAPID.authorization(
             audience: audience, subject: settings.subject,
             expiresAt: now + Double(settings.tokenLifetime.components.seconds), key: key)
-        cache.withLock { $0.tokens[audience] = (header, now) }
+        cache.withLock { $0.tokens[slot] = (header, now) }
         return header
     }
 }

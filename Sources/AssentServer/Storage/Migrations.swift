@@ -81,6 +81,7 @@ enum Migrations {
         Migration(version: 34, sqlite: webSessionOwnersV34(.sqlite), postgres: webSessionOwnersV34(.postgres)),
         Migration(version: 35, sqlite: keyRingV35(.sqlite), postgres: keyRingV35(.postgres)),
         Migration(version: 36, sqlite: tfaAccountDisabledV36(.sqlite), postgres: tfaAccountDisabledV36(.postgres)),
+        Migration(version: 37, sqlite: vapidPerApplicationV37(.sqlite), postgres: vapidPerApplicationV37(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

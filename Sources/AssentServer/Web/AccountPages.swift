@@ -155,6 +155,7 @@ struct AccountPages: Sendable {
         let overview = try await account.overview(application, userId: userId)
         var content = AccountPage(overview, userId: userId)
         content.webPush = environment.push?.webPush != nil
+        content.webPushKeyURL = "/api/push/webpush/key?application=\(FormEncoding.escape(application.id))"
         if let id = shown.state.newPhone {
             if let text = try await account.newPhoneQR(id, userId: userId) {
                 content.newPhoneQR = try QRCode(text: text, errorCorrection: .medium).pngDataURL(scale: 5)
@@ -259,8 +260,9 @@ struct AccountPage: PageContext {
     /// Browsers that get the account's sign-in requests.
     var approvingBrowsers: [Item]
     var hasApprovingBrowsers: Bool
-    /// Whether this server sends Web Push (a browser can subscribe).
+    /// Whether this server sends Web Push (a browser can subscribe), and where the application's key is read.
     var webPush = false
+    var webPushKeyURL = ""
     var emails: [Item]
     var hasEmails: Bool
     var backupLeft: String

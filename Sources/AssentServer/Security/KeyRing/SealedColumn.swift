@@ -113,7 +113,8 @@ enum SealedColumn: CaseIterable, Sendable {
         case .webSessionState: "web_sessions.state:\(first)"
         // A single row: the context names the column alone.
         case .auditKey: "audit.key"
-        case .vapidKey: "push.vapid_key"
+        // The server's one key of before keys per application, and each application's own.
+        case .vapidKey: first == "vapid" ? "push.vapid_key" : "push.vapid_key:\(first)"
         case .pushToken: "push.token:\(first)"
         case .pushWebPushKeys: "push.webpush_keys:\(first)"
         }
