@@ -14,13 +14,16 @@ struct AuditOptions: ParsableArguments {
     var auditRetentionDays: Int?
     @Option(
         help: ArgumentHelp(
-            "Also append every signed audit checkpoint to this file, outside the database.",
+            "Also write every signed audit checkpoint outside the database: FILE, syslog[:SOCKET] or an https URL.",
             discussion: """
-                One line per checkpoint, flushed to disk. Keep it where the database's users cannot write (another \
-                user, chattr +a, or shipped off the host) and verify exports against it: assent audit verify \
-                --anchor FILE finds a removed or rewritten tail. Env: ASSENT_AUDIT_WITNESS.
+                Repeatable. A FILE gets one line per checkpoint, flushed to disk: keep it where the database's users \
+                cannot write (another user, chattr +a, or shipped off the host). syslog sends one RFC 5424 message \
+                per checkpoint (authpriv.notice, app assent) to /dev/log or SOCKET. A URL gets one POST per \
+                checkpoint, signed with ASSENT_AUDIT_WITNESS_SECRET (X-Assent-Signature) and sent through the egress \
+                policy. Verify exports against what was witnessed: assent audit verify --anchor FILE finds a removed \
+                or rewritten tail. Env: ASSENT_AUDIT_WITNESS (comma-separated).
                 """))
-    var auditWitness: String?
+    var auditWitness: [String] = []
 
     func apply(to settings: inout AuditSettings) throws {
         guard (1...100_000).contains(auditCheckpointRows) else {
@@ -29,9 +32,16 @@ struct AuditOptions: ParsableArguments {
         guard (1...1440).contains(auditCheckpointMinutes) else {
             throw ValidationError("--audit-checkpoint-minutes is 1 to 1440.")
         }
-        if let path = auditWitness ?? ProcessInfo.processInfo.environment["ASSENT_AUDIT_WITNESS"] {
-            guard !path.isEmpty else { throw ValidationError("--audit-witness names a file.") }
-            settings.witness = AuditWitness(path: path)
+        let environment = ProcessInfo.processInfo.environment
+        let witnesses =
+            !auditWitness.isEmpty
+            ? auditWitness : (environment["ASSENT_AUDIT_WITNESS"] ?? "").split(separator: ",").map(String.init)
+        do {
+            settings.witnesses = try witnesses.map {
+                try AuditWitness.parse($0, secret: environment["ASSENT_AUDIT_WITNESS_SECRET"])
+            }
+        } catch let error as AssentServerError {
+            throw ValidationError(error.message)
         }
         settings.checkpointRows = auditCheckpointRows
         settings.checkpointInterval = .seconds(auditCheckpointMinutes * 60)

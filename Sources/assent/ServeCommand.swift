@@ -204,6 +204,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var auditSettings = AuditSettings()
         try audit.apply(to: &auditSettings)
+        for witness in auditSettings.witnesses {
+            guard case .webhook(let url, _) = witness.destination else { continue }
+            do {
+                _ = try await egress.check(url.absoluteString)
+            } catch {
+                throw ValidationError("--audit-witness \(url) is refused: \(error.message)")
+            }
+        }
         var consoleSessions = ConsoleSessionSettings()
         (consoleSessions.idleTimeout, consoleSessions.maxLifetime) = (consoleIdleTimeout, consoleMaxSession)
         do {

@@ -2,6 +2,7 @@ import AssentCrypto
 import AssentModel
 import AssentTesting
 import Foundation
+import Glibc
 import SQLKit
 import Testing
 
@@ -14,7 +15,7 @@ struct AuditAnchorTests {
     static func witnessed(_ backend: Backend) async throws -> (TestServer, witness: String) {
         var server = try await AuditChainServerTests.server(backend)
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("witness-\(UUID()).jsonl").path
-        server.environment.audit.witness = AuditWitness(path: path)
+        server.environment.audit.witnesses = [AuditWitness(path: path)]
         return (server, path)
     }
 
@@ -141,5 +142,115 @@ struct AuditAnchorTests {
         #expect(try await CLITests.run(["audit", "verify", cut, "--key", keyFile]).status == 0)
         let refused = try await CLITests.run(["audit", "verify", cut, "--key", keyFile, "--anchor", witness])
         #expect(refused.status == 1 && refused.errors.contains("its tail was removed"), "\(refused.errors)")
+    }
+
+    @Test("Syslog and webhook witnesses: every checkpoint as an RFC 5424 message and a signed POST; each anchors")
+    func syslogAndWebhook() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            // A syslog daemon's socket: a datagram socket the test reads.
+            let socketPath = "/tmp/assent-syslog-\(UUID().uuidString.prefix(8))"
+            let syslog = try DatagramSocket(binding: socketPath)
+            defer { syslog.close() }
+            let secret = "witness-secret-0123456789"
+            var made = try await AuditChainServerTests.server(.sqlite)
+            made.environment.audit.witnesses = [
+                try AuditWitness.parse("syslog:\(socketPath)", secret: nil),
+                try AuditWitness.parse(url.absoluteString, secret: secret),
+            ]
+            let server = made
+            defer { Task { await server.shutdown() } }
+            try await AuditChainServerTests.write(server, count: 12)
+            let chain = AuditChainService(environment: server.environment)
+            try await chain.sealPending()
+            try await chain.checkpointNow()
+            let key = try await chain.key().publicKey
+            let stored = try await server.store.auditCheckpoints(from: 0, through: .max)
+            #expect(stored.count == 3)
+
+            let messages = syslog.receiveAll()
+            #expect(messages.count == stored.count)
+            for message in messages {
+                #expect(
+                    message.hasPrefix("<85>1 ") && message.contains(" assent ")
+                        && message.contains(" audit-checkpoint - {"))
+            }
+            #expect(AuditWitness.latest(in: messages.joined(separator: "\n"), signedBy: key) == stored.last)
+
+            let posts = try await receiver.wait(for: stored.count)
+            let now = Int64(Date().timeIntervalSince1970)
+            #expect(
+                posts.allSatisfy {
+                    WebhookSignature.isValid($0.signature ?? "", body: $0.body, secret: Data(secret.utf8), now: now)
+                })
+            let bodies = posts.map { String(decoding: $0.body, as: UTF8.self) }.joined(separator: "\n")
+            #expect(AuditWitness.latest(in: bodies, signedBy: key) == stored.last)
+        }
+    }
+
+    @Test("--audit-witness: a file, syslog, an https URL with its secret; mistakes named")
+    func witnessOptions() throws {
+        #expect(
+            try AuditWitness.parse("/var/log/assent-witness.jsonl", secret: nil).destination
+                == .file("/var/log/assent-witness.jsonl"))
+        #expect(try AuditWitness.parse("syslog", secret: nil).destination == .syslog("/dev/log"))
+        #expect(try AuditWitness.parse("syslog:/run/log.sock", secret: nil).destination == .syslog("/run/log.sock"))
+        let hook = try AuditWitness.parse("https://witness.example/cp", secret: "0123456789abcdef")
+        #expect(hook.label == "https://witness.example/cp" && hook.kind == "webhook")
+        for (text, secret, sentence) in [
+            ("", nil, "names a file, syslog or an https URL"), ("syslog:relative", nil, "absolute path"),
+            ("https://witness.example/cp", nil, "ASSENT_AUDIT_WITNESS_SECRET"),
+            ("https://witness.example/cp", "short", "16 characters"), ("https://", "0123456789abcdef", "with a host"),
+        ] as [(String, String?, String)] {
+            #expect(throws: AssentServerError.self, "\(text)") { try AuditWitness.parse(text, secret: secret) }
+            #expect((try? AuditWitness.parse(text, secret: secret)) == nil)
+            do { _ = try AuditWitness.parse(text, secret: secret) } catch {
+                #expect(error.message.contains(sentence), "\(text): \(error.message)")
+            }
+        }
+        // A syslog message is RFC 5424: priority authpriv.notice, version 1, an RFC 3339 time.
+        let message = String(
+            decoding: AuditWitness.syslogMessage(Data("{}".utf8), at: Date(timeIntervalSince1970: 0)), as: UTF8.self)
+        #expect(message.hasPrefix("<85>1 1970-01-01T00:00:00.000Z "), "\(message)")
+    }
+}
+
+/// A Unix datagram socket bound to a path, as a syslog daemon listens on /dev/log.
+final class DatagramSocket: Sendable {
+    let descriptor: Int32
+    let path: String
+
+    init(binding path: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        self.path = path
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+            buffer[bytes.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard descriptor >= 0, bound == 0 else { throw TestFailure("cannot bind \(path): errno \(errno)") }
+    }
+
+    /// Every datagram waiting, without blocking.
+    func receiveAll() -> [String] {
+        var messages: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard count > 0 else { return messages }
+            messages.append(String(decoding: buffer[0..<count], as: UTF8.self))
+        }
+    }
+
+    func close() {
+        _ = Glibc.close(descriptor)
+        unlink(path)
     }
 }

@@ -2,6 +2,7 @@ import AssentCrypto
 import AssentModel
 import Crypto
 import Foundation
+import Prometheus
 import Synchronization
 
 /// How the audit chain is sealed, signed and kept.
@@ -16,8 +17,8 @@ public struct AuditSettings: Sendable {
     public var retention: Duration?
     /// Rows sealed in one transaction.
     public var batch = 200
-    /// Where every checkpoint is also written, outside the database (`serve --audit-witness`).
-    public var witness: AuditWitness?
+    /// Where every checkpoint is also written, outside the database (`serve --audit-witness`, repeatable).
+    public var witnesses: [AuditWitness] = []
 
     public init() {}
 }
@@ -64,16 +65,26 @@ public struct AuditChainService: Sendable {
         return key
     }
 
-    /// Writes checkpoints just committed to the witness, if there is one; a failure is logged loudly, never lost
-    /// silently (the next checkpoint is witnessed again).
-    func witness(_ checkpoints: [AuditChain.Checkpoint]) {
-        guard let witness = settings.witness, !checkpoints.isEmpty else { return }
-        do {
-            try witness.append(checkpoints)
-        } catch {
-            environment.logger.error(
-                "audit witness write failed", metadata: ["audit.witness": "\(witness.path)", "error": "\(error)"])
+    /// Writes checkpoints just committed to every witness; a failure is logged loudly and counted in `/metrics`
+    /// (`assent_audit_witness_failures_total`), never lost silently (the next checkpoint is witnessed again).
+    func witness(_ checkpoints: [AuditChain.Checkpoint]) async {
+        guard !checkpoints.isEmpty else { return }
+        for witness in settings.witnesses {
+            do {
+                try await witness.append(checkpoints, egress: environment.egress)
+            } catch {
+                environment.metrics.makeCounter(descriptor: Self.witnessFailures, labels: [("witness", witness.kind)])
+                    .increment()
+                environment.logger.error(
+                    "audit witness write failed", metadata: ["audit.witness": "\(witness.label)", "error": "\(error)"])
+            }
         }
+    }
+
+    static var witnessFailures: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "assent", subsystem: "audit", metricName: "witness_failures", unitName: "total",
+            helpText: "Audit checkpoints a witness (file, syslog, webhook) could not take.")
     }
 
     /// Seals every row waiting, then signs a checkpoint if one is due by time; returns how many rows. Another
@@ -94,7 +105,7 @@ public struct AuditChainService: Sendable {
     /// another process holds the chain.
     func sealBatch() async throws -> Int? {
         let (count, checkpoints) = try await sealBatchSigning()
-        witness(checkpoints)
+        await witness(checkpoints)
         return count
     }
 
@@ -157,7 +168,7 @@ public struct AuditChainService: Sendable {
             try await transaction.insertAuditCheckpoint(checkpoint)
             return checkpoint
         }
-        witness(signed.map { [$0] } ?? [])
+        await witness(signed.map { [$0] } ?? [])
     }
 
     /// Signs a checkpoint at the head now, if rows were sealed since the last one (an operator's export wants its
@@ -182,7 +193,7 @@ public struct AuditChainService: Sendable {
                 try await transaction.insertAuditCheckpoint(checkpoint)
                 return (true, checkpoint)
             }
-            witness(signed.map { [$0] } ?? [])
+            await witness(signed.map { [$0] } ?? [])
             if done { return }
             try await Task.sleep(for: .milliseconds(50))
         }
