@@ -19,6 +19,16 @@ extension FuzzChecks {
             throw Violation("A Web Push body decrypted for a subscription nobody encrypted to.")
         }
         let text = String(decoding: input, as: UTF8.self)
+        // A subscription's keys as a registration sends them: `p256dh auth`.
+        let parts = text.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+        if parts.count == 2,
+            let subscription = try? WebPushEncryption.Subscription(p256dh: String(parts[0]), auth: String(parts[1]))
+        {
+            guard subscription.publicKey.x963.count == 65, subscription.authSecret.count == 16,
+                let again = try? WebPushEncryption.Subscription(p256dh: subscription.p256dh, auth: subscription.auth),
+                again.publicKey.x963 == subscription.publicKey.x963, again.authSecret == subscription.authSecret
+            else { throw Violation("Web Push subscription keys changed on their way through their encoding.") }
+        }
         if (try? VAPID.verify(authorization: text, audience: "https://push.example", expectedKey: keys.signer)) != nil {
             throw Violation("A VAPID token verified for a key that signed nothing.")
         }
