@@ -3,6 +3,8 @@ import AssentModel
 import AssentServer
 import AssentTesting
 import Foundation
+import Hummingbird
+import HummingbirdTesting
 import Testing
 
 @testable import AssentServer
@@ -360,6 +362,70 @@ struct OperatorAccountTests {
         var server = try await TestServer.withOperatorConsole(.sqlite, rateLimits: limits)
         if behindProxy { server.environment.trustedProxies = TrustedProxies([try IPNetwork(parsing: "127.0.0.1")]) }
         return server
+    }
+
+    @Test("A reset, a disable and a password change end the operator's other console sessions; none comes back")
+    func sessionsEnd() async throws {
+        let server = try await TestServer.withOperatorConsole(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let operators = OperatorService(environment: server.environment)
+        let (_, firstSecret) = try await Self.setUpOperator(server, "bob")
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            var secret = firstSecret
+            /// Signs bob in, in a new browser: its console cookie.
+            func signIn(password: String) async throws -> String {
+                server.clock.advance(by: 30)
+                let page = try await PageAnswer.fetch(client, .get, "/console/sign-in")
+                let cookie = try #require(page.headers[values: .setCookie].first).prefix { $0 != ";" }
+                let answer = try await PageAnswer.fetch(
+                    client, .post, "/console/sign-in", cookie: String(cookie),
+                    form: [
+                        "csrf": try #require(page.field("csrf")), "name": "bob", "password": password,
+                        "code": try Self.code(secret, at: server.clock.now),
+                    ])
+                let session = answer.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-console=") }
+                return String(try #require(session, "\(answer.status) \(answer.body)").prefix { $0 != ";" })
+            }
+            func works(_ cookie: String) async throws -> Bool {
+                let page = try await PageAnswer.fetch(client, .get, "/console", cookie: cookie)
+                return page.status == .ok && page.body.contains("Dashboard")
+            }
+            // Two browsers; the password changed in the first ends the second.
+            let (first, second) = (
+                try await signIn(password: "a long enough password"),
+                try await signIn(password: "a long enough password")
+            )
+            #expect(try await works(first))
+            #expect(try await works(second))
+            server.clock.advance(by: 30)
+            let me = try await PageAnswer.fetch(client, .get, "/console/me", cookie: first)
+            let changed = try await PageAnswer.fetch(
+                client, .post, "/console/me/password", cookie: first,
+                form: [
+                    "csrf": try #require(me.field("csrf")), "current": "a long enough password",
+                    "new": "another long password", "confirm": "another long password",
+                    "code": try Self.code(secret, at: server.clock.now),
+                ])
+            #expect(changed.status == .seeOther, "\(changed.body)")
+            #expect(try await works(first))
+            #expect(try await !works(second))
+
+            // An admin resets bob: the session ends and does not come back once bob is set up anew.
+            let (_, link) = try await operators.reset("bob", actor: "operator:admin")
+            secret = try await Self.secret(server, link: link)
+            let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
+            _ = try await operators.completeSetup(
+                token: token, password: "a third long password", code: try Self.code(secret, at: server.clock.now))
+            #expect(try await !works(first))
+
+            // Disabled: ended; enabled again: still ended.
+            let third = try await signIn(password: "a third long password")
+            #expect(try await works(third))
+            _ = try await operators.setDisabled("bob", true, actor: "operator:admin")
+            _ = try await operators.setDisabled("bob", false, actor: "operator:admin")
+            #expect(try await !works(third))
+        }
     }
 
     @Test(

@@ -57,9 +57,12 @@ struct ConsolePages: Sendable {
     init(environment: ServerEnvironment) {
         self.environment = environment
         let lifetimes = environment.consoleSessions
-        sessions = WebSessions(
+        var sessions = WebSessions<ConsoleState>(
             environment: environment, cookieName: "__Host-assent-console", kind: "console",
             lifetime: lifetimes.idleTimeout, cookieLifetime: lifetimes.maxLifetime, maxLifetime: lifetimes.maxLifetime)
+        // An operator's sessions are kept under their account, so a reset, a disable or a password change ends them.
+        sessions.owner = { $0.operatorId.map(OperatorService.sessionOwner) }
+        self.sessions = sessions
         apiKeys = APIKeyService(environment: environment)
         activations = ActivationService(environment: environment)
         operations = OperationService(environment: environment)
@@ -139,10 +142,13 @@ struct ConsolePages: Sendable {
                 guard let new = visit.form["new"], new == visit.form["confirm"] else {
                     throw AssentServerError.invalidRequest("The new password and its repetition differ.")
                 }
-                try await operators.changePassword(
+                let ended = try await operators.changePassword(
                     record, current: visit.form["current"] ?? "", new: new, code: visit.form["code"] ?? "",
-                    address: context.clientLimitKey)
-                return ("/console/me", "Password changed.")
+                    address: context.clientLimitKey, keeping: visit.session.idHash)
+                return (
+                    "/console/me",
+                    ended == 0 ? "Password changed." : "Password changed; your \(ended) other session(s) ended."
+                )
             }
         }
         router.get("console/setup") { request, _ in

@@ -69,6 +69,9 @@ struct OperatorService: Sendable {
         guard try await store.setOperatorDisabled(id: record.id, at: disabled ? environment.nowMillis : nil) else {
             throw Self.lastAdmin(name)
         }
+        if disabled {
+            _ = try await environment.store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
+        }
         await environment.audit(
             disabled ? .operatorDisabled : .operatorEnabled, actor: actor,
             "Operator \(name) \(disabled ? "disabled" : "enabled").")
@@ -93,13 +96,18 @@ struct OperatorService: Sendable {
                 id: record.id, tokenHash: token.hash, expiresAt: environment.nowMillis + Self.setupLifetime,
                 totpSecret: Bytes.random(count: 20))
         else { throw Self.lastAdmin(name) }
-        // Its passkeys go too: the account is set up anew from nothing.
+        // Its passkeys go too: the account is set up anew from nothing; and every console session of it ends (else
+        // a session taken before the reset would work again once the account is set up anew).
         _ = try await environment.store.deleteOperatorPasskeys(operatorId: record.id)
+        _ = try await environment.store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
         await environment.audit(
             .operatorReset, actor: actor,
             "Operator \(name) reset: a new set-up link, the password, TOTP, passkeys and linked phone cleared.")
         return (try await named(name), link(token.value))
     }
+
+    /// The owner an operator's console sessions are kept under.
+    static func sessionOwner(_ operatorId: String) -> String { "operator:\(operatorId)" }
 
     /// The refusal to disable or reset the last admin who can sign in.
     static func lastAdmin(_ name: String) -> AssentServerError {
@@ -182,9 +190,12 @@ struct OperatorService: Sendable {
     /// enough to change it). A wrong one counts against the account's sign-in limits from `address`
     /// (`operator-account-address-failures`, `operator-account-failures`) and is audited, as a wrong sign-in is: a
     /// session in other hands cannot guess on here.
-    func changePassword(_ record: OperatorRecord, current: String, new: String, code: String, address: String?)
-        async throws
-    {
+    /// Changes an operator's own password; every other console session of theirs ends (`keeping` the one the change
+    /// was made in). Returns how many ended.
+    @discardableResult
+    func changePassword(
+        _ record: OperatorRecord, current: String, new: String, code: String, address: String?, keeping: Data? = nil
+    ) async throws -> Int {
         guard (12...PasswordHasher.maxLength).contains(new.unicodeScalars.count) else {
             throw AssentServerError.invalidRequest("An operator's password has 12 to 1024 characters.")
         }
@@ -204,8 +215,11 @@ struct OperatorService: Sendable {
                 .unauthorized, "The current password or the code is not right (a code works once).", status: 401)
         }
         _ = try await store.setOperatorPassword(id: record.id, hash: try await hasher.hash(new))
+        let ended = try await environment.store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: keeping)
         await environment.audit(
-            .operatorPasswordChanged, actor: "operator:\(record.name)", "Operator \(record.name) changed the password.")
+            .operatorPasswordChanged, actor: "operator:\(record.name)",
+            "Operator \(record.name) changed the password; \(ended) other console session(s) ended.")
+        return ended
     }
 
     /// The time step of a right TOTP code (one step of drift either way).
