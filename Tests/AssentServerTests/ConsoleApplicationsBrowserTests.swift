@@ -194,4 +194,57 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.screenshot("06-audit-one-application")
         }
     }
+
+    @Test("A user's login account on the console: sign out everywhere and disable ask first, naming the person")
+    func loginAccount() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            _ = try await server.operatorCall(
+                http, "POST", "/api/v1/tfa/accounts",
+                body: try OperatorJSON.encoder().encode(
+                    CreateTFAAccountRequest(userId: "alice", password: "correct horse battery", name: "Alice Novak")),
+                as: TFAAccountInfo.self)
+            _ = try await server.createActivation(http, userId: "alice")
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console-login-account"))
+            defer { Task { await browser.quit() } }
+            let base = http.base.absoluteString
+            try await browser.open("\(base)/console")
+            try await browser.type("#apiKey", server.apiKey)
+            try await browser.click("#submit")
+            try await browser.expectText("h1", "Dashboard")
+
+            try await browser.open("\(base)/console/users/alice")
+            try await browser.expectText("#login-account-state", "enabled")
+            try await browser.expectText("#login-account", containing: "Alice Novak")
+            try await browser.screenshot("01-user")
+            try await browser.click("#sign-out-everywhere")
+            try await browser.expectText("#question", "Sign alice out everywhere?")
+            try await browser.screenshot("02-sign-out-confirm")
+            try await browser.click("#confirm")
+            try await browser.expectText("#notice", containing: "alice is signed out everywhere")
+            let revoked = try await server.store.auditEvents(
+                AuditFilter(typePrefix: "openid.grants_revoked"), limit: 5)
+            #expect(revoked.first?.userId == "alice" && revoked.first?.actor == "key:bootstrap")
+
+            try await browser.click("#disable-account")
+            try await browser.expectText("#question", "Disable alice's login account?")
+            try await browser.click("#confirm")
+            try await browser.expectText("#notice", containing: "alice's login account is disabled")
+            try await browser.expectText("#login-account-state", containing: "disabled since")
+            #expect(
+                try await server.store.tfaAccount(applicationId: server.application.id, userId: "alice")?.disabledAt
+                    != nil)
+            try await browser.screenshot("03-disabled")
+            try await browser.resize(Browser.phone)
+            #expect(try await browser.sidewaysOverflow() == 0)
+            try await browser.screenshot("04-disabled-phone")
+            try await browser.click("#enable-account")
+            try await browser.expectText("#notice", "alice's login account is enabled again.")
+            try await browser.expectText("#login-account-state", "enabled")
+            #expect(
+                try await server.store.tfaAccount(applicationId: server.application.id, userId: "alice")?.disabledAt
+                    == nil)
+        }
+    }
 }

@@ -199,6 +199,20 @@ struct ConsoleUserPage: PageContext {
     var showOperations = false
     var operations: [ConsoleOperationRow] = []
     var operationsUrl: String?
+    /// The user's login account in this application, for an operator who may read them.
+    var account: LoginAccount?
+
+    struct LoginAccount: Sendable {
+        var name: String?
+        var state: String
+        var stateClass: String
+        var enabled: Bool
+        /// Whether the operator may sign the person out and disable or enable the account.
+        var canWrite: Bool
+        var signOutUrl: String
+        var disableUrl: String
+        var enableUrl: String
+    }
 }
 
 /// One activation: its details, its code and QR code while it waits, and what may be done with it.

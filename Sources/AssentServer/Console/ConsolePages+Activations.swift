@@ -31,6 +31,52 @@ extension ConsolePages {
                 try await user(userId, visit)
             }
         }
+        // The person's login account: sign them out everywhere, disable or enable it (the first two ask first,
+        // naming the person).
+        for verb in ["sign-out", "disable", "enable"] {
+            router.post("console/users/{user}/\(verb)") { request, context in
+                let userId = try context.parameters.require("user")
+                let confirm: Confirmation? =
+                    switch verb {
+                    case "sign-out":
+                        Confirmation(
+                            title: "Sign \(userId) out everywhere", question: "Sign \(userId) out everywhere?",
+                            consequence: "Every site and app \(userId) signed in to with this application loses its "
+                                + "tokens, and every browser session of theirs ends: they sign in again.",
+                            button: "Sign \(userId) out everywhere")
+                    case "disable":
+                        Confirmation(
+                            title: "Disable \(userId)'s login account", question: "Disable \(userId)'s login account?",
+                            consequence: "\(userId) can no longer sign in anywhere until an operator enables the "
+                                + "account again; every token and session of theirs ends now.",
+                            button: "Disable \(userId)'s account")
+                    default: nil
+                    }
+                return try await action(request, scope: .tfaWrite, back: Self.userPath(userId), confirm: confirm) {
+                    visit in
+                    let accounts = TFAAccountService(environment: environment)
+                    switch verb {
+                    case "sign-out":
+                        let ended = try await accounts.signOutEverywhere(
+                            userId: userId, in: visit.application, actor: visit.actor)
+                        return (
+                            Self.userPath(userId),
+                            "\(userId) is signed out everywhere: \(ended.refreshTokens) refresh token(s) revoked, "
+                                + "\(ended.sessions) browser session(s) ended."
+                        )
+                    default:
+                        try await accounts.setDisabled(
+                            verb == "disable", userId: userId, in: visit.application, actor: visit.actor)
+                        return (
+                            Self.userPath(userId),
+                            verb == "disable"
+                                ? "\(userId)'s login account is disabled: every token and session of theirs ended."
+                                : "\(userId)'s login account is enabled again."
+                        )
+                    }
+                }
+            }
+        }
         router.post("console/activations") { request, _ in
             try await action(request, scope: .activationsWrite, back: "/console/users") { visit in
                 let userId = (visit.form["user"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -128,6 +174,17 @@ extension ConsolePages {
             page.fraudNotice =
                 "\(userId) reported a sign-in as fraud on their phone (operation \(operationId)): push sign-ins are "
                 + "suspended until \(PushFactor.clock(until)) UTC."
+        }
+        if visit.allows(.tfaRead),
+            let account = try await environment.store.tfaAccount(applicationId: visit.application.id, userId: userId)
+        {
+            let path = Self.userPath(userId)
+            page.account = ConsoleUserPage.LoginAccount(
+                name: account.displayName,
+                state: account.disabledAt.map { "disabled since \(Self.time($0))" } ?? "enabled",
+                stateClass: account.disabledAt == nil ? "active" : "blocked", enabled: account.disabledAt == nil,
+                canWrite: visit.allows(.tfaWrite), signOutUrl: path + "/sign-out", disableUrl: path + "/disable",
+                enableUrl: path + "/enable")
         }
         var live = Self.liveURL(activations: list.map(\.0.id))
         if visit.allows(.operationsRead) {
