@@ -18,7 +18,8 @@ if [ ! -x "$venv/bin/st" ] || ! "$venv/bin/st" --version | grep -q "$version"; t
     python3 -m venv "$venv"
     "$venv/bin/pip" install --quiet "schemathesis==$version"
 fi
-swift build -c release --product assent
+# ASSENT_BINARY (e.g. .build/debug/assent) tests that build instead of a release one.
+[ -n "${ASSENT_BINARY:-}" ] || swift build -c release --product assent
 . Benchmarks/common.sh
 start_server schemathesis --rate-limit operator-key-failures=100000/1
 SCHEMATHESIS_HOOKS="$PWD/Benchmarks/schemathesis/hooks.py" "$venv/bin/st" run \

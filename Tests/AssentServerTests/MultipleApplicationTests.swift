@@ -143,7 +143,7 @@ struct MultipleApplicationTests {
             #expect(limited.applications == [business.applicationId])
             let unknownLimit = try await send(
                 "POST", "/api/v1/api-keys", #"{"name":"x","scopes":["*"],"applications":["nope"]}"#)
-            #expect(unknownLimit.status == 400 && unknownLimit.text.contains("No application has the id nope"))
+            #expect(unknownLimit.status == 404 && unknownLimit.text.contains("No application has the id nope"))
             func withLimited(_ method: String, _ path: String, _ body: String = "") async throws
                 -> HTTPClient.Response
             {

@@ -58,7 +58,7 @@ struct OperatorAccountTests {
             #expect(badName.status == 400)
             let badApplication = try await send(
                 "POST", "/api/v1/operators", #"{"name":"y","role":"auditor","applications":["nope"]}"#)
-            #expect(badApplication.status == 400 && badApplication.text.contains("No application has the id nope"))
+            #expect(badApplication.status == 404 && badApplication.text.contains("No application has the id nope"))
 
             // Set-up: a password of 12 or more and the current code of the key shown.
             let operators = OperatorService(environment: server.environment)

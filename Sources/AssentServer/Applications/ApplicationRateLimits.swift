@@ -125,8 +125,11 @@ public struct ApplicationRateLimitService: Sendable {
 
     /// `LIMIT/SECONDS` as a rule.
     static func rule(_ text: String) -> RateLimitRule? {
-        let numbers = text.split(separator: "/")
-        guard numbers.count == 2, let limit = Int(numbers[0]), let window = Int(numbers[1]), limit > 0, window > 0,
+        let numbers = text.split(separator: "/", omittingEmptySubsequences: false)
+        // Plain digits, no sign and no leading zero (as the OpenAPI document's pattern says).
+        guard numbers.count == 2,
+            numbers.allSatisfy({ $0.first != "0" && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let limit = Int(numbers[0]), let window = Int(numbers[1]), limit > 0, window > 0,
             limit <= 1_000_000, window <= 31_536_000
         else { return nil }
         return RateLimitRule(limit: limit, window: window)

@@ -38,13 +38,17 @@ struct AuditController {
             before = id
         }
         let (from, until) = (try Self.time(query.get("from"), "from"), try Self.time(query.get("to"), "to"))
-        if let from, let until, from >= until { throw AssentServerError.invalidRequest("from must be before to.") }
-        let events = try await audit.events(
-            AuditFilter(
-                activationId: query.get("activationId"), userId: query.get("userId"), typePrefix: type,
-                beforeId: before, from: from, until: until,
-                applications: try await context.auditApplications(applications)),
-            limit: try HTTPSupport.limit(query.get("limit")))
+        // A range with nothing in it (from at or after to) lists nothing, as any other range without events.
+        let empty = from.map { from in until.map { from >= $0 } ?? false } ?? false
+        let events =
+            empty
+            ? []
+            : try await audit.events(
+                AuditFilter(
+                    activationId: query.get("activationId"), userId: query.get("userId"), typePrefix: type,
+                    beforeId: before, from: from, until: until,
+                    applications: try await context.auditApplications(applications)),
+                limit: try HTTPSupport.limit(query.get("limit")))
         return try HTTPSupport.operatorJSON(
             AuditList(
                 events: events.map {
@@ -61,7 +65,10 @@ struct AuditController {
         let query = request.uri.queryParameters
         let from = try Self.time(query.get("from"), "from") ?? 0
         let until = try Self.time(query.get("to"), "to") ?? Int64.max
-        guard from < until else { throw AssentServerError.invalidRequest("from must be before to.") }
+        guard from < until else {
+            throw AssentServerError.notFound(
+                "No sealed audit rows were written in that time range (from is not before to).")
+        }
         try await chain.checkpointNow()
         let text = try await chain.export(from: from, until: until)
         return Response(

@@ -34,7 +34,7 @@ struct OperatorService: Sendable {
                 throw AssentServerError.invalidRequest("Name at least one application, or none for every one.")
             }
             for id in applications where try await store.application(id: id) == nil {
-                throw AssentServerError.invalidRequest("No application has the id \(id).")
+                throw AssentServerError.notFound("No application has the id \(id).")
             }
         }
         let token = TFATokens.bearer()

@@ -25,7 +25,7 @@ public struct APIKeyService: Sendable {
                 throw AssentServerError.invalidRequest("Name at least one application, or none for every one.")
             }
             for id in applications where try await store.application(id: id) == nil {
-                throw AssentServerError.invalidRequest("No application has the id \(id).")
+                throw AssentServerError.notFound("No application has the id \(id).")
             }
         }
         let key = "ak_" + Base64URL.encode(Bytes.random(count: 32))

@@ -353,9 +353,12 @@ struct TFAService: Sendable {
         }
         if let id = passkeys.relyingPartyId,
             id.isEmpty || id.count > 253
-                || id.contains(where: { !($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") })
+                || id.split(separator: ".", omittingEmptySubsequences: false).contains(where: { label in
+                    label.isEmpty || label.contains { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-")) }
+                })
         {
-            throw AssentServerError.invalidRequest("passkeys.relyingPartyId is a domain name, e.g. bank.example.")
+            throw AssentServerError.invalidRequest(
+                "passkeys.relyingPartyId is a domain name in ASCII (an international one as xn--…), e.g. bank.example.")
         }
         for origin in passkeys.origins ?? [] where !origin.hasPrefix("android:apk-key-hash:") {
             guard let url = URLComponents(string: origin), ["https", "http"].contains(url.scheme ?? ""),
