@@ -53,6 +53,16 @@ struct GrantTests {
         return try await signIn(client, at: mail, password: "correct horse battery")
     }
 
+    /// Runs `body` against a fresh server's router with alice signed in at Mail (``signIn(_:_:)``).
+    static func withAliceSignedIn(
+        _ backend: Backend, _ body: @Sendable (TestServer, any TestClientProtocol, SignedIn) async throws -> Void
+    ) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in try await body(server, client, try await signIn(server, client)) }
+    }
+
     /// Alice signs in at `mail` in a fresh browser session with `password`.
     static func signIn(_ client: any TestClientProtocol, at mail: CodeFlowClient, password: String) async throws
         -> SignedIn
@@ -80,11 +90,7 @@ struct GrantTests {
         "A code or refresh token presented by another client is not spent: its owner's grant goes on",
         arguments: Backend.all)
     func spentOnlyByItsClient(_ backend: Backend) async throws {
-        let server = try await TestServer.make(backend)
-        defer { Task { await server.shutdown() } }
-        let app = Application(router: server.router)
-        try await app.test(.router) { client in
-            let alice = try await Self.signIn(server, client)
+        try await Self.withAliceSignedIn(backend) { server, client, alice in
             // A public client: its id is all an attacker needs to authenticate as it.
             let thief = try await AuthorizationCodeTests.registered(
                 server, client,
@@ -186,11 +192,7 @@ struct GrantTests {
         "A disabled account signs in nowhere and everything it held ends; enabled again, it signs in",
         arguments: Backend.all)
     func disabledAccount(_ backend: Backend) async throws {
-        let server = try await TestServer.make(backend)
-        defer { Task { await server.shutdown() } }
-        let app = Application(router: server.router)
-        try await app.test(.router) { client in
-            let alice = try await Self.signIn(server, client)
+        try await Self.withAliceSignedIn(backend) { server, client, alice in
             let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
             func patch(_ body: String) async throws -> PageAnswer {
                 try await PageAnswer.fetch(
@@ -234,11 +236,7 @@ struct GrantTests {
         "An operator's sign-out everywhere and removing the account end every token, single sign-on and browser session",
         arguments: Backend.all)
     func operatorRevocations(_ backend: Backend) async throws {
-        let server = try await TestServer.make(backend)
-        defer { Task { await server.shutdown() } }
-        let app = Application(router: server.router)
-        try await app.test(.router) { client in
-            let alice = try await Self.signIn(server, client)
+        try await Self.withAliceSignedIn(backend) { server, client, alice in
             let key: HTTPFields = [.authorization: "Bearer \(server.apiKey)"]
             let signedOut = try await PageAnswer.fetch(
                 client, .post, "/api/v1/tfa/accounts/alice/sign-out", headers: key)
@@ -266,11 +264,7 @@ struct GrantTests {
         "A password change and a phone reported lost end every grant but the page the person is on",
         arguments: Backend.all)
     func personRevocations(_ backend: Backend) async throws {
-        let server = try await TestServer.make(backend)
-        defer { Task { await server.shutdown() } }
-        let app = Application(router: server.router)
-        try await app.test(.router) { client in
-            let alice = try await Self.signIn(server, client)
+        try await Self.withAliceSignedIn(backend) { server, client, alice in
             let account = AccountService(environment: server.environment)
             try await account.changePassword(
                 server.application, userId: "alice", current: "correct horse battery",
