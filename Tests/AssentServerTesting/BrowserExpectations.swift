@@ -17,6 +17,15 @@ extension Browser {
         #expect(text == expected, "\(css)", sourceLocation: sourceLocation)
     }
 
+    /// Opens the console at `base` and signs in with the operator API key `apiKey` (a server that allows API-key
+    /// sign-in), waiting for the dashboard.
+    func signInToConsole(_ base: String, apiKey: String) async throws {
+        try await open("\(base)/console")
+        try await type("#apiKey", apiKey)
+        try await click("#submit")
+        try await expectText("h1", "Dashboard")
+    }
+
     /// Signs out of the console and waits for the sign-in page: the form's navigation must be over before the next
     /// `open`, or it lands after it and replaces the page opened.
     func signOutOfConsole() async throws {

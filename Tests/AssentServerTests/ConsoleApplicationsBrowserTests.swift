@@ -31,10 +31,7 @@ struct ConsoleApplicationsBrowserTests {
                 artefacts: LoginPageBrowserTests.artefacts("console-applications/\(backend.rawValue)"))
             defer { Task { await browser.quit() } }
             let base = http.base.absoluteString
-            try await browser.open("\(base)/console")
-            try await browser.type("#apiKey", server.apiKey)
-            try await browser.click("#submit")
-            try await browser.expectText("h1", "Dashboard")
+            try await browser.signInToConsole(base, apiKey: server.apiKey)
 
             // The first application's users; the switcher offers both.
             try await browser.open("\(base)/console/users")
@@ -209,10 +206,7 @@ struct ConsoleApplicationsBrowserTests {
             let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console-login-account"))
             defer { Task { await browser.quit() } }
             let base = http.base.absoluteString
-            try await browser.open("\(base)/console")
-            try await browser.type("#apiKey", server.apiKey)
-            try await browser.click("#submit")
-            try await browser.expectText("h1", "Dashboard")
+            try await browser.signInToConsole(base, apiKey: server.apiKey)
 
             try await browser.open("\(base)/console/users/alice")
             try await browser.expectText("#login-account-state", "enabled")

@@ -413,10 +413,7 @@ struct WebPushDeliveryTests {
             let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console/webpush"))
             defer { Task { await browser.quit() } }
             let origin = client.base.absoluteString
-            try await browser.open("\(origin)/console")
-            try await browser.type("#apiKey", server.apiKey)
-            try await browser.click("#submit")
-            try await browser.expectText("h1", "Dashboard")
+            try await browser.signInToConsole(origin, apiKey: server.apiKey)
             try await browser.open("\(origin)/console/activations/\(device.activationId)")
             try await browser.expectText("#push", "not registered")
             let rows = try await browser.text("#push-deliveries tbody")

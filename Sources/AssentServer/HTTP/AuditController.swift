@@ -39,7 +39,8 @@ struct AuditController {
         }
         let (from, until) = (try Self.time(query.get("from"), "from"), try Self.time(query.get("to"), "to"))
         // A range with nothing in it (from at or after to) lists nothing, as any other range without events.
-        let empty = from.map { from in until.map { from >= $0 } ?? false } ?? false
+        var empty = false
+        if let from, let until { empty = from >= until }
         let events =
             empty
             ? []
