@@ -60,6 +60,10 @@ struct OfflineAndProximityTests {
                     as: OfflineVerifyResponse.self)
                 #expect(!wrongCode.valid && wrongCode.operation.failedAttempts == 1)
                 #expect(wrongCode.operation.status == .pending)
+                // The failed code is in the audit, naming the key that typed it in.
+                let failed = try await server.store.audit(activationId: device.activationId, userId: nil, limit: 50)
+                    .filter { $0.type == "signature.failed" }
+                #expect(!failed.isEmpty && failed.allSatisfy { $0.actor == "key:bootstrap" })
                 let code = try device.offlineApprovalCode(for: qr)
                 #expect(code.wholeMatch(of: /\d{8}-\d{8}/) != nil)
                 let verified = try await server.operatorCall(

@@ -90,6 +90,8 @@ struct OperationTests {
                     "operation.created", "operation.rejected",
                 ])
             #expect(audit.events.first { $0.type == "operation.approved" }?.activationId == device.activationId)
+            // The cancellation names the key that made it, not just "operator".
+            #expect(audit.events.first { $0.type == "operation.canceled" }?.actor == "key:bootstrap")
 
             let byStatus = try await server.operatorCall(
                 client, "GET", "/api/v1/users/alice/operations?status=rejected", as: OperationList.self)

@@ -45,4 +45,12 @@ extension Migrations {
             "CREATE INDEX IF NOT EXISTS audit_events_application ON audit_events(application_id, id)",
         ] + operationStatusTrigger(dialect, auditApplication: true)
     }
+
+    /// Version 38: an operation's status change names who made it when it is not the usual one (a cancellation by
+    /// `operator:<name>`, `api-key:<name>` or the user), and its audit event records that actor.
+    static func operationStatusActorV38(_ dialect: Dialect) -> [String] {
+        let add = dialect == .sqlite ? "ADD COLUMN" : "ADD COLUMN IF NOT EXISTS"
+        return ["ALTER TABLE operations \(add) status_actor TEXT"]
+            + operationStatusTrigger(dialect, auditApplication: true, statusActor: true)
+    }
 }

@@ -77,7 +77,7 @@ extension ConsolePages {
                 let message: String
                 do {
                     let (valid, updated) = try await operations.verifyOffline(
-                        id: id, activationId: activationId, code: visit.form["code"] ?? "")
+                        id: id, activationId: activationId, code: visit.form["code"] ?? "", actor: visit.actor)
                     if valid {
                         var session = visit.session
                         session.state.message = "The code is right: the operation is approved."

@@ -61,7 +61,7 @@ struct OperationController {
     @Sendable func offlineVerify(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let body = try await HTTPSupport.decode(OfflineVerifyRequest.self, from: request)
         let (valid, operation) = try await operations.verifyOffline(
-            id: try operation(context).id, activationId: body.activationId, code: body.code)
+            id: try operation(context).id, activationId: body.activationId, code: body.code, actor: context.actor)
         return try HTTPSupport.operatorJSON(OfflineVerifyResponse(valid: valid, operation: Self.info(operation)))
     }
 

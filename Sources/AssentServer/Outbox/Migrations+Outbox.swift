@@ -123,10 +123,12 @@ extension Migrations {
                 body: [devicePushInsert(event: "operation.created", payload: "NULL")])
     }
 
-    /// The trigger of an operation's status change (version 17's, and version 33's whose audit events name the
+    /// The trigger of an operation's status change (version 17's; version 33's, whose audit events name the
     /// operation's application): the webhook message, a push per device, the audit event, and for an operation
     /// rejected as fraud its webhook message and audit event.
-    static func operationStatusTrigger(_ dialect: Dialect, auditApplication: Bool) -> [String] {
+    static func operationStatusTrigger(_ dialect: Dialect, auditApplication: Bool, statusActor: Bool = false)
+        -> [String]
+    {
         let fraud = "NEW.status = 'REJECTED' AND NEW.status_reason = 'FRAUD'"
         let application: (column: String, value: String) =
             auditApplication ? (", application_id", ", NEW.application_id") : ("", "")
@@ -137,7 +139,7 @@ extension Migrations {
                 body: [
                     webhookInsert(payload: dialect.jsonObject(webhookFields)),
                     devicePushInsert(event: "operation.finished", payload: dialect.jsonObject("'status', NEW.status")),
-                    auditInsert(withApplication: auditApplication),
+                    auditInsert(withApplication: auditApplication, statusActor: statusActor),
                     """
                     INSERT INTO outbox (channel, event, subject, payload, at, next_attempt_at)
                                 SELECT 'webhook', 'security.fraud_reported', NEW.id, \(dialect.jsonObject(webhookFields)),

@@ -200,7 +200,7 @@ public struct OperationService: Sendable {
     public func cancel(id: String, reason: String?, actor: String) async throws -> OperationRecord {
         let reason = try Self.statusReason(reason)
         let (operation, outcome) = try await mutate(id: id) { operation, now in
-            operation.cancel(reason: reason, now: now)
+            operation.cancel(reason: reason, by: actor, now: now)
         }
         try Self.throwUnlessDone(outcome)
         environment.logger.info("operation canceled", metadata: ["operation.id": "\(id)", "actor": "\(actor)"])
@@ -544,8 +544,11 @@ public struct OperationService: Sendable {
     }
 
     /// Verifies the code the user typed (`NNNNNNNN-NNNNNNNN`, an offline signature over the latest QR code) and
-    /// approves the operation when it matches; a mismatch counts against both the activation and the operation.
-    public func verifyOffline(id: String, activationId: String, code: String) async throws -> (Bool, OperationRecord) {
+    /// approves the operation when it matches; a mismatch counts against both the activation and the operation, and
+    /// its audit event names `actor`, who typed the code in (`operator:<name>`, `api-key:<name>`, `user`).
+    public func verifyOffline(
+        id: String, activationId: String, code: String, actor: String
+    ) async throws -> (Bool, OperationRecord) {
         let parts = code.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2,
             parts.allSatisfy({ $0.count == 8 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
@@ -578,7 +581,7 @@ public struct OperationService: Sendable {
         if case .accepted = outcome { valid = true } else { valid = false }
         if !valid {
             await environment.audit(
-                .signatureFailed, activation: updatedActivation, actor: "operator",
+                .signatureFailed, activation: updatedActivation, actor: actor,
                 "Offline code for operation \(id) failed (\(updatedActivation.failedAttempts)/"
                     + "\(updatedActivation.maxFailedAttempts)).")
         }

@@ -112,10 +112,11 @@ extension OperationRecord {
         return .rejected
     }
 
-    /// The operator cancels the operation.
-    mutating func cancel(reason: String?, now: Millis) -> Outcome {
+    /// The operator (or whoever `actor` names) cancels the operation.
+    mutating func cancel(reason: String?, by actor: String? = nil, now: Millis) -> Outcome {
         if let obstacle = obstacle(for: nil, now: now) { return obstacle }
         finish(.canceled, reason: reason, activationId: nil, at: now)
+        statusActor = actor
         return .canceled
     }
 

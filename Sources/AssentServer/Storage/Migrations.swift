@@ -82,6 +82,7 @@ enum Migrations {
         Migration(version: 35, sqlite: keyRingV35(.sqlite), postgres: keyRingV35(.postgres)),
         Migration(version: 36, sqlite: tfaAccountDisabledV36(.sqlite), postgres: tfaAccountDisabledV36(.postgres)),
         Migration(version: 37, sqlite: vapidPerApplicationV37(.sqlite), postgres: vapidPerApplicationV37(.postgres)),
+        Migration(version: 38, sqlite: operationStatusActorV38(.sqlite), postgres: operationStatusActorV38(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.
@@ -134,13 +135,14 @@ enum Migrations {
     /// The audit event of an operation's status change, written by the same trigger as the outbox row.
     static let auditInsert = auditInsert(withApplication: false)
 
-    /// ``auditInsert``, naming the operation's application from version 33 on.
-    static func auditInsert(withApplication: Bool) -> String {
-        """
+    /// ``auditInsert``, naming the operation's application from version 33 on, and from version 38 on the actor
+    /// the change names (`status_actor`: who cancelled) before the status's usual one.
+    static func auditInsert(withApplication: Bool, statusActor: Bool = false) -> String {
+        let usual = "CASE NEW.status WHEN 'EXPIRED' THEN 'system' WHEN 'CANCELED' THEN 'operator' ELSE 'device' END"
+        return """
         INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail\(withApplication ? ", application_id" : ""))
         VALUES (NEW.updated_at, 'operation.' || lower(NEW.status), NEW.activation_id, NEW.user_id,
-            CASE NEW.status WHEN 'EXPIRED' THEN 'system' WHEN 'CANCELED' THEN 'operator'
-                ELSE 'device' END,
+            \(statusActor ? "COALESCE(NEW.status_actor, \(usual))" : usual),
             'Operation ' || NEW.id || ' is ' || NEW.status || COALESCE(' (' || NEW.status_reason || ')', '') || '.'\
         \(withApplication ? ", NEW.application_id" : ""))
         """

@@ -251,6 +251,9 @@ public struct OperationRecord: Sendable, Equatable {
     public var expiresAt: Millis
     public var updatedAt: Millis
     public var finishedAt: Millis?
+    /// Who ended it when that is not the usual actor of its status (a cancellation: `operator:<name>`,
+    /// `api-key:<name>`, `user`); the audit event of the change names it.
+    public var statusActor: String? = nil
     /// Optimistic-concurrency version, bumped by every update.
     public var version: Int64
 

@@ -585,7 +585,7 @@ public final class SQLStore: AssentStore {
             status_reason = \(bind: o.statusReason), failed_attempts = \(bind: Int64(o.failedAttempts)),
             offline_nonce = \(bind: o.offlineNonce), offline_totp = \(bind: o.offlineTOTP),
             activation_id = \(bind: o.activationId), approved_with = \(bind: o.approvedWith),
-            mobile_context = \(bind: o.mobileContext),
+            mobile_context = \(bind: o.mobileContext), status_actor = \(bind: o.statusActor),
             updated_at = \(bind: o.updatedAt),
             finished_at = \(bind: o.finishedAt), version = \(bind: expectedVersion + 1)
             WHERE id = \(bind: o.id) AND version = \(bind: expectedVersion)
@@ -641,6 +641,7 @@ public final class SQLStore: AssentStore {
             expiresAt: try row.decode(column: "expires_at", as: Int64.self),
             updatedAt: try row.decode(column: "updated_at", as: Int64.self),
             finishedAt: try row.decode(column: "finished_at", as: Int64?.self),
+            statusActor: try row.decode(column: "status_actor", as: String?.self),
             version: try row.decode(column: "version", as: Int64.self)
         )
     }

@@ -268,7 +268,7 @@ struct ApprovalPages: Sendable {
         var retryAfter: Int?
         do {
             let (valid, updated) = try await links.operations.verifyOffline(
-                id: operation.id, activationId: form["activation"] ?? "", code: code)
+                id: operation.id, activationId: form["activation"] ?? "", code: code, actor: "user")
             if valid { return WebPages.redirect(Self.returnURL(claims.ret, updated)) }
             message = OperationService.wrongOfflineCode(updated)
         } catch let error as AssentServerError where error.status < 500 {
