@@ -56,12 +56,14 @@ public enum ServerBootstrap {
         public var firstAdminSetupPath: String? = nil
     }
 
-    /// Makes sure there is an application, at least one operator API key, and an operator account (the first
-    /// admin, with a set-up link).
-    public static func prepare(_ environment: ServerEnvironment) async throws -> Prepared {
+    /// Makes sure there is an application (named `organisation`, else ``hostName(issuer:)``), at least one operator
+    /// API key, and an admin who can set up their account (the first admin's set-up link, new on every start until
+    /// an admin has set up).
+    public static func prepare(_ environment: ServerEnvironment, organisation: String? = nil) async throws -> Prepared {
         // The audit key first: a server whose key no longer signs its newest checkpoint does not start.
         _ = try await AuditChainService(environment: environment).signingKey()
-        let (application, created) = try await ApplicationService(environment: environment).ensureDefault()
+        let (application, created) = try await ApplicationService(environment: environment).ensureDefault(
+            named: organisation ?? hostName(issuer: environment.openID.configuredIssuer))
         // Every application's own key and secret are its version 1 (also for a database made before versions).
         for existing in try await environment.store.applications() {
             try await ApplicationVersionService(environment: environment).ensureInitial(existing)
@@ -75,5 +77,13 @@ public enum ServerBootstrap {
         return Prepared(
             application: application, applicationCreated: created, bootstrapAPIKey: bootstrapKey,
             firstAdminSetupPath: try await OperatorService(environment: environment).ensureFirstAdmin())
+    }
+
+    /// The name a first application gets when the organisation named none: the host of the public URL
+    /// (`--issuer`), else this machine's host name — what people recognise, rather than a placeholder.
+    static func hostName(issuer: String?, machine: String = ProcessInfo.processInfo.hostName) -> String {
+        if let host = issuer.flatMap({ URLComponents(string: $0)?.host }), !host.isEmpty { return host }
+        let name = machine.split(separator: ".").first.map(String.init) ?? ""
+        return name.isEmpty || name == "localhost" ? "Assent" : name
     }
 }

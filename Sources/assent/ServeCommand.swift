@@ -1,5 +1,6 @@
 import ArgumentParser
 import AssentCrypto
+import AssentModel
 import AssentServer
 import Foundation
 import Hummingbird
@@ -100,6 +101,13 @@ struct ServeCommand: AsyncParsableCommand {
             http://HOST:PORT it listens on). Env: ASSENT_ISSUER.
             """)
     var issuer: String?
+    @Option(
+        help: """
+            The organisation's name people see on the pages, in push requests and in authenticator apps, given to \
+            the first application at the first start (default: the issuer's host, else this machine's name; \
+            rename later with assent admin application update --name or in the console). Env: ASSENT_ORGANISATION.
+            """)
+    var organisation: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
     /// The webhook settings from `--webhook-url` / `ASSENT_WEBHOOK_URL` and `ASSENT_WEBHOOK_SECRET`.
@@ -143,6 +151,15 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as AssentServerError {
             throw ValidationError(error.message)
         }
+    }
+
+    /// `--organisation` / `ASSENT_ORGANISATION`: 1 to 100 characters, not only spaces.
+    func organisationName() throws -> String? {
+        guard let text = organisation ?? ProcessInfo.processInfo.environment["ASSENT_ORGANISATION"] else { return nil }
+        guard let name = InputText.displayName(text) else {
+            throw ValidationError("The organisation's name has 1 to 100 characters, not only spaces.")
+        }
+        return name
     }
 
     /// `--issuer` / `ASSENT_ISSUER`: an absolute http(s) URL without query or fragment.
@@ -233,7 +250,7 @@ struct ServeCommand: AsyncParsableCommand {
             environment.consoleAPIKeySignIn = consoleAPIKeySignIn
             environment.consoleSessions = consoleSessions
             environment.openID.configuredIssuer = try issuerURL()
-            let prepared = try await ServerBootstrap.prepare(environment)
+            let prepared = try await ServerBootstrap.prepare(environment, organisation: try organisationName())
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.
             try await SigningKeyService(environment: environment).ensureKeys()
             let openID = environment.openID
@@ -252,6 +269,11 @@ struct ServeCommand: AsyncParsableCommand {
                 "Database: \(store.backend.rawValue)\(storage.databaseURL == nil ? " in \(storage.dataDirectory)" : "")"
             )
             say("Application key: \(prepared.application.applicationKey)")
+            if prepared.applicationCreated {
+                say(
+                    "Organisation name on the pages: \(prepared.application.name) (change it with assent admin "
+                        + "application update --name, or on the console's application page)")
+            }
             if let webhook { say("Webhook: operation status changes go to \(webhook.url.absoluteString)") }
             let services = [
                 pushSettings.apns.map { _ in "APNs" }, pushSettings.fcm.map { _ in "FCM" },

@@ -108,7 +108,7 @@ struct TestServer: Sendable {
         environment.tfa.passwordHasher = PasswordHasher(logN: 10, r: 8, p: 1)
         // The console tests sign in with the bootstrap key; the operator accounts' tests turn this off.
         environment.consoleAPIKeySignIn = true
-        let prepared = try await ServerBootstrap.prepare(environment)
+        let prepared = try await ServerBootstrap.prepare(environment, organisation: "default")
         guard let key = prepared.bootstrapAPIKey ?? apiKey else { throw TestFailure("no bootstrap key") }
         return TestServer(
             store: store, environment: environment, application: prepared.application, apiKey: key, clock: clock,

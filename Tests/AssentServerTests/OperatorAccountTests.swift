@@ -290,6 +290,11 @@ struct OperatorAccountTests {
             let link = try #require(printed["First admin's console set-up link (one-time, 24 hours)"])
             #expect(link.hasPrefix("\(url)/console/setup?t="))
             #expect(printed["Operator console"] == "\(url)/console (sign in with an operator account)")
+            // Unnamed, the pages show this machine's name, and the start says how to set the organisation's.
+            #expect(
+                printed["Organisation name on the pages"]?.hasPrefix(
+                    "\(ServerBootstrap.hostName(issuer: nil)) (change it")
+                    == true, "\(printed)")
             let environment = try CLITests.connection(printed)
             let listed = try await CLITests.admin(
                 ["operator", "list"], environment: environment, as: OperatorList.self)
@@ -362,6 +367,47 @@ struct OperatorAccountTests {
         var server = try await TestServer.withOperatorConsole(.sqlite, rateLimits: limits)
         if behindProxy { server.environment.trustedProxies = TrustedProxies([try IPNetwork(parsing: "127.0.0.1")]) }
         return server
+    }
+
+    @Test(
+        "Every start prints a new set-up link for the first admin until an admin has set up; the one before stops working"
+    )
+    func firstAdminLinkOnEveryStart() async throws {
+        let server = try await TestServer.withOperatorConsole(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let base = server.environment.openID.base
+        // The server started once already (it made `admin`); two more starts before anyone used a link.
+        let second = try #require(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath)
+        let third = try #require(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath)
+        #expect(second != third && third.hasPrefix("/console/setup?t="))
+        let app = Application(router: server.router)
+        try await app.test(.router) { client in
+            let stale = try await PageAnswer.fetch(client, .get, second)
+            #expect(!stale.body.contains("Set up your console account"), "\(stale.body)")
+            let fresh = try await PageAnswer.fetch(client, .get, third)
+            #expect(fresh.status == .ok && fresh.body.contains("Set up your console account"))
+        }
+        // An admin limited to one application, set up, does not end it; the first admin setting up does.
+        _ = try await OperatorService(environment: server.environment).create(
+            name: "limited", role: .admin, applications: [server.application.id], actor: "test")
+        #expect(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath != nil)
+        let link = base + (try #require(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath))
+        let secret = try await Self.secret(server, link: link)
+        let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
+        _ = try await OperatorService(environment: server.environment).completeSetup(
+            token: token, password: "a long enough password", code: try Self.code(secret, at: server.clock.now))
+        #expect(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath == nil)
+        #expect(try await OperatorService(environment: server.environment).named("admin").isSetUp)
+    }
+
+    @Test(
+        "The first application is named for the organisation, else the public host or this machine, never a placeholder"
+    )
+    func organisationName() {
+        #expect(ServerBootstrap.hostName(issuer: "https://auth.bank.example/", machine: "srv1") == "auth.bank.example")
+        #expect(ServerBootstrap.hostName(issuer: nil, machine: "srv1.dc.bank.example") == "srv1")
+        #expect(ServerBootstrap.hostName(issuer: nil, machine: "localhost") == "Assent")
+        #expect(ServerBootstrap.hostName(issuer: nil, machine: "") == "Assent")
     }
 
     @Test("A reset, a disable and a password change end the operator's other console sessions; none comes back")

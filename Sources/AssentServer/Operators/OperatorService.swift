@@ -117,11 +117,22 @@ struct OperatorService: Sendable {
                 + "them set up their account, first.", status: 409)
     }
 
-    /// The first admin, when the server has no operator: `admin`, and the path of its set-up link (printed once
-    /// the server knows the address it listens at).
+    /// The path of a set-up link for the first admin (printed once the server knows the address it listens at)
+    /// while no admin for every application has set up: on the very first start `admin` is made; on a later one
+    /// the earliest pending admin gets a new link (the one printed before stops working: it may have been lost with
+    /// its terminal, or expired). `nil` once an admin has set up.
     func ensureFirstAdmin() async throws -> String? {
-        guard try await store.operators().isEmpty else { return nil }
-        let link = try await create(name: "admin", role: .admin, applications: nil, actor: "system").link
+        let accounts = try await store.operators()
+        let link: String
+        if accounts.isEmpty {
+            link = try await create(name: "admin", role: .admin, applications: nil, actor: "system").link
+        } else {
+            let admins = accounts.filter { $0.role == .admin && $0.applications == nil && $0.disabledAt == nil }
+            guard !admins.contains(where: \.isSetUp),
+                let pending = admins.min(by: { $0.createdAt < $1.createdAt })
+            else { return nil }
+            link = try await reset(pending.name, actor: "system").link
+        }
         return String(link.dropFirst(environment.openID.base.count))
     }
 

@@ -41,10 +41,11 @@ public struct ApplicationService: Sendable {
         return application
     }
 
-    /// The first application, created as `default` when there is none. Returns whether it was created now.
-    public func ensureDefault() async throws -> (ApplicationRecord, created: Bool) {
+    /// The first application, created as `name` (what its pages, push requests and authenticator entries show
+    /// until an operator renames it) when there is none. Returns whether it was created now.
+    public func ensureDefault(named name: String) async throws -> (ApplicationRecord, created: Bool) {
         if let existing = try await store.applications().first { return (existing, false) }
-        return (try await create(name: "default"), true)
+        return (try await create(name: InputText.displayName(name) ?? "Assent"), true)
     }
 
     /// The first application, the one the operator API works with. Kept per process for a while once read (see

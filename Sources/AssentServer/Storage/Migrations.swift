@@ -140,12 +140,12 @@ enum Migrations {
     static func auditInsert(withApplication: Bool, statusActor: Bool = false) -> String {
         let usual = "CASE NEW.status WHEN 'EXPIRED' THEN 'system' WHEN 'CANCELED' THEN 'operator' ELSE 'device' END"
         return """
-        INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail\(withApplication ? ", application_id" : ""))
-        VALUES (NEW.updated_at, 'operation.' || lower(NEW.status), NEW.activation_id, NEW.user_id,
-            \(statusActor ? "COALESCE(NEW.status_actor, \(usual))" : usual),
-            'Operation ' || NEW.id || ' is ' || NEW.status || COALESCE(' (' || NEW.status_reason || ')', '') || '.'\
-        \(withApplication ? ", NEW.application_id" : ""))
-        """
+            INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail\(withApplication ? ", application_id" : ""))
+            VALUES (NEW.updated_at, 'operation.' || lower(NEW.status), NEW.activation_id, NEW.user_id,
+                \(statusActor ? "COALESCE(NEW.status_actor, \(usual))" : usual),
+                'Operation ' || NEW.id || ' is ' || NEW.status || COALESCE(' (' || NEW.status_reason || ')', '') || '.'\
+            \(withApplication ? ", NEW.application_id" : ""))
+            """
     }
 
     /// Operations, operation templates and the webhook outbox. The outbox row (and the audit event) of a status
