@@ -14,7 +14,10 @@ public enum AssentServerApplication {
         let router = Router(context: AssentRequestContext.self)
         let known = KnownRoutes()
         router.add(middleware: MetricsMiddleware(registry: registry))
-        router.add(middleware: ErrorMiddleware(routes: known))
+        router.add(
+            middleware: ErrorMiddleware(routes: known) {
+                (try? await ApplicationService(environment: environment).defaultApplication().name) ?? "Assent"
+            })
         router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
         router.get("health") { _, _ in
             try HTTPSupport.json(["status": "UP"])

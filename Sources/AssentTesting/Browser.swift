@@ -329,6 +329,8 @@ public final class Browser: Sendable {
     public static let phone = (width: 390, height: 844)
     /// The window the browser starts with.
     public static let desktop = (width: 900, height: 1400)
+    /// A laptop's window, 1280 × 900: the console's pages must fit it.
+    public static let wideDesktop = (width: 1280, height: 900)
 
     /// A PNG of the window, also kept as `<artefacts>/<name>.png`.
     @discardableResult

@@ -18,6 +18,7 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case approveOffline = "approve-offline"
     case approveSignIn = "approve-sign-in"
     case error
+    case home
     case consoleLayout = "console-layout"
     case consoleSignIn = "console-signin"
     case consoleSetup = "console-setup"
@@ -89,6 +90,13 @@ struct Choice: Sendable {
     var id: String
     var label: String
     var checked = false
+}
+
+/// What a browser meets at `/` and at an address with no page: where a person can go.
+struct HomePage: PageContext {
+    static let template = PageTemplate.home
+    /// The address has no page (404); `false` at `/`.
+    var notFound: Bool
 }
 
 /// The error page of the hosted pages.
