@@ -77,8 +77,17 @@ struct AccountPageTests {
             try await browser.expectText("#notice", "Passkey renamed.")
             try await browser.expectText("#passkeys .item-name", "Work laptop")
 
-            // New backup codes, shown once; the old ones stop working.
+            // New backup codes ask first, naming how many unused codes stop working; going back keeps them.
             try await browser.click("#backup-codes")
+            try await browser.expectText("h1", "New backup codes")
+            try await browser.expectText(".confirm p", containing: "Your 10 unused backup codes stop working")
+            try await browser.screenshot("02-backup-codes-question")
+            try await browser.click("#back")
+            try await browser.expectText("#backup-left", "10 of 10 unused")
+            // Asked and confirmed: shown once; the old ones stop working.
+            try await browser.click("#backup-codes")
+            try await browser.expectText("h1", "New backup codes")
+            try await browser.click("#confirm")
             try await browser.expectText("h1", "Your backup codes")
             let shown = try await browser.text("#codes").split(separator: "\n").map(String.init)
             #expect(shown.count == 10 && Set(shown).isDisjoint(with: oldCodes))
@@ -101,8 +110,15 @@ struct AccountPageTests {
             try await browser.expectText("#notice", "That browser will ask for a second factor again.")
             #expect(try await server.store.rememberedDevice(id: device.id)?.revokedAt != nil)
 
-            // The phone is lost: blocked, its waiting operation canceled, its push registration gone.
+            // "I lost this phone" asks first, naming the phone; confirmed, it is blocked, its waiting operation
+            // canceled, its push registration gone.
+            let phoneName = try await browser.text("#phones .item-name")
             try await browser.click("#lost-\(activationId)")
+            try await browser.expectText("h1", "Block a phone")
+            try await browser.expectText("#question", "Block \(phoneName)?")
+            try await browser.screenshot("03-phone-lost-question")
+            #expect(try await client.status().state == .active)
+            try await browser.click("#confirm")
             try await browser.expectText("#notice", containing: "is blocked")
             try await browser.screenshot("03-phone-lost")
             #expect(try await client.status().state == .blocked)
@@ -117,6 +133,14 @@ struct AccountPageTests {
             // token` (committed at once), which approves the next push sign-in.
             try await browser.click("#new-phone")
             try await browser.expectText("#notice", containing: "Scan the QR code")
+            // The code is right below the sentence, in the window without scrolling.
+            let top = try await browser.execute(
+                "return document.querySelector('#new-phone-qr').getBoundingClientRect().bottom;")
+            let bottom = (top as? Double) ?? (top as? Int).map(Double.init) ?? .infinity
+            #expect(bottom < Double(Browser.desktop.height) / 2, "the QR code ends \(bottom) px down")
+            // Until the new phone has scanned it, sign-ins do not offer approval on a phone (it would wait forever).
+            #expect(!(try await tfa.interruption("alice").activeProviders.contains(TFAProviderInfo(name: .push))))
+            try await browser.expectText("#factors", containing: "not yet: it works once a phone has scanned")
             let shot = try await browser.screenshot(of: "#new-phone-qr", "04-new-phone-qr")
             try await browser.screenshot("04-new-phone")
             let scanned = try #require(try await QRReader.scan(png: shot), "no QR code on the page")

@@ -64,6 +64,7 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.expectText("#notice", "Version 2026.11 created, supported.")
             try await browser.click("tr[data-version='2026.11'] button")
             try await browser.expectText("h1", "Stop serving a version")
+            try await browser.expectText("#question", "Stop serving the devices of Business version 2026.11?")
             try await browser.click("#confirm")
             try await browser.expectText("#notice", "Version 2026.11 is no longer supported.")
             try await browser.expectText("tr[data-version='2026.11'] .status", "unsupported")
@@ -120,6 +121,7 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.resize((1280, 900))
             try await browser.click("#remove-webhook")
             try await browser.expectText("h1", "Remove the webhook")
+            try await browser.expectText("#question", "Remove Business's own webhook?")
             try await browser.click("#confirm")
             try await browser.expectText("#notice", "Business has no webhook of its own now.")
             try await browser.expectText("#webhook", containing: "none")
@@ -153,6 +155,17 @@ struct ConsoleApplicationsBrowserTests {
             let listed = try await server.operatorCall(http, "GET", "/api/v1/operators", as: OperatorList.self)
             let olga = try #require(listed.operators.first { $0.name == "olga" })
             #expect(olga.role == "auditor" && olga.applications == [business.applicationId])
+            // Disabling and a new link ask first, naming the operator; the new link is shown to whoever made it.
+            try await browser.click("tr[data-operator=olga] form[action$='/disable'] button")
+            try await browser.expectText("#question", "Disable olga (auditor)?")
+            try await browser.click("#back")
+            try await browser.expectText("tr[data-operator=olga]", containing: "set-up pending")
+            try await browser.click("tr[data-operator=olga] form[action$='/reset'] button")
+            try await browser.expectText("#question", "Give olga (auditor) a new set-up link?")
+            try await browser.click("#confirm")
+            let newLink = try await browser.text("#notice", until: { $0.contains("set-up link") })
+            #expect(newLink.hasPrefix("New one-time set-up link for olga (24 hours): \(base)/console/setup?t="))
+            #expect(!newLink.hasSuffix(link))
 
             // The audit log of a key for every application: every application's events, each named, and the chain.
             try await browser.open("\(base)/console/audit?type=activation.created")

@@ -80,7 +80,7 @@ struct ConsoleBrowserTests {
             // Blocking stops a person: a second step asks first, without a script; the reason is kept.
             #expect(try await browser.attribute("#block", "class") == "danger")
             try await browser.click("#block")
-            try await browser.expectText("#question", "Block this activation?")
+            try await browser.expectText("#question", prefix: "Block carol's ")
             try await browser.screenshot("04-block-confirm")
             try await browser.click("#confirm")
             try await browser.expectText("#state", "BLOCKED")
@@ -162,6 +162,22 @@ struct ConsoleBrowserTests {
             try await browser.click("#verify")
             try await browser.expectText("#notice", "The code is right: the operation is approved.")
             try await browser.expectText("#status", "APPROVED")
+            // The wrong code is audited naming who typed it in.
+            let failedCode = try await server.store.auditEvents(AuditFilter(typePrefix: "signature.failed"), limit: 5)
+            #expect(failedCode.first?.actor == "key:bootstrap")
+
+            // A third one is cancelled: the question names the operation and its user; the audit, who cancelled.
+            try await browser.open("\(base)/console/operations/new?user=carol")
+            try await browser.type("#params", "amount=7\ncurrency=EUR\niban=CZ2730300000001165254011")
+            try await browser.click("#create")
+            try await browser.expectText("#operation-title", "Pay 7 EUR")
+            try await browser.click("#cancel")
+            try await browser.expectText("#question", "Cancel “Pay 7 EUR” for carol?")
+            try await browser.screenshot("06-cancel-confirm")
+            try await browser.click("#confirm")
+            try await browser.expectText("#status", "CANCELED")
+            let canceled = try await server.store.auditEvents(AuditFilter(typePrefix: "operation.canceled"), limit: 5)
+            #expect(canceled.first?.actor == "key:bootstrap")
 
             // The dashboard counts them; the audit log filters by user and type.
             try await browser.open("\(base)/console")
@@ -214,7 +230,7 @@ struct ConsoleBrowserTests {
             try await browser.open("\(base)/console/users/carol")
             try await browser.click("#activations a")
             try await browser.click("#remove")
-            try await browser.expectText("#question", "Remove this activation for good?")
+            try await browser.expectText("#question", prefix: "Remove carol's ")
             try await browser.click("#back")
             try await browser.expectText("#state", "ACTIVE")
             try await browser.click("#remove")

@@ -84,21 +84,6 @@ struct ConsoleErrorPage: PageContext {
     var detail: String
 }
 
-/// The question before an action that cannot be undone, with the fields posted again.
-struct ConsoleConfirmPage: PageContext {
-    static let template = PageTemplate.consoleConfirm
-    struct Field: Sendable {
-        var name: String
-        var value: String
-    }
-    var question: String
-    var consequence: String
-    var action: String
-    var button: String
-    var back: String
-    var fields: [Field]
-}
-
 /// The dashboard: activations by state, the last day's finished operations, the application's name.
 struct ConsoleDashboardPage: PageContext {
     static let template = PageTemplate.consoleDashboard

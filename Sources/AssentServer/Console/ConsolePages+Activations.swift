@@ -116,22 +116,29 @@ extension ConsolePages {
                 }
             }
         }
-        let confirmations: [String: Confirmation] = [
-            "block": Confirmation(
-                title: "Block the activation", question: "Block this activation?",
-                consequence: "The phone can no longer approve anything until an operator unblocks it.",
-                button: "Block the activation"),
-            "remove": Confirmation(
-                title: "Remove the activation", question: "Remove this activation for good?",
-                consequence: "The phone can never approve anything again; this cannot be undone. The user must "
-                    + "activate the phone anew with a new activation code.",
-                button: "Remove for good"),
-        ]
+        /// The question before blocking or removing, naming the device and its user.
+        @Sendable func question(_ verb: String, _ id: String) -> Ask? {
+            guard verb == "block" || verb == "remove" else { return nil }
+            return { visit in
+                let activation = try await ownActivation(id, visit)
+                let device = "\(activation.userId)'s \(activation.deviceLabel)"
+                return verb == "block"
+                    ? Confirmation(
+                        title: "Block the activation", question: "Block \(device)?",
+                        consequence: "The phone can no longer approve anything until an operator unblocks it.",
+                        button: "Block \(activation.userId)'s phone")
+                    : Confirmation(
+                        title: "Remove the activation", question: "Remove \(device) for good?",
+                        consequence: "The phone can never approve anything again; this cannot be undone. "
+                            + "\(activation.userId) must activate the phone anew with a new activation code.",
+                        button: "Remove \(activation.userId)'s phone for good")
+            }
+        }
         for verb in ["commit", "block", "unblock", "remove"] {
             router.post("console/activations/{id}/\(verb)") { request, context in
                 let id = try context.parameters.require("id")
                 return try await action(
-                    request, scope: .activationsWrite, back: Self.activationPath(id), confirm: confirmations[verb]
+                    request, scope: .activationsWrite, back: Self.activationPath(id), ask: question(verb, id)
                 ) { visit in
                     _ = try await ownActivation(id, visit)
                     switch verb {

@@ -40,18 +40,29 @@ extension ConsolePages {
             }
         }
         registerApplicationSettings(on: router)
-        let confirmUnsupport = Confirmation(
-            title: "Stop serving a version", question: "Stop serving this version's devices?",
-            consequence: "Every device whose app uses it is refused (APPLICATION_VERSION_UNSUPPORTED) until the "
-                + "version is supported again.",
-            button: "Stop serving it")
+        /// The question before unsupporting, naming the version and its application.
+        @Sendable func confirmUnsupport(_ id: String) -> Ask {
+            { visit in
+                let versions = try await ApplicationVersionService(environment: environment).versions(
+                    applicationId: visit.application.id)
+                guard let version = versions.first(where: { $0.id == id }) else {
+                    throw AssentServerError.notFound("This application has no version with this id.")
+                }
+                return Confirmation(
+                    title: "Stop serving a version",
+                    question: "Stop serving the devices of \(visit.application.name) version \(version.name)?",
+                    consequence: "Every device whose app uses it is refused (APPLICATION_VERSION_UNSUPPORTED) until "
+                        + "the version is supported again.",
+                    button: "Stop serving version \(version.name)")
+            }
+        }
         for supported in [true, false] {
             let verb = supported ? "support" : "unsupport"
             router.post("console/application/versions/{id}/\(verb)") { request, context in
                 let id = try context.parameters.require("id")
                 return try await action(
                     request, scope: .applicationWrite, back: "/console/application",
-                    confirm: supported ? nil : confirmUnsupport
+                    ask: supported ? nil : confirmUnsupport(id)
                 ) { visit in
                     let version = try await ApplicationVersionService(environment: environment).setSupported(
                         applicationId: visit.application.id, versionId: id, supported: supported, actor: visit.actor)
@@ -192,13 +203,15 @@ extension ConsolePages {
                 )
             }
         }
-        let confirmRemove = Confirmation(
-            title: "Remove the webhook", question: "Remove this application's own webhook?",
-            consequence: "Its operations' status changes go to the server's webhook (serve --webhook-url), or "
-                + "nowhere when the server has none.",
-            button: "Remove it")
+        let confirmRemove: Ask = { visit in
+            Confirmation(
+                title: "Remove the webhook", question: "Remove \(visit.application.name)'s own webhook?",
+                consequence: "Its operations' status changes go to the server's webhook (serve --webhook-url), or "
+                    + "nowhere when the server has none.",
+                button: "Remove \(visit.application.name)'s webhook")
+        }
         router.post("console/application/webhook/remove") { request, _ in
-            try await action(request, scope: .applicationWrite, back: back, confirm: confirmRemove) { visit in
+            try await action(request, scope: .applicationWrite, back: back, ask: confirmRemove) { visit in
                 try await ApplicationWebhookService(environment: environment).remove(
                     visit.application, actor: visit.actor)
                 return (back, "\(visit.application.name) has no webhook of its own now.")

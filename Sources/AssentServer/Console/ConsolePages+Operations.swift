@@ -43,14 +43,18 @@ extension ConsolePages {
         }
         router.post("console/operations/{id}/cancel") { request, context in
             let id = try context.parameters.require("id")
-            let confirm = Confirmation(
-                title: "Cancel the operation", question: "Cancel this operation?",
-                consequence: "The user's phones no longer show it and it can no longer be approved; this cannot be "
-                    + "undone.",
-                button: "Cancel the operation")
-            return try await action(
-                request, scope: .operationsWrite, back: Self.operationPath(id), confirm: confirm
-            ) { visit in
+            let ask: Ask = { visit in
+                let operation = try await ownOperation(id, visit)
+                let title = operation.content.form(acceptLanguage: nil).title
+                let user = operation.userId ?? "its user"
+                return Confirmation(
+                    title: "Cancel the operation", question: "Cancel “\(title)” for \(user)?",
+                    consequence: "\(user)'s phones no longer show it and it can no longer be approved; this cannot "
+                        + "be undone.",
+                    button: "Cancel the operation")
+            }
+            return try await action(request, scope: .operationsWrite, back: Self.operationPath(id), ask: ask) {
+                visit in
                 _ = try await ownOperation(id, visit)
                 let reason = visit.form["reason"].flatMap { $0.isEmpty ? nil : $0 }
                 _ = try await operations.cancel(id: id, reason: reason, actor: visit.actor)

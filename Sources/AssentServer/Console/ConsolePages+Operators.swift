@@ -28,22 +28,29 @@ extension ConsolePages {
                 )
             }
         }
-        let confirmations: [String: Confirmation] = [
-            "disable": Confirmation(
-                title: "Disable the operator", question: "Disable this operator account?",
-                consequence: "They can no longer sign in, and their open console sessions end at their next page.",
-                button: "Disable"),
-            "reset": Confirmation(
-                title: "A new set-up link", question: "Give this operator a new set-up link?",
-                consequence: "Their password and authenticator stop working now; they set up the account again "
-                    + "with the new link.",
-                button: "Make a new link"),
-        ]
+        /// The question before disabling or resetting, naming the operator and their role.
+        @Sendable func question(_ verb: String, _ name: String) -> Ask? {
+            guard verb == "disable" || verb == "reset" else { return nil }
+            return { _ in
+                let record = try await operators.named(name)
+                let who = "\(record.name) (\(record.role.rawValue))"
+                return verb == "disable"
+                    ? Confirmation(
+                        title: "Disable the operator", question: "Disable \(who)?",
+                        consequence: "\(record.name) can no longer sign in, and their console sessions end now.",
+                        button: "Disable \(record.name)")
+                    : Confirmation(
+                        title: "A new set-up link", question: "Give \(who) a new set-up link?",
+                        consequence: "Their password, authenticator, passkeys and linked phone stop working now; "
+                            + "they set up the account again with the new link, which you get on the next page.",
+                        button: "Make a new link for \(record.name)")
+            }
+        }
         for verb in ["disable", "enable", "reset"] {
             router.post("console/operators/{name}/\(verb)") { request, context in
                 let name = try context.parameters.require("name")
                 return try await action(
-                    request, scope: .operatorsWrite, back: "/console/operators", confirm: confirmations[verb]
+                    request, scope: .operatorsWrite, back: "/console/operators", ask: question(verb, name)
                 ) { visit in
                     guard visit.principal.applications == nil else {
                         throw AssentServerError(

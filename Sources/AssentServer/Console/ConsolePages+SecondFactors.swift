@@ -45,12 +45,17 @@ extension ConsolePages {
         }
         router.post("console/me/passkeys/{id}/remove") { request, context in
             let id = try context.parameters.require("id")
-            let confirm = Confirmation(
-                title: "Remove a passkey", question: "Remove this passkey from your account?",
-                consequence:
-                    "It no longer signs you in; the authenticator app's code and your other passkeys still do.",
-                button: "Remove the passkey")
-            return try await action(request, scope: nil, back: "/console/me", confirm: confirm) { visit in
+            let ask: Ask = { visit in
+                guard let passkey = try await passkeys.passkey(try await signedInOperator(visit), id: id) else {
+                    throw AssentServerError.notFound("You have no such passkey.")
+                }
+                return Confirmation(
+                    title: "Remove a passkey", question: "Remove the passkey “\(passkey.name)” from your account?",
+                    consequence:
+                        "It no longer signs you in; the authenticator app's code and your other passkeys still do.",
+                    button: "Remove “\(passkey.name)”")
+            }
+            return try await action(request, scope: nil, back: "/console/me", ask: ask) { visit in
                 try await passkeys.remove(try await signedInOperator(visit), id: id)
                 return ("/console/me", "Passkey removed.")
             }

@@ -459,11 +459,11 @@ struct ConsolePages: Sendable {
     /// With `confirm`, the form first leads to a page that asks for it (``confirmation(_:_:action:back:fields:)``),
     /// whose button posts the same fields again with `confirm=yes`.
     func action(
-        _ request: Request, scope: APIScope?, back: String, confirm: Confirmation? = nil,
+        _ request: Request, scope: APIScope?, back: String, confirm: Confirmation? = nil, ask: Ask? = nil,
         _ body: (Visit) async throws -> (location: String, message: String)
     ) async throws -> Response {
         try await form(request, scope: scope, back: back) { visit in
-            if let confirm, visit.form["confirm"] != "yes" {
+            if visit.form["confirm"] != "yes", let confirm = try await ask?(visit) ?? confirm {
                 return try await confirmation(
                     visit, confirm, action: request.uri.path, back: back,
                     fields: visit.form.filter { $0.key != "csrf" && $0.key != "confirm" })
@@ -527,19 +527,19 @@ struct ConsolePages: Sendable {
         var button: String
     }
 
+    /// The question of an action, naming what it touches (the user, device, operation or operator), looked up
+    /// for the visit; a thrown refusal (not found) is shown as the action's would be.
+    typealias Ask = @Sendable (Visit) async throws -> Confirmation
+
     /// A second step for an action that cannot be undone or stops a person: the question, what follows, and a
     /// form that posts `fields` again to `action` with `confirm=yes` (no script needed); Back returns to `back`.
     func confirmation(
         _ visit: Visit, _ confirm: Confirmation, action: String, back: String, fields: [String: String]
     ) async throws -> Response {
         try await show(
-            ConsoleConfirmPage(
+            ConfirmPage<InConsole>(
                 question: confirm.question, consequence: confirm.consequence, action: action, button: confirm.button,
-                back: back,
-                fields: fields.sorted { $0.key < $1.key }.map {
-                    ConsoleConfirmPage.Field(name: $0.key, value: $0.value)
-                }
-            ), title: confirm.title, visit)
+                back: back, fields: fields), title: confirm.title, visit)
     }
 
     /// The activation `id` of the visit's application.

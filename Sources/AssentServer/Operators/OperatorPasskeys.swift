@@ -240,6 +240,12 @@ struct OperatorPasskeys: Sendable {
         return true
     }
 
+    /// `record`'s passkey `id` (Base64URL), if it has one.
+    func passkey(_ record: OperatorRecord, id: String) async throws -> OperatorPasskeyRecord? {
+        guard let credentialId = try? Base64URL.decodeLenient(id, field: "id") else { return nil }
+        return try await store.operatorPasskeys(operatorId: record.id).first { $0.credentialId == credentialId }
+    }
+
     /// Removes one of `record`'s passkeys (`id` Base64URL).
     func remove(_ record: OperatorRecord, id: String) async throws {
         guard let credentialId = try? Base64URL.decodeLenient(id, field: "id"),

@@ -11,7 +11,7 @@ import Foundation
 struct TFAService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & TFAStore { environment.store }
+    var store: any ApplicationStore & TFAStore & ActivationStore { environment.store }
     let tokens: TFATokens
     let limiter: RateLimiter
 
@@ -381,10 +381,19 @@ struct TFAService: Sendable {
         policy.providers.filter { !active.contains($0) && $0 != .email && $0 != .backup }
     }
 
-    /// The providers of the account's active factors that the policy allows, in the policy's order.
+    /// The providers of the account's active factors that the policy allows, in the policy's order. Approval on a
+    /// phone counts only while one of its phones can answer (an active activation, or a subscribed browser): a
+    /// phone being added has not scanned its code yet, a lost one is blocked.
     func activeProviders(_ applicationId: String, _ userId: String, policy: TFAPolicy) async throws -> [TFAProvider] {
-        let factors = try await store.tfaFactors(applicationId: applicationId, userId: userId)
-        let active = Set(factors.filter { $0.state == .active }.map(\.provider))
+        var active = Set<TFAProvider>()
+        for factor in try await store.tfaFactors(applicationId: applicationId, userId: userId)
+        where factor.state == .active && !active.contains(factor.provider) {
+            if factor.provider == .push, !BrowserApprovers.isBrowser(factor) {
+                guard let id = factor.destination, try await store.activation(id: id)?.state == .active
+                else { continue }
+            }
+            active.insert(factor.provider)
+        }
         return policy.providers.filter { active.contains($0) }
     }
 

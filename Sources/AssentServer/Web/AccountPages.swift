@@ -63,7 +63,7 @@ struct AccountPages: Sendable {
             }
         }
         router.post("account/phones/lost") { request, _ in
-            try await change(request) { session, application, userId, form in
+            try await change(request, ask: lostPhoneQuestion) { session, application, userId, form in
                 let phone = try await account.lostPhone(
                     application, userId: userId, activationId: form["id"] ?? "", keeping: session.idHash)
                 return "\(phone.deviceLabel) is blocked: it can no longer approve anything, and you are signed out "
@@ -201,12 +201,61 @@ struct AccountPages: Sendable {
         }
     }
 
-    /// A form that changes something: its sentence (or the refusal's) is shown on the page it leads back to.
+    /// The question asked before a change that cannot be undone: `nil` when there is nothing to ask about (the change
+    /// itself then says what is wrong).
+    typealias Question = @Sendable (ApplicationRecord, String, [String: String]) async throws -> Confirmation?
+
+    /// What a question says.
+    struct Confirmation {
+        var title: String
+        var question: String
+        var consequence: String
+        var button: String
+        var action: String
+        var fields: [String: String] = [:]
+    }
+
+    /// "I lost this phone" names the phone and says what blocking it does.
+    private func lostPhoneQuestion(
+        _ application: ApplicationRecord, _ userId: String, _ form: [String: String]
+    ) async throws -> Confirmation? {
+        guard
+            let phone = try await account.overview(application, userId: userId).phones.first(where: {
+                $0.id == form["id"]
+            })
+        else { return nil }
+        return Confirmation(
+            title: "Block a phone", question: "Block \(phone.deviceLabel)?",
+            consequence: "It can no longer approve anything, what waits for its answer is cancelled, and you are "
+                + "signed out everywhere else. This cannot be undone: a phone you find again is added anew.",
+            button: "Block \(phone.deviceLabel)", action: "/account/phones/lost", fields: ["id": phone.id])
+    }
+
+    /// The question page of `confirm`, on the hosted pages' frame.
+    private func ask(_ confirm: Confirmation, session: Session, application: ApplicationRecord, userId: String)
+        async throws -> Response
+    {
+        var frame = try await login.frame(application, csrf: session.csrfToken, userId: userId)
+        frame.title = confirm.title
+        return pages.page(
+            ConfirmPage<InAccount>(
+                question: confirm.question, consequence: confirm.consequence, action: confirm.action,
+                button: confirm.button, back: "/account", fields: confirm.fields),
+            frame: frame)
+    }
+
+    /// A form that changes something: its sentence (or the refusal's) is shown on the page it leads back to. With
+    /// `ask`, a form posted without `confirm=yes` gets the question first.
     private func change(
-        _ request: Request,
+        _ request: Request, ask question: Question? = nil,
         _ body: (inout Session, ApplicationRecord, String, [String: String]) async throws -> String
     ) async throws -> Response {
         try await posted(request) { session, application, userId, form in
+            if let question, form["confirm"] != "yes",
+                let confirm = try await question(application, userId, form)
+            {
+                return try await ask(confirm, session: session, application: application, userId: userId)
+            }
             var updated = session
             do {
                 updated.state.notice = try await body(&updated, application, userId, form)
@@ -222,9 +271,23 @@ struct AccountPages: Sendable {
         }
     }
 
-    /// `POST /account/backup-codes`: a new set, shown once (printable); the old set stops working.
+    /// `POST /account/backup-codes`: a new set, shown once (printable); the old set stops working — asked first
+    /// while it has unused codes.
     private func newBackupCodes(_ request: Request) async throws -> Response {
-        try await posted(request) { session, application, userId, _ in
+        try await posted(request) { session, application, userId, form in
+            if form["confirm"] != "yes",
+                let left = try await account.overview(application, userId: userId).backupCodesLeft,
+                left > 0
+            {
+                return try await ask(
+                    Confirmation(
+                        title: "New backup codes", question: "Make new backup codes?",
+                        consequence:
+                            "Your \(left) unused backup code\(left == 1 ? "" : "s") stop\(left == 1 ? "s" : "") "
+                            + "working at once; the new ones are shown once.",
+                        button: "Make new codes", action: "/account/backup-codes"),
+                    session: session, application: application, userId: userId)
+            }
             let codes = try await account.newBackupCodes(application, userId: userId)
             var frame = try await login.frame(application, csrf: session.csrfToken, userId: userId)
             frame.title = "Your backup codes"
@@ -298,7 +361,10 @@ struct AccountPage: PageContext {
                 nil
             case .push:
                 Item(
-                    id: factor.id, label: "Approval on your phone", detail: "added \(Self.date(factor.createdAt))",
+                    id: factor.id, label: "Approval on your phone",
+                    detail: overview.phones.contains { $0.id == factor.destination && $0.state == .active }
+                        ? "added \(Self.date(factor.createdAt))"
+                        : "not yet: it works once a phone has scanned its activation code",
                     removable: true)
             default: nil
             }

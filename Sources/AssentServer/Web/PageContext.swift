@@ -35,6 +35,9 @@ enum PageTemplate: String, CaseIterable, Sendable {
     case consoleNewOperation = "console-new-operation"
     case consoleAudit = "console-audit"
     case consoleConfirm = "console-confirm"
+    case accountConfirm = "account-confirm"
+    /// A partial: the question before an action that cannot be undone (the console's and `/account`'s).
+    case confirmForm = "confirm-form"
     case consoleClients = "console-clients"
     case consoleApplication = "console-application"
     case consoleOperators = "console-operators"
@@ -98,6 +101,40 @@ struct HomePage: PageContext {
     /// The address has no page (404); `false` at `/`.
     var notFound: Bool
 }
+
+/// Where a question is asked: the console or `/account` (each has its frame).
+protocol ConfirmPlace: Sendable {
+    static var template: PageTemplate { get }
+}
+
+/// The question before an action that cannot be undone or stops a person, naming what it touches; its form posts
+/// `fields` again to `action` with `confirm=yes` (no script needed), and Back returns to `back`.
+struct ConfirmPage<Place: ConfirmPlace>: PageContext {
+    static var template: PageTemplate { Place.template }
+    struct Field: Sendable {
+        var name: String
+        var value: String
+    }
+    var question: String
+    var consequence: String
+    var action: String
+    var button: String
+    var back: String
+    var fields: [Field]
+
+    init(question: String, consequence: String, action: String, button: String, back: String, fields: [String: String])
+    {
+        (self.question, self.consequence, self.action, self.button, self.back) = (
+            question, consequence, action, button, back
+        )
+        self.fields = fields.sorted { $0.key < $1.key }.map { Field(name: $0.key, value: $0.value) }
+    }
+}
+
+/// The console's questions.
+enum InConsole: ConfirmPlace { static let template = PageTemplate.consoleConfirm }
+/// `/account`'s questions.
+enum InAccount: ConfirmPlace { static let template = PageTemplate.accountConfirm }
 
 /// The error page of the hosted pages.
 struct ErrorPage: PageContext {
