@@ -17,6 +17,26 @@ extension Browser {
         #expect(text == expected, "\(css)", sourceLocation: sourceLocation)
     }
 
+    /// How many of the groups (separated by spaces) of each element matching `css` are broken across lines: a key
+    /// or a code typed by hand must keep each group whole.
+    func brokenGroups(_ css: String) async throws -> Int {
+        let broken = try await execute(
+            """
+            let broken = 0;
+            document.querySelectorAll('\(css)').forEach(el => {
+              const text = el.firstChild; let at = 0;
+              for (const group of text.textContent.split(' ')) {
+                const range = document.createRange();
+                range.setStart(text, at); range.setEnd(text, at + group.length);
+                if (group.length > 0 && range.getClientRects().length > 1) broken += 1;
+                at += group.length + 1;
+              }
+            });
+            return broken;
+            """)
+        return broken as? Int ?? -1
+    }
+
     /// Opens the console at `base` and signs in with the operator API key `apiKey` (a server that allows API-key
     /// sign-in), waiting for the dashboard.
     func signInToConsole(_ base: String, apiKey: String) async throws {

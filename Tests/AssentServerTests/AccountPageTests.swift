@@ -92,6 +92,12 @@ struct AccountPageTests {
             let shown = try await browser.text("#codes").split(separator: "\n").map(String.init)
             #expect(shown.count == 10 && Set(shown).isDisjoint(with: oldCodes))
             try await browser.screenshot("02-backup-codes")
+            // On a phone each code stays on one line.
+            try await browser.resize(Browser.phone)
+            #expect(try await browser.brokenGroups("#codes code") == 0)
+            #expect(try await browser.sidewaysOverflow() == 0)
+            try await browser.screenshot("02-backup-codes-phone")
+            try await browser.resize(Browser.desktop)
             #expect(try await BackupCodeTests.signIn(tfa, shown[0]).remaining == 9)
             let old = try await tfa.interruption("alice")
             let assertion = try await tfa.start(old.regToken, .verify, provider: .backup)

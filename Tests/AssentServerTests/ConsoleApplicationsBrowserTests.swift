@@ -169,8 +169,9 @@ struct ConsoleApplicationsBrowserTests {
 
             // The audit log of a key for every application: every application's events, each named, and the chain.
             try await browser.open("\(base)/console/audit?type=activation.created")
-            try await browser.expectText("#events", containing: dave.activationId)
-            try await browser.expectText("#events", containing: carol.activationId)
+            try await browser.expectText("#events", containing: "\(dave.activationId.prefix(8))…")
+            #expect(try await browser.exists("#events a[data-activation='\(dave.activationId)']"))
+            #expect(try await browser.exists("#events a[data-activation='\(carol.activationId)']"))
             try await browser.expectText(
                 "tr[data-id] td.event-application", containing: "Business")
             #expect(try await browser.exists("#audit-key"))
@@ -197,9 +198,10 @@ struct ConsoleApplicationsBrowserTests {
             // Its audit log: Business's events only, and not the chain, which links every application's.
             try await browser.open("\(base)/console/audit")
             try await browser.expectText("#chain", containing: "These are the events of Business.")
-            try await browser.expectText("#events", containing: dave.activationId)
+            try await browser.expectText("#events", containing: "\(dave.activationId.prefix(8))…")
             let events = try await browser.text("#events")
-            #expect(!events.contains(carol.activationId) && !events.contains("api_key.created"), "\(events)")
+            #expect(!events.contains(carol.activationId.prefix(8)) && !events.contains("api_key.created"), "\(events)")
+            #expect(try await !browser.exists("#events a[data-activation='\(carol.activationId)']"))
             #expect(try await browser.exists("#audit-key") == false)
             try await browser.screenshot("06-audit-one-application")
         }

@@ -63,6 +63,11 @@ struct LoginPageBrowserTests {
             #expect(uri.contains("issuer=Example%20Bank"), "\(uri)")
             let secret = try await browser.text("#secret").replacingOccurrences(of: " ", with: "")
             #expect(uri.contains("secret=\(secret)"))
+            // On a phone the key wraps between its groups, never inside one.
+            try await browser.resize(Browser.phone)
+            #expect(try await browser.brokenGroups("#secret") == 0)
+            try await browser.screenshot("03-totp-phone")
+            try await browser.resize(Browser.desktop)
 
             let code = try await Oathtool.code(uri: uri, at: server.environment.now())
             try await browser.type("#code", code == "000000" ? "111111" : "000000")

@@ -46,4 +46,74 @@ struct PersonPagesBrowserTests {
             try await browser.screenshot("03-not-found-phone")
         }
     }
+
+    /// How far each of the page's tables runs past its box (it would scroll inside it), by table id.
+    static func tableOverflow(_ browser: Browser) async throws -> [String: Int] {
+        let widths = try await browser.execute(
+            """
+            const out = {};
+            document.querySelectorAll('table').forEach((t, i) => {
+              out[t.id || ('table' + i)] = t.scrollWidth - t.clientWidth;
+              const box = t.parentElement.getBoundingClientRect();
+              const own = t.getBoundingClientRect();
+              out[(t.id || ('table' + i)) + ':box'] = Math.round(own.right - box.right);
+            });
+            return out;
+            """)
+        return (widths as? [String: Any] ?? [:]).compactMapValues { ($0 as? Int) ?? ($0 as? Double).map(Int.init) }
+    }
+
+    @Test(
+        "Every console page fits 1280 px and a phone: no page and no table scrolls sideways, with a long application name"
+    )
+    func consoleFits() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            _ = try await server.operatorCall(
+                http, "PATCH", "/api/v1/application",
+                body: try OperatorJSON.encoder().encode(["name": "Example Savings Bank"]), as: ApplicationInfo.self)
+            // A second application with a long name: every page has the switcher.
+            _ = try await server.createApplication(http, name: "Example Savings Bank — Business")
+            let activation = try await server.createActivation(http, userId: "customer-0042@example.com")
+            let operation = try await server.createOperation(
+                http, try OperationFixtures.payment(userId: "customer-0042@example.com"))
+            _ = try await http.send(
+                "POST", "/api/v1/activations/\(activation.activationId)/block",
+                headers: ["Authorization": "Bearer \(server.apiKey)"],
+                body: Data(#"{"reason":"a long reason the operator typed about what happened to the phone"}"#.utf8))
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("person-pages/console"))
+            defer { Task { await browser.quit() } }
+            let base = http.base.absoluteString
+            try await browser.signInToConsole(base, apiKey: server.apiKey)
+            let user = FormEncoding.escape("customer-0042@example.com")
+            let pages = [
+                "dashboard": "/console", "users": "/console/users", "user": "/console/users/\(user)",
+                "activation": "/console/activations/\(activation.activationId)", "operations": "/console/operations",
+                "operation": "/console/operations/\(operation.id)", "audit": "/console/audit",
+                "application": "/console/application", "operators": "/console/operators", "clients": "/console/clients",
+                "me": "/console/me",
+            ]
+            for (size, label) in [(Browser.wideDesktop, "desktop"), (Browser.phone, "phone")] {
+                try await browser.resize(size)
+                for (name, path) in pages.sorted(by: { $0.key < $1.key }) {
+                    try await browser.open("\(base)\(path)")
+                    _ = try await browser.element("h1")
+                    try await browser.screenshot("\(name)-\(label)")
+                    let page = try await browser.sidewaysOverflow()
+                    #expect(page == 0, "\(name) at \(label): the page is \(page) px wider than the window")
+                    for (table, over) in try await Self.tableOverflow(browser) where over > 0 {
+                        Issue.record("\(name) at \(label): table \(table) runs \(over) px past its box")
+                    }
+                    // The dashboard chart's hour labels are text a person can read, on a phone too.
+                    if name == "dashboard" {
+                        let height = try await browser.execute(
+                            "return document.querySelector('#chart text').getBoundingClientRect().height;")
+                        let pixels = (height as? Double) ?? (height as? Int).map(Double.init) ?? 0
+                        #expect(pixels >= 9, "the chart's labels are \(pixels) px high at \(label)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -118,6 +118,8 @@ struct ConsoleAuditPage: PageContext {
         var application: String
         var user: String
         var activation: String
+        /// The activation's id as the console shows it in lists: its first 8 characters.
+        var activationShort: String
         var actor: String
         var detail: String
         var userUrl: String?

@@ -675,7 +675,8 @@ struct ConsolePages: Sendable {
                 ConsoleAuditPage.Event(
                     id: event.id ?? 0, at: Self.time(event.at), atIso: Self.iso(event.at), type: event.type,
                     application: event.applicationId.map { names[$0] ?? $0 } ?? "", user: event.userId ?? "",
-                    activation: event.activationId ?? "", actor: event.actor,
+                    activation: event.activationId ?? "",
+                    activationShort: event.activationId.map { "\($0.prefix(8))…" } ?? "", actor: event.actor,
                     detail: event.detail, userUrl: event.userId.map(Self.userPath),
                     activationUrl: event.activationId.map(Self.activationPath))
             },
