@@ -192,10 +192,12 @@ public actor AssentClient {
                     error, .signatureVerificationFailed, "The activation QR code was not signed by this server.")
             }
         } else {
-            guard ActivationCode.isValid(text) else {
-                throw AssentError(.invalidInput, "An activation code reads XXXXX-XXXXX-XXXXX-XXXXX.")
+            do {
+                code = try ActivationCode(text).value
+            } catch let error as AssentCryptoError {
+                // The shape, the alphabet or the checksum: a checksum that does not match is a typo.
+                throw AssentError(.invalidInput, "\(error.message) It reads XXXXX-XXXXX-XXXXX-XXXXX.")
             }
-            code = text
         }
         let methods = try await offeredMethods()
         let deviceKey = ECPrivateKey()

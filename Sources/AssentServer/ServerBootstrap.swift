@@ -81,7 +81,7 @@ public enum ServerBootstrap {
 
     /// The name a first application gets when the organisation named none: the host of the public URL
     /// (`--issuer`), else this machine's host name — what people recognise, rather than a placeholder.
-    static func hostName(issuer: String?, machine: String = ProcessInfo.processInfo.hostName) -> String {
+    public static func hostName(issuer: String?, machine: String = ProcessInfo.processInfo.hostName) -> String {
         if let host = issuer.flatMap({ URLComponents(string: $0)?.host }), !host.isEmpty { return host }
         let name = machine.split(separator: ".").first.map(String.init) ?? ""
         return name.isEmpty || name == "localhost" ? "Assent" : name

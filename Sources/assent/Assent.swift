@@ -32,9 +32,55 @@ struct Assent: AsyncParsableCommand {
         } catch {
             // A usage error exits 2, as the discussion above promises (the parser's own default is 64).
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((usageError(error, in: parsed) + "\n").utf8))
+            let hint = suggestion(for: arguments).map { "\n\($0)" } ?? ""
+            FileHandle.standardError.write(Data((usageError(error, in: parsed) + hint + "\n").utf8))
             Foundation.exit(2)
         }
+    }
+
+    /// "Did you mean …?" for a mistyped subcommand: the first word that names no subcommand where one is expected,
+    /// and the subcommands there within two edits of it.
+    static func suggestion(for arguments: [String]) -> String? {
+        var command: any ParsableCommand.Type = Assent.self
+        var path = ["assent"]
+        for argument in arguments where !argument.hasPrefix("-") {
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty else { return nil }
+            if let next = subcommands.first(where: { names(of: $0).contains(argument) }) {
+                command = next
+                path.append(argument)
+                continue
+            }
+            var close: [String] = []
+            for subcommand in subcommands where editDistance(subcommand._commandName, argument) <= 2 {
+                close.append(subcommand._commandName)
+            }
+            guard !close.isEmpty else { return nil }
+            return "Did you mean " + close.map { "'\((path + [$0]).joined(separator: " "))'" }.joined(separator: " or ")
+                + "?"
+        }
+        return nil
+    }
+
+    /// The names a subcommand answers to.
+    static func names(of command: any ParsableCommand.Type) -> [String] {
+        [command._commandName] + command.configuration.aliases
+    }
+
+    /// The Levenshtein distance of two words.
+    static func editDistance(_ first: String, _ second: String) -> Int {
+        let a = Array(first)
+        let b = Array(second)
+        var previous: [Int] = Array(0...b.count)
+        for i in 0..<a.count {
+            var current: [Int] = [i + 1]
+            for j in 0..<b.count {
+                let substitution = previous[j] + (a[i] == b[j] ? 0 : 1)
+                current.append(Swift.min(previous[j + 1] + 1, current[j] + 1, substitution))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// A usage error with the usage of the command it is about: the parser's own message for errors found while

@@ -27,6 +27,15 @@ enum CLIFailure {
         }
     }
 
+    /// The code both CLIs print when the server cannot be reached (exit 6).
+    static let unreachableCode = "ERR_UNREACHABLE"
+
+    /// The sentence both CLIs print when the server at `url` cannot be reached.
+    static func unreachable(_ url: String, _ error: (any Error)?) -> String {
+        "Cannot reach \(url): is the server running and the URL right?"
+            + (error.map { " (\($0.localizedDescription))" } ?? "")
+    }
+
     static func fail(code: String, message: String, exitCode: Int32) -> Never {
         FileHandle.standardError.write(Data("error: \(code): \(message)\n".utf8))
         Foundation.exit(exitCode)

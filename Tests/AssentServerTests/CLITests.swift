@@ -787,6 +787,78 @@ struct CLITests {
         }
     }
 
+    @Test(
+        "What a person meets at the command line: a typo in the code, $HOME, the last wrong PIN, a mistyped command, no key, no server"
+    )
+    func personAtTheCommandLine() async throws {
+        try await Self.withServer("person") { work, server, printed in
+            let url = try #require(printed["url"])
+            let config = try #require(printed["SDK configuration"])
+            let environment = try Self.connection(printed)
+            let activation = try await Self.run(
+                ["admin", "activation", "create", "--user", "bob"], environment: environment)
+            let code = try #require(
+                activation.output.split(separator: "\n").first { $0.hasPrefix("activationCode") }?
+                    .split(separator: " ").last.map(String.init))
+            // One wrong character: the checksum says it is a typo, before anything reaches the server.
+            let typo = (code.first == "A" ? "B" : "A") + code.dropFirst()
+            let home = work.appendingPathComponent("home")
+            let atHome = environment.merging(["HOME": home.path]) { $1 }
+            let mistyped = try await Self.run(
+                ["token", "activate", "--server", url, "--config", config, typo, "--pin-stdin"], environment: atHome,
+                input: "2468\n")
+            #expect(mistyped.status == 2 && mistyped.errors.contains("check for a typo"), "\(mistyped.errors)")
+            // Without --profile the token lives in $HOME.
+            let activated = try await Self.run(
+                ["token", "activate", "--server", url, "--config", config, code, "--pin-stdin"], environment: atHome,
+                input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+            #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent(".assent/token").path))
+            #expect(try await Self.run(["token", "status"], environment: atHome).output.contains("ACTIVE"))
+
+            // Five wrong PINs: the last one fails the operation and blocks the token, and says both.
+            let created = try await Self.run(
+                [
+                    "admin", "operation", "create", "--user", "bob", "--data", "A1*A100CZK*ICZ2730300000001165254011",
+                    "--title", "Confirm payment", "--message", "Pay 100 CZK to Nela?",
+                ], environment: environment)
+            #expect(created.status == 0, "\(created.errors)")
+            let operationId = try #require(
+                created.output.split(separator: "\n").first { $0.hasPrefix("id ") }?.split(separator: " ").last
+                    .map(String.init))
+            var last = try await Self.run(
+                ["token", "approve", operationId, "--pin-stdin"], environment: atHome, input: "1111\n")
+            for _ in 1..<5 {
+                last = try await Self.run(
+                    ["token", "approve", operationId, "--pin-stdin"], environment: atHome, input: "1111\n")
+            }
+            #expect(last.errors.contains("This token is now BLOCKED too"), "\(last.errors)")
+            #expect(try await Self.run(["token", "status"], environment: atHome).output.contains("BLOCKED"))
+
+            // A mistyped command gets a suggestion; a missing key is "not authorised" (4), as the table says.
+            let lsit = try await Self.run(["token", "lsit"], environment: atHome)
+            #expect(lsit.status == 2 && lsit.errors.contains("Did you mean 'assent token list'?"), "\(lsit.errors)")
+            let noKey = try await Self.run(
+                ["admin", "activation", "list", "--user", "bob"],
+                environment: ["ASSENT_URL": url, "ASSENT_API_KEY": ""])
+            #expect(noKey.status == 4 && noKey.errors.contains("ERR_NO_API_KEY"), "\(noKey.errors)")
+
+            // The server gone: both CLIs say it in the same words, exit 6.
+            server.terminate()
+            server.waitUntilExit()
+            let token = try await Self.run(["token", "status"], environment: atHome)
+            let admin = try await Self.run(["admin", "activation", "list", "--user", "bob"], environment: environment)
+            for result in [token, admin] {
+                #expect(
+                    result.status == 6
+                        && result.errors.hasPrefix(
+                            "error: ERR_UNREACHABLE: Cannot reach \(url)"),
+                    "\(result.errors)")
+                #expect(result.errors.contains("is the server running and the URL right?"), "\(result.errors)")
+            }
+        }
+    }
+
     @Test("The README quickstart: serve, create an activation, activate the CLI token, approve an operation")
     func readmeQuickstart() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {

@@ -399,7 +399,7 @@ struct ConsoleProtectionTests {
             let second = try await call(.get, next.replacingOccurrences(of: "&amp;", with: "&"), cookie: audit)
             #expect(second.body.components(separatedBy: "<tr data-id=").count - 1 == 11)
             #expect(
-                second.body.contains("<td><a href=\"/console/users/dave\">dave</a></td>")
+                second.body.contains("<td data-label=\"User\"><a href=\"/console/users/dave\">dave</a></td>")
                     && !second.body.contains("id=\"next-page\""))
             // A date range of whole UTC days: today has them, a day long ago none; a malformed date is refused.
             let today = Date().formatted(.iso8601.year().month().day())

@@ -47,7 +47,10 @@ struct ConnectionOptions: ParsableArguments {
             throw ValidationError("--url must be an http(s) URL.")
         }
         guard let key = apiKey ?? environment["ASSENT_API_KEY"], !key.isEmpty else {
-            throw ValidationError("Pass --api-key or set ASSENT_API_KEY.")
+            // Not authorised (4), as the exit-code table says for a missing key: not a usage error.
+            throw OperatorClient.Failure(
+                code: "ERR_NO_API_KEY", message: "No operator API key: pass --api-key or set ASSENT_API_KEY.",
+                exitCode: 4)
         }
         return OperatorClient(baseURL: baseURL, apiKey: key, application: selectedApplication)
     }

@@ -53,9 +53,7 @@ struct OperatorClient {
             (data, response) = try await URLSession.shared.data(for: request)
         } catch {
             throw Failure(
-                code: "ERR_UNREACHABLE",
-                message:
-                    "Cannot reach \(baseURL.absoluteString): is `assent serve` running? (\(error.localizedDescription))",
+                code: CLIFailure.unreachableCode, message: CLIFailure.unreachable(baseURL.absoluteString, error),
                 exitCode: 6)
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0

@@ -189,6 +189,14 @@ struct TokenCommand: AsyncParsableCommand {
                 } catch var error as AssentError where error.code == .proximityCheckMissing {
                     error.message += " Run again with --proximity-qr FILE or --proximity-code CODE."
                     throw error
+                } catch var error as AssentError where error.code == .operationFailed || error.code == .wrongPIN {
+                    // The wrong PIN that fails the operation may also have been the activation's last try.
+                    if (try? await operations.client.status())?.state == .blocked {
+                        error.message +=
+                            " This token is now BLOCKED too (too many wrong PINs): it approves nothing until the "
+                            + "operator unblocks it."
+                    }
+                    throw error
                 }
                 try printDone(
                     "Approved operation \(id).", json: profile.json, fields: ["id": id, "status": "APPROVED"])
@@ -469,9 +477,13 @@ struct ProfileOptions: ParsableArguments {
     @Flag(help: "Read the PIN as one line from standard input (for scripts).") var pinStdin = false
     @Flag(help: "Print JSON instead of a table.") var json = false
 
+    /// `--profile`, else `.assent/token` in `$HOME` (the account's home directory when `HOME` is unset).
     var directory: URL {
         if let profile { return URL(fileURLWithPath: profile, isDirectory: true) }
-        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".assent/token")
+        let home =
+            ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            .map { URL(fileURLWithPath: $0, isDirectory: true) } ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".assent/token")
     }
 
     func client(_ stored: StoredProfile? = nil) throws -> AssentClient {
@@ -594,6 +606,13 @@ enum TokenFailure {
             CLIFailure.fail(
                 code: "OPERATION_NOT_FOUND", message: "No operation with this id is available to this token.",
                 exitCode: 3)
+        } catch let error as AssentError where error.code == .network {
+            CLIFailure.fail(
+                code: CLIFailure.unreachableCode,
+                message: error.message.wholeMatch(of: /Cannot reach (.+)\./).map {
+                    CLIFailure.unreachable(String($0.1), error.underlying)
+                } ?? error.message,
+                exitCode: 6)
         } catch let error as AssentError {
             let exitCode: Int32 =
                 switch error.code {
