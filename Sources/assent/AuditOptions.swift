@@ -4,8 +4,8 @@ import Foundation
 
 /// `assent serve`'s audit chain options.
 struct AuditOptions: ParsableArguments {
-    @Option(help: "Sign an audit checkpoint every this many rows (default 1000).") var auditCheckpointRows = 1000
-    @Option(help: "…or every this many minutes when rows were added since the last one (default 5).")
+    @Option(help: "Sign an audit checkpoint every this many rows.") var auditCheckpointRows = 1000
+    @Option(help: "…or every this many minutes when rows were added since the last one.")
     var auditCheckpointMinutes = 5
     @Option(
         help: """

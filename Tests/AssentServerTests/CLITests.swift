@@ -835,6 +835,11 @@ struct CLITests {
             #expect(last.errors.contains("This token is now BLOCKED too"), "\(last.errors)")
             #expect(try await Self.run(["token", "status"], environment: atHome).output.contains("BLOCKED"))
 
+            // The help names each default once.
+            let help = try await Self.run(["serve", "--help"])
+            #expect(help.status == 0 && help.output.contains("--audit-checkpoint-rows"))
+            #expect(!help.output.contains(/\(default [^)]*\)\.?\s+\(default:/), "\(help.output)")
+
             // A mistyped command gets a suggestion; a missing key is "not authorised" (4), as the table says.
             let lsit = try await Self.run(["token", "lsit"], environment: atHome)
             #expect(lsit.status == 2 && lsit.errors.contains("Did you mean 'assent token list'?"), "\(lsit.errors)")

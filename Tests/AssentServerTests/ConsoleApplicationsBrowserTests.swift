@@ -139,6 +139,8 @@ struct ConsoleApplicationsBrowserTests {
             try await browser.open("\(base)/console/operators")
             try await browser.expectText("#operators", containing: "admin")
             try await browser.type("#operator-name", "olga")
+            // The form starts with the least-privileged role, never admin.
+            #expect(try await browser.text("#operator-role option[selected]") == "auditor")
             try await browser.click("#operator-role option[value=auditor]")
             try await browser.click("#operator-application option[value='\(business.applicationId)']")
             try await browser.click("#create-operator")

@@ -401,6 +401,26 @@ struct LoginPageProtectionTests {
             #expect(
                 try await call(.post, "/login/factor", cookie: cookie, form: ["provider": "totp"]).status == .forbidden)
 
+            // The name typed stays for this application's sign-in, but is not carried to another application's.
+            let other = try await client.execute(
+                uri: "/api/v1/applications", method: .post,
+                headers: [.authorization: "Bearer \(server.apiKey)", .contentType: "application/json"],
+                body: ByteBuffer(
+                    bytes: try OperatorJSON.encoder().encode(CreateApplicationRequest(name: "Other shop")))
+            ) { try OperatorJSON.decoder().decode(ApplicationInfo.self, from: Data(buffer: $0.body)) }
+            let here = try await call(.get, "/login?application=\(application)", cookie: cookie)
+            #expect(here.body.contains("value=\"bob\""))
+            let elsewhere = try await call(.get, "/login?application=\(other.applicationId)", cookie: cookie)
+            #expect(elsewhere.status == .ok && !elsewhere.body.contains("value=\"bob\""), "\(elsewhere.body)")
+            let again = try await call(.get, "/login?application=\(application)", cookie: cookie)
+            let factorAgain = try await call(
+                .post, "/login", cookie: cookie,
+                form: [
+                    "csrf": try #require(again.field("csrf")), "application": application, "userId": "bob",
+                    "password": "correct horse battery",
+                ])
+            #expect(factorAgain.location == "/login/factor")
+
             // Steps cannot be skipped: a page of another step sends the person back to where the session is.
             let skipped = try await call(.get, "/login/code", cookie: cookie)
             #expect(skipped.status == .seeOther && skipped.location == "/login/factor")

@@ -210,6 +210,9 @@ struct OperatorAccountTests {
             try await browser.type("#code", "000000")
             try await browser.click("#operator-submit")
             try await browser.expectText(".message", containing: "The name, password or code is not right")
+            // The name stays in the form; the password and code do not.
+            #expect(try await browser.attribute("#name", "value") == "olga")
+            #expect(try await browser.attribute("#password", "value") ?? "" == "")
             let signedIn = try await signIn("olga", olga)
             try await browser.expectText("#operator", "olga (operator)")
             // Her own page: who she is, and a new password (the current one and a fresh code first).

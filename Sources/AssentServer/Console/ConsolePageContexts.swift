@@ -36,6 +36,8 @@ struct ConsoleSignInPage: PageContext {
     var csrf: String
     /// Whether an API key may sign in too (break-glass).
     var apiKeySignIn: Bool
+    /// The operator name a refused sign-in kept.
+    var name = ""
 }
 
 /// An operator account's one-time set-up: the TOTP key and the password form.

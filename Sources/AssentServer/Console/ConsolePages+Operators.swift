@@ -90,7 +90,9 @@ extension ConsolePages {
             },
             roles: OperatorRole.allCases.map { role in
                 ConsoleOperatorsPage.Role(
-                    name: role.rawValue, scopes: role.scopes.map(\.rawValue).sorted())
+                    name: role.rawValue, scopes: role.scopes.map(\.rawValue).sorted(),
+                    // The least-privileged role (it changes nothing) unless a refused form chose another.
+                    selected: role.rawValue == (kept(visit, "role") ?? OperatorRole.auditor.rawValue))
             },
             applicationChoices: visit.applications.map {
                 ConsoleFrame.ApplicationChoice(id: $0.id, name: $0.name, selected: false)
@@ -118,6 +120,8 @@ struct ConsoleOperatorsPage: PageContext {
     struct Role: Sendable {
         var name: String
         var scopes: [String]
+        /// Whether the new-operator form starts with it.
+        var selected: Bool
     }
     var operators: [Account]
     var roles: [Role]

@@ -201,14 +201,15 @@ struct ConsolePages: Sendable {
 
     // MARK: Signing in
 
-    func signInPage(_ request: Request, message: String? = nil, status: HTTPResponse.Status = .ok) async throws
-        -> Response
-    {
+    /// The sign-in form; after a refusal it keeps the operator `name` typed (never the password or the code).
+    func signInPage(
+        _ request: Request, message: String? = nil, name: String = "", status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
         if message == nil, try await signedIn(request) != nil { return WebPages.redirect("/console") }
         let (csrf, cookie) = formToken.issue(request)
         let expired = request.uri.queryParameters["expired"] != nil ? "Your session ended: sign in again." : nil
         var response = pages.page(
-            ConsoleSignInPage(csrf: csrf, apiKeySignIn: environment.consoleAPIKeySignIn),
+            ConsoleSignInPage(csrf: csrf, apiKeySignIn: environment.consoleAPIKeySignIn, name: name),
             frame: LayoutFrame(
                 title: "Sign in to the console", application: "Assent console", message: message ?? expired),
             status: status)
@@ -246,7 +247,7 @@ struct ConsolePages: Sendable {
             guard let record = try await operators.checkPassword(name: name, password: form["password"] ?? "") else {
                 await refuseSignIn(address: address, account: name, "wrong name or password")
                 return try await signInPage(
-                    request, message: "The name or password is not right: check them and try again.",
+                    request, message: "The name or password is not right: check them and try again.", name: name,
                     status: .unauthorized)
             }
             return method == "phone"
@@ -261,7 +262,7 @@ struct ConsolePages: Sendable {
                     request,
                     message: "The name, password or code is not right (a code works once): check them and try "
                         + "again.",
-                    status: .unauthorized)
+                    name: name, status: .unauthorized)
             }
             (state, principal) = (ConsoleState(operatorId: record.id), Principal(record))
         }

@@ -251,11 +251,11 @@ struct LoginPages: Sendable {
             return WebPages.redirect(LoginState.Step.signedIn.path)
         }
         let (message, userId) = (session.state.message, session.state.userId)
-        session.state =
-            session.state.application == application.id
-            ? session.state.restarted() : LoginState(application: application.id)
+        let sameApplication = session.state.application == application.id
+        session.state = sameApplication ? session.state.restarted() : LoginState(application: application.id)
         session.state.message = message ?? expired
-        session.state.userId = userId
+        // The name typed belongs to this application's sign-in: another application's page starts empty.
+        if sameApplication { session.state.userId = userId }
         if toAccount { session.state.returnTo = "/account" }
         return try await render(&session, application: application, changed: true)
     }
