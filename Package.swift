@@ -108,7 +108,7 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ],
-            resources: [.copy("Resources/openapi.json"), .copy("Resources/web")],
+            resources: [.copy("Resources/openapi.json"), .copy("Resources/web"), .copy("Resources/locales")],
             swiftSettings: strictSettings
         ),
         .target(

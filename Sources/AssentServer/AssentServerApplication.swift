@@ -19,6 +19,7 @@ public enum AssentServerApplication {
                 (try? await ApplicationService(environment: environment).defaultApplication().name) ?? "Assent"
             })
         router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
+        router.add(middleware: LanguageMiddleware())
         router.get("health") { _, _ in
             try HTTPSupport.json(["status": "UP"])
         }

@@ -20,6 +20,55 @@ struct LoginPageBrowserTests {
             .appendingPathComponent(".build/test-artefacts/\(test)")
     }
 
+    @Test("In Czech end to end: the pages, the refusals, the TOTP set-up and the signed-in page, from ui_locales")
+    func czech() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            let browser = try await Browser(artefacts: Self.artefacts("login/czech"))
+            defer { Task { await browser.quit() } }
+            try await TFAClient(server: server, client: http).createAccount("alice")
+            _ = try await server.operatorCall(
+                http, "PATCH", "/api/v1/application",
+                body: try OperatorJSON.encoder().encode(UpdateApplicationRequest(name: "Example Bank")),
+                as: ApplicationInfo.self)
+            let base = http.base.absoluteString
+
+            try await browser.open("\(base)/login?ui_locales=cs")
+            try await browser.expectText("h1", "Přihlásit se")
+            #expect(try await browser.attribute("html", "lang") == "cs")
+            try await browser.expectText("label[for=userId]", "Uživatelské jméno")
+            try await browser.type("#userId", "alice")
+            try await browser.type("#password", "wrong password")
+            try await browser.click("#submit")
+            try await browser.expectText(".message", "Uživatelské jméno nebo heslo není správné.")
+            try await browser.screenshot("01-wrong-password")
+            try await browser.type("#password", "correct horse battery")
+            try await browser.click("#submit")
+
+            try await browser.expectText("h1", "Nastavte druhý faktor")
+            try await browser.expectText("#provider-totp", "Nastavit ověřovací aplikaci")
+            try await browser.screenshot("02-choose-factor")
+            try await browser.click("#provider-totp")
+            try await browser.expectText("h1", "Zadejte kód z ověřovací aplikace")
+            let shot = try await browser.screenshot("03-totp-qr")
+            let uri = try #require(try await QRReader.scan(png: shot), "no QR code on the page")
+            try await browser.expectText("label[for=code]", "Kód")
+            let code = try await Oathtool.code(uri: uri, at: server.environment.now())
+            try await browser.type("#code", code == "000000" ? "111111" : "000000")
+            try await browser.click("#verify")
+            try await browser.expectText(".message", "Kód není správný: zbývají 4 pokusy.")
+            try await browser.expectPhoneLayout("04-wrong-code-phone")
+            #expect(try await browser.sidewaysOverflow() == 0)
+            try await browser.type("#code", code)
+            try await browser.click("#verify")
+            try await browser.expectText("#signed-in", "Jste přihlášeni k Example Bank jako alice.")
+            try await browser.expectText("#methods", "heslo a ověřovací aplikace")
+            try await browser.expectText("#logout", "Odhlásit se")
+            try await browser.screenshot("05-signed-in")
+        }
+    }
+
     @Test("TOTP set up from the QR code on screen; a remembered browser skips the code until the operator revokes it")
     func totp() async throws {
         let server = try await TestServer.make(.sqlite)
@@ -340,6 +389,16 @@ struct LoginPageProtectionTests {
                 #expect(status == expected, "\(password)")
             }
 
+            // The browser's languages choose the page's; ui_locales comes first; unknown ones leave English.
+            for (accept, query, expected) in [
+                ("de-DE,de;q=0.9,en;q=0.5", "", "Benutzername"), ("fr-FR", "", "User name"),
+                ("de", "?ui_locales=cs", "Uživatelské jméno"),
+            ] {
+                let page = try await client.execute(
+                    uri: "/login\(query)", method: .get, headers: [.acceptLanguage: accept]
+                ) { String(buffer: $0.body) }
+                #expect(page.contains(expected), "\(accept) \(query)")
+            }
             let first = try await call(.get, "/login")
             #expect(first.status == .ok)
             #expect(first.headers[.contentSecurityPolicy]?.contains("script-src 'self'") == true)

@@ -111,6 +111,8 @@ struct AuthorizationRequest: Codable, Sendable, Equatable {
     var hintedUserId: String? = nil
     /// A third-party client: the person allows it first.
     var thirdParty: Bool?
+    /// The languages the client would like the pages in (`ui_locales`, space-separated, most wanted first).
+    var uiLocales: String? = nil
 
     /// What the browser is sent back to: an error.
     func errorLocation(_ error: OAuthErrorCode, _ description: String, issuer: String) -> String {
@@ -236,6 +238,7 @@ struct AuthorizationService: Sendable {
             request.nonce = nonce
         }
         if let hint = parameters["login_hint"], (1...256).contains(hint.count) { request.loginHint = hint }
+        if let locales = parameters["ui_locales"], (1...256).contains(locales.count) { request.uiLocales = locales }
         if let idToken = parameters["id_token_hint"] {
             guard let hinted = try await idTokenHint(idToken) else {
                 throw refuse(.invalidRequest, "id_token_hint is not an ID token this provider issued.")

@@ -116,6 +116,7 @@ struct OpenIDController {
             "authorization_response_iss_parameter_supported": .bool(true),
             // select_account is accepted but changes nothing (one account per sign-in), so it is not advertised.
             "prompt_values_supported": strings(["consent", "login", "none"]),
+            "ui_locales_supported": strings(Languages.supported),
             "request_parameter_supported": .bool(false),
             "request_uri_parameter_supported": .bool(false),
             "subject_types_supported": strings(["public"]),

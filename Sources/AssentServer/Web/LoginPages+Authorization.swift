@@ -74,6 +74,7 @@ extension LoginPages {
         state.signIn = signIn
         state.methods = session?.state.methods ?? []
         state.userId = authorization.loginHint ?? authorization.hintedUserId ?? signIn?.userId
+        state.uiLocales = authorization.uiLocales
         let next = "/login?application=\(FormEncoding.escape(authorization.applicationId))"
         if var existing = session {
             existing.state = state

@@ -62,6 +62,8 @@ struct LoginState: Codable, Sendable {
     var pendingRedirect: String?
     /// A page of this server the person goes back to once signed in (only `/account`).
     var returnTo: String?
+    /// The languages asked for (`ui_locales` of the client's request or of `/login`), before the browser's.
+    var uiLocales: String?
     /// The activation a person started on `/account` for a new phone, while its QR code is shown.
     var newPhone: String?
     /// Set while the signed-in person passes a further factor (``stepUp(regToken:providers:userId:notice:)``): the
@@ -78,6 +80,7 @@ struct LoginState: Codable, Sendable {
         state.signIn = signIn
         state.methods = methods
         state.returnTo = returnTo
+        state.uiLocales = uiLocales
         return state
     }
 
@@ -237,10 +240,13 @@ struct LoginPages: Sendable {
         }
         let expired = request.uri.queryParameters["expired"] != nil ? "The page expired: sign in again." : nil
         let toAccount = request.uri.queryParameters["return"] == "account"
+        let uiLocales = request.uri.queryParameters["ui_locales"].map(String.init).flatMap {
+            (1...256).contains($0.count) ? $0 : nil
+        }
         guard var session = try await sessions.load(request) else {
             // No session yet, and none is stored until a password is right: the form's token is a cookie's value.
             let (csrf, cookie) = formToken.issue(request)
-            var frame = try await frame(application, csrf: csrf, userId: nil)
+            var frame = try await frame(application, csrf: csrf, userId: nil, uiLocales: uiLocales)
             frame.message = expired
             frame.returnTo = toAccount ? "account" : nil
             var response = pages.page(try await signInContent(application), frame: frame)
@@ -256,6 +262,7 @@ struct LoginPages: Sendable {
         session.state.message = message ?? expired
         // The name typed belongs to this application's sign-in: another application's page starts empty.
         if sameApplication { session.state.userId = userId }
+        if let uiLocales { session.state.uiLocales = uiLocales }
         if toAccount { session.state.returnTo = "/account" }
         return try await render(&session, application: application, changed: true)
     }
@@ -277,6 +284,7 @@ struct LoginPages: Sendable {
         }
         var state = LoginState(application: application.id)
         if form["return"] == "account" { state.returnTo = "/account" }
+        state.uiLocales = form["ui_locales"].flatMap { (1...256).contains($0.count) ? $0 : nil }
         var status = HTTPResponse.Status.badRequest
         var retryAfter: Int?
         do {
@@ -290,7 +298,8 @@ struct LoginPages: Sendable {
             retryAfter = error.retryAfter
         }
         guard state.step != .signIn else {
-            var frame = try await frame(application, csrf: form["csrf"] ?? "", userId: state.userId)
+            var frame = try await frame(
+                application, csrf: form["csrf"] ?? "", userId: state.userId, uiLocales: state.uiLocales)
             frame.message = state.message
             frame.returnTo = state.returnTo == nil ? nil : "account"
             var response = pages.page(try await signInContent(application), frame: frame, status: status)
@@ -323,8 +332,10 @@ struct LoginPages: Sendable {
     private func render(_ session: inout Session, application: ApplicationRecord, changed: Bool) async throws
         -> Response
     {
-        var frame = try await frame(application, csrf: session.csrfToken, userId: session.state.userId)
+        var frame = try await frame(
+            application, csrf: session.csrfToken, userId: session.state.userId, uiLocales: session.state.uiLocales)
         frame.client = session.state.authorization?.clientName
+        let texts = Texts(frame.language)
         if let message = session.state.message {
             frame.message = message
             session.state.message = nil
@@ -344,7 +355,9 @@ struct LoginPages: Sendable {
             return pages.page(try await signInContent(application), frame: frame, formTargets: targets)
         case .chooseFactor:
             frame.title = state.registration ? "Set up a second factor" : "Confirm it is you"
-            let providers = state.providers.map { LabeledValue(label: Self.label($0, state), value: $0.rawValue) }
+            let providers = state.providers.map {
+                LabeledValue(label: texts(Self.label($0, state)), value: $0.rawValue)
+            }
             return pages.page(
                 LoginFactorPage(registration: state.registration, providers: providers), frame: frame,
                 formTargets: targets)
@@ -400,10 +413,7 @@ struct LoginPages: Sendable {
                 formTargets: targets)
         case .signedIn:
             frame.title = "Signed in"
-            let methods =
-                state.methods.count > 1
-                ? state.methods.dropLast().joined(separator: ", ") + " and " + state.methods[state.methods.count - 1]
-                : state.methods.first ?? "password"
+            let methods = texts.list((state.methods.isEmpty ? ["password"] : state.methods).map { texts($0) })
             var allowed: [(client: OpenIDClientRecord, scope: String)] = []
             if let userId = state.signIn?.userId {
                 allowed = try await authorizations.consents(userId: userId, application: state.application)
@@ -416,11 +426,14 @@ struct LoginPages: Sendable {
     }
 
     /// What every page shows (titled "Sign in" until a step names itself).
-    func frame(_ application: ApplicationRecord, csrf: String, userId: String?) async throws -> LoginFrame {
+    func frame(_ application: ApplicationRecord, csrf: String, userId: String?, uiLocales: String? = nil)
+        async throws -> LoginFrame
+    {
         LoginFrame(
             title: "Sign in", application: application.name, applicationId: application.id, csrf: csrf,
             userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400,
-            brand: try await ApplicationBrandingService(environment: environment).pageBrand(application.id))
+            brand: try await ApplicationBrandingService(environment: environment).pageBrand(application.id),
+            language: Languages.choose(uiLocales: uiLocales), uiLocales: uiLocales)
     }
 
     /// The choices of the destination page: the account's addresses or numbers, a new number, or its devices.
@@ -891,7 +904,7 @@ struct LoginPages: Sendable {
 
 /// The frame of every sign-in page: the layout's, the form token, the account once known, and how long a
 /// remembered device stays remembered.
-struct LoginFrame: Sendable {
+struct LoginFrame: TranslatedFrame {
     var title: String
     var application: String
     var message: String?
@@ -907,6 +920,19 @@ struct LoginFrame: Sendable {
     var returnTo: String?
     /// The application's accent colour and logo, when it has them.
     var brand: PageBrand? = nil
+    /// The language the page is in.
+    var language = "en"
+    /// The languages asked for, carried by the password form (no session stores them before a right password).
+    var uiLocales: String? = nil
+
+    func translated() -> LoginFrame {
+        let texts = Texts(language)
+        var frame = self
+        frame.title = texts(title)
+        frame.message = message.map { texts($0) }
+        frame.notice = notice.map { texts($0) }
+        return frame
+    }
 }
 
 /// The password form, and passkey sign-in where the application allows it.

@@ -58,7 +58,14 @@ struct FramedPage<Frame: Sendable, Content: PageContext>: MustacheParent, Sendab
     let content: Content
 
     func child(named name: String) -> Any? {
-        Self.value(named: name, in: content) ?? Self.value(named: name, in: frame)
+        // `{{#t}}…{{/t}}` translates into the frame's language, `{{lang}}` names it (English for frames that are not
+        // translated: the console's).
+        let language = (frame as? any TranslatedFrame)?.language ?? "en"
+        switch name {
+        case "t": return Texts(language).lambda
+        case "lang": return language
+        default: return Self.value(named: name, in: content) ?? Self.value(named: name, in: frame)
+        }
     }
 
     /// The stored property `name` of `object`, unwrapped when it is an optional (`nil` when it is `nil`).

@@ -88,6 +88,7 @@ struct WebPages: Sendable {
         _ content: Content, frame: Frame, status: HTTPResponse.Status = .ok, formTargets: [String] = []
     ) -> Response {
         let template = Content.template.rawValue
+        let frame = (frame as? any TranslatedFrame).map { Self.translated($0) as? Frame ?? frame } ?? frame
         guard let html = library.render(FramedPage(frame: frame, content: content), withTemplate: template) else {
             preconditionFailure("The template \(template) is not bundled.")
         }
@@ -95,6 +96,9 @@ struct WebPages: Sendable {
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }
+
+    /// A translated frame's sentences in its language.
+    private static func translated<T: TranslatedFrame>(_ frame: T) -> Any { frame.translated() }
 
     /// A page that says what went wrong and where to go on.
     func error(_ status: HTTPResponse.Status, _ message: String, next: String? = "/login") -> Response {

@@ -1,0 +1,141 @@
+import Foundation
+import Hummingbird
+import Mustache
+
+/// The languages people read Assent's pages in, and how one is chosen for a request.
+enum Languages {
+    /// English (the texts as written) and the languages with a catalogue, `Resources/locales/<code>.po`.
+    static let supported = ["en", "cs", "de"]
+
+    /// Every catalogue, read once per process.
+    static let catalogues: [String: Catalogue] = {
+        var catalogues: [String: Catalogue] = [:]
+        for language in supported where language != "en" {
+            let text = String(decoding: resource("\(language).po"), as: UTF8.self)
+            do {
+                catalogues[language] = try Catalogue.parse(text, language: language)
+            } catch {
+                preconditionFailure("The bundled catalogue \(language).po does not parse: \(error)")
+            }
+        }
+        return catalogues
+    }()
+
+    /// A bundled file of `Resources/locales`.
+    static func resource(_ name: String) -> Data {
+        guard let directory = Bundle.module.url(forResource: "locales", withExtension: nil),
+            let data = FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
+        else { preconditionFailure("The bundled catalogue \(name) is missing: the build is broken.") }
+        return data
+    }
+
+    /// The request's `Accept-Language`, for everything the request renders (set by ``LanguageMiddleware``).
+    @TaskLocal static var acceptLanguage: String?
+
+    /// The language to answer in: the first supported of the client's `ui_locales` (space-separated), else the
+    /// account's language, else the best of the browser's `Accept-Language`, else the application's default, else
+    /// English.
+    static func choose(
+        uiLocales: String? = nil, account: String? = nil, acceptLanguage: String? = Languages.acceptLanguage,
+        application: String? = nil
+    ) -> String {
+        if let chosen = uiLocales?.split(separator: " ").lazy.compactMap({ supportedPrimary(String($0)) }).first {
+            return chosen
+        }
+        if let chosen = account.flatMap(supportedPrimary) { return chosen }
+        if let chosen = acceptLanguage.flatMap(best) { return chosen }
+        return application.flatMap(supportedPrimary) ?? "en"
+    }
+
+    /// The supported language a tag names by its primary subtag (`cs-CZ` → `cs`), if any.
+    static func supportedPrimary(_ tag: String) -> String? {
+        let primary = tag.split(separator: "-").first.map { $0.lowercased() } ?? ""
+        return supported.contains(primary) ? primary : nil
+    }
+
+    /// The supported language an `Accept-Language` value prefers most (highest `q`, then the order written).
+    static func best(_ header: String) -> String? {
+        var ranked: [(language: String, q: Double, order: Int)] = []
+        for (order, item) in header.split(separator: ",").enumerated() {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let tag = parts.first, let language = supportedPrimary(tag) else { continue }
+            var q = 1.0
+            for parameter in parts.dropFirst() where parameter.hasPrefix("q=") {
+                q = Double(parameter.dropFirst(2)) ?? 0
+            }
+            if q > 0 { ranked.append((language, q, order)) }
+        }
+        return ranked.min { ($0.q, -$0.order) > ($1.q, -$1.order) }?.language
+    }
+}
+
+/// Texts in one language: the English a page or a service wrote, translated by the language's catalogue (English,
+/// and any text the catalogue lacks, stays as written).
+struct Texts: Sendable {
+    let language: String
+
+    init(_ language: String) {
+        self.language = Languages.supported.contains(language) ? language : "en"
+    }
+
+    var catalogue: Catalogue? { Languages.catalogues[language] }
+
+    /// `english` in this language: a text of the catalogue as it is, or a finished sentence matching a text with
+    /// placeholders (`The code is wrong: 4 tries left.`), filled in again — the plural form chosen by its `count`.
+    func callAsFunction(_ english: String) -> String {
+        guard let catalogue else { return english }
+        if let entry = catalogue.entries[english], !english.contains("{{") {
+            return catalogue.form(entry, count: nil)
+        }
+        for (pattern, entry) in catalogue.patterns {
+            guard let values = pattern.match(english) else { continue }
+            let count = values["count"].flatMap { Int($0) }
+            return Self.fill(catalogue.form(entry, count: count), values)
+        }
+        return english
+    }
+
+    /// A template's text (`{{#t}}…{{/t}}`, placeholders left for the template to fill): the form for one of a count.
+    func template(_ english: String) -> String {
+        guard let catalogue, let entry = catalogue.entries[english] else { return english }
+        return catalogue.form(entry, count: nil)
+    }
+
+    /// The lambda templates translate their `{{#t}}…{{/t}}` sections with.
+    var lambda: MustacheLambda { MustacheLambda { text in template(text) } }
+
+    /// `text` with its placeholders replaced by `values`.
+    static func fill(_ text: String, _ values: [String: String]) -> String {
+        var result = text
+        for (name, value) in values { result = result.replacingOccurrences(of: "{{\(name)}}", with: value) }
+        return result
+    }
+
+    /// `items` as a list in this language: "a, b and c".
+    func list(_ items: [String]) -> String {
+        guard items.count > 1, let last = items.last else { return items.first ?? "" }
+        return Self.fill(
+            template("{{first}} and {{last}}"), ["first": items.dropLast().joined(separator: ", "), "last": last])
+    }
+}
+
+/// A page frame whose words are translated: its language, and its sentences in that language.
+protocol TranslatedFrame: Sendable {
+    /// The page's language (`<html lang>`, and what `{{#t}}` sections are translated into).
+    var language: String { get }
+    /// The frame with its sentences (title, message, notice) translated.
+    func translated() -> Self
+}
+
+/// Keeps the request's `Accept-Language` for whatever it renders.
+struct LanguageMiddleware: RouterMiddleware {
+    typealias Context = AssentRequestContext
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        try await Languages.$acceptLanguage.withValue(request.headers[.acceptLanguage]) {
+            try await next(request, context)
+        }
+    }
+}

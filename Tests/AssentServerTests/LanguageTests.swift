@@ -1,0 +1,116 @@
+import AssentModel
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServer
+@testable import AssentServerTesting
+
+/// The catalogues: every text a page or the code marks for translation is in the template, and every language has
+/// every text with the same placeholders; choosing the language; plural forms.
+@Suite("Languages and their catalogues")
+struct LanguageTests {
+    /// The texts the templates mark with `{{#t}}…{{/t}}`.
+    static func templateTexts() throws -> Set<String> {
+        var texts = Set<String>()
+        for template in PageTemplate.allCases {
+            let text = String(decoding: WebPages.resource("\(template.rawValue).mustache"), as: UTF8.self)
+            for match in text.matches(of: /\{\{#t\}\}(.*?)\{\{\/t\}\}/.dotMatchesNewlines()) {
+                texts.insert(String(match.1))
+            }
+        }
+        return texts
+    }
+
+    @Test("Every marked text is in assent.pot; cs and de have each with every plural form and the same placeholders")
+    func catalogues() throws {
+        let template = try Catalogue.parse(
+            String(decoding: Languages.resource("assent.pot"), as: UTF8.self), language: "en")
+        let english = Set(template.entries.values.map(\.english))
+        let marked = try Self.templateTexts()
+        #expect(!marked.isEmpty)
+        #expect(marked.subtracting(english).isEmpty, "marked but not in assent.pot: \(marked.subtracting(english))")
+        // The code's own texts (titles, the factors' names, what a sign-in was verified with) are in it too.
+        var state = LoginState(application: "a")
+        for registration in [false, true] {
+            state.registration = registration
+            for provider in TFAProvider.allCases {
+                let label = LoginPages.label(provider, state)
+                #expect(english.contains(label), "\(label)")
+            }
+        }
+        for language in Languages.supported where language != "en" {
+            let catalogue = try #require(Languages.catalogues[language])
+            let translated = Set(catalogue.entries.values.map(\.english))
+            #expect(
+                translated == english,
+                "\(language): missing \(english.subtracting(translated)), stale \(translated.subtracting(english))")
+            for entry in Set(catalogue.entries.values.map(\.english)).compactMap({ catalogue.entries[$0] }) {
+                let forms = entry.englishPlural == nil ? 1 : Catalogue.pluralForms(language: language)
+                #expect(entry.forms.count == forms, "\(language): \(entry.english) has \(entry.forms.count) forms")
+                for form in entry.forms {
+                    #expect(!form.isEmpty, "\(language): \(entry.english) is not translated")
+                    #expect(
+                        Catalogue.placeholders(form).sorted() == Catalogue.placeholders(entry.english).sorted(),
+                        "\(language): \(form) has other placeholders than \(entry.english)")
+                    // A translation is text with {{name}} placeholders only: no sections, partials or raw HTML values.
+                    #expect(!form.contains("{{{") && !form.contains("{{#") && !form.contains("{{&"), "\(form)")
+                }
+            }
+        }
+    }
+
+    @Test("ui_locales, then the account's language, then Accept-Language by q, then the application's, then English")
+    func choosing() {
+        #expect(Languages.choose(uiLocales: "fr cs-CZ", acceptLanguage: "de") == "cs")
+        #expect(Languages.choose(uiLocales: "fr", account: "de", acceptLanguage: "cs") == "de")
+        #expect(Languages.choose(acceptLanguage: "fr-FR, de;q=0.5, cs;q=0.8") == "cs")
+        #expect(Languages.choose(acceptLanguage: "de-AT;q=0.9, cs;q=0.9") == "de")
+        #expect(Languages.choose(acceptLanguage: "cs;q=0, de;q=0.1") == "de")
+        #expect(Languages.choose(acceptLanguage: "fr, *", application: "cs") == "cs")
+        #expect(Languages.choose(acceptLanguage: nil) == "en")
+    }
+
+    @Test("A finished sentence is translated with its values and the plural form its count takes")
+    func sentences() {
+        let czech = Texts("cs")
+        #expect(czech("The code is wrong: 1 try left.") == "Kód není správný: zbývá 1 pokus.")
+        #expect(czech("The code is wrong: 3 tries left.") == "Kód není správný: zbývají 3 pokusy.")
+        #expect(czech("The code is wrong: 5 tries left.") == "Kód není správný: zbývá 5 pokusů.")
+        #expect(Texts("de")("The code is wrong: 4 tries left.") == "Der Code ist falsch: noch 4 Versuche.")
+        #expect(
+            czech("Too many attempts: try again in 30 seconds.") == "Příliš mnoho pokusů: zkuste to znovu za 30 sekund."
+        )
+        #expect(czech.list(["heslo", "ověřovací aplikace"]) == "heslo a ověřovací aplikace")
+        #expect(czech("A sentence no catalogue has.") == "A sentence no catalogue has.")
+        #expect(Texts("en")("The code is wrong: 4 tries left.") == "The code is wrong: 4 tries left.")
+        #expect(Texts("xx").language == "en")
+    }
+
+    @Test("The PO reader: continued strings, escapes, plural forms; a broken file is refused")
+    func reader() throws {
+        let catalogue = try Catalogue.parse(
+            """
+            # a comment
+            msgid ""
+            msgstr ""
+            "Language: cs\\n"
+
+            msgid "Say \\"hi\\""
+            msgstr "Řekni "
+            "\\"ahoj\\""
+
+            msgid "{{count}} apple"
+            msgid_plural "{{count}} apples"
+            msgstr[0] "{{count}} jablko"
+            msgstr[1] "{{count}} jablka"
+            msgstr[2] "{{count}} jablek"
+            """, language: "cs")
+        #expect(catalogue.entries["Say \"hi\""]?.forms == ["Řekni \"ahoj\""])
+        #expect(
+            Texts.fill(catalogue.form(try #require(catalogue.entries["{{count}} apples"]), count: 2), ["count": "2"])
+                == "2 jablka")
+        #expect(throws: CatalogueError.self) { try Catalogue.parse("msgid \"a\"\nmsgstr \"b\\q\"", language: "cs") }
+        #expect(throws: CatalogueError.self) { try Catalogue.parse("nonsense", language: "cs") }
+    }
+}
