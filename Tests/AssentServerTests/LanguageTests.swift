@@ -85,6 +85,14 @@ struct LanguageTests {
         #expect(czech("A sentence no catalogue has.") == "A sentence no catalogue has.")
         #expect(Texts("en")("The code is wrong: 4 tries left.") == "The code is wrong: 4 tries left.")
         #expect(Texts("xx").language == "en")
+        // The code messages (e-mail, text message, call) come from the same catalogues.
+        #expect(CodeMessages.subject("cs", application: "Banka") == "Váš přihlašovací kód pro Banka")
+        #expect(
+            CodeMessages.text("de", code: "123456", application: "Bank", minutes: 5)
+                == "Ihr Anmeldecode für Bank ist 123456. Er gilt 5 Minuten. Wenn Sie sich nicht anmelden, geben Sie "
+                + "ihn nicht weiter.")
+        #expect(
+            CodeMessages.text("fr", code: "1", application: "B", minutes: 5).hasPrefix("Your sign-in code for B is 1."))
     }
 
     @Test("The PO reader: continued strings, escapes, plural forms; a broken file is refused")

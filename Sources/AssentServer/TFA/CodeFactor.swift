@@ -199,32 +199,24 @@ struct CodeFactor: Sendable {
 
 /// The texts of code messages, per language (English when the language is not known).
 enum CodeMessages {
-    static let languages = ["en", "cs", "de"]
+    static let languages = Languages.supported
 
     static func language(_ requested: String?) -> String {
         let code = requested.map { String($0.prefix(2)).lowercased() } ?? "en"
         return languages.contains(code) ? code : "en"
     }
 
+    /// The e-mail's subject, from the language's catalogue.
     static func subject(_ lang: String, application: String) -> String {
-        switch lang {
-        case "cs": "Váš přihlašovací kód pro \(application)"
-        case "de": "Ihr Anmeldecode für \(application)"
-        default: "Your sign-in code for \(application)"
-        }
+        Texts.fill(Texts(lang).template("Your sign-in code for {{application}}"), ["application": application])
     }
 
+    /// The message, from the language's catalogue.
     static func text(_ lang: String, code: String, application: String, minutes: Int) -> String {
-        switch lang {
-        case "cs":
-            "Váš přihlašovací kód pro \(application) je \(code). Platí \(minutes) minut. "
-                + "Pokud se nepřihlašujete, kód nikomu nesdělujte."
-        case "de":
-            "Ihr Anmeldecode für \(application) ist \(code). Er gilt \(minutes) Minuten. "
-                + "Wenn Sie sich nicht anmelden, geben Sie ihn nicht weiter."
-        default:
-            "Your sign-in code for \(application) is \(code). It expires in \(minutes) minutes. "
-                + "If you are not signing in, do not share it with anyone."
-        }
+        Texts.fill(
+            Texts(lang).template(
+                "Your sign-in code for {{application}} is {{code}}. It expires in {{minutes}} minutes. If you are not "
+                    + "signing in, do not share it with anyone."),
+            ["application": application, "code": code, "minutes": String(minutes)])
     }
 }

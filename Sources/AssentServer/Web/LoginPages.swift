@@ -363,7 +363,9 @@ struct LoginPages: Sendable {
                 formTargets: targets)
         case .chooseDestination:
             frame.title = Self.label(state.provider ?? .email, state)
-            return pages.page(try await destinationPage(state), frame: frame, formTargets: targets)
+            var page = try await destinationPage(state)
+            page.action = page.action.map { texts($0) }
+            return pages.page(page, frame: frame, formTargets: targets)
         case .enterCode:
             frame.title =
                 switch state.provider {
@@ -393,7 +395,7 @@ struct LoginPages: Sendable {
                 }
             frame.title = phones ? "Approve on your phone" : "Approve in your browser"
             return pages.page(
-                LoginPushPage(registration: state.registration, number: state.number, approver: approver),
+                LoginPushPage(registration: state.registration, number: state.number, approver: texts(approver)),
                 frame: frame, formTargets: targets)
         case .passkey:
             frame.title = state.registration ? "Create a passkey" : "Use your passkey"
@@ -404,7 +406,7 @@ struct LoginPages: Sendable {
         case .consent:
             frame.title = "Allow \(state.authorization?.clientName ?? "this site")?"
             let scopes = (state.authorization?.scope ?? "").split(separator: " ").compactMap {
-                AuthorizationService.describe(scope: String($0))
+                AuthorizationService.describe(scope: String($0)).map { texts($0) }
             }
             return pages.page(
                 LoginConsentPage(
@@ -560,13 +562,15 @@ struct LoginPages: Sendable {
                 return
             }
             state.phvToken = try await codes.sendEmail(
-                TFAEmailSendRequest(assertion: assertion, emailId: email.id, lang: "en")
+                TFAEmailSendRequest(
+                    assertion: assertion, emailId: email.id, lang: Languages.choose(uiLocales: state.uiLocales))
             ).phvToken
             state.destination = email.obfuscated
             state.step = .enterCode
         case .phone:
             let method = form["method"].flatMap(TFAPhoneMethod.init(rawValue:)) ?? .sms
-            var request = TFAPhoneSendRequest(assertion: assertion, method: method, lang: "en")
+            var request = TFAPhoneSendRequest(
+                assertion: assertion, method: method, lang: Languages.choose(uiLocales: state.uiLocales))
             if state.registration {
                 let number = (form["phone"] ?? "").filter { !" -()".contains($0) }
                 guard CodeFactor.isE164(number) else {
