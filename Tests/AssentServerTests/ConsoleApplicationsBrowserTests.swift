@@ -209,6 +209,65 @@ struct ConsoleApplicationsBrowserTests {
         }
     }
 
+    @Test(
+        "Support helps someone locked out of the sign-in: a login-only account is listed; its factors, browsers and wrong passwords shown, unlocked, removed, forgotten"
+    )
+    func loginOnlyAccount() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            let tfa = TFAClient(server: server, client: http)
+            try await tfa.createAccount("lena")
+            _ = try await tfa.registerTOTP("lena", remember: true)
+            // Three wrong passwords from somewhere.
+            for _ in 1...3 { #expect(try await tfa.login("lena", password: "not her password").status == 401) }
+            let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("console-login-only"))
+            defer { Task { await browser.quit() } }
+            let base = http.base.absoluteString
+            try await browser.signInToConsole(base, apiKey: server.apiKey)
+
+            // Listed although she has no activation.
+            try await browser.open("\(base)/console/users")
+            try await browser.expectText("#users", containing: "lena")
+            try await browser.click("#users a")
+            try await browser.expectText("h1", "lena")
+            try await browser.expectText("#login-failures", containing: "3 wrong passwords from any address until")
+            try await browser.expectText("#login-factors", containing: "Authenticator app")
+            try await browser.expectText("#login-browsers", containing: "Remembered")
+            try await browser.screenshot("01-login-only")
+            #expect(try await browser.sidewaysOverflow() == 0)
+
+            // Unlocked: the counters are gone and the audit names who did it.
+            try await browser.click("#unlock-account")
+            try await browser.expectText("#notice", "lena's wrong passwords are forgotten: they can sign in at once.")
+            #expect(try await !browser.exists("#login-failures"))
+            let unlocked = try await server.store.auditEvents(AuditFilter(typePrefix: "tfa.account_unlocked"), limit: 5)
+            #expect(unlocked.first?.userId == "lena" && unlocked.first?.actor == "key:bootstrap")
+
+            // The remembered browser forgotten; the authenticator app removed after a question naming it.
+            let device = try #require(
+                try await server.store.rememberedDevices(applicationId: server.application.id, userId: "lena").first)
+            try await browser.click("#forget-browser-\(device.id)")
+            try await browser.expectText("#notice", "That browser of lena asks for a second factor again.")
+            #expect(try await server.store.rememberedDevice(id: device.id)?.revokedAt != nil)
+            let factor = try #require(
+                try await server.store.tfaFactors(applicationId: server.application.id, userId: "lena").first {
+                    $0.provider == .totp
+                })
+            try await browser.click("#remove-factor-\(factor.id)")
+            try await browser.expectText("#question", "Remove Authenticator app from lena's account?")
+            try await browser.screenshot("02-remove-factor")
+            try await browser.click("#confirm")
+            try await browser.expectText("#notice", "The factor is removed from lena's account.")
+            try await browser.expectText("#login-factors", "")
+            let removed = try await server.store.auditEvents(AuditFilter(typePrefix: "tfa.factor_removed"), limit: 5)
+            #expect(removed.first?.userId == "lena" && removed.first?.actor == "key:bootstrap")
+            try await browser.resize(Browser.phone)
+            #expect(try await browser.sidewaysOverflow() == 0)
+            try await browser.screenshot("03-phone")
+        }
+    }
+
     @Test("A user's login account on the console: sign out everywhere and disable ask first, naming the person")
     func loginAccount() async throws {
         let server = try await TestServer.make(.sqlite)

@@ -218,13 +218,15 @@ struct AccountService: Sendable {
         let limiter = RateLimiter(environment: environment)
         let key = "\(application.id):\(userId)"
         try await limiter.checkAccount(
-            rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: key,
+            rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, TFAAccountService.failureScope,
+            account: key,
             address: address)
         guard let stored = try await store.tfaAccount(applicationId: application.id, userId: userId)?.passwordHash,
             try await hasher.verify(current, against: stored)
         else {
             await limiter.recordAccountFailure(
-                rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: key,
+                rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, TFAAccountService.failureScope,
+                account: key,
                 address: address)
             throw AssentServerError(.authenticationFailed, "The current password is wrong.", status: 400)
         }

@@ -157,6 +157,8 @@ struct ConsoleUsersPage: PageContext {
         var active: Int
         var latest: String
         var latestIso: String
+        /// "yes" when the user has a login account, "—" otherwise.
+        var login: String
     }
     var q: String
     var empty: Bool
@@ -201,6 +203,20 @@ struct ConsoleUserPage: PageContext {
         var signOutUrl: String
         var disableUrl: String
         var enableUrl: String
+        /// Its second factors and remembered browsers, each with where an operator removes or forgets it.
+        var factors: [Item] = []
+        var browsers: [Item] = []
+        /// The wrong passwords counted against it now, when any ("3 wrong passwords until 14:05 UTC").
+        var failures: String? = nil
+        var unlockUrl = ""
+    }
+
+    /// A factor or a remembered browser of the login account.
+    struct Item: Sendable {
+        var id: String
+        var label: String
+        var detail: String
+        var url: String
     }
 }
 

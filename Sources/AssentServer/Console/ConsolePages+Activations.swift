@@ -20,7 +20,8 @@ extension ConsolePages {
                     users: users.map {
                         ConsoleUsersPage.User(
                             user: $0.userId, url: Self.userPath($0.userId), activations: $0.activations,
-                            active: $0.active, latest: Self.time($0.latest), latestIso: Self.iso($0.latest))
+                            active: $0.active, latest: Self.time($0.latest), latestIso: Self.iso($0.latest),
+                            login: $0.loginAccount ? "yes" : "—")
                     })
                 return try await show(page, title: "Users", visit)
             }
@@ -75,6 +76,53 @@ extension ConsolePages {
                         )
                     }
                 }
+            }
+        }
+        // Helping someone locked out of the sign-in: clear the wrong-password counters, remove a second factor they
+        // lost (asked first, naming it), forget a remembered browser. Each audited with the operator.
+        router.post("console/users/{user}/unlock") { request, context in
+            let userId = try context.parameters.require("user")
+            return try await action(request, scope: .tfaWrite, back: Self.userPath(userId)) { visit in
+                try await TFAAccountService(environment: environment).unlock(
+                    userId: userId, in: visit.application, actor: visit.actor)
+                return (Self.userPath(userId), "\(userId)'s wrong passwords are forgotten: they can sign in at once.")
+            }
+        }
+        router.post("console/users/{user}/factors/{id}/remove") { request, context in
+            let userId = try context.parameters.require("user")
+            let id = try context.parameters.require("id")
+            let ask: Ask = { visit in
+                let account = try await TFAAccountService(environment: environment).get(
+                    userId: userId, in: visit.application)
+                guard let factor = account.factors.first(where: { $0.id == id }) else {
+                    throw AssentServerError.notFound("\(userId)'s login account has no such factor.")
+                }
+                return Confirmation(
+                    title: "Remove a second factor",
+                    question: "Remove \(Self.factorLabel(factor)) from \(userId)'s account?",
+                    consequence:
+                        "It no longer signs \(userId) in. Remove a factor only for a person whose identity you "
+                        + "have checked: a stranger asking for it would get past the second factor.",
+                    button: "Remove it")
+            }
+            return try await action(request, scope: .tfaWrite, back: Self.userPath(userId), ask: ask) { visit in
+                try await TFAAccountService(environment: environment).removeFactor(
+                    id: id, userId: userId, in: visit.application, actor: visit.actor)
+                return (Self.userPath(userId), "The factor is removed from \(userId)'s account.")
+            }
+        }
+        router.post("console/users/{user}/browsers/{id}/forget") { request, context in
+            let userId = try context.parameters.require("user")
+            let id = try context.parameters.require("id")
+            return try await action(request, scope: .tfaWrite, back: Self.userPath(userId)) { visit in
+                let accounts = TFAAccountService(environment: environment)
+                guard
+                    try await accounts.rememberedDevices(userId: userId, in: visit.application).contains(where: {
+                        $0.id == id
+                    })
+                else { throw AssentServerError.notFound("\(userId) has no such remembered browser.") }
+                try await accounts.revokeDevice(id: id, in: visit.application, actor: visit.actor)
+                return (Self.userPath(userId), "That browser of \(userId) asks for a second factor again.")
             }
         }
         router.post("console/activations") { request, _ in
@@ -156,6 +204,19 @@ extension ConsolePages {
     }
 
     static func userPath(_ userId: String) -> String { "/console/users/\(FormEncoding.escape(userId))" }
+
+    /// A second factor as support reads it: what it is, and where it sends (obfuscated).
+    static func factorLabel(_ factor: TFAFactorRecord) -> String {
+        switch factor.provider {
+        case .totp: "Authenticator app"
+        case .email: "E-mail \(CodeFactor.obfuscateEmail(factor.destination ?? ""))"
+        case .phone: "Phone \(CodeFactor.obfuscatePhone(factor.destination ?? ""))"
+        case .push where BrowserApprovers.isBrowser(factor): "Approval in a browser"
+        case .push: "Approval on the phone \(factor.destination.map { String($0.prefix(8)) } ?? "")"
+        case .passkey: "Passkey \(factor.destination ?? "")"
+        case .backup: "Backup codes"
+        }
+    }
     static func activationPath(_ id: String) -> String { "/console/activations/\(FormEncoding.escape(id))" }
 
     private func user(_ userId: String, _ visit: Visit) async throws -> Response {
@@ -186,12 +247,35 @@ extension ConsolePages {
             let account = try await environment.store.tfaAccount(applicationId: visit.application.id, userId: userId)
         {
             let path = Self.userPath(userId)
-            page.account = ConsoleUserPage.LoginAccount(
+            var login = ConsoleUserPage.LoginAccount(
                 name: account.displayName,
                 state: account.disabledAt.map { "disabled since \(Self.time($0))" } ?? "enabled",
                 stateClass: account.disabledAt == nil ? "active" : "blocked", enabled: account.disabledAt == nil,
                 canWrite: visit.allows(.tfaWrite), signOutUrl: path + "/sign-out", disableUrl: path + "/disable",
-                enableUrl: path + "/enable")
+                enableUrl: path + "/enable", unlockUrl: path + "/unlock")
+            let accounts = TFAAccountService(environment: environment)
+            login.factors = try await accounts.get(userId: userId, in: visit.application).factors.map { factor in
+                ConsoleUserPage.Item(
+                    id: factor.id, label: Self.factorLabel(factor),
+                    detail: "added \(Self.time(factor.createdAt))"
+                        + (factor.lastVerifiedAt.map { ", last used \(Self.time($0))" } ?? ""),
+                    url: path + "/factors/\(FormEncoding.escape(factor.id))/remove")
+            }
+            let now = environment.nowMillis
+            login.browsers = try await accounts.rememberedDevices(userId: userId, in: visit.application)
+                .filter { $0.revokedAt == nil && $0.expiresAt > now }.map { device in
+                    ConsoleUserPage.Item(
+                        id: device.id, label: "Remembered \(Self.time(device.createdAt))",
+                        detail:
+                            "last used \(device.lastUsedAt.map(Self.time) ?? "never"), until \(Self.time(device.expiresAt))",
+                        url: path + "/browsers/\(FormEncoding.escape(device.id))/forget")
+                }
+            if let failures = try await accounts.signInFailures(userId: userId, in: visit.application) {
+                login.failures =
+                    "\(failures.count) wrong password\(failures.count == 1 ? "" : "s") from any address until "
+                    + Self.time(failures.until)
+            }
+            page.account = login
         }
         var live = Self.liveURL(activations: list.map(\.0.id))
         if visit.allows(.operationsRead) {

@@ -2,13 +2,15 @@ import AssentCrypto
 import AssentModel
 import Foundation
 
-/// One user as the console lists them: how many activations they have, and how many of those are active.
+/// One user as the console lists them: how many activations they have, how many of those are active, and whether
+/// they have a login account.
 public struct ConsoleUser: Sendable, Equatable {
     public var userId: String
     public var activations: Int
     public var active: Int
-    /// When their newest activation was created.
+    /// When their newest activation (or their login account) was created.
     public var latest: Millis
+    public var loginAccount: Bool = false
 }
 
 /// Which audit events to list, newest first.

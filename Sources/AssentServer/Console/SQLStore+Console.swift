@@ -44,24 +44,33 @@ extension SQLStore {
     }
 
     public func consoleUsers(applicationId: String, prefix: String?, limit: Int) async throws -> [ConsoleUser] {
+        // Users with activations and users with a login account only (support helps both).
         let active = Int64(ActivationState.active.rawValue)
-        var query: SQLQueryString = """
-            SELECT user_id, COUNT(*) AS n, SUM(CASE WHEN state = \(bind: active) THEN 1 ELSE 0 END) AS active, \
-            MAX(created_at) AS latest FROM activations WHERE application_id = \(bind: applicationId)
-            """
+        var matching: SQLQueryString = ""
         if let prefix, !prefix.isEmpty {
-            query.appendInterpolation(unsafeRaw: " AND user_id LIKE ")
-            query.appendInterpolation(bind: Self.likePrefix(prefix))
-            query.appendInterpolation(unsafeRaw: " ESCAPE '\\'")
+            matching.appendInterpolation(unsafeRaw: " AND user_id LIKE ")
+            matching.appendInterpolation(bind: Self.likePrefix(prefix))
+            matching.appendInterpolation(unsafeRaw: " ESCAPE '\\'")
         }
+        var query: SQLQueryString = """
+            SELECT user_id, SUM(n) AS n, SUM(active) AS active, MAX(latest) AS latest, MAX(login) AS login FROM (\
+            SELECT user_id, 1 AS n, CASE WHEN state = \(bind: active) THEN 1 ELSE 0 END AS active, \
+            created_at AS latest, 0 AS login FROM activations WHERE application_id = \(bind: applicationId)
+            """
+        query.appendInterpolation(matching)
         query.appendInterpolation(
-            unsafeRaw: " GROUP BY user_id ORDER BY MAX(created_at) DESC, user_id LIMIT \(max(1, min(limit, 1000)))")
+            unsafeRaw: " UNION ALL SELECT user_id, 0, 0, created_at, 1 FROM tfa_accounts WHERE application_id = ")
+        query.appendInterpolation(bind: applicationId)
+        query.appendInterpolation(matching)
+        query.appendInterpolation(
+            unsafeRaw: ") users GROUP BY user_id ORDER BY MAX(latest) DESC, user_id LIMIT \(max(1, min(limit, 1000)))")
         return try await database.raw(query).all().map { row in
             ConsoleUser(
                 userId: try row.decode(column: "user_id", as: String.self),
                 activations: Int(try row.decode(column: "n", as: Int64.self)),
                 active: Int(try row.decode(column: "active", as: Int64.self)),
-                latest: try row.decode(column: "latest", as: Int64.self))
+                latest: try row.decode(column: "latest", as: Int64.self),
+                loginAccount: try row.decode(column: "login", as: Int64.self) == 1)
         }
     }
 

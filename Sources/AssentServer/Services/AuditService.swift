@@ -92,6 +92,7 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case tfaAccountRenamed = "tfa.account_renamed"
     case tfaAccountDisabled = "tfa.account_disabled"
     case tfaAccountEnabled = "tfa.account_enabled"
+    case tfaAccountUnlocked = "tfa.account_unlocked"
     case tfaBackupCodeUsed = "tfa.backup_code_used"
     case tfaBrowserAnswered = "tfa.browser_answered"
     case tfaBrowserSubscribed = "tfa.browser_subscribed"

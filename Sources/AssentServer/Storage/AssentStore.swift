@@ -146,6 +146,8 @@ public protocol RateLimitStore: Sendable {
     func rateLimit(key: String, now: Millis) async throws -> (count: Int, windowEnd: Millis)?
     /// Deletes the counters of windows that ended before `before`.
     func purgeRateLimits(before: Millis) async throws
+    /// Deletes the counter `key` and every counter whose key starts with `prefix`; returns how many there were.
+    func clearRateLimits(key: String, prefix: String) async throws -> Int
 }
 
 /// Push registrations of activations.

@@ -28,6 +28,15 @@ extension SQLStore {
         }
     }
 
+    public func clearRateLimits(key: String, prefix: String) async throws -> Int {
+        try await database.raw(
+            """
+            DELETE FROM rate_limits WHERE key = \(bind: key) OR key LIKE \(bind: Self.likePrefix(prefix)) ESCAPE '\\'
+            RETURNING key
+            """
+        ).all().count
+    }
+
     public func purgeRateLimits(before: Millis) async throws {
         try await database.raw("DELETE FROM rate_limits WHERE window_end < \(bind: before)").run()
     }

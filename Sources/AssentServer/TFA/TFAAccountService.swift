@@ -7,7 +7,7 @@ import Foundation
 public struct TFAAccountService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any TFAStore { environment.store }
+    var store: any TFAStore & RateLimitStore { environment.store }
 
     public init(environment: ServerEnvironment) { self.environment = environment }
 
@@ -162,6 +162,33 @@ public struct TFAAccountService: Sendable {
                 "Device \(id) revoked.")
         }
     }
+
+    /// The wrong passwords counted against the account from every address in the open window, and when it ends;
+    /// `nil` when none are counted.
+    public func signInFailures(userId: String, in application: ApplicationRecord) async throws
+        -> (count: Int, until: Millis)?
+    {
+        try await store.rateLimit(
+            key: "\(Self.failureScope):\(application.id):\(userId)", now: environment.nowMillis
+        ).map { ($0.count, $0.windowEnd) }
+    }
+
+    /// Clears the account's wrong-password counters — from every address and per address — so that a person an
+    /// operator has identified signs in at once; audited. Returns how many counters there were.
+    @discardableResult
+    public func unlock(userId: String, in application: ApplicationRecord, actor: String) async throws -> Int {
+        let account = try await record(userId: userId, in: application)
+        let key = "\(application.id):\(account.userId)"
+        let cleared = try await store.clearRateLimits(
+            key: "\(Self.failureScope):\(key)", prefix: "\(Self.failureScope)-address:\(key)|")
+        await environment.audit(
+            .tfaAccountUnlocked, userId: account.userId, application: application.id, actor: actor,
+            "Wrong-password counters cleared (\(cleared)).")
+        return cleared
+    }
+
+    /// The rate limiter's scope of wrong passwords per login account (``RateLimiter/checkAccount``).
+    static let failureScope = "login.user"
 
     private func record(userId: String, in application: ApplicationRecord) async throws -> TFAAccountRecord {
         guard let account = try await store.tfaAccount(applicationId: application.id, userId: userId)

@@ -36,7 +36,8 @@ struct TFAService: Sendable {
         let rules = try await ApplicationRateLimitService(environment: environment).rules(application.id)
         if let address { try await limiter.check(rules.loginFailuresPerAddress, "login.address", address) }
         try await limiter.checkAccount(
-            rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: userKey,
+            rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, TFAAccountService.failureScope,
+            account: userKey,
             address: address)
         let hasher = environment.tfa.passwordHasher
         let account = try await store.tfaAccount(applicationId: application.id, userId: request.userId)
@@ -49,7 +50,8 @@ struct TFAService: Sendable {
         }
         guard valid else {
             await limiter.recordAccountFailure(
-                rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, "login.user", account: userKey,
+                rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, TFAAccountService.failureScope,
+                account: userKey,
                 address: address)
             if let address { await limiter.recordFailure(rules.loginFailuresPerAddress, "login.address", address) }
             // The user id only when it is an account's: one that is none may be a password typed into the wrong
