@@ -116,4 +116,45 @@ struct PersonPagesBrowserTests {
             }
         }
     }
+
+    @Test("Live pages say when the server went away: the waiting page and the console")
+    func connectionLost() async throws {
+        let browser = try await Browser(artefacts: LoginPageBrowserTests.artefacts("person-pages/connection-lost"))
+        defer { Task { await browser.quit() } }
+        for page in ["waiting", "console"] {
+            try await CLITests.withServer("lost-\(page)", arguments: ["--console-api-key-sign-in"]) {
+                _, server, printed in
+                let environment = try CLITests.connection(printed)
+                let url = try #require(printed["url"])
+                let created = try await CLITests.run(
+                    [
+                        "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK*ICZ2730300000001165254011",
+                        "--title", "Confirm payment", "--message", "Pay 100 CZK to Nela?",
+                    ], environment: environment)
+                let id = try #require(
+                    created.output.split(separator: "\n").first { $0.hasPrefix("id ") }?.split(separator: " ").last
+                        .map(String.init))
+                if page == "waiting" {
+                    let link = try await CLITests.run(
+                        ["admin", "operation", "approval-link", id, "--return", "http://localhost:9/done"],
+                        environment: environment)
+                    try await browser.open(link.output.trimmingCharacters(in: .whitespacesAndNewlines))
+                    _ = try await browser.element("#status")
+                } else {
+                    try await browser.signInToConsole(url, apiKey: try #require(environment["ASSENT_API_KEY"]))
+                    try await browser.open("\(url)/console/operations/\(id)")
+                    _ = try await browser.element("#status")
+                }
+                #expect(try await browser.execute("return document.getElementById('connection-lost').hidden") as? Bool == true)
+                server.terminate()
+                server.waitUntilExit()
+                let shown = try await browser.execute(
+                    "return new Promise(r => { const t = Date.now(); (function look() { "
+                        + "const e = document.getElementById('connection-lost'); "
+                        + "if (!e.hidden || Date.now() - t > 20000) r(!e.hidden); else setTimeout(look, 100); })(); });")
+                #expect(shown as? Bool == true, "\(page): no sign that the connection is lost")
+                try await browser.screenshot("\(page)-lost")
+            }
+        }
+    }
 }

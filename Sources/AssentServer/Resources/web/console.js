@@ -18,6 +18,11 @@ document.addEventListener("DOMContentLoaded", function () {
     var main = document.getElementById("live");
     if (!main || !main.dataset.live || !window.EventSource) { return; }
     var events = new EventSource(main.dataset.live);
+    // While the stream is down (the server went away, the network dropped), the page says so; the browser
+    // reconnects by itself, and the sign goes when it has.
+    var lost = document.getElementById("connection-lost");
+    events.addEventListener("error", function () { if (lost) { lost.hidden = false; } });
+    events.addEventListener("open", function () { if (lost) { lost.hidden = true; } });
     // A submitted form leads to the next page: a change it caused must not reload this one meanwhile.
     document.addEventListener("submit", function () { events.close(); });
     events.addEventListener("status", function (event) {

@@ -12,6 +12,10 @@ document.addEventListener("DOMContentLoaded", function () {
     var status = document.getElementById("status");
     if (!next || !next.dataset.events || !window.EventSource) { return; }
     var events = new EventSource(next.dataset.events);
+    // A page waiting on a stream that is down says so (#connection-lost, in the page's language) until it is back.
+    var lost = document.getElementById("connection-lost");
+    events.addEventListener("error", function () { if (lost) { lost.hidden = false; } });
+    events.addEventListener("open", function () { if (lost) { lost.hidden = true; } });
     events.addEventListener("done", function () {
         events.close();
         status.textContent = "Your phone answered: continuing…";
