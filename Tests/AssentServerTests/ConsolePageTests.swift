@@ -179,9 +179,20 @@ struct ConsoleBrowserTests {
             let canceled = try await server.store.auditEvents(AuditFilter(typePrefix: "operation.canceled"), limit: 5)
             #expect(canceled.first?.actor == "key:bootstrap")
 
+            // A fourth, approved while its page is open: the notice that it waits goes when the status changes.
+            try await browser.open("\(base)/console/operations/new?user=carol")
+            try await browser.type("#params", "amount=9\ncurrency=EUR\niban=CZ2730300000001165254011")
+            try await browser.click("#create")
+            try await browser.expectText("#notice", "Operation created: it waits on the user's phones.")
+            let fourth = try await server.operation(http, try await browser.text("#operation-id"))
+            try await OperationsService(client: client).authorize(
+                LocalOperation(id: fourth.id, data: fourth.data), factor: .pin("1234"))
+            try await browser.expectText("#status", "APPROVED")
+            #expect(try await browser.execute("return document.getElementById('notice').hidden;") as? Bool == true)
+
             // The dashboard counts them; the audit log filters by user and type.
             try await browser.open("\(base)/console")
-            try await browser.expectText("[data-status=APPROVED]", "2")
+            try await browser.expectText("[data-status=APPROVED]", "3")
             try await browser.expectText("[data-state=ACTIVE]", "1")
             #expect(try await browser.exists("#chart rect.bar-approved"))
             try await browser.screenshot("07-dashboard")

@@ -128,7 +128,8 @@ struct PersonPagesBrowserTests {
                 let url = try #require(printed["url"])
                 let created = try await CLITests.run(
                     [
-                        "admin", "operation", "create", "--user", "alice", "--data", "A1*A100CZK*ICZ2730300000001165254011",
+                        "admin", "operation", "create", "--user", "alice", "--data",
+                        "A1*A100CZK*ICZ2730300000001165254011",
                         "--title", "Confirm payment", "--message", "Pay 100 CZK to Nela?",
                     ], environment: environment)
                 let id = try #require(
@@ -145,13 +146,16 @@ struct PersonPagesBrowserTests {
                     try await browser.open("\(url)/console/operations/\(id)")
                     _ = try await browser.element("#status")
                 }
-                #expect(try await browser.execute("return document.getElementById('connection-lost').hidden") as? Bool == true)
+                #expect(
+                    try await browser.execute("return document.getElementById('connection-lost').hidden") as? Bool
+                        == true)
                 server.terminate()
                 server.waitUntilExit()
                 let shown = try await browser.execute(
                     "return new Promise(r => { const t = Date.now(); (function look() { "
                         + "const e = document.getElementById('connection-lost'); "
-                        + "if (!e.hidden || Date.now() - t > 20000) r(!e.hidden); else setTimeout(look, 100); })(); });")
+                        + "if (!e.hidden || Date.now() - t > 20000) r(!e.hidden); else setTimeout(look, 100); })(); });"
+                )
                 #expect(shown as? Bool == true, "\(page): no sign that the connection is lost")
                 try await browser.screenshot("\(page)-lost")
             }

@@ -31,6 +31,9 @@ document.addEventListener("DOMContentLoaded", function () {
             if (element.dataset.statusOf !== change.id || element.textContent === change.status) { return; }
             element.textContent = change.status;
             element.className = "status status-" + change.status.toLowerCase();
+            // A notice about the state before ("Operation created: it waits…") is no longer true.
+            var notice = document.getElementById("notice");
+            if (notice && notice.className === "notice") { notice.hidden = true; }
             if (element.hasAttribute("data-reload")) { window.location.reload(); }
         });
         // What only a pending operation offers (its QR codes, cancel) goes once it is finished.
