@@ -85,6 +85,11 @@ struct ConsoleApplicationsBrowserTests {
             _ = try await browser.execute("document.getElementById('accent-color').value = '#ffe066'")
             try await browser.click("#set-accent")
             try await browser.expectText(".message", containing: "contrast")
+            // The refused colour stays in the form, and why is said beside the field.
+            try await browser.expectText("#accent-refused", containing: "contrast")
+            #expect(
+                try await browser.execute("return document.getElementById('accent-color').value;") as? String
+                    == "#ffe066")
             _ = try await browser.execute("document.getElementById('accent-color').value = '#0b5394'")
             try await browser.click("#set-accent")
             try await browser.expectText("#notice", "The hosted pages of Business use the accent #0b5394.")

@@ -119,7 +119,7 @@ extension ConsolePages {
                         of: version, application: application))
             },
             push: services,
-            settings: try await settings(application),
+            settings: try await settings(application, visit),
             others: others, hasOthers: !others.isEmpty,
             canCreate: write && visit.principal.applications == nil,
             newName: kept(visit, "name") ?? "")
@@ -167,6 +167,9 @@ struct ConsoleApplicationSettings: Sendable {
     }
     var accentColor: String
     var ownAccent: Bool
+    /// The colour the form shows: a refused one stays in it, with why beside it.
+    var accentChoice: String
+    var accentRefused: String?
     var logoUrl: String?
     var webhook: String
     var ownWebhook: Bool
@@ -237,8 +240,8 @@ extension ConsolePages {
         }
     }
 
-    /// The settings section of the application page.
-    func settings(_ application: ApplicationRecord) async throws -> ConsoleApplicationSettings {
+    /// The settings section of the application page (with what a refused form of `visit` held).
+    func settings(_ application: ApplicationRecord, _ visit: Visit) async throws -> ConsoleApplicationSettings {
         let branding = try await ApplicationBrandingService(environment: environment).info(application)
         let webhooks = ApplicationWebhookService(environment: environment)
         let own = try await webhooks.info(application)
@@ -253,6 +256,8 @@ extension ConsolePages {
         let limits = try await ApplicationRateLimitService(environment: environment).info(application)
         return ConsoleApplicationSettings(
             accentColor: branding.accentColor ?? "#1f5fbf", ownAccent: branding.accentColor != nil,
+            accentChoice: kept(visit, "accentColor") ?? branding.accentColor ?? "#1f5fbf",
+            accentRefused: kept(visit, "accentColor") == nil ? nil : visit.session.state.message,
             logoUrl: branding.logo == nil ? nil : "/web/brand/\(application.id)/logo",
             webhook: webhook, ownWebhook: own != nil, webhookUrl: own?.url ?? "",
             limits: limits.limits.compactMap { limit in
