@@ -118,6 +118,9 @@ struct ConsoleBrowserTests {
                     "var t = document.querySelector('.details time'); return [t.textContent, t.title];") as? [String])
             #expect(created[1].hasSuffix(" UTC") && created[0] != created[1], "\(created)")
             #expect(created[0].contains("GMT+5:30") || created[0].contains("IST"), "\(created)")
+            // One shape for every time on the console, the browser's zone named: as the server writes them.
+            #expect(created[0].wholeMatch(of: /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \S+/) != nil, "\(created)")
+            #expect(created[1].wholeMatch(of: /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC/) != nil, "\(created)")
             let operationId = try await browser.text("#operation-id")
             try await browser.execute("window.assentMarker = 'this page'; return 1;")
             try await browser.screenshot("05-operation-pending")
@@ -189,6 +192,12 @@ struct ConsoleBrowserTests {
                 LocalOperation(id: fourth.id, data: fourth.data), factor: .pin("1234"))
             try await browser.expectText("#status", "APPROVED")
             #expect(try await browser.execute("return document.getElementById('notice').hidden;") as? Bool == true)
+            // The phone that answered is named, not shown as a bare id.
+            try await browser.open(try await browser.url())
+            let answered = try #require(await client.registrationId)
+            try await browser.expectText(".details", containing: "Answered on")
+            try await browser.expectText(".details", containing: "(\(answered.prefix(8)))")
+            #expect(!(try await browser.text(".details")).contains(answered))
 
             // The dashboard counts them; the audit log filters by user and type.
             try await browser.open("\(base)/console")

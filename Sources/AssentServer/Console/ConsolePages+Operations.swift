@@ -157,6 +157,11 @@ extension ConsolePages {
         let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
         let pending = operation.status == .pending
         let write = visit.allows(.operationsWrite)
+        // The phone that answered, by the name it was given and the start of its id (not a bare id).
+        var answeredOn: String?
+        if let id = operation.activationId {
+            answeredOn = try await activations.find(id: id)?.deviceLabel ?? id
+        }
         var page = ConsoleOperationPage(
             id: operation.id, status: operation.status.rawValue, statusClass: operation.status.rawValue.lowercased(),
             formTitle: form.title, formMessage: form.message, formLanguage: language,
@@ -166,7 +171,7 @@ extension ConsolePages {
                 ("Data", .text(operation.data)), ("Template", .text(operation.template)),
                 ("Created", .time(operation.createdAt)), ("Expires", .time(operation.expiresAt)),
                 ("Finished", .time(operation.finishedAt)), ("Reason", .text(operation.statusReason)),
-                ("Approved with", .text(operation.activationId)),
+                ("Answered on", .text(answeredOn)),
                 ("Failed attempts", .text("\(operation.failedAttempts) of \(operation.maxFailedAttempts)")),
             ]),
             canCancel: write && pending,

@@ -3,15 +3,20 @@
 // the page again when its status changes (its actions depend on it); what data-pending-of an operation
 // marks is hidden once the operation is no longer PENDING. The browser reconnects a dropped stream.
 "use strict";
-// Times come in UTC (kept in each element's title); they are shown in the browser's time zone.
+// Times come in UTC (kept in each element's title); they are shown in the browser's time zone, in the same shape
+// as the times the server writes into sentences (2026-11-28 15:35:02 UTC): one format on every page.
 document.addEventListener("DOMContentLoaded", function () {
-    var format = new Intl.DateTimeFormat(undefined, {
+    var format = new Intl.DateTimeFormat("en-US", {
         year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
-        timeZoneName: "short"
+        hourCycle: "h23", timeZoneName: "short"
     });
     Array.prototype.forEach.call(document.querySelectorAll("time[datetime]"), function (element) {
         var date = new Date(element.getAttribute("datetime"));
-        if (!isNaN(date.getTime())) { element.textContent = format.format(date); }
+        if (isNaN(date.getTime())) { return; }
+        var part = {};
+        format.formatToParts(date).forEach(function (p) { part[p.type] = p.value; });
+        element.textContent = part.year + "-" + part.month + "-" + part.day + " " + part.hour + ":" + part.minute +
+            ":" + part.second + " " + part.timeZoneName;
     });
 });
 document.addEventListener("DOMContentLoaded", function () {
