@@ -34,6 +34,14 @@ struct ApprovalPageBrowserTests {
                 as: ApprovalLinkResponse.self)
             let url = try #require(URLComponents(string: link.url))
             #expect(url.path == "/approve/\(operation.id)")
+            // In the browser's language: the page's words, and the operation's own texts in it where it has them.
+            let czech = try await http.send(
+                "GET", "\(url.path)?\(url.query ?? "")", headers: ["Accept-Language": "cs-CZ,cs;q=0.9,en;q=0.5"])
+            #expect(czech.text.contains("<html lang=\"cs\">") && czech.text.contains("Schválit v telefonu"))
+            #expect(czech.text.contains("Potvrďte platbu") && czech.text.contains("Otevřete aplikaci v telefonu"))
+            let german = try await http.send(
+                "GET", "\(url.path)?\(url.query ?? "")", headers: ["Accept-Language": "de"])
+            #expect(german.text.contains("Auf dem Telefon bestätigen"))
 
             try await browser.open("\(base)\(url.path)?\(url.query ?? "")")
             try await browser.expectText("h1", "Approve on your phone")
@@ -175,11 +183,10 @@ struct ApprovalPageLinkTests {
 
             let shown = try await call(.get, page)
             #expect(shown.status == .ok && shown.body.contains("Confirm Payment"))
-            // The page speaks English, so it shows the operation's English texts even to a Czech browser: one
-            // language on the page, and its section says which.
+            // A Czech browser gets the page in Czech and the operation's Czech texts: one language on the page.
             let czechBrowser = try await PageAnswer.fetch(client, .get, page, headers: [.acceptLanguage: "cs-CZ"])
-            #expect(czechBrowser.body.contains("Confirm Payment") && !czechBrowser.body.contains("Potvrďte"))
-            #expect(czechBrowser.body.contains("lang=\"en\""))
+            #expect(czechBrowser.body.contains("Potvrďte platbu") && !czechBrowser.body.contains("Confirm Payment"))
+            #expect(czechBrowser.body.contains("<html lang=\"cs\">") && czechBrowser.body.contains("lang=\"cs\""))
             #expect(shown.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
             #expect(shown.body.contains("/web/assets/wait.js"))
             #expect(!shown.body.contains("proximity.png"), "no proximity check, no QR code")

@@ -83,6 +83,11 @@ struct LanguageTests {
         )
         #expect(czech.list(["heslo", "ověřovací aplikace"]) == "heslo a ověřovací aplikace")
         #expect(czech("A sentence no catalogue has.") == "A sentence no catalogue has.")
+        // A sentence that only looks like a list stays as written (the list text is for templates).
+        #expect(czech("Bread and butter are not in it.") == "Bread and butter are not in it.")
+        #expect(
+            czech("The code is wrong: 2 tries left. Check it on the phone.")
+                == "Kód není správný: zbývají 2 pokusy. Zkontrolujte ho v telefonu.")
         #expect(Texts("en")("The code is wrong: 4 tries left.") == "The code is wrong: 4 tries left.")
         #expect(Texts("xx").language == "en")
         // The code messages (e-mail, text message, call) come from the same catalogues.

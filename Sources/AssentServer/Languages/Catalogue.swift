@@ -24,8 +24,10 @@ struct Catalogue: Sendable {
         for entry in list {
             entries[entry.english] = entry
             if let plural = entry.englishPlural { entries[plural] = entry }
+            // A text that starts with a placeholder ("{{first}} and {{last}}") would match far too much of what
+            // the code writes: only a template's section uses it, by its exact English.
             for english in [entry.english] + (entry.englishPlural.map { [$0] } ?? [])
-            where english.contains("{{") {
+            where english.contains("{{") && !english.hasPrefix("{{") {
                 patterns.append((Pattern(english), entry))
             }
         }

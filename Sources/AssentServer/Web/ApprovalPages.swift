@@ -191,9 +191,11 @@ struct ApprovalPages: Sendable {
         message: String? = nil
     ) async throws -> Response {
         let application = try await applications.application(id: operation.applicationId)
-        // The page speaks English: the operation's English texts where it has them, so the page reads in one
-        // language (its section says which, for a screen reader, when it is another).
-        let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
+        // The page speaks the person's language, and shows the operation's texts in it where it has them (its
+        // section says which language they are in, for a screen reader, when it is another).
+        let pageLanguage = Languages.choose()
+        let texts = Texts(pageLanguage)
+        let (language, form) = operation.content.localized(acceptLanguage: pageLanguage)
         let attributes = form.attributes.compactMap(Self.display)
         let pending = operation.status == .pending
         let title = pending ? "Approve on your phone" : Self.outcome(operation.status)
@@ -203,13 +205,14 @@ struct ApprovalPages: Sendable {
             pending: pending,
             proximity: pending && operation.proximitySeed != nil,
             proximityUrl: "\(Self.path(operation.id))/proximity.png?t=\(token)",
-            statusText: pending
-                ? "Open the app on your phone: this request is waiting for you there. This page goes on by itself "
-                    + "once you have answered."
-                : "The request is \(Self.outcome(operation.status).lowercased()).",
+            statusText: texts(
+                pending
+                    ? "Open the app on your phone: this request is waiting for you there. This page goes on by itself "
+                        + "once you have answered."
+                    : "The request is \(Self.outcome(operation.status).lowercased())."),
             continueUrl: "\(Self.path(operation.id))/continue?t=\(token)",
             eventsUrl: "\(Self.path(operation.id))/events?t=\(token)",
-            continueLabel: pending ? "I answered on my phone: continue" : "Continue",
+            continueLabel: texts(pending ? "I answered on my phone: continue" : "Continue"),
             offlineUrl: pending && claims.off == true && operation.userId != nil
                 ? "\(Self.path(operation.id))/offline?t=\(token)" : nil)
         return pages.page(
@@ -217,7 +220,7 @@ struct ApprovalPages: Sendable {
             frame: LayoutFrame(
                 title: title, application: application?.name ?? "Assent", message: message,
                 brand: try await ApplicationBrandingService(environment: environment).pageBrand(
-                    operation.applicationId)))
+                    operation.applicationId), language: pageLanguage))
     }
 
     /// The offline approval: the operation's offline QR code (signed with the master key, so any of the person's
@@ -237,7 +240,8 @@ struct ApprovalPages: Sendable {
         let application = try await applications.application(id: operation.applicationId)
         let devices = try await activations.active(
             userId: operation.userId ?? "", applicationId: operation.applicationId)
-        let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
+        let pageLanguage = Languages.choose()
+        let (language, form) = operation.content.localized(acceptLanguage: pageLanguage)
         let content = OfflineApprovalPage(
             formTitle: form.title, formMessage: form.message, formLanguage: language,
             qr: try QRCode(text: text, errorCorrection: .low).pngDataURL(scale: 4), qrText: text,
@@ -252,7 +256,7 @@ struct ApprovalPages: Sendable {
             frame: LayoutFrame(
                 title: "Approve without a connection", application: application?.name ?? "Assent", message: message,
                 brand: try await ApplicationBrandingService(environment: environment).pageBrand(
-                    operation.applicationId)),
+                    operation.applicationId), language: pageLanguage),
             status: status, formTargets: WebPages.origin(of: claims.ret).map { [$0] } ?? [])
     }
 

@@ -80,12 +80,22 @@ struct FramedPage<Frame: Sendable, Content: PageContext>: MustacheParent, Sendab
 }
 
 /// The frame of the pages on `layout`: the title, the application's name, and a sentence shown once.
-struct LayoutFrame: Sendable {
+struct LayoutFrame: TranslatedFrame {
     var title: String
     var application: String
     var message: String?
     /// The application's accent colour and logo, when it has them.
     var brand: PageBrand? = nil
+    /// The page's language: English unless the page chose the person's (``Languages/choose``).
+    var language = "en"
+
+    func translated() -> LayoutFrame {
+        let texts = Texts(language)
+        var frame = self
+        frame.title = texts(title)
+        frame.message = message.map { texts($0) }
+        return frame
+    }
 }
 
 /// A row of a list a page shows: a label and its value (`iso` when the value is a time, for the browser's clock).

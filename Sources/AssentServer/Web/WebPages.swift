@@ -104,7 +104,8 @@ struct WebPages: Sendable {
     func error(_ status: HTTPResponse.Status, _ message: String, next: String? = "/login") -> Response {
         page(
             ErrorPage(detail: message, next: next),
-            frame: LayoutFrame(title: "Something went wrong", application: "Assent"), status: status)
+            frame: LayoutFrame(title: "Something went wrong", application: "Assent", language: Languages.choose()),
+            status: status)
     }
 
     /// An event stream that sends `done` once the operation is no longer pending (or after 15 minutes), for a page
