@@ -66,6 +66,16 @@ struct LoginPageBrowserTests {
             try await browser.expectText("#methods", "heslo a ověřovací aplikace")
             try await browser.expectText("#logout", "Odhlásit se")
             try await browser.screenshot("05-signed-in")
+            // Her account's security page speaks Czech too, dates with Czech month names.
+            try await browser.click("#account")
+            try await browser.expectText("h1", "Zabezpečení vašeho účtu")
+            try await browser.expectText("#change-password", "Změnit heslo")
+            try await browser.expectText("#factors", containing: "Ověřovací aplikace")
+            try await browser.expectText("#factors", containing: "přidáno")
+            try await browser.click("#backup-codes")
+            try await browser.expectText("h1", "Vaše záložní kódy")
+            try await browser.expectText("#done", "Uložil(a) jsem si je")
+            try await browser.expectPhoneLayout("06-account-codes-phone")
         }
     }
 

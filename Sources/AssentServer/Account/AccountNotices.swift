@@ -68,7 +68,7 @@ struct AccountNotices: Sendable {
     /// Queues a notice that `what` (a sentence, e.g. "A passkey named "Laptop" was added") happened to the account.
     func send(_ application: ApplicationRecord, userId: String, subject: String, what: String) async {
         let name = environment.tfa.totpIssuer ?? application.name
-        let time = AccountPage.date(environment.nowMillis)
+        let time = Texts("en").date(environment.nowMillis)
         let text = """
             Hello \(userId),
 

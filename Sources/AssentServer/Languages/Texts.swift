@@ -101,6 +101,22 @@ struct Texts: Sendable {
         return catalogue.form(entry, count: nil)
     }
 
+    /// A text of the catalogue filled with `values` (`texts("added {{date}}", ["date": …])`); with a `count` value,
+    /// its plural form.
+    func callAsFunction(_ english: String, _ values: [String: String]) -> String {
+        guard let catalogue, let entry = catalogue.entries[english] else { return Self.fill(english, values) }
+        return Self.fill(catalogue.form(entry, count: values["count"].flatMap { Int($0) }), values)
+    }
+
+    /// A time as the account pages show it, with the month's name in this language: `28 Nov 2026, 14:58 UTC`.
+    func date(_ millis: Millis) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: ["cs": "cs_CZ", "de": "de_DE"][language] ?? "en_GB")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "d MMM yyyy, HH:mm 'UTC'"
+        return formatter.string(from: Date(millis: millis))
+    }
+
     /// The lambda templates translate their `{{#t}}…{{/t}}` sections with.
     var lambda: MustacheLambda { MustacheLambda { text in template(text) } }
 

@@ -66,8 +66,8 @@ struct AccountPages: Sendable {
             try await change(request, ask: lostPhoneQuestion) { session, application, userId, form in
                 let phone = try await account.lostPhone(
                     application, userId: userId, activationId: form["id"] ?? "", keeping: session.idHash)
-                return "\(phone.deviceLabel) is blocked: it can no longer approve anything, and you are signed out "
-                    + "everywhere else."
+                return "The phone \(phone.deviceLabel) is blocked: it can no longer approve anything, and you are "
+                    + "signed out everywhere else."
             }
         }
         router.post("account/password") { request, context in
@@ -143,7 +143,8 @@ struct AccountPages: Sendable {
         case .failure(let redirect): return redirect
         }
         var shown = session
-        var frame = try await login.frame(application, csrf: session.csrfToken, userId: userId)
+        var frame = try await login.frame(
+            application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales)
         frame.title = "Your account's security"
         frame.message = shown.state.message
         frame.notice = shown.state.notice
@@ -153,7 +154,7 @@ struct AccountPages: Sendable {
             _ = try await login.sessions.save(&shown, lifetime: login.lifetime(shown.state))
         }
         let overview = try await account.overview(application, userId: userId)
-        var content = AccountPage(overview, userId: userId)
+        var content = AccountPage(overview, userId: userId, texts: Texts(frame.language))
         content.webPush = environment.push?.webPush != nil
         content.webPushKeyURL = "/api/push/webpush/key?application=\(FormEncoding.escape(application.id))"
         if let id = shown.state.newPhone {
@@ -235,12 +236,14 @@ struct AccountPages: Sendable {
     private func ask(_ confirm: Confirmation, session: Session, application: ApplicationRecord, userId: String)
         async throws -> Response
     {
-        var frame = try await login.frame(application, csrf: session.csrfToken, userId: userId)
+        var frame = try await login.frame(
+            application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales)
         frame.title = confirm.title
+        let texts = Texts(frame.language)
         return pages.page(
             ConfirmPage<InAccount>(
-                question: confirm.question, consequence: confirm.consequence, action: confirm.action,
-                button: confirm.button, back: "/account", fields: confirm.fields),
+                question: texts(confirm.question), consequence: texts(confirm.consequence), action: confirm.action,
+                button: texts(confirm.button), back: "/account", fields: confirm.fields),
             frame: frame)
     }
 
@@ -282,14 +285,15 @@ struct AccountPages: Sendable {
                 return try await ask(
                     Confirmation(
                         title: "New backup codes", question: "Make new backup codes?",
-                        consequence:
-                            "Your \(left) unused backup code\(left == 1 ? "" : "s") stop\(left == 1 ? "s" : "") "
-                            + "working at once; the new ones are shown once.",
+                        consequence: left == 1
+                            ? "Your 1 unused backup code stops working at once; the new ones are shown once."
+                            : "Your \(left) unused backup codes stop working at once; the new ones are shown once.",
                         button: "Make new codes", action: "/account/backup-codes"),
                     session: session, application: application, userId: userId)
             }
             let codes = try await account.newBackupCodes(application, userId: userId)
-            var frame = try await login.frame(application, csrf: session.csrfToken, userId: userId)
+            var frame = try await login.frame(
+                application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales)
             frame.title = "Your backup codes"
             return pages.page(AccountCodesPage(codes: codes), frame: frame)
         }
@@ -337,13 +341,18 @@ struct AccountPage: PageContext {
     var newPhoneQR: String?
     var newPhoneCode: String?
 
-    init(_ overview: AccountService.Overview, userId: String) {
-        let names = Dictionary(overview.factors.map { ($0.id, $0.destination ?? "Passkey") }) { first, _ in first }
+    init(_ overview: AccountService.Overview, userId: String, texts: Texts) {
+        let names = Dictionary(overview.factors.map { ($0.id, $0.destination ?? texts("Passkey")) }) { first, _ in
+            first
+        }
+        let date = texts.date
+        let never = texts("never")
         passkeys = overview.passkeys.map {
             Passkey(
-                id: $0.factorId, name: names[$0.factorId] ?? "Passkey", added: Self.date($0.createdAt),
-                lastUsed: $0.lastUsedAt.map(Self.date) ?? "never",
-                kind: $0.multiDevice ? (($0.backedUp ? "synced" : "can be synced")) : "on this device or key only",
+                id: $0.factorId, name: names[$0.factorId] ?? texts("Passkey"), added: date($0.createdAt),
+                lastUsed: $0.lastUsedAt.map(date) ?? never,
+                kind: texts(
+                    $0.multiDevice ? (($0.backedUp ? "synced" : "can be synced")) : "on this device or key only"),
                 blocked: $0.flaggedAt != nil)
         }
         hasPasskeys = !passkeys.isEmpty
@@ -351,20 +360,21 @@ struct AccountPage: PageContext {
             switch factor.provider {
             case .totp:
                 Item(
-                    id: factor.id, label: "Authenticator app", detail: "added \(Self.date(factor.createdAt))",
-                    removable: true)
+                    id: factor.id, label: texts("Authenticator app"),
+                    detail: texts("added {{date}}", ["date": date(factor.createdAt)]), removable: true)
             case .phone:
                 Item(
-                    id: factor.id, label: "Phone \(CodeFactor.obfuscatePhone(factor.destination ?? ""))",
-                    detail: "codes by text message or call", removable: true)
+                    id: factor.id,
+                    label: texts("Phone {{number}}", ["number": CodeFactor.obfuscatePhone(factor.destination ?? "")]),
+                    detail: texts("codes by text message or call"), removable: true)
             case .push where BrowserApprovers.isBrowser(factor):
                 nil
             case .push:
                 Item(
-                    id: factor.id, label: "Approval on your phone",
+                    id: factor.id, label: texts("Approval on your phone"),
                     detail: overview.phones.contains { $0.id == factor.destination && $0.state == .active }
-                        ? "added \(Self.date(factor.createdAt))"
-                        : "not yet: it works once a phone has scanned its activation code",
+                        ? texts("added {{date}}", ["date": date(factor.createdAt)])
+                        : texts("not yet: it works once a phone has scanned its activation code"),
                     removable: true)
             default: nil
             }
@@ -374,42 +384,43 @@ struct AccountPage: PageContext {
             BrowserApprovers.subscription(of: factor).map {
                 Item(
                     id: factor.id, label: $0.label,
-                    detail: "added \(Self.date(factor.createdAt)), last approved "
-                        + (factor.lastVerifiedAt.map(Self.date) ?? "never"),
+                    detail: texts(
+                        "added {{date}}, last approved {{approved}}",
+                        ["date": date(factor.createdAt), "approved": factor.lastVerifiedAt.map(date) ?? never]),
                     removable: true)
             }
         }
         hasApprovingBrowsers = !approvingBrowsers.isEmpty
         emails = overview.factors.filter { $0.provider == .email }.map {
             Item(
-                id: $0.id, label: CodeFactor.obfuscateEmail($0.destination ?? ""), detail: "set by the service",
+                id: $0.id, label: CodeFactor.obfuscateEmail($0.destination ?? ""), detail: texts("set by the service"),
                 removable: false)
         }
         hasEmails = !emails.isEmpty
-        backupLeft = overview.backupCodesLeft.map { "\($0) of \(BackupCodeFactor.count) unused" } ?? "none yet"
+        backupLeft =
+            overview.backupCodesLeft.map {
+                texts("{{left}} of {{total}} unused", ["left": "\($0)", "total": "\(BackupCodeFactor.count)"])
+            } ?? texts("none yet")
         browsers = overview.browsers.map {
             Item(
-                id: $0.id, label: "Remembered \(Self.date($0.createdAt))",
-                detail: "last used \($0.lastUsedAt.map(Self.date) ?? "never"), until \(Self.date($0.expiresAt))",
+                id: $0.id, label: texts("Remembered {{date}}", ["date": date($0.createdAt)]),
+                detail: texts(
+                    "last used {{used}}, until {{until}}",
+                    ["used": $0.lastUsedAt.map(date) ?? never, "until": date($0.expiresAt)]),
                 removable: true)
         }
         hasBrowsers = !browsers.isEmpty
         phones = overview.phones.map {
             Item(
                 id: $0.id, label: $0.deviceLabel,
-                detail: ($0.state == .blocked ? "blocked (\($0.blockedReason ?? "blocked")), " : "")
-                    + "\($0.platform ?? "phone"), last used \($0.lastUsedAt.map(Self.date) ?? "never")",
+                detail: ($0.state == .blocked
+                    ? texts("blocked ({{reason}})", ["reason": $0.blockedReason ?? "BLOCKED"]) + ", " : "")
+                    + texts(
+                        "{{platform}}, last used {{used}}",
+                        ["platform": $0.platform ?? texts("phone"), "used": $0.lastUsedAt.map(date) ?? never]),
                 removable: $0.state == .active)
         }
         hasPhones = !phones.isEmpty
-    }
-
-    static func date(_ millis: Millis) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_GB")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "d MMM yyyy, HH:mm 'UTC'"
-        return formatter.string(from: Date(millis: millis))
     }
 }
 
