@@ -144,6 +144,12 @@ struct BrowserApprovalTests {
             #expect(created.vapidProblem == nil && created.headers["urgency"] == "high")
             #expect(notification["title"] as? String == "Sign in to \(server.application.name)?")
             #expect(notification["tag"] as? String == sent.operationId)
+            // The request is written in every language the server speaks: a Czech phone shows it in Czech.
+            let request = try #require(try await server.store.operation(id: sent.operationId))
+            let czech = request.content.form(acceptLanguage: "cs")
+            #expect(czech.title == "Přihlásit se do \(server.application.name)?", "\(czech.title)")
+            #expect(czech.message.contains("Schvalte jen tehdy, když se právě teď přihlašujete do"), "\(czech.message)")
+            #expect(request.content.form(acceptLanguage: "de").title == "Bei \(server.application.name) anmelden?")
             let url = try #require(notification["url"] as? String)
             #expect(url.hasPrefix("/approve-sign-in/\(sent.operationId)?t="))
             let (path, token) = try Self.link(url)

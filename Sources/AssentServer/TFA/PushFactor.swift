@@ -47,7 +47,7 @@ struct PushFactor: Sendable {
         return try await ask(
             challenge, flow, name: "tfa_push_optin",
             title: "Approve sign-ins with this phone?",
-            message: "Approve to use this phone to confirm sign-ins to \(application.name).",
+            message: ["Approve to use this phone to confirm sign-ins to \(application.name)."],
             text: "Opt in \(application.name)")
     }
 
@@ -76,10 +76,12 @@ struct PushFactor: Sendable {
         let site = login?.site ?? application.name
         return try await ask(
             challenge, flow, name: Self.loginOperation, title: "Sign in to \(site)?",
-            message: (login.map { "\($0.line). " } ?? "")
-                + (numberMatching == NumberMatching.off
-                    ? "Approve only if you are signing in to \(site) right now."
-                    : "Approve only if you are signing in to \(site) right now, with the number shown there."),
+            message: (login.map { ["\($0.line)."] } ?? [])
+                + [
+                    numberMatching == NumberMatching.off
+                        ? "Approve only if you are signing in to \(site) right now."
+                        : "Approve only if you are signing in to \(site) right now, with the number shown there."
+                ],
             text: "Sign in \(site)", note: login?.line, attributes: login?.attributes ?? [],
             numberMatching: numberMatching, devices: try await optedIn(flow))
     }
@@ -254,7 +256,7 @@ struct PushFactor: Sendable {
 
     /// Creates the operation and remembers it on the challenge.
     private func ask(
-        _ challenge: TFAChallengeRecord, _ flow: TFAFlowRecord, name: String, title: String, message: String,
+        _ challenge: TFAChallengeRecord, _ flow: TFAFlowRecord, name: String, title: String, message: [String],
         text: String, note: String? = nil, attributes: [OperationAttribute] = [], numberMatching: String? = nil,
         devices: [String]? = nil
     ) async throws -> TFAPushSent {
@@ -267,7 +269,21 @@ struct PushFactor: Sendable {
                     template: 0,
                     fields: [.text(String(text.prefix(100)))] + (note.map { [.note(String($0.prefix(200)))] } ?? [])
                 ).description,
-                formData: ["en": FormData(title: title, message: message, attributes: attributes)],
+                // In every language the server speaks: the phone shows the one it prefers.
+                formData: Dictionary(
+                    uniqueKeysWithValues: Languages.supported.map { language in
+                        let texts = Texts(language)
+                        return (
+                            language,
+                            FormData(
+                                title: texts(title), message: message.map { texts($0) }.joined(separator: " "),
+                                attributes: attributes.map { attribute in
+                                    var translated = attribute
+                                    translated.label = attribute.label.map { texts($0) }
+                                    return translated
+                                })
+                        )
+                    }),
                 expiresIn: lifetime, numberMatching: numberMatching),
             application: application, actor: "tfa", devices: devices)
         try await store.setTFAChallengeOperation(
