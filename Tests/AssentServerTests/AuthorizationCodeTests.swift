@@ -590,6 +590,12 @@ struct AuthorizationCodeTests {
                     let refused = try await logout(query, cookie: cookie)
                     #expect(refused.status == .badRequest && refused.location == nil, "\(query)")
                 }
+                // The question in the language the logout request asks for (its ui_locales), carried on by the form.
+                let german = try await logout(["client_id": shop.clientId, "ui_locales": "de"], cookie: cookie)
+                #expect(german.status == .ok && german.body.contains("<html lang=\"de\">"), "\(german.body)")
+                #expect(german.body.contains("Abmelden?") && german.body.contains("als alice abmelden?"))
+                #expect(german.body.contains("Shop bittet darum, Ihre Sitzung hier zu beenden."))
+                #expect(german.body.contains("name=\"ui_locales\" value=\"de\""))
                 // Without a hint for this session, the person is asked; the session lives until they confirm.
                 let asked = try await logout(
                     [

@@ -162,6 +162,13 @@ struct BrowserApprovalTests {
             #expect(page.text.contains("<dt>Address</dt><dd>198.51.100.7</dd>"))
             let number = try #require(sent.number)
             #expect(page.text.contains("value=\"\(number)\" id=\"number-\(number)\""))
+            // In the browser's language: a Czech browser reads the question, the choice and the refusal in Czech.
+            let czechPage = try await client.send("GET", path, headers: ["Accept-Language": "cs,en;q=0.5"])
+            #expect(
+                czechPage.text.contains("<html lang=\"cs\">") && czechPage.text.contains("Schválit toto přihlášení?"))
+            #expect(czechPage.text.contains("Zvolte číslo, které ukazuje přihlašovací stránka"))
+            #expect(czechPage.text.contains("Nepřihlašuji se: zamítnout"), "\(czechPage.text)")
+            #expect(czechPage.text.contains("data-prompt=\"Postupujte podle výzvy prohlížeče…\""))
             // A forged or foreign link opens nothing.
             let forged = try await client.send("GET", "\(approvePath)?t=\(token.dropLast(2))xx")
             #expect(forged.status == 403 && forged.text.contains("invalid"))
@@ -212,6 +219,9 @@ struct BrowserApprovalTests {
                 ["t": token, "number": "\(number)", "credential": try Self.json(try authenticator.get(fresh))])
             #expect(
                 approved.status == 200 && approved.text.contains("Approved: the sign-in goes on"), "\(approved.text)")
+            let czechOutcome = try await client.send("GET", path, headers: ["Accept-Language": "cs"])
+            #expect(czechOutcome.text.contains("Přihlášení schváleno"), "\(czechOutcome.text)")
+            #expect(czechOutcome.text.contains("Schváleno: přihlášení pokračuje tam, kde začalo."))
             let operation = try #require(try await server.store.operation(id: sent.operationId))
             #expect(
                 operation.status == .approved && operation.activationId == nil && operation.approvedWith == "passkey")

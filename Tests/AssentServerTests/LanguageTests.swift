@@ -53,8 +53,10 @@ struct LanguageTests {
                     #expect(
                         Catalogue.placeholders(form).sorted() == Catalogue.placeholders(entry.english).sorted(),
                         "\(language): \(form) has other placeholders than \(entry.english)")
-                    // A translation is text with {{name}} placeholders only: no sections, partials or raw HTML values.
+                    // A translation is text with {{name}} placeholders only: no sections, partials or raw HTML values,
+                    // and nothing that would end an attribute or start markup where a template puts it.
                     #expect(!form.contains("{{{") && !form.contains("{{#") && !form.contains("{{&"), "\(form)")
+                    #expect(!form.contains("\"") && !form.contains("<") && !form.contains(">"), "\(form)")
                 }
             }
         }

@@ -105,7 +105,8 @@ struct BrowserApprovalPages: Sendable {
         _ operation: OperationRecord, _ sign: BrowserApprovers.Request, token: String, message: String? = nil,
         status: HTTPResponse.Status = .ok
     ) async throws -> Response {
-        let (language, form) = operation.content.localized(acceptLanguage: OperationContent.pageLanguage)
+        let pageLanguage = Languages.choose()
+        let (language, form) = operation.content.localized(acceptLanguage: pageLanguage)
         let attributes = form.attributes.compactMap(ApprovalPages.display)
         let pending = operation.status == .pending
         let path = BrowserApprovers.path(operation.id)
@@ -116,14 +117,14 @@ struct BrowserApprovalPages: Sendable {
             optionsUrl: "\(path)/options", rejectUrl: "\(path)/reject",
             choices: choices, hasChoices: !choices.isEmpty,
             typeNumber: operation.numberMatching == NumberMatching.type,
-            statusText: Self.outcome(operation))
+            statusText: Texts(pageLanguage)(Self.outcome(operation)))
         return pages.page(
             content,
             frame: LayoutFrame(
                 title: pending ? "Approve this sign-in?" : PushSender.browserOutcome(operation.status),
                 application: sign.application.name, message: message,
                 brand: try await ApplicationBrandingService(environment: approvers.environment).pageBrand(
-                    sign.application.id)),
+                    sign.application.id), language: pageLanguage),
             status: status)
     }
 

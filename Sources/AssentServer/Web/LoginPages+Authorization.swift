@@ -139,6 +139,8 @@ extension LoginPages {
             next = AuthorizationService.location(uri, ["state": parameters["state"]])
         }
         let session = try await sessions.load(request)
+        // The language: the logout request's own ui_locales, else the sign-in's, else the browser's.
+        let uiLocales = parameters["ui_locales"].flatMap { $0.count <= 256 ? $0 : nil } ?? session?.state.uiLocales
         let applicationId = session?.state.application ?? client?.applicationId
         let application =
             if let applicationId { try await flows.applicationRecord(id: applicationId) } else {
@@ -146,7 +148,7 @@ extension LoginPages {
             }
         func signedOut(_ cookies: [String]) async throws -> Response {
             if let next { return WebPages.redirect(next, cookies: cookies) }
-            var done = try await self.frame(application, csrf: "", userId: nil)
+            var done = try await self.frame(application, csrf: "", userId: nil, uiLocales: uiLocales)
             done.title = "Signed out"
             var response = pages.page(LoginLogoutPage(confirm: false), frame: done)
             for cookie in cookies { response.headers.append(HTTPField(name: .setCookie, value: cookie)) }
@@ -168,10 +170,12 @@ extension LoginPages {
             return try await signedOut([cookie])
         }
         // Ask first; the form carries the request on.
-        var question = try await self.frame(application, csrf: session.csrfToken, userId: session.state.signIn?.userId)
+        var question = try await self.frame(
+            application, csrf: session.csrfToken, userId: session.state.signIn?.userId, uiLocales: uiLocales)
         question.title = "Sign out?"
         question.client = client?.name
-        let carried = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state"].compactMap { name in
+        let carried = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales"].compactMap {
+            name in
             parameters[name].map { LabeledValue(label: name, value: $0) }
         }
         let targets = parameters["post_logout_redirect_uri"].flatMap(AuthorizationService.formTarget).map { [$0] }

@@ -31,7 +31,7 @@ document.addEventListener("DOMContentLoaded", function () {
     }
 
     button.addEventListener("click", function () {
-        status.textContent = "Allow notifications when your browser asks…";
+        status.textContent = status.dataset.allow || "Allow notifications when your browser asks…";
         Notification.requestPermission().then(function (permission) {
             if (permission !== "granted") { throw new Error("notifications are not allowed for this site"); }
             return navigator.serviceWorker.register(form.dataset.worker);
@@ -52,7 +52,8 @@ document.addEventListener("DOMContentLoaded", function () {
             form.elements.auth.value = json.keys.auth;
             form.submit();
         }).catch(function (error) {
-            status.textContent = "This browser could not subscribe (" + (error && error.message || error) + ").";
+            status.textContent = (status.dataset.failed || "This browser could not subscribe.") + " (" +
+                (error && error.message || error) + ")";
         });
     });
 });

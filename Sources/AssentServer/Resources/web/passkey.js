@@ -70,11 +70,18 @@
         if (status) { status.textContent = message; }
     }
 
+    // The page's own wording of a sentence (data-* on #passkey-status, in the page's language), else English.
+    function wording(name, english) {
+        var status = document.getElementById("passkey-status");
+        return (status && status.dataset[name]) || english;
+    }
+
     function failed(error) {
         if (error && error.name === "AbortError") { return; }
         say(error && error.name === "NotAllowedError"
-            ? "The passkey request was cancelled or timed out: try again, or use another method."
-            : "Your browser could not use a passkey here (" + (error && error.message || error) + ").");
+            ? wording("cancelled", "The passkey request was cancelled or timed out: try again, or use another method.")
+            : wording("failed", "Your browser could not use a passkey here.") + " (" +
+                (error && error.message || error) + ")");
     }
 
     // The options in data-options, or (data-options-url) fetched with the form's fields when the button is pressed.
@@ -96,7 +103,7 @@
         button.hidden = false;
         button.addEventListener("click", function () {
             if (!form.reportValidity()) { return; }
-            say("Follow your browser's prompt…");
+            say(wording("prompt", "Follow your browser's prompt…"));
             options(form).then(function (publicKey) {
                 return create
                     ? navigator.credentials.create({ publicKey: creationOptions(publicKey) })
@@ -133,7 +140,7 @@
         }
         form.hidden = false;
         document.getElementById("passkey-button").addEventListener("click", function () {
-            say("Follow your browser's prompt…");
+            say(wording("prompt", "Follow your browser's prompt…"));
             ask(false).catch(failed);
         });
         // The browser's suggestion in the user-name field, unless the page shows why the last try failed (the

@@ -18,7 +18,7 @@ document.addEventListener("DOMContentLoaded", function () {
     events.addEventListener("open", function () { if (lost) { lost.hidden = true; } });
     events.addEventListener("done", function () {
         events.close();
-        status.textContent = "Your phone answered: continuing…";
+        status.textContent = next.dataset.answered || "Your phone answered: continuing…";
         if (next.tagName === "FORM") { next.submit(); } else { window.location.assign(next.href); }
     });
 });
