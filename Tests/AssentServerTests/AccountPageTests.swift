@@ -197,17 +197,34 @@ struct AccountPageTests {
             try await browser.expectText(".message", containing: "last second factor")
             _ = try await addEmail()
 
+            // The person chooses German (over the browser's English): the page, its refusals and the mail follow.
+            #expect(try await browser.attribute("#language option[value=''][selected]", "value") == "")
+            _ = try await browser.execute("document.getElementById('language').value = 'de'")
+            try await browser.clickLoadingPage("#save-language")
+            try await browser.expectText("#notice", "Sprache gespeichert.")
+            try await browser.expectText("h1", "Sicherheit Ihres Kontos")
+            #expect(try await browser.attribute("html", "lang") == "de")
+            // Support sees it.
+            #expect(
+                try await server.operatorCall(http, "GET", "/api/v1/tfa/accounts/alice", as: TFAAccountInfo.self)
+                    .language == "de")
+
             // The password changes (a wrong current one is refused).
             try await browser.type("#current", "not the password")
             try await browser.type("#new", "a new horse battery")
             try await browser.type("#confirm", "a new horse battery")
             try await browser.click("#change-password")
-            try await browser.expectText(".message", "The current password is wrong.")
+            try await browser.expectText(".message", "Das aktuelle Passwort ist falsch.")
             try await browser.type("#current", "correct horse battery")
             try await browser.type("#new", "a new horse battery")
             try await browser.type("#confirm", "a new horse battery")
             try await browser.click("#change-password")
-            try await browser.expectText("#notice", "Password changed: you are signed out everywhere else.")
+            try await browser.expectText("#notice", "Passwort geändert: Sie sind überall sonst abgemeldet.")
+            // Back to the browser's choice.
+            #expect(try await browser.attribute("#language option[value='de'][selected]", "value") == "de")
+            _ = try await browser.execute("document.getElementById('language').value = ''")
+            try await browser.clickLoadingPage("#save-language")
+            try await browser.expectText("h1", "Your account's security")
             #expect(try await tfa.login("alice", password: "a new horse battery").status == 403)
             #expect(try await tfa.login("alice").code == "INVALID_LOGIN")
 
@@ -221,9 +238,14 @@ struct AccountPageTests {
                 subjects == [
                     "A passkey was added", "New backup codes", "A remembered browser was forgotten",
                     "Your phone was blocked", "A new phone is being added", "A second factor was removed",
-                    "Your password was changed",
+                    "Ihr Passwort wurde geändert",
                 ], "\(subjects)")
-            #expect(mails.contains { $0.body.contains("A passkey named \"Laptop\" was added") })
+            #expect(mails.contains { $0.body.contains("A passkey named “Laptop” was added — on your") })
+            #expect(
+                mails.contains {
+                    $0.body.hasPrefix("Hallo alice,")
+                        && $0.body.contains("Ihr Passwort wurde geändert — in Ihrem Konto")
+                }, "\(mails.map(\.body))")
         }
     }
 }

@@ -74,15 +74,34 @@ struct ApplicationBrandingTests {
             let plain = try await client.send("GET", "/web/brand/\(server.application.id)/style.css")
             #expect(plain.status == 200 && plain.text.isEmpty)
 
+            // A default language for people whose browser names none the pages are written in; a browser that does
+            // still wins.
+            let french = try await send("PATCH", path, #"{"language":"fr"}"#)
+            #expect(french.status == 400 && french.text.contains("en, cs, de"), "\(french.text)")
+            let czech = try await server.operatorCall(
+                client, "PATCH", path, body: Data(#"{"language":"cs"}"#.utf8), as: ApplicationBrandingInfo.self)
+            #expect(czech.language == "cs" && czech.accentColor == "#1f3a93")
+            let czechPage = try await client.send(
+                "GET", "/login?application=\(business.applicationId)", headers: ["Accept-Language": "fr-FR, fr;q=0.9"])
+            #expect(czechPage.text.contains("<html lang=\"cs\">") && czechPage.text.contains("Přihlásit se"))
+            let germanBrowser = try await client.send(
+                "GET", "/login?application=\(business.applicationId)", headers: ["Accept-Language": "de-DE"])
+            #expect(germanBrowser.text.contains("<html lang=\"de\">"))
+            let other = try await client.send("GET", "/login", headers: ["Accept-Language": "fr"])
+            #expect(other.text.contains("<html lang=\"en\">"))
+
             // Cleared with empty fields; audited with who did it.
             let cleared = try await server.operatorCall(
-                client, "PATCH", path, body: Data(#"{"accentColor":"","logo":""}"#.utf8),
+                client, "PATCH", path, body: Data(#"{"accentColor":"","logo":"","language":""}"#.utf8),
                 as: ApplicationBrandingInfo.self)
-            #expect(cleared.accentColor == nil && cleared.logo == nil)
+            #expect(cleared.accentColor == nil && cleared.logo == nil && cleared.language == nil)
+            let english = try await client.send(
+                "GET", "/login?application=\(business.applicationId)", headers: ["Accept-Language": "fr"])
+            #expect(english.text.contains("<html lang=\"en\">"))
             #expect(try await client.send("GET", "/web/brand/\(business.applicationId)/logo").status == 404)
             let audit = try await server.store.auditEvents(
                 AuditFilter(typePrefix: "application.branding_changed"), limit: 10)
-            #expect(audit.count == 3 && audit.allSatisfy { $0.actor == "key:bootstrap" })
+            #expect(audit.count == 4 && audit.allSatisfy { $0.actor == "key:bootstrap" })
         }
     }
 

@@ -209,6 +209,10 @@ struct BrowserApprovalTests {
             authenticator.verifiesUser = true
             #expect(try await server.store.operation(id: sent.operationId)?.status == .pending)
 
+            // Alice reads German (chosen on /account): the browser's notifications follow it, a browser telling none.
+            #expect(
+                try await server.store.setTFAAccountLanguage(
+                    applicationId: server.application.id, userId: "alice", language: "de"))
             // Approved with the passkey and the number: the sign-in goes on; the notification is replaced.
             let fresh = try JSONDecoder().decode(
                 PasskeyOptionsResponse.self,
@@ -239,7 +243,7 @@ struct BrowserApprovalTests {
             #expect(claims.tfa == "push-browser" && claims.amr == ["pwd", "user", "mfa"])
             let (finished, outcome) = try await Self.notification(
                 mock, subscription, operationId: sent.operationId, finished: true)
-            #expect(outcome["title"] as? String == "Sign-in approved" && outcome["url"] == nil)
+            #expect(outcome["title"] as? String == "Anmeldung bestätigt" && outcome["url"] == nil, "\(outcome)")
             #expect(finished.headers["urgency"] == "normal" && finished.headers["topic"] == created.headers["topic"])
             // Answered once: the page shows the outcome, a second answer changes nothing.
             let again = try await client.send("GET", path)

@@ -318,6 +318,13 @@ struct CLITests {
             let blank = try await Self.run(
                 ["admin", "application", "update", "--name", "   "], environment: environment)
             #expect(blank.status == 2 && blank.errors.contains("1 to 100 characters"), "\(blank.errors)")
+            // The pages' default language: set, shown, a language the pages are not written in refused.
+            let czech = try await Self.run(
+                ["admin", "application", "branding", "--language", "cs"], environment: environment)
+            #expect(czech.status == 0 && czech.output.contains("language") && czech.output.contains("cs"))
+            let french = try await Self.run(
+                ["admin", "application", "branding", "--language", "fr"], environment: environment)
+            #expect(french.status != 0 && french.errors.contains("en, cs, de"), "\(french.errors)")
             // A key that was sent but is wrong is called refused, not missing.
             let wrongKey = try await Self.run(
                 ["admin", "application"], environment: environment.merging(["ASSENT_API_KEY": "ak_wrong"]) { $1 })

@@ -97,6 +97,15 @@ struct ConsoleApplicationsBrowserTests {
             let branding = try await server.operatorCall(
                 http, "GET", "\(settings)/branding", as: ApplicationBrandingInfo.self)
             #expect(branding.accentColor == "#0b5394")
+            // Its pages' default language, for browsers that ask for none they are written in.
+            try await browser.expectText("#default-language", containing: "English")
+            _ = try await browser.execute("document.querySelector('main select#language').value = 'de'")
+            try await browser.click("#set-language")
+            try await browser.expectText("#notice", containing: "The hosted pages of Business speak Deutsch")
+            try await browser.expectText("#default-language", containing: "Deutsch")
+            #expect(
+                try await server.operatorCall(http, "GET", "\(settings)/branding", as: ApplicationBrandingInfo.self)
+                    .language == "de")
             try await browser.type("#webhook-url", "https://bank.example/assent-events")
             try await browser.click("#set-webhook")
             let keyNotice = try await browser.text("#notice", until: { $0.contains("signed with the key") })

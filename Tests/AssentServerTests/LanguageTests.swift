@@ -62,6 +62,47 @@ struct LanguageTests {
         }
     }
 
+    /// The sentences the person-facing Swift code writes: refusals it throws, messages and notices it sets, the
+    /// subjects and texts of account notices (a literal without interpolation, not continued with `+`).
+    static func personSentences() throws -> [(file: String, text: String)] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/AssentServer")
+        var files: [URL] = []
+        for folder in ["Account", "Web", "BrowserApproval"] {
+            let directory = root.appendingPathComponent(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            where name.hasSuffix(".swift") && (folder != "Web" || name.hasPrefix("Login") || name.hasPrefix("Account"))
+            {
+                files.append(directory.appendingPathComponent(name))
+            }
+        }
+        files.append(root.appendingPathComponent("TFA/TFASettings.swift"))
+        let literal =
+            /(?:AssentServerError(?:\.\w+)?\(\s*(?:\.\w+,\s*)?|message: |message = |notice = |return |subject: |what: )"((?:[^"\\\n]|\\.)*)"(\s*\+)?/
+        var sentences: [(String, String)] = []
+        for file in files {
+            let source = try String(contentsOf: file, encoding: .utf8)
+            for match in source.matches(of: literal) where match.2 == nil {
+                let text = String(match.1).replacingOccurrences(of: "\\\"", with: "\"")
+                guard !text.contains("\\("), text.contains(" "), text.count >= 12 else { continue }
+                sentences.append((file.lastPathComponent, text))
+            }
+        }
+        return sentences
+    }
+
+    @Test("Every sentence the sign-in pages, /account and the account notices write in Swift is in the catalogue")
+    func codeSentences() throws {
+        let sentences = try Self.personSentences()
+        #expect(sentences.count > 40, "the scan finds the sentences")
+        #expect(sentences.contains { $0.text == "The current password is wrong." })
+        let english = Set(try #require(Languages.catalogues["cs"]).entries.values.map(\.english))
+        for (file, text) in sentences where !english.contains(text) {
+            Issue.record("\(file): \"\(text)\" is not in the catalogue")
+        }
+        #expect(english.contains(AccountNotices.body))
+    }
+
     @Test("ui_locales, then the account's language, then Accept-Language by q, then the application's, then English")
     func choosing() {
         #expect(Languages.choose(uiLocales: "fr cs-CZ", acceptLanguage: "de") == "cs")

@@ -169,12 +169,21 @@ struct TFACodeTests {
                 body: try OperatorJSON.encoder().encode(
                     TFAEmailSendRequest(assertion: limitedAssertion, emailId: emails.emails[0].id)))
             #expect(refused.status == 429)
-            // The other address still gets its code.
+            // The other address still gets its code — asked without a language, in the one the person chose
+            // (Czech here), over the application's default (German).
+            _ = try await server.operatorCall(
+                client, "PATCH", "/api/v1/applications/\(server.application.id)/branding",
+                body: try OperatorJSON.encoder().encode(UpdateApplicationBrandingRequest(language: "de")),
+                as: ApplicationBrandingInfo.self)
+            #expect(
+                try await server.store.setTFAAccountLanguage(
+                    applicationId: server.application.id, userId: "alice", language: "cs"))
             let other = try await flow.post(
                 "/api/tfa/email/send", TFAEmailSendRequest(assertion: limitedAssertion, emailId: emails.emails[1].id))
             #expect(other.status == 200)
             #expect(try await smtp.wait(for: 4).last?.to == ["al@home.example"])
             let lastMail = try #require(try smtp.mailbox().last)
+            #expect(lastMail.subject == "Váš přihlašovací kód pro \(server.application.name)", "\(lastMail.subject)")
             let lateCode = try #require(TFACodes.code(in: lastMail.body))
             let lateToken = try other.decode(TFACodeSent.self).phvToken
 

@@ -113,10 +113,14 @@ public struct UpdateApplicationBrandingRequest: Codable, Sendable, Equatable {
     public var accentColor: String?
     /// Base64 of a PNG or JPEG image of at most 100 KB.
     public var logo: String?
+    /// The language the pages and mail use when neither the person nor their browser names one the server speaks:
+    /// `en`, `cs` or `de`.
+    public var language: String?
 
-    public init(accentColor: String? = nil, logo: String? = nil) {
+    public init(accentColor: String? = nil, logo: String? = nil, language: String? = nil) {
         self.accentColor = accentColor
         self.logo = logo
+        self.language = language
     }
 }
 
@@ -129,16 +133,20 @@ public struct ApplicationBrandingInfo: Codable, Sendable, Equatable {
     /// Base64 of the logo.
     public var logo: String?
     public var logoType: String?
+    /// The pages' default language; `nil`: English.
+    public var language: String?
     public var updatedAt: Date?
 
     public init(
-        applicationId: String, name: String, accentColor: String?, logo: String?, logoType: String?, updatedAt: Date?
+        applicationId: String, name: String, accentColor: String?, logo: String?, logoType: String?,
+        language: String? = nil, updatedAt: Date?
     ) {
         self.applicationId = applicationId
         self.name = name
         self.accentColor = accentColor
         self.logo = logo
         self.logoType = logoType
+        self.language = language
         self.updatedAt = updatedAt
     }
 }

@@ -276,12 +276,15 @@ public struct TFAAccountInfo: Codable, Sendable, Equatable {
     public var createdAt: Date
     /// When an operator disabled the account (absent: it is enabled).
     public var disabledAt: Date?
+    /// The language the person chose for their pages and mail on `/account` (absent: their browser's).
+    public var language: String?
 
     public init(
         userId: String, name: String? = nil, hasPassword: Bool, factors: [TFAFactorInfo], createdAt: Date,
-        disabledAt: Date? = nil
+        disabledAt: Date? = nil, language: String? = nil
     ) {
         self.disabledAt = disabledAt
+        self.language = language
         self.name = name
         self.userId = userId
         self.hasPassword = hasPassword
@@ -435,7 +438,8 @@ public struct TFAEmailsResponse: Codable, Sendable, Equatable {
 public struct TFAEmailSendRequest: Codable, Sendable {
     public var assertion: String
     public var emailId: String
-    /// The message language (`en` when absent or unknown).
+    /// The message language; when absent or not one the texts are written in, the account's own (chosen on
+    /// `/account`), else the application's default, else `en`.
     public var lang: String?
 
     public init(assertion: String, emailId: String, lang: String? = nil) {

@@ -61,28 +61,42 @@ struct NoticeSender: OutboxSender {
     }
 }
 
-/// The notices a person gets when their account's security changes, written in one place.
+/// The notices a person gets when their account's security changes, written in one place, in the person's language:
+/// the one they chose on `/account`, else the application's default, else English.
 struct AccountNotices: Sendable {
     let environment: ServerEnvironment
 
-    /// Queues a notice that `what` (a sentence, e.g. "A passkey named "Laptop" was added") happened to the account.
-    func send(_ application: ApplicationRecord, userId: String, subject: String, what: String) async {
-        let name = environment.tfa.totpIssuer ?? application.name
-        let time = Texts("en").date(environment.nowMillis)
-        let text = """
-            Hello \(userId),
+    /// The mail's text around what happened; a catalogue entry like every other text a person reads.
+    static let body = """
+        Hello {{userId}},
 
-            \(what) — on your \(name) account, \(time).
+        {{what}} — on your {{name}} account, {{time}}.
 
-            If this was you, there is nothing to do. If it was not, sign in and check your account's security page at \
-            once, or contact \(name)'s support.
-            """
+        If this was you, there is nothing to do. If it was not, sign in and check your account's security page at \
+        once, or contact {{name}}'s support.
+        """
+
+    /// Queues a notice that `what` (a sentence of the catalogue with `values` for its placeholders, e.g.
+    /// "A passkey named “{{label}}” was added") happened to the account, under `subject` (also of the catalogue).
+    func send(
+        _ application: ApplicationRecord, userId: String, subject: String, what: String, values: [String: String] = [:]
+    ) async {
         do {
+            let texts = Texts(
+                try await Languages.of(applicationId: application.id, userId: userId, in: environment.store))
+            let name = environment.tfa.totpIssuer ?? application.name
+            let text = Texts.fill(
+                texts.template(Self.body),
+                [
+                    "userId": userId, "what": texts(what, values), "name": name,
+                    "time": texts.date(environment.nowMillis),
+                ])
             _ = try await environment.store.queueNotice(
-                applicationId: application.id, userId: userId, subject: "\(name): \(subject)", text: text,
+                applicationId: application.id, userId: userId, subject: "\(name): \(texts(subject))", text: text,
                 at: environment.nowMillis)
         } catch {
             environment.logger.warning("notice not queued", metadata: ["error": "\(type(of: error))"])
         }
     }
+
 }

@@ -39,6 +39,8 @@ struct AccountService: Sendable {
         var backupCodesLeft: Int?
         var browsers: [RememberedDeviceRecord]
         var phones: [ActivationRecord]
+        /// The language the person chose; `nil` follows the browser.
+        var language: String?
     }
 
     func overview(_ application: ApplicationRecord, userId: String) async throws -> Overview {
@@ -57,7 +59,18 @@ struct AccountService: Sendable {
             },
             phones: try await activations.all(userId: userId).filter {
                 $0.applicationId == application.id && [.active, .blocked].contains($0.state)
-            })
+            },
+            language: try await store.tfaAccount(applicationId: application.id, userId: userId)?.language)
+    }
+
+    /// Sets the language of the person's pages and mail (one of ``Languages/supported``), or with `nil` lets their
+    /// browser choose again.
+    func setLanguage(_ application: ApplicationRecord, userId: String, language: String?) async throws {
+        if let language, !Languages.supported.contains(language) {
+            throw AssentServerError.invalidRequest("Choose one of the languages shown.")
+        }
+        guard try await store.setTFAAccountLanguage(applicationId: application.id, userId: userId, language: language)
+        else { throw AssentServerError.notFound("The account is gone.") }
     }
 
     func renamePasskey(_ application: ApplicationRecord, userId: String, factorId: String, name: String) async throws {
@@ -82,7 +95,8 @@ struct AccountService: Sendable {
             try await store.tfaFactors(applicationId: application.id, userId: userId)
             .last { $0.provider == .passkey }?.destination ?? "Passkey"
         await notices.send(
-            application, userId: userId, subject: "A passkey was added", what: "A passkey named \"\(label)\" was added")
+            application, userId: userId, subject: "A passkey was added", what: "A passkey named “{{label}}” was added",
+            values: ["label": label])
     }
 
     /// New backup codes; the old ones stop working.
@@ -113,17 +127,20 @@ struct AccountService: Sendable {
                 .conflict, "This is your last second factor: add another one before you remove it.", status: 409)
         }
         try await accounts.removeFactor(id: factorId, userId: userId, in: application, actor: "user")
-        let what =
+        let (what, values): (String, [String: String]) =
             switch factor.provider {
-            case .passkey: "The passkey \"\(factor.destination ?? "Passkey")\" was removed"
+            case .passkey: ("The passkey “{{name}}” was removed", ["name": factor.destination ?? "Passkey"])
             case .push where BrowserApprovers.isBrowser(factor):
-                "A browser (\(BrowserApprovers.subscription(of: factor)?.label ?? "browser")) no longer gets your "
-                    + "sign-in requests"
-            case .totp: "The authenticator app was removed as a second factor"
-            case .backup: "Your backup codes were removed"
-            default: "A second factor (\(factor.provider.rawValue)) was removed"
+                (
+                    "A browser ({{browser}}) no longer gets your sign-in requests",
+                    ["browser": BrowserApprovers.subscription(of: factor)?.label ?? "browser"]
+                )
+            case .totp: ("The authenticator app was removed as a second factor", [:])
+            case .backup: ("Your backup codes were removed", [:])
+            default: ("A second factor ({{provider}}) was removed", ["provider": factor.provider.rawValue])
             }
-        await notices.send(application, userId: userId, subject: "A second factor was removed", what: what)
+        await notices.send(
+            application, userId: userId, subject: "A second factor was removed", what: what, values: values)
     }
 
     /// Revokes one of the person's own remembered browsers.
@@ -172,7 +189,8 @@ struct AccountService: Sendable {
             keeping: keeping)
         await notices.send(
             application, userId: userId, subject: "Your phone was blocked",
-            what: "Your phone \(blocked.deviceLabel) was reported lost and blocked: it can no longer approve anything")
+            what: "Your phone {{device}} was reported lost and blocked: it can no longer approve anything",
+            values: ["device": blocked.deviceLabel])
         return blocked
     }
 

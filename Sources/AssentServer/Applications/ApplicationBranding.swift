@@ -14,6 +14,8 @@ public struct ApplicationBrandingRecord: Sendable, Equatable {
     public var logo: Data?
     /// `image/png` or `image/jpeg`.
     public var logoType: String?
+    /// The pages' default language (``Languages/supported``).
+    public var language: String?
     public var updatedAt: Millis
 }
 
@@ -46,11 +48,11 @@ extension SQLStore {
     public func putApplicationBranding(_ b: ApplicationBrandingRecord) async throws {
         try await database.raw(
             """
-            INSERT INTO application_branding (application_id, accent_color, logo, logo_type, updated_at)
+            INSERT INTO application_branding (application_id, accent_color, logo, logo_type, language, updated_at)
             VALUES (\(bind: b.applicationId), \(bind: b.accentColor), \(bind: b.logo), \(bind: b.logoType), \
-            \(bind: b.updatedAt))
+            \(bind: b.language), \(bind: b.updatedAt))
             ON CONFLICT (application_id) DO UPDATE SET accent_color = excluded.accent_color, logo = excluded.logo, \
-            logo_type = excluded.logo_type, updated_at = excluded.updated_at
+            logo_type = excluded.logo_type, language = excluded.language, updated_at = excluded.updated_at
             """
         ).run()
     }
@@ -63,6 +65,7 @@ extension SQLStore {
                 applicationId: applicationId, accentColor: try row.decode(column: "accent_color", as: String?.self),
                 logo: try row.decode(column: "logo", as: Data?.self),
                 logoType: try row.decode(column: "logo_type", as: String?.self),
+                language: try row.decode(column: "language", as: String?.self),
                 updatedAt: try row.decode(column: "updated_at", as: Int64.self))
         }
     }
@@ -95,7 +98,7 @@ public struct ApplicationBrandingService: Sendable {
         let branding = try await store.applicationBranding(applicationId: application.id)
         return ApplicationBrandingInfo(
             applicationId: application.id, name: application.name, accentColor: branding?.accentColor,
-            logo: branding?.logo?.base64EncodedString(), logoType: branding?.logoType,
+            logo: branding?.logo?.base64EncodedString(), logoType: branding?.logoType, language: branding?.language,
             updatedAt: branding.map { Date(millis: $0.updatedAt) })
     }
 
@@ -120,12 +123,16 @@ public struct ApplicationBrandingService: Sendable {
                 (branding.logo, branding.logoType) = (data, try Self.imageType(data))
             }
         }
+        if let language = request.language {
+            branding.language = language.isEmpty ? nil : try Self.language(language)
+        }
         branding.updatedAt = environment.nowMillis
         try await store.putApplicationBranding(branding)
         await environment.audit(
             .applicationBrandingChanged, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) looks new: accent "
-                + "\(branding.accentColor ?? "the default"), \(branding.logo == nil ? "no logo" : "a logo").")
+                + "\(branding.accentColor ?? "the default"), \(branding.logo == nil ? "no logo" : "a logo"), "
+                + "language \(branding.language ?? "en").")
         return try await info(application)
     }
 
@@ -154,6 +161,16 @@ public struct ApplicationBrandingService: Sendable {
         return hex
     }
 
+    /// A language the pages are written in, by its code.
+    static func language(_ text: String) throws -> String {
+        guard Languages.supported.contains(text) else {
+            throw AssentServerError.invalidRequest(
+                "The pages are written in \(Languages.supported.joined(separator: ", ")); \"\(text.prefix(20))\" is none "
+                    + "of them.")
+        }
+        return text
+    }
+
     /// The image's type by its first bytes.
     static func imageType(_ data: Data) throws -> String {
         guard data.count <= logoLimit else {
@@ -171,13 +188,17 @@ struct PageBrand: Sendable {
     /// Changes with every change of the branding: the links' cache key.
     var version: String
     var logo: Bool
+    /// The application's default language (``Languages/choose(uiLocales:account:acceptLanguage:application:)``).
+    var language: String?
 }
 
 extension ApplicationBrandingService {
     /// The links a page of `applicationId` carries; `nil` when it has no branding.
     func pageBrand(_ applicationId: String) async throws -> PageBrand? {
         guard let branding = try await branding(applicationId) else { return nil }
-        return PageBrand(id: applicationId, version: String(branding.updatedAt), logo: branding.logo != nil)
+        return PageBrand(
+            id: applicationId, version: String(branding.updatedAt), logo: branding.logo != nil,
+            language: branding.language)
     }
 
     /// `GET /web/brand/{applicationId}/style.css` (the accent colour for the page's buttons and links) and

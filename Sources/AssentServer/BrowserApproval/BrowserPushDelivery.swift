@@ -23,6 +23,14 @@ extension PushSender {
         let registration = PushRegistrationRecord(
             activationId: BrowserApprovers.target(factorId: factor.id), platform: .webpush, environment: nil,
             token: subscription.endpoint, language: nil, registeredAt: factor.createdAt, webPush: keys)
+        // A browser tells no language when it subscribes: the account's own, else the application's default.
+        let language: String
+        do {
+            language = try await Languages.of(
+                applicationId: operation.applicationId, userId: factor.userId, in: environment.store)
+        } catch {
+            return .retry("The account's language could not be read: \(type(of: error))")
+        }
         let content: PushContent
         if item.event == "operation.created" {
             guard operation.status == .pending else {
@@ -34,7 +42,7 @@ extension PushSender {
             } catch {
                 return .retry("The approval link could not be signed: \(type(of: error))")
             }
-            let form = operation.content.form(acceptLanguage: nil)
+            let form = operation.content.form(acceptLanguage: language)
             let title = String(form.title.prefix(PushContent.titleLimit))
             let body = String(form.message.prefix(PushContent.bodyLimit))
             content = PushContent(
@@ -49,7 +57,7 @@ extension PushSender {
             }
             content = PushContent(
                 message: .operationFinished(id: operation.id, name: operation.name, result: result, activationId: nil),
-                category: operation.name, title: Self.browserOutcome(status), body: nil,
+                category: operation.name, title: Texts(language)(Self.browserOutcome(status)), body: nil,
                 expiresAt: Date(millis: item.at + 300_000), collapseKey: operation.id)
         }
         return await attempt(

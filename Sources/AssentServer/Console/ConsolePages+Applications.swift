@@ -171,6 +171,9 @@ struct ConsoleApplicationSettings: Sendable {
     var accentChoice: String
     var accentRefused: String?
     var logoUrl: String?
+    /// The hosted pages' default language, each offered in its own name, the current one checked.
+    var languages: [Choice]
+    var languageName: String
     var webhook: String
     var ownWebhook: Bool
     var webhookUrl: String
@@ -191,6 +194,19 @@ extension ConsolePages {
                     back,
                     branding.accentColor.map { "The hosted pages of \(visit.application.name) use the accent \($0)." }
                         ?? "The hosted pages of \(visit.application.name) use the default colour again."
+                )
+            }
+        }
+        router.post("console/application/language") { request, _ in
+            try await action(request, scope: .applicationWrite, back: back) { visit in
+                let branding = try await ApplicationBrandingService(environment: environment).update(
+                    UpdateApplicationBrandingRequest(language: visit.form["language"] ?? ""), for: visit.application,
+                    actor: visit.actor)
+                let name = Languages.names[branding.language ?? "en"] ?? "English"
+                return (
+                    back,
+                    "The hosted pages of \(visit.application.name) speak \(name) to people whose browser asks for no "
+                        + "language they are written in."
                 )
             }
         }
@@ -259,6 +275,10 @@ extension ConsolePages {
             accentChoice: kept(visit, "accentColor") ?? branding.accentColor ?? "#1f5fbf",
             accentRefused: kept(visit, "accentColor") == nil ? nil : visit.session.state.message,
             logoUrl: branding.logo == nil ? nil : "/web/brand/\(application.id)/logo",
+            languages: Languages.supported.map {
+                Choice(id: $0, label: Languages.names[$0] ?? $0, checked: $0 == (branding.language ?? "en"))
+            },
+            languageName: Languages.names[branding.language ?? "en"] ?? "English",
             webhook: webhook, ownWebhook: own != nil, webhookUrl: own?.url ?? "",
             limits: limits.limits.compactMap { limit in
                 guard let path = RateLimits.names[limit.name] else { return nil }

@@ -7,6 +7,9 @@ enum Languages {
     /// English (the texts as written) and the languages with a catalogue, `Resources/locales/<code>.po`.
     static let supported = ["en", "cs", "de"]
 
+    /// Each language's name in itself, as a person looking for their own language reads it.
+    static let names = ["en": "English", "cs": "Čeština", "de": "Deutsch"]
+
     /// Every catalogue, read once per process.
     static let catalogues: [String: Catalogue] = {
         var catalogues: [String: Catalogue] = [:]
@@ -45,6 +48,16 @@ enum Languages {
         if let chosen = account.flatMap(supportedPrimary) { return chosen }
         if let chosen = acceptLanguage.flatMap(best) { return chosen }
         return application.flatMap(supportedPrimary) ?? "en"
+    }
+
+    /// The language to write to an account in when no browser asks (mail, a code, a browser's notification): the
+    /// one the person chose on `/account`, else the application's default, else English.
+    static func of(
+        applicationId: String, userId: String, in store: any TFAStore & ApplicationBrandingStore
+    ) async throws -> String {
+        let account = try await store.tfaAccount(applicationId: applicationId, userId: userId)?.language
+        let branding = try await store.applicationBranding(applicationId: applicationId)?.language
+        return choose(account: account, acceptLanguage: nil, application: branding)
     }
 
     /// The supported language a tag names by its primary subtag (`cs-CZ` → `cs`), if any.

@@ -83,6 +83,7 @@ enum Migrations {
         Migration(version: 36, sqlite: tfaAccountDisabledV36(.sqlite), postgres: tfaAccountDisabledV36(.postgres)),
         Migration(version: 37, sqlite: vapidPerApplicationV37(.sqlite), postgres: vapidPerApplicationV37(.postgres)),
         Migration(version: 38, sqlite: operationStatusActorV38(.sqlite), postgres: operationStatusActorV38(.postgres)),
+        Migration(version: 39, sqlite: languagesV39(.sqlite), postgres: languagesV39(.postgres)),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -148,10 +148,17 @@ struct CodeFactor: Sendable {
         let now = environment.nowMillis
         let token = TFATokens.bearer()
         let expiresAt = min(flow.expiresAt, now + Millis(settings.challengeLifetime) * 1000)
+        // The language the caller asked for (if the texts are written in it), else the account's own, else the
+        // application's default.
+        var language = lang.flatMap(Languages.supportedPrimary)
+        if language == nil {
+            language = try await Languages.of(
+                applicationId: flow.applicationId, userId: flow.userId, in: environment.store)
+        }
         try await store.insertTFACode(
             TFACodeRecord(
                 id: TFATokens.id(), tokenHash: token.hash, assertionHash: challenge.assertionHash, factorId: factor.id,
-                channel: channel, code: Self.newCode(), lang: CodeMessages.language(lang),
+                channel: channel, code: Self.newCode(), lang: CodeMessages.language(language),
                 attemptsLeft: settings.attemptsPerChallenge, createdAt: now, expiresAt: expiresAt))
         environment.outboxWakeup.signal()
         await environment.audit(

@@ -122,6 +122,15 @@ extension Migrations {
 
 extension Migrations {
     /// Version 36: a login account can be disabled (no sign-in until enabled again).
+    /// The language an account's owner chose for their pages and mail, and an application's default language.
+    static func languagesV39(_ dialect: Dialect) -> [String] {
+        let ifNotExists = dialect == .sqlite ? "" : "IF NOT EXISTS "
+        return [
+            "ALTER TABLE tfa_accounts ADD COLUMN \(ifNotExists)language TEXT",
+            "ALTER TABLE application_branding ADD COLUMN \(ifNotExists)language TEXT",
+        ]
+    }
+
     static func tfaAccountDisabledV36(_ dialect: Dialect) -> [String] {
         [
             dialect == .sqlite

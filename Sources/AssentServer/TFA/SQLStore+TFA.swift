@@ -28,8 +28,18 @@ extension SQLStore {
                 passwordHash: try row.decode(column: "password_hash", as: String?.self),
                 createdAt: try row.decode(column: "created_at", as: Int64.self),
                 displayName: try row.decode(column: "display_name", as: String?.self),
-                disabledAt: try row.decode(column: "disabled_at", as: Int64?.self))
+                disabledAt: try row.decode(column: "disabled_at", as: Int64?.self),
+                language: try row.decode(column: "language", as: String?.self))
         }
+    }
+
+    public func setTFAAccountLanguage(applicationId: String, userId: String, language: String?) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE tfa_accounts SET language = \(bind: language) WHERE application_id = \(bind: applicationId) \
+            AND user_id = \(bind: userId) RETURNING user_id
+            """
+        ).all()).isEmpty
     }
 
     public func setTFAAccountDisabled(applicationId: String, userId: String, disabledAt: Millis?) async throws -> Bool {

@@ -127,7 +127,7 @@ struct TFAOperatorController {
             userId: account.record.userId, name: account.record.displayName,
             hasPassword: account.record.passwordHash != nil,
             factors: account.factors.map(Self.info), createdAt: Date(millis: account.record.createdAt),
-            disabledAt: account.record.disabledAt.map(Date.init(millis:)))
+            disabledAt: account.record.disabledAt.map(Date.init(millis:)), language: account.record.language)
     }
 
     static func info(_ factor: TFAFactorRecord) -> TFAFactorInfo {

@@ -12,6 +12,8 @@ public struct TFAAccountRecord: Sendable, Equatable {
     public var displayName: String? = nil
     /// When an operator disabled the account: no sign-in until it is enabled again.
     public var disabledAt: Millis? = nil
+    /// The language the owner chose for their pages and mail (``Languages/supported``); `nil` follows the browser.
+    public var language: String? = nil
 }
 
 /// A second factor of an account. A TOTP secret is sealed at rest; e-mail addresses and phone numbers are stored
@@ -115,6 +117,8 @@ public protocol TFAStore: Sendable {
     func setTFAAccountName(applicationId: String, userId: String, name: String?) async throws -> Bool
     /// Disables the account at `disabledAt`, or enables it with `nil`; whether the account exists.
     func setTFAAccountDisabled(applicationId: String, userId: String, disabledAt: Millis?) async throws -> Bool
+    /// Sets (or with `nil` clears) the language the account's owner chose; `false` when there is no such account.
+    func setTFAAccountLanguage(applicationId: String, userId: String, language: String?) async throws -> Bool
     /// Replaces the account's password hash; `false` when there is no such account.
     func setTFAPassword(applicationId: String, userId: String, hash: String) async throws -> Bool
     /// Deletes the account with its factors and remembered devices; returns whether it existed.

@@ -81,6 +81,16 @@ struct AccountPages: Sendable {
                 return "Password changed: you are signed out everywhere else."
             }
         }
+        router.post("account/language") { request, _ in
+            try await change(request) { session, application, userId, form in
+                let language = form["language"].flatMap { $0.isEmpty ? nil : $0 }
+                try await account.setLanguage(application, userId: userId, language: language)
+                // The person's own choice wins over the language the client asked for, from now on.
+                session.state.accountLanguage = language
+                session.state.uiLocales = nil
+                return "Language saved."
+            }
+        }
         router.post("account/backup-codes") { request, _ in try await newBackupCodes(request) }
         router.post("account/phones/new") { request, _ in
             try await change(request) { session, application, userId, _ in
@@ -143,17 +153,20 @@ struct AccountPages: Sendable {
         case .failure(let redirect): return redirect
         }
         var shown = session
+        // The account's language as stored now (another session may have changed it).
+        let overview = try await account.overview(application, userId: userId)
         var frame = try await login.frame(
-            application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales)
+            application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales,
+            account: overview.language)
         frame.title = "Your account's security"
         frame.message = shown.state.message
         frame.notice = shown.state.notice
-        if frame.message != nil || frame.notice != nil {
+        if frame.message != nil || frame.notice != nil || shown.state.accountLanguage != overview.language {
             shown.state.message = nil
             shown.state.notice = nil
+            shown.state.accountLanguage = overview.language
             _ = try await login.sessions.save(&shown, lifetime: login.lifetime(shown.state))
         }
-        let overview = try await account.overview(application, userId: userId)
         var content = AccountPage(overview, userId: userId, texts: Texts(frame.language))
         content.webPush = environment.push?.webPush != nil
         content.webPushKeyURL = "/api/push/webpush/key?application=\(FormEncoding.escape(application.id))"
@@ -237,7 +250,8 @@ struct AccountPages: Sendable {
         async throws -> Response
     {
         var frame = try await login.frame(
-            application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales)
+            application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales,
+            account: session.state.accountLanguage)
         frame.title = confirm.title
         let texts = Texts(frame.language)
         return pages.page(
@@ -293,7 +307,8 @@ struct AccountPages: Sendable {
             }
             let codes = try await account.newBackupCodes(application, userId: userId)
             var frame = try await login.frame(
-                application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales)
+                application, csrf: session.csrfToken, userId: userId, uiLocales: session.state.uiLocales,
+                account: session.state.accountLanguage)
             frame.title = "Your backup codes"
             return pages.page(AccountCodesPage(codes: codes), frame: frame)
         }
@@ -340,6 +355,9 @@ struct AccountPage: PageContext {
     /// The new phone's activation QR code (PNG data URL) and code, while no phone has used it.
     var newPhoneQR: String?
     var newPhoneCode: String?
+    /// The languages to choose from (each in its own name), the chosen one checked; none checked follows the browser.
+    var languages: [Choice]
+    var followsBrowser: Bool
 
     init(_ overview: AccountService.Overview, userId: String, texts: Texts) {
         let names = Dictionary(overview.factors.map { ($0.id, $0.destination ?? texts("Passkey")) }) { first, _ in
@@ -421,6 +439,10 @@ struct AccountPage: PageContext {
                 removable: $0.state == .active)
         }
         hasPhones = !phones.isEmpty
+        languages = Languages.supported.map {
+            Choice(id: $0, label: Languages.names[$0] ?? $0, checked: $0 == overview.language)
+        }
+        followsBrowser = overview.language == nil
     }
 }
 

@@ -171,7 +171,8 @@ extension LoginPages {
         }
         // Ask first; the form carries the request on.
         var question = try await self.frame(
-            application, csrf: session.csrfToken, userId: session.state.signIn?.userId, uiLocales: uiLocales)
+            application, csrf: session.csrfToken, userId: session.state.signIn?.userId, uiLocales: uiLocales,
+            account: session.state.accountLanguage)
         question.title = "Sign out?"
         question.client = client?.name
         let carried = ["id_token_hint", "client_id", "post_logout_redirect_uri", "state", "ui_locales"].compactMap {

@@ -84,7 +84,7 @@ extension LoginPages {
                 AuthenticationCredential.self, from: Data((form["credential"] ?? "").utf8))
             let success = try await passkey.signIn(
                 PasskeyLoginRequest(application: state.application, credential: credential))
-            signedIn(&state, success)
+            try await signedIn(&state, success)
         } catch is DecodingError {
             state.message = "Your browser sent no passkey: try again, or sign in with your password."
         } catch let error as TFAError {

@@ -64,6 +64,8 @@ struct LoginState: Codable, Sendable {
     var returnTo: String?
     /// The languages asked for (`ui_locales` of the client's request or of `/login`), before the browser's.
     var uiLocales: String?
+    /// The language the signed-in account's owner chose (``TFAAccountRecord/language``), read at sign-in.
+    var accountLanguage: String?
     /// The activation a person started on `/account` for a new phone, while its QR code is shown.
     var newPhone: String?
     /// Set while the signed-in person passes a further factor (``stepUp(regToken:providers:userId:notice:)``): the
@@ -333,7 +335,8 @@ struct LoginPages: Sendable {
         -> Response
     {
         var frame = try await frame(
-            application, csrf: session.csrfToken, userId: session.state.userId, uiLocales: session.state.uiLocales)
+            application, csrf: session.csrfToken, userId: session.state.userId, uiLocales: session.state.uiLocales,
+            account: session.state.accountLanguage)
         frame.client = session.state.authorization?.clientName
         let texts = Texts(frame.language)
         if let message = session.state.message {
@@ -427,15 +430,25 @@ struct LoginPages: Sendable {
         }
     }
 
-    /// What every page shows (titled "Sign in" until a step names itself).
-    func frame(_ application: ApplicationRecord, csrf: String, userId: String?, uiLocales: String? = nil)
-        async throws -> LoginFrame
-    {
-        LoginFrame(
+    /// What every page shows (titled "Sign in" until a step names itself), in the language of `ui_locales`, else
+    /// the account's (`account`, once signed in), else the browser's, else the application's.
+    func frame(
+        _ application: ApplicationRecord, csrf: String, userId: String?, uiLocales: String? = nil,
+        account: String? = nil
+    ) async throws -> LoginFrame {
+        let brand = try await ApplicationBrandingService(environment: environment).pageBrand(application.id)
+        return LoginFrame(
             title: "Sign in", application: application.name, applicationId: application.id, csrf: csrf,
-            userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400,
-            brand: try await ApplicationBrandingService(environment: environment).pageBrand(application.id),
-            language: Languages.choose(uiLocales: uiLocales), uiLocales: uiLocales)
+            userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400, brand: brand,
+            language: Languages.choose(uiLocales: uiLocales, account: account, application: brand?.language),
+            uiLocales: uiLocales)
+    }
+
+    /// The language of this sign-in's pages, for what it sends (a code's e-mail or SMS).
+    func language(_ state: LoginState) async throws -> String {
+        let brand = try await ApplicationBrandingService(environment: environment).pageBrand(state.application)
+        return Languages.choose(
+            uiLocales: state.uiLocales, account: state.accountLanguage, application: brand?.language)
     }
 
     /// The choices of the destination page: the account's addresses or numbers, a new number, or its devices.
@@ -494,8 +507,11 @@ struct LoginPages: Sendable {
             address: address)
         switch outcome {
         case .success(let success):
-            signedIn(&state, success)
+            try await signedIn(&state, success)
         case .interruption(let interruption):
+            // The password was right: the second factor's pages speak the account's language.
+            state.accountLanguage = try await environment.store.tfaAccount(
+                applicationId: state.application, userId: userId)?.language
             state.regToken = interruption.regToken
             state.registration = interruption.errorCode == TFAErrorCode.pendingRegistration
             state.providers = (state.registration ? interruption.inactiveProviders : interruption.activeProviders)
@@ -563,14 +579,14 @@ struct LoginPages: Sendable {
             }
             state.phvToken = try await codes.sendEmail(
                 TFAEmailSendRequest(
-                    assertion: assertion, emailId: email.id, lang: Languages.choose(uiLocales: state.uiLocales))
+                    assertion: assertion, emailId: email.id, lang: try await language(state))
             ).phvToken
             state.destination = email.obfuscated
             state.step = .enterCode
         case .phone:
             let method = form["method"].flatMap(TFAPhoneMethod.init(rawValue:)) ?? .sms
             var request = TFAPhoneSendRequest(
-                assertion: assertion, method: method, lang: Languages.choose(uiLocales: state.uiLocales))
+                assertion: assertion, method: method, lang: try await language(state))
             if state.registration {
                 let number = (form["phone"] ?? "").filter { !" -()".contains($0) }
                 guard CodeFactor.isE164(number) else {
@@ -657,13 +673,13 @@ struct LoginPages: Sendable {
         let success = try await flows.finalize(
             TFAFinalizeRequest(
                 regToken: regToken, assertion: assertion, providerAssertion: proof, rememberDevice: remember))
-        signedIn(&state, success)
+        try await signedIn(&state, success)
         guard let token = success.deviceToken, let expiresAt = success.deviceTokenExpiresAt else { return [] }
         let maxAge = max(0, Int(expiresAt.timeIntervalSince(environment.now())))
         return [hostCookie(Self.deviceCookie, token, maxAge: maxAge)]
     }
 
-    func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) {
+    func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) async throws {
         let userId = success.userId
         let previous = state.signIn
         let steppedUp = state.steppingUp == true
@@ -684,6 +700,9 @@ struct LoginPages: Sendable {
             facts.sessionId = previous.sessionId
         }
         state.signIn = facts
+        state.accountLanguage = try await environment.store.tfaAccount(
+            applicationId: state.application, userId: userId)?
+            .language
     }
 
     /// Whether verifying `provider` gives a sign-in the strength a client asks for: approval on a phone is the only

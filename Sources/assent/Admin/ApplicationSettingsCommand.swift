@@ -150,15 +150,18 @@ extension ApplicationCommand.PushCommand {
 }
 
 extension ApplicationCommand {
-    /// `assent admin application branding`: shows, or with options sets, the hosted pages' accent colour and logo.
+    /// `assent admin application branding`: shows, or with options sets, the hosted pages' accent colour, logo and
+    /// default language.
     struct BrandingCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "branding",
             abstract:
-                "Show or set the accent colour and logo of the application's sign-in, account and approval pages.",
+                "Show or set the accent colour, logo and default language of the application's sign-in, account and "
+                + "approval pages.",
             discussion: """
                 Without options it shows them. The colour must keep white text readable (contrast 4.5:1); the logo \
-                is a PNG or JPEG of at most 100 KB.
+                is a PNG or JPEG of at most 100 KB. The default language (en, cs or de) is for people who chose none \
+                on /account and whose browser asks for none the pages are written in.
                 Example: assent admin application branding --application <id> --accent '#0a6e4f' --logo-file logo.png
                 """)
         @OptionGroup var connection: ConnectionOptions
@@ -166,6 +169,7 @@ extension ApplicationCommand {
         @Option(help: "A PNG or JPEG logo file.") var logoFile: String?
         @Flag(help: "Back to the default accent colour.") var defaultAccent = false
         @Flag(help: "Remove the logo.") var noLogo = false
+        @Option(help: "The pages' default language: en, cs or de.") var language: String?
 
         func run() async throws {
             var request = UpdateApplicationBrandingRequest()
@@ -178,7 +182,8 @@ extension ApplicationCommand {
                 }
                 request.logo = data.base64EncodedString()
             }
-            let change = request.accentColor != nil || request.logo != nil
+            request.language = language
+            let change = request.accentColor != nil || request.logo != nil || request.language != nil
             try await CLIFailure.reporting {
                 let client = try connection.client()
                 let path = "api/v1/applications/\(try await connection.applicationId(client))/branding"
@@ -195,6 +200,7 @@ extension ApplicationCommand {
                                 "\(info.logoType ?? "image"), \(Data(base64Encoded: $0)?.count ?? 0) bytes"
                             }
                         ),
+                        ("language", info.language ?? "en"),
                         ("updatedAt", info.updatedAt?.formatted(.iso8601)),
                     ])
                 }
