@@ -27,7 +27,10 @@ struct ErrorMiddleware: RouterMiddleware {
                 let home = request.uri.path == "/"
                 return WebPages.shared.page(
                     HomePage(notFound: !home),
-                    frame: LayoutFrame(title: home ? "Welcome" : "Page not found", application: await organisation()),
+                    frame: LayoutFrame(
+                        title: home ? "Welcome" : "Page not found", application: await organisation(),
+                        // Outside the language middleware: the browser's language from the request itself.
+                        language: Languages.choose(acceptLanguage: request.headers[.acceptLanguage])),
                     status: home ? .ok : .notFound)
             }
             guard !allowed.isEmpty else {
