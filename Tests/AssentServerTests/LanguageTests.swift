@@ -103,6 +103,27 @@ struct LanguageTests {
         #expect(english.contains(AccountNotices.body))
     }
 
+    @Test("Amounts an operation did not format are written as the language writes them, with the currency's decimals")
+    func amounts() throws {
+        func plain(_ text: String) -> String {
+            text.replacingOccurrences(of: "\u{a0}", with: " ").replacingOccurrences(of: "\u{202f}", with: " ")
+        }
+        let value = Decimal(string: "2199.4")!
+        #expect(plain(Texts("cs").amount(value, currency: "CZK")) == "2 199,40 Kč")
+        #expect(plain(Texts("de").amount(value, currency: "EUR")) == "2.199,40 €")
+        #expect(plain(Texts("en").amount(value, currency: "GBP")) == "£2,199.40")
+        #expect(plain(Texts("en").amount(Decimal(1500), currency: "JPY")).contains("1,500"))
+        #expect(!Texts("en").amount(Decimal(1500), currency: "JPY").contains("."))
+        #expect(plain(Texts("de").amount(Decimal(string: "0.125")!, currency: nil)) == "0,125")
+        // On the pages: an AMOUNT attribute without its own formatting.
+        var attribute = OperationAttribute(type: "AMOUNT", id: "operation.amount").with(label: "Částka")
+        attribute.amount = value
+        attribute.currency = "CZK"
+        #expect(plain(ApprovalPages.display(attribute, language: "cs")?.value ?? "") == "2 199,40 Kč")
+        attribute.amountFormatted = "2199.40"
+        #expect(ApprovalPages.display(attribute, language: "cs")?.value == "2199.40 CZK")
+    }
+
     @Test("ui_locales, then the account's language, then Accept-Language by q, then the application's, then English")
     func choosing() {
         #expect(Languages.choose(uiLocales: "fr cs-CZ", acceptLanguage: "de") == "cs")

@@ -107,7 +107,7 @@ struct BrowserApprovalPages: Sendable {
     ) async throws -> Response {
         let pageLanguage = Languages.choose()
         let (language, form) = operation.content.localized(acceptLanguage: pageLanguage)
-        let attributes = form.attributes.compactMap(ApprovalPages.display)
+        let attributes = form.attributes.compactMap { ApprovalPages.display($0, language: language) }
         let pending = operation.status == .pending
         let path = BrowserApprovers.path(operation.id)
         let choices = operation.numberMatching == NumberMatching.choose ? operation.numberChoices : []

@@ -165,7 +165,7 @@ extension ConsolePages {
         var page = ConsoleOperationPage(
             id: operation.id, status: operation.status.rawValue, statusClass: operation.status.rawValue.lowercased(),
             formTitle: form.title, formMessage: form.message, formLanguage: language,
-            attributes: form.attributes.compactMap(ApprovalPages.display),
+            attributes: form.attributes.compactMap { ApprovalPages.display($0) },
             details: Self.details([
                 ("Name", .text(operation.name)), ("User", .text(operation.userId ?? "any user's phone")),
                 ("Data", .text(operation.data)), ("Template", .text(operation.template)),

@@ -124,11 +124,29 @@ struct Texts: Sendable {
     /// A time as the account pages show it, with the month's name in this language: `28 Nov 2026, 14:58 UTC`.
     func date(_ millis: Millis) -> String {
         let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: ["cs": "cs_CZ", "de": "de_DE"][language] ?? "en_GB")
+        formatter.locale = Locale(identifier: Self.locales[language] ?? "en_GB")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "d MMM yyyy, HH:mm 'UTC'"
         return formatter.string(from: Date(millis: millis))
     }
+
+    /// An amount as people of this language write it, with its currency when it has one: `2 199,40 Kč` in Czech,
+    /// `2.199,40 €` in German, `CZK 2,199.40` in English; the currency's own number of decimals.
+    func amount(_ value: Decimal, currency: String?) -> String {
+        let formatter = NumberFormatter()
+        formatter.locale = Locale(identifier: Self.locales[language] ?? "en_GB")
+        if let currency, !currency.isEmpty {
+            formatter.numberStyle = .currency
+            formatter.currencyCode = currency
+        } else {
+            formatter.numberStyle = .decimal
+            formatter.maximumFractionDigits = 6
+        }
+        return formatter.string(from: value as NSDecimalNumber) ?? "\(value) \(currency ?? "")"
+    }
+
+    /// The locale each language formats dates and numbers in.
+    static let locales = ["en": "en_GB", "cs": "cs_CZ", "de": "de_DE"]
 
     /// The lambda templates translate their `{{#t}}…{{/t}}` sections with.
     var lambda: MustacheLambda { MustacheLambda { text in template(text) } }

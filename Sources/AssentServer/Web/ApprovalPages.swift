@@ -196,7 +196,7 @@ struct ApprovalPages: Sendable {
         let pageLanguage = Languages.choose()
         let texts = Texts(pageLanguage)
         let (language, form) = operation.content.localized(acceptLanguage: pageLanguage)
-        let attributes = form.attributes.compactMap(Self.display)
+        let attributes = form.attributes.compactMap { Self.display($0, language: language) }
         let pending = operation.status == .pending
         let title = pending ? "Approve on your phone" : Self.outcome(operation.status)
         let content = ApprovalPage(
@@ -309,12 +309,16 @@ struct ApprovalPages: Sendable {
         }
     }
 
-    /// An attribute as a label and the value the phone shows; `nil` for kinds a page does not show (images).
-    static func display(_ attribute: OperationAttribute) -> LabeledValue? {
+    /// An attribute as a label and the value the phone shows; `nil` for kinds a page does not show (images). An
+    /// amount the operation did not format itself is formatted for `language` (`2 199,40 Kč` in Czech).
+    static func display(_ attribute: OperationAttribute, language: String = "en") -> LabeledValue? {
+        let texts = Texts(language)
         func amount(_ value: Decimal?, _ formatted: String?, _ currency: String?, _ currencyFormatted: String?)
             -> String
         {
-            [formatted ?? value.map { "\($0)" }, currencyFormatted ?? currency].compactMap { $0 }.joined(separator: " ")
+            if formatted == nil, currencyFormatted == nil, let value { return texts.amount(value, currency: currency) }
+            return [formatted ?? value.map { "\($0)" }, currencyFormatted ?? currency].compactMap { $0 }
+                .joined(separator: " ")
         }
         let value: String?
         switch attribute.type {
