@@ -433,7 +433,8 @@ public actor AssentClient {
         do {
             return try await call(
                 path, headers: headers.merging([AuthorizationHeader.name: header]) { $1 }, body: body)
-        } catch let error as AssentError where error.httpStatus == 401 && error.serverCode == "POWERAUTH_AUTH_FAIL" {
+        } catch let error as AssentError where error.httpStatus == 401 && error.mobileTokenCode == .authenticationFailed
+        {
             throw await explainAuthenticationFailure(error, factor: factor)
         }
     }
@@ -620,16 +621,16 @@ public actor AssentClient {
         }
         let payload = envelope.responseObject
         let code: AssentError.Code =
-            switch payload.code {
-            case "OPERATION_EXPIRED": .operationExpired
-            case "OPERATION_ALREADY_FINISHED", "OPERATION_ALREADY_CANCELED", "OPERATION_ALREADY_FAILED":
-                .operationFinished
-            case "OPERATION_FAILED": .operationFailed
-            case "PIN_EXPIRED": .pinExpired
-            case "PROXIMITY_CHECK_MISSING": .proximityCheckMissing
-            case "PROXIMITY_CHECK_FAILED": .proximityCheckFailed
-            case "NUMBER_MATCH_MISSING": .numberMissing
-            case "NUMBER_MATCH_FAILED": .numberMismatch
+            switch MobileTokenErrorCode(rawValue: payload.code) {
+            case .operationExpired: .operationExpired
+            case .operationAlreadyFinished, .operationAlreadyCanceled, .operationAlreadyFailed: .operationFinished
+            case .operationFailed: .operationFailed
+            case .operationDataMismatch: .operationDataMismatch
+            case .pinExpired: .pinExpired
+            case .proximityCheckMissing: .proximityCheckMissing
+            case .proximityCheckFailed: .proximityCheckFailed
+            case .numberMissing: .numberMissing
+            case .numberMismatch: .numberMismatch
             default: .server
             }
         return AssentError(code, payload.message, serverCode: payload.code, httpStatus: status)

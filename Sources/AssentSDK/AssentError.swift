@@ -1,3 +1,4 @@
+import AssentModel
 import Foundation
 
 /// Every failure the SDK reports: an opaque ``Code``, a sentence, and what is known besides (the server's code and
@@ -59,6 +60,9 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
         public static let numberMissing = Code("NUMBER_MATCH_MISSING")
         /// The number was not the one shown: the server rejected the operation (someone else may have started it).
         public static let numberMismatch = Code("NUMBER_MATCH_FAILED")
+        /// The approval signed other data than the operation's (the app showed or signed something else): the PIN
+        /// was right, the attempt counted against the operation; reload the operation before approving again.
+        public static let operationDataMismatch = Code("OPERATION_DATA_MISMATCH")
         /// The server's answer could not be understood.
         public static let invalidResponse = Code("INVALID_RESPONSE")
     }
@@ -71,6 +75,10 @@ public struct AssentError: Error, Sendable, CustomStringConvertible {
     public var serverCode: String?
     /// The HTTP status, when the server answered.
     public var httpStatus: Int?
+    /// ``serverCode`` as the Mobile Token API's code, when it is one (compare it as a type, not as a string).
+    public var mobileTokenCode: MobileTokenErrorCode? { serverCode.flatMap(MobileTokenErrorCode.init(rawValue:)) }
+    /// ``serverCode`` as the two-factor API's code, when it is one.
+    public var tfaCode: TFAFlowErrorCode? { serverCode.flatMap(TFAFlowErrorCode.init(rawValue:)) }
     /// PIN attempts left before the activation blocks, after ``Code/wrongPIN``.
     public var remainingAttempts: Int?
     /// The error that caused this one.

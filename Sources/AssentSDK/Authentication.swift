@@ -53,12 +53,17 @@ extension OperationsService {
         let operation = try await detail(id: operationId).value
         switch operation.status {
         case .pending: break
-        case .expired: throw AssentError(.operationExpired, "The operation expired.", serverCode: "OPERATION_EXPIRED")
-        case .failed: throw AssentError(.operationFailed, "The operation failed.", serverCode: "OPERATION_FAILED")
+        case .expired:
+            throw AssentError(
+                .operationExpired, "The operation expired.",
+                serverCode: MobileTokenErrorCode.operationExpired.rawValue)
+        case .failed:
+            throw AssentError(
+                .operationFailed, "The operation failed.", serverCode: MobileTokenErrorCode.operationFailed.rawValue)
         default:
             throw AssentError(
                 .operationFinished, "The operation is already \(operation.status.rawValue.lowercased()).",
-                serverCode: "OPERATION_ALREADY_FINISHED")
+                serverCode: MobileTokenErrorCode.operationAlreadyFinished.rawValue)
         }
         let activated = await client.activatedMethods
         let allowed = operation.allowedSignatureType

@@ -155,7 +155,8 @@ public actor TFAService {
             return AssentError(.server, "The server answered HTTP \(status).", httpStatus: status)
         }
         let code: AssentError.Code =
-            failure.errorCode == TFAErrorCode.invalidCode && failure.code == "INVALID_CODE" ? .invalidCode : .server
+            failure.errorCode == TFAErrorCode.invalidCode && failure.code == TFAFlowErrorCode.invalidCode.rawValue
+            ? .invalidCode : .server
         return AssentError(
             code, failure.message, serverCode: failure.code, httpStatus: status, remainingAttempts: failure.attemptsLeft
         )

@@ -324,6 +324,16 @@ struct SDKOperationsTests {
             }
             #expect(wrong?.code == .wrongPIN && wrong?.remainingAttempts == 4)
             #expect(try await operations.startAuthentication(operationId: payment.id).remainingAttempts == 4)
+            // The right PIN over other data than the operation's (what a tampered display would sign): its own code,
+            // never a wrong PIN; the attempt counts against the operation only.
+            let tampered = await #expect(throws: AssentError.self) {
+                try await operations.authorize(LocalOperation(id: payment.id, data: "A1*A999CZK"), factor: .pin("1234"))
+            }
+            #expect(tampered?.code == .operationDataMismatch && tampered?.mobileTokenCode == .operationDataMismatch)
+            #expect(tampered?.remainingAttempts == nil && tampered?.httpStatus == 400)
+            // The PIN was right: the activation's count is whole again; the operation counted both attempts.
+            #expect(try await operations.startAuthentication(operationId: payment.id).remainingAttempts == 5)
+            #expect(try await server.operation(http, payment.id).failedAttempts == 2)
             let result = try await operations.finishAuthentication(context, factor: .pin("1234"))
             #expect(result.operationId == payment.id && result.message == "Platba potvrzena")
             let again = await #expect(throws: AssentError.self) {

@@ -59,7 +59,7 @@ struct OneCommitTests {
             let before = try #require(try await server.store.activation(id: device.activationId))
             let operation = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
             let refused = try await device.authorizeOperation(id: operation.id, data: "A1*A999CZK")
-            #expect(refused.status == 401 && refused.errorCode == "POWERAUTH_AUTH_FAIL")
+            #expect(refused.status == 400 && refused.errorCode == "OPERATION_DATA_MISMATCH")
             let after = try #require(try await server.store.activation(id: device.activationId))
             // The signature was valid: its counter is used up even though the approval was refused.
             #expect(after.counter == before.counter + 1)

@@ -300,7 +300,8 @@ struct OperationTests {
             let operation = try await server.createOperation(
                 client, try OperationFixtures.payment(userId: "alice", maxFailedAttempts: 3))
             let wrongData = try await device.authorizeOperation(id: operation.id, data: "A1*A999CZK")
-            #expect(wrongData.status == 401 && wrongData.errorCode == "POWERAUTH_AUTH_FAIL")
+            // A right PIN over other data than the operation's: its own code, no authentication failure.
+            #expect(wrongData.status == 400 && wrongData.errorCode == "OPERATION_DATA_MISMATCH", "\(wrongData)")
             let wrongFactor = try await device.authorizeOperation(
                 id: operation.id, data: operation.data, type: .possession)
             #expect(wrongFactor.status == 401 && wrongFactor.errorCode == "POWERAUTH_AUTH_FAIL")

@@ -151,12 +151,17 @@ struct StateTransitionTests {
         #expect(open.status == .approved && open.userId == "bob")
 
         var counted = Self.operation()
-        for (attempt, approval) in [Self.approval(data: "A1*A999CZK"), Self.approval(type: .possession)].enumerated() {
+        // Other data, correctly signed, is its own failure (no wrong PIN); too few factors is an authentication one.
+        let attempts: [(OperationRecord.Approval, ServerErrorCode)] = [
+            (Self.approval(data: "A1*A999CZK"), .operationDataMismatch),
+            (Self.approval(type: .possession), .authenticationFailed),
+        ]
+        for (attempt, (approval, code)) in attempts.enumerated() {
             guard case .attemptFailed(let problem) = try counted.approve(approval, now: 5, tolerance: 0) else {
                 Issue.record("attempt \(attempt) not counted")
                 return
             }
-            #expect(problem.code == .authenticationFailed)
+            #expect(problem.code == code)
             #expect(counted.status == .pending && counted.failedAttempts == attempt + 1)
         }
         guard case .operationFailed = try counted.approve(Self.approval(data: "x"), now: 6, tolerance: 0) else {

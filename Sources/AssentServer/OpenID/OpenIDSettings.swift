@@ -49,32 +49,6 @@ final class ListeningAddress: Sendable {
     func set(host: String, port: Int) { value.withLock { $0 = "http://\(host):\(port)" } }
 }
 
-/// The OAuth error codes this provider answers with (RFC 6749 §5.2, RFC 6750 §3.1, CIBA Core §11 and §13).
-enum OAuthErrorCode: String, Sendable, CaseIterable {
-    case invalidRequest = "invalid_request"
-    case invalidClient = "invalid_client"
-    case invalidGrant = "invalid_grant"
-    case invalidScope = "invalid_scope"
-    case invalidToken = "invalid_token"
-    case unauthorizedClient = "unauthorized_client"
-    case unsupportedGrantType = "unsupported_grant_type"
-    case unsupportedResponseType = "unsupported_response_type"
-    case accessDenied = "access_denied"
-    case serverError = "server_error"
-    case temporarilyUnavailable = "temporarily_unavailable"
-    case authorizationPending = "authorization_pending"
-    case slowDown = "slow_down"
-    case expiredToken = "expired_token"
-    case expiredLoginHintToken = "expired_login_hint_token"
-    case unknownUserId = "unknown_user_id"
-    case invalidBindingMessage = "invalid_binding_message"
-    case loginRequired = "login_required"
-    case interactionRequired = "interaction_required"
-    case consentRequired = "consent_required"
-    case requestNotSupported = "request_not_supported"
-    case requestURINotSupported = "request_uri_not_supported"
-}
-
 /// An OAuth error answer (RFC 6749 §5.2; CIBA Core §11, §13) with its HTTP status.
 struct OAuthError: RenderedError, Sendable {
     let error: OAuthErrorCode

@@ -44,7 +44,7 @@ extension OperationRecord {
         userId = approval.device.userId
         let problem: AssentServerError? =
             if !Bytes.constantTimeEqual(Data(approval.data.utf8), Data(data.utf8)) {
-                .authenticationFailed("The signed data is not the operation's data.")
+                .operationDataMismatch(attemptsLeft: max(0, maxFailedAttempts - failedAttempts - 1))
             } else if !OperationService.allows(allowedSignatureType, approval.signatureType) {
                 .authenticationFailed("The operation needs \(allowedSignatureType.variants.joined(separator: " or ")).")
             } else if let seed = proximitySeed,

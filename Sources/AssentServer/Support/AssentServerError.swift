@@ -34,6 +34,14 @@ public struct AssentServerError: Error, Sendable, CustomStringConvertible {
         .init(.authenticationFailed, message)
     }
 
+    /// A correctly signed approval of other data than the operation's.
+    public static func operationDataMismatch(attemptsLeft: Int) -> Self {
+        .init(
+            .operationDataMismatch,
+            "The approval signs other data than the operation's: the app showed or signed something else. The PIN was "
+                + "right; \(attemptsLeft) \(attemptsLeft == 1 ? "attempt" : "attempts") left on this operation.")
+    }
+
     /// An end-to-end encrypted request could not be decrypted.
     public static func decryptionFailed() -> Self {
         .init(.encryption, "The encrypted request could not be decrypted: check the keys, scope and temporary key.")

@@ -89,36 +89,7 @@ public struct TFASettings: Sendable {
 /// fields the client needs (tries left).
 struct TFAError: RenderedError, Sendable {
     /// The two-factor API's flow error codes.
-    enum Code: String, Sendable, CaseIterable {
-        case accountDisabled = "ACCOUNT_DISABLED"
-        case assertionSpent = "ASSERTION_SPENT"
-        case codeAlreadyUsed = "CODE_ALREADY_USED"
-        case codeSpent = "CODE_SPENT"
-        case invalidAssertion = "INVALID_ASSERTION"
-        case invalidCode = "INVALID_CODE"
-        case invalidLogin = "INVALID_LOGIN"
-        case invalidPhvToken = "INVALID_PHV_TOKEN"
-        case invalidProviderAssertion = "INVALID_PROVIDER_ASSERTION"
-        case invalidRegToken = "INVALID_REG_TOKEN"
-        case invalidSctToken = "INVALID_SCT_TOKEN"
-        case providerNotAllowed = "PROVIDER_NOT_ALLOWED"
-        case providerNotRegistered = "PROVIDER_NOT_REGISTERED"
-        case pushDeviceNotOptedIn = "PUSH_DEVICE_NOT_OPTED_IN"
-        case pushLimited = "PUSH_LIMITED"
-        case pushNotApproved = "PUSH_NOT_APPROVED"
-        case pushSuspended = "PUSH_SUSPENDED"
-        case passkeyChallenge = "PASSKEY_CHALLENGE"
-        case passkeyExists = "PASSKEY_EXISTS"
-        case passkeyFlagged = "PASSKEY_FLAGGED"
-        case passkeyNotAllowed = "PASSKEY_NOT_ALLOWED"
-        case passkeyRefused = "PASSKEY_REFUSED"
-        case passkeyUnknown = "PASSKEY_UNKNOWN"
-        case pushNotSent = "PUSH_NOT_SENT"
-        case pushRejected = "PUSH_REJECTED"
-        case registrationNotAllowed = "REGISTRATION_NOT_ALLOWED"
-        case totpNotRegistered = "TOTP_NOT_REGISTERED"
-        case unknownDestination = "UNKNOWN_DESTINATION"
-    }
+    typealias Code = TFAFlowErrorCode
 
     var status: HTTPResponse.Status
     var error: Code

@@ -601,11 +601,11 @@ enum TokenFailure {
     static func reporting(_ body: () async throws -> Void) async throws {
         do {
             try await body()
-        } catch let error as AssentError where error.code == .server && error.serverCode == "INVALID_OPERATION" {
+        } catch let error as AssentError where error.code == .server && error.mobileTokenCode == .invalidOperation {
             // The Mobile Token API says INVALID_OPERATION for an id it does not know: as `assent admin` says it.
             CLIFailure.fail(
-                code: "OPERATION_NOT_FOUND", message: "No operation with this id is available to this token.",
-                exitCode: 3)
+                code: ServerErrorCode.operationNotFound.rawValue,
+                message: "No operation with this id is available to this token.", exitCode: 3)
         } catch let error as AssentError where error.code == .network {
             CLIFailure.fail(
                 code: CLIFailure.unreachableCode,
@@ -617,7 +617,9 @@ enum TokenFailure {
             let exitCode: Int32 =
                 switch error.code {
                 case .network: 6
-                case .wrongPIN, .blocked, .removed, .factorUnavailable, .proximityCheckFailed, .numberMismatch: 4
+                case .wrongPIN, .blocked, .removed, .factorUnavailable, .proximityCheckFailed, .numberMismatch,
+                    .operationDataMismatch:
+                    4
                 case .notActivated: 3
                 case .operationFinished, .operationExpired, .operationFailed, .alreadyActivated: 5
                 case .invalidInput, .proximityCheckMissing, .numberMissing: 2

@@ -1,3 +1,7 @@
+/// The error codes every Assent API answers with, in one place for the server that sends them and the SDK and the
+/// CLI that read them: the operator and PowerAuth APIs' ``ServerErrorCode``, the Mobile Token API's
+/// ``MobileTokenErrorCode``, the two-factor API's ``TFAFlowErrorCode`` and the OAuth endpoints' ``OAuthErrorCode``.
+
 /// The codes of the server's own failures (``AssentServerError``), as the operator and PowerAuth APIs send them, each
 /// with the HTTP status the operator API answers with. The Mobile Token API translates them
 /// (``MobileTokenErrorCode``); the two-factor API's flow errors (``TFAError``) and the OAuth endpoints'
@@ -57,6 +61,9 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     case operationWithoutProximityCheck = "OPERATION_WITHOUT_PROXIMITY_CHECK"
     /// The approval attempt that just failed was the operation's last.
     case operationFailed = "OPERATION_FAILED"
+    /// A correctly signed approval of other data than the operation's (the app showed or signed something else): the
+    /// attempt counts, but it is no wrong PIN.
+    case operationDataMismatch = "OPERATION_DATA_MISMATCH"
     /// An approval without the proximity code the operation needs.
     case proximityCheckMissing = "PROXIMITY_CHECK_MISSING"
     /// An approval with a wrong, stale or implausibly timed proximity code.
@@ -74,7 +81,7 @@ public enum ServerErrorCode: String, Sendable, CaseIterable {
     public var status: Int {
         switch self {
         case .invalidRequest, .encryption, .activationCodeInvalid, .pushRegistrationFailed, .proximityCheckMissing,
-            .proximityCheckFailed, .numberMissing, .numberMismatch, .http:
+            .proximityCheckFailed, .numberMissing, .numberMismatch, .http, .operationDataMismatch:
             400
         case .unauthorized, .authenticationFailed, .operationFailed, .applicationVersionUnsupported: 401
         case .forbidden, .pinExpired: 403
@@ -107,6 +114,7 @@ public enum MobileTokenErrorCode: String, Sendable, CaseIterable {
     case operationAlreadyFinished = "OPERATION_ALREADY_FINISHED"
     case operationWithoutProximityCheck = "OPERATION_WITHOUT_PROXIMITY_CHECK"
     case operationFailed = "OPERATION_FAILED"
+    case operationDataMismatch = "OPERATION_DATA_MISMATCH"
     case proximityCheckMissing = "PROXIMITY_CHECK_MISSING"
     case proximityCheckFailed = "PROXIMITY_CHECK_FAILED"
     case numberMissing = "NUMBER_MATCH_MISSING"
@@ -130,6 +138,7 @@ public enum MobileTokenErrorCode: String, Sendable, CaseIterable {
             case .operationAlreadyFinished: .operationAlreadyFinished
             case .operationWithoutProximityCheck: .operationWithoutProximityCheck
             case .operationFailed: .operationFailed
+            case .operationDataMismatch: .operationDataMismatch
             case .proximityCheckMissing: .proximityCheckMissing
             case .proximityCheckFailed: .proximityCheckFailed
             case .numberMissing: .numberMissing
@@ -139,16 +148,63 @@ public enum MobileTokenErrorCode: String, Sendable, CaseIterable {
                 .generic
             }
     }
+}
 
-    /// The Mobile Token API's status for a failure of `status`: authentication failures 401, an unknown endpoint
-    /// 404, HTTP's own 405, 413 and 429, server faults 500, every other refusal 400.
-    public static func status(of failure: AssentServerError) -> Int {
-        switch failure.status {
-        case 401: 401
-        case 404 where failure.code == .notFound: 404
-        case 405, 413, 429: failure.status
-        case 500...: 500
-        default: 400
-        }
-    }
+/// The two-factor API's flow error codes (`code` beside the seed's numeric ``TFAErrorCode``), as the server sends
+/// them and the SDK reads them.
+public enum TFAFlowErrorCode: String, Sendable, CaseIterable {
+    case accountDisabled = "ACCOUNT_DISABLED"
+    case assertionSpent = "ASSERTION_SPENT"
+    case codeAlreadyUsed = "CODE_ALREADY_USED"
+    case codeSpent = "CODE_SPENT"
+    case invalidAssertion = "INVALID_ASSERTION"
+    case invalidCode = "INVALID_CODE"
+    case invalidLogin = "INVALID_LOGIN"
+    case invalidPhvToken = "INVALID_PHV_TOKEN"
+    case invalidProviderAssertion = "INVALID_PROVIDER_ASSERTION"
+    case invalidRegToken = "INVALID_REG_TOKEN"
+    case invalidSctToken = "INVALID_SCT_TOKEN"
+    case providerNotAllowed = "PROVIDER_NOT_ALLOWED"
+    case providerNotRegistered = "PROVIDER_NOT_REGISTERED"
+    case pushDeviceNotOptedIn = "PUSH_DEVICE_NOT_OPTED_IN"
+    case pushLimited = "PUSH_LIMITED"
+    case pushNotApproved = "PUSH_NOT_APPROVED"
+    case pushSuspended = "PUSH_SUSPENDED"
+    case passkeyChallenge = "PASSKEY_CHALLENGE"
+    case passkeyExists = "PASSKEY_EXISTS"
+    case passkeyFlagged = "PASSKEY_FLAGGED"
+    case passkeyNotAllowed = "PASSKEY_NOT_ALLOWED"
+    case passkeyRefused = "PASSKEY_REFUSED"
+    case passkeyUnknown = "PASSKEY_UNKNOWN"
+    case pushNotSent = "PUSH_NOT_SENT"
+    case pushRejected = "PUSH_REJECTED"
+    case registrationNotAllowed = "REGISTRATION_NOT_ALLOWED"
+    case totpNotRegistered = "TOTP_NOT_REGISTERED"
+    case unknownDestination = "UNKNOWN_DESTINATION"
+}
+
+/// The OAuth error codes this provider answers with (RFC 6749 §5.2, RFC 6750 §3.1, CIBA Core §11 and §13).
+public enum OAuthErrorCode: String, Sendable, CaseIterable {
+    case invalidRequest = "invalid_request"
+    case invalidClient = "invalid_client"
+    case invalidGrant = "invalid_grant"
+    case invalidScope = "invalid_scope"
+    case invalidToken = "invalid_token"
+    case unauthorizedClient = "unauthorized_client"
+    case unsupportedGrantType = "unsupported_grant_type"
+    case unsupportedResponseType = "unsupported_response_type"
+    case accessDenied = "access_denied"
+    case serverError = "server_error"
+    case temporarilyUnavailable = "temporarily_unavailable"
+    case authorizationPending = "authorization_pending"
+    case slowDown = "slow_down"
+    case expiredToken = "expired_token"
+    case expiredLoginHintToken = "expired_login_hint_token"
+    case unknownUserId = "unknown_user_id"
+    case invalidBindingMessage = "invalid_binding_message"
+    case loginRequired = "login_required"
+    case interactionRequired = "interaction_required"
+    case consentRequired = "consent_required"
+    case requestNotSupported = "request_not_supported"
+    case requestURINotSupported = "request_uri_not_supported"
 }
