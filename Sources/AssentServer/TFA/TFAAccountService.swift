@@ -76,6 +76,12 @@ public struct TFAAccountService: Sendable {
     }
 
     /// Removes the account with its factors and remembered devices.
+    /// The language the account's owner chose on `/account`; `nil` when they left it to their browser (or there is no
+    /// such account).
+    func language(userId: String, applicationId: String) async throws -> String? {
+        try await store.tfaAccount(applicationId: applicationId, userId: userId)?.language
+    }
+
     public func delete(userId: String, in application: ApplicationRecord, actor: String) async throws {
         let account = try await record(userId: userId, in: application)
         _ = try await store.deleteTFAAccount(applicationId: account.applicationId, userId: account.userId)

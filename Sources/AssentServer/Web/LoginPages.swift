@@ -510,8 +510,8 @@ struct LoginPages: Sendable {
             try await signedIn(&state, success)
         case .interruption(let interruption):
             // The password was right: the second factor's pages speak the account's language.
-            state.accountLanguage = try await environment.store.tfaAccount(
-                applicationId: state.application, userId: userId)?.language
+            state.accountLanguage = try await TFAAccountService(environment: environment).language(
+                userId: userId, applicationId: state.application)
             state.regToken = interruption.regToken
             state.registration = interruption.errorCode == TFAErrorCode.pendingRegistration
             state.providers = (state.registration ? interruption.inactiveProviders : interruption.activeProviders)
@@ -700,9 +700,8 @@ struct LoginPages: Sendable {
             facts.sessionId = previous.sessionId
         }
         state.signIn = facts
-        state.accountLanguage = try await environment.store.tfaAccount(
-            applicationId: state.application, userId: userId)?
-            .language
+        state.accountLanguage = try await TFAAccountService(environment: environment).language(
+            userId: userId, applicationId: state.application)
     }
 
     /// Whether verifying `provider` gives a sign-in the strength a client asks for: approval on a phone is the only
