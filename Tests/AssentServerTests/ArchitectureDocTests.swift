@@ -99,4 +99,48 @@ struct ArchitectureDocTests {
             Issue.record("docs/ARCHITECTURE.md does not name \(name)")
         }
     }
+
+    /// A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces as hyphens.
+    static func anchor(_ heading: String) -> String {
+        String(
+            heading.lowercased().unicodeScalars.compactMap { scalar -> Character? in
+                if scalar == " " { return "-" }
+                if scalar == "-" || scalar == "_" || CharacterSet.alphanumerics.contains(scalar) {
+                    return Character(scalar)
+                }
+                return nil
+            })
+    }
+
+    @Test("Every link between the README and the guides reaches a file, and a heading where it names one")
+    func linksResolve() throws {
+        var documents = ["README.md", "Benchmarks/README.md"]
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
+        where name.hasSuffix(".md") {
+            documents.append("docs/\(name)")
+        }
+        var checked = 0
+        for document in documents {
+            let url = Self.root.appendingPathComponent(document)
+            let text = try String(contentsOf: url, encoding: .utf8)
+            for match in text.matches(of: /\]\(([^)\s]+)\)/) {
+                let link = String(match.1)
+                guard !link.hasPrefix("http"), !link.hasPrefix("mailto:") else { continue }
+                let parts = link.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)
+                let target =
+                    parts[0].isEmpty ? url : url.deletingLastPathComponent().appendingPathComponent(String(parts[0]))
+                checked += 1
+                guard FileManager.default.fileExists(atPath: target.path) else {
+                    Issue.record("\(document): \(link) reaches no file")
+                    continue
+                }
+                guard parts.count == 2, target.pathExtension == "md" else { continue }
+                let headings = try String(contentsOf: target, encoding: .utf8).split(separator: "\n")
+                    .filter { $0.hasPrefix("#") }
+                    .map { Self.anchor($0.drop { $0 == "#" }.trimmingCharacters(in: .whitespaces)) }
+                #expect(headings.contains(String(parts[1])), "\(document): \(link) names no heading of \(parts[0])")
+            }
+        }
+        #expect(checked > 30, "the scan finds the links")
+    }
 }
