@@ -201,20 +201,29 @@ extension ApplicationBrandingService {
             language: branding.language)
     }
 
-    /// `GET /web/brand/{applicationId}/style.css` (the accent colour for the page's buttons and links) and
-    /// `GET /web/brand/{applicationId}/logo`.
-    func registerAssets(on router: Router<AssentRequestContext>) {
-        router.get("web/brand/{id}/style.css") { _, context in
-            let branding = try await branding(try context.parameters.require("id"))
-            let css = branding?.accentColor.map { ":root { --accent: \($0); }\n" } ?? ""
-            return Self.answer(Data(css.utf8), type: "text/css; charset=utf-8")
-        }
-        router.get("web/brand/{id}/logo") { _, context in
-            guard let branding = try await branding(try context.parameters.require("id")),
-                let logo = branding.logo, let type = branding.logoType
-            else { throw AssentServerError.notFound("This application has no logo.") }
-            return Self.answer(logo, type: type)
-        }
+}
+
+/// `GET /web/brand/{applicationId}/style.css` (the accent colour for the page's buttons and links) and
+/// `GET /web/brand/{applicationId}/logo`: what the hosted pages link of their application's branding.
+struct BrandAssetController: Sendable {
+    let branding: ApplicationBrandingService
+
+    func addRoutes(to router: Router<AssentRequestContext>) {
+        router.get("web/brand/{id}/style.css", use: style)
+        router.get("web/brand/{id}/logo", use: logo)
+    }
+
+    @Sendable func style(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let record = try await branding.branding(try context.parameters.require("id"))
+        let css = record?.accentColor.map { ":root { --accent: \($0); }\n" } ?? ""
+        return Self.answer(Data(css.utf8), type: "text/css; charset=utf-8")
+    }
+
+    @Sendable func logo(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        guard let record = try await branding.branding(try context.parameters.require("id")),
+            let logo = record.logo, let type = record.logoType
+        else { throw AssentServerError.notFound("This application has no logo.") }
+        return Self.answer(logo, type: type)
     }
 
     /// An asset answer: cached for five minutes (pages link it with the branding's version), never sniffed.

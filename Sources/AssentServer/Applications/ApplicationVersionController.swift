@@ -12,13 +12,13 @@ struct ApplicationVersionController {
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
         api.requiring(.applicationRead)
             .get("applications", use: list)
-            .get("applications/:id", use: show)
-            .get("applications/:id/versions", use: listVersions)
+            .get("applications/{id}", use: show)
+            .get("applications/{id}/versions", use: listVersions)
         api.requiring(.applicationWrite)
             .post("applications", use: createApplication)
-            .post("applications/:id/versions", use: create)
-            .post("applications/:id/versions/:versionId/support", use: support)
-            .post("applications/:id/versions/:versionId/unsupport", use: unsupport)
+            .post("applications/{id}/versions", use: create)
+            .post("applications/{id}/versions/{versionId}/support", use: support)
+            .post("applications/{id}/versions/{versionId}/unsupport", use: unsupport)
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {

@@ -16,7 +16,7 @@ struct BrowserApprovalPages: Sendable {
         approvers = BrowserApprovers(environment: environment)
     }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("approve-sign-in/{id}") { request, context in
             let token = request.uri.queryParameters["t"].map(String.init)
             return try await answer(context, token: token) { sign in try await page(sign, token: token ?? "") }

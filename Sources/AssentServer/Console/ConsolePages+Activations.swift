@@ -10,7 +10,7 @@ import NIOCore
 /// push registration, last use), create one — with its activation QR code to scan — and commit, block, unblock or
 /// remove them.
 extension ConsolePages {
-    func registerActivations(on router: Router<AssentRequestContext>) {
+    func addActivationRoutes(to router: Router<AssentRequestContext>) {
         router.get("console/users") { request, _ in
             try await page(request, scope: .activationsRead) { visit in
                 let prefix = visit.query("q")

@@ -7,7 +7,7 @@ import Hummingbird
 /// webhook and its rate limits), the applications the operator may switch to, and a new application for an operator
 /// who may work with every one.
 extension ConsolePages {
-    func registerApplications(on router: Router<AssentRequestContext>) {
+    func addApplicationRoutes(to router: Router<AssentRequestContext>) {
         router.get("console/application") { request, _ in
             try await page(request, scope: .applicationRead) { visit in try await applicationPage(visit) }
         }
@@ -39,7 +39,7 @@ extension ConsolePages {
                 return ("/console/application", "Version \(version.name) created, supported.")
             }
         }
-        registerApplicationSettings(on: router)
+        addApplicationSettingsRoutes(to: router)
         /// The question before unsupporting, naming the version and its application.
         @Sendable func confirmUnsupport(_ id: String) -> Ask {
             { visit in
@@ -183,7 +183,7 @@ struct ConsoleApplicationSettings: Sendable {
 extension ConsolePages {
     /// `POST /console/application/branding|webhook|webhook/remove|rate-limits`: the chosen application's settings,
     /// through the services the operator API uses (checked, audited the same).
-    func registerApplicationSettings(on router: Router<AssentRequestContext>) {
+    func addApplicationSettingsRoutes(to router: Router<AssentRequestContext>) {
         let back = "/console/application"
         router.post("console/application/branding") { request, _ in
             try await action(request, scope: .applicationWrite, back: back) { visit in

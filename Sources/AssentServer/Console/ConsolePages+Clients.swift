@@ -4,7 +4,7 @@ import Hummingbird
 
 /// The console's view of the OpenID provider's clients: what each may do and where it may send people.
 extension ConsolePages {
-    func registerClients(on router: Router<AssentRequestContext>) {
+    func addClientRoutes(to router: Router<AssentRequestContext>) {
         router.get("console/clients") { request, _ in
             try await page(request, scope: .clientsRead) { visit in
                 let clients = try await ClientService(environment: environment).all().filter {

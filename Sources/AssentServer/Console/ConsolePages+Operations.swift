@@ -9,7 +9,7 @@ import Hummingbird
 /// status, cancel, create one from a template, and the QR codes for approving offline (with the check of the code
 /// the person types back) and for the proximity check.
 extension ConsolePages {
-    func registerOperations(on router: Router<AssentRequestContext>) {
+    func addOperationRoutes(to router: Router<AssentRequestContext>) {
         router.get("console/operations") { request, _ in
             try await page(request, scope: .operationsRead) { visit in try await list(visit) }
         }

@@ -6,7 +6,7 @@ import Hummingbird
 /// applications and state; a new account and its one-time set-up link; disable, enable, and a new set-up link for
 /// one who lost their authenticator. The roles' scopes are listed beside.
 extension ConsolePages {
-    func registerOperators(on router: Router<AssentRequestContext>) {
+    func addOperatorRoutes(to router: Router<AssentRequestContext>) {
         router.get("console/operators") { request, _ in
             try await page(request, scope: .operatorsWrite) { visit in try await operatorsPage(visit) }
         }

@@ -8,7 +8,7 @@ import Hummingbird
 /// sign-in instead of the authenticator app's code (the password first, then the passkey, with user verification).
 /// The ceremony's challenge lives in the console session and is taken by the answer, so it is used once.
 extension ConsolePages {
-    func registerPasskeys(on router: Router<AssentRequestContext>) {
+    func addPasskeyRoutes(to router: Router<AssentRequestContext>) {
         router.post("console/me/passkeys/options") { request, _ in
             try await form(request, scope: nil, back: "/console/me") { visit in
                 let record = try await signedInOperator(visit)
@@ -182,7 +182,7 @@ struct ConsolePasskeySignInPage: PageContext {
 extension ConsolePages {
     var phones: OperatorPhones { OperatorPhones(environment: environment) }
 
-    func registerPhones(on router: Router<AssentRequestContext>) {
+    func addPhoneRoutes(to router: Router<AssentRequestContext>) {
         router.post("console/me/phone") { request, _ in
             try await form(request, scope: nil, back: "/console/me") { visit in
                 let record = try await signedInOperator(visit)

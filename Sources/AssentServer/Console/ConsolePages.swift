@@ -118,7 +118,7 @@ struct ConsolePages: Sendable {
         }
     }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("console/sign-in") { request, _ in try await signInPage(request) }
         router.post("console/sign-in") { request, context in
             try await signIn(request, address: context.clientLimitKey)
@@ -181,13 +181,13 @@ struct ConsolePages: Sendable {
                 return ("/console", "People now see the application as \(renamed.name).")
             }
         }
-        registerActivations(on: router)
-        registerClients(on: router)
-        registerApplications(on: router)
-        registerOperators(on: router)
-        registerPasskeys(on: router)
-        registerPhones(on: router)
-        registerOperations(on: router)
+        addActivationRoutes(to: router)
+        addClientRoutes(to: router)
+        addApplicationRoutes(to: router)
+        addOperatorRoutes(to: router)
+        addPasskeyRoutes(to: router)
+        addPhoneRoutes(to: router)
+        addOperationRoutes(to: router)
         router.get("console/audit") { request, _ in
             try await page(request, scope: .auditRead) { try await audit($0) }
         }

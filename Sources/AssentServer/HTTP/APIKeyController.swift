@@ -11,7 +11,7 @@ struct APIKeyController {
         api.requiring(.apiKeysWrite)
             .post("api-keys", use: create)
             .get("api-keys", use: list)
-            .delete("api-keys/:id", use: revoke)
+            .delete("api-keys/{id}", use: revoke)
     }
 
     @Sendable func create(_ request: Request, context: AssentRequestContext) async throws -> Response {

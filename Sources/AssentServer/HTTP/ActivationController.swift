@@ -9,14 +9,14 @@ struct ActivationController {
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
         api.requiring(.activationsRead)
-            .get("activations/:id", use: show)
-            .get("users/:userId/activations", use: list)
+            .get("activations/{id}", use: show)
+            .get("users/{userId}/activations", use: list)
         api.requiring(.activationsWrite)
             .post("activations", use: create)
-            .post("activations/:id/commit", use: commit)
-            .post("activations/:id/block", use: block)
-            .post("activations/:id/unblock", use: unblock)
-            .delete("activations/:id", use: remove)
+            .post("activations/{id}/commit", use: commit)
+            .post("activations/{id}/block", use: block)
+            .post("activations/{id}/unblock", use: unblock)
+            .delete("activations/{id}", use: remove)
     }
 
     @Sendable func create(_ request: Request, context: AssentRequestContext) async throws -> Response {

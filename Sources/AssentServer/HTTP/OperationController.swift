@@ -11,15 +11,15 @@ struct OperationController {
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
         api.requiring(.operationsRead)
-            .get("operations/:id", use: show)
-            .get("users/:userId/operations", use: list)
-            .get("operations/:id/proximity", use: proximity)
+            .get("operations/{id}", use: show)
+            .get("users/{userId}/operations", use: list)
+            .get("operations/{id}/proximity", use: proximity)
         api.requiring(.operationsWrite)
             .post("operations", use: create)
-            .post("operations/:id/cancel", use: cancel)
-            .post("operations/:id/offline-qr", use: offlineQR)
-            .post("operations/:id/offline-verify", use: offlineVerify)
-            .post("operations/:id/approval-link", use: approvalLink)
+            .post("operations/{id}/cancel", use: cancel)
+            .post("operations/{id}/offline-qr", use: offlineQR)
+            .post("operations/{id}/offline-verify", use: offlineVerify)
+            .post("operations/{id}/approval-link", use: approvalLink)
     }
 
     @Sendable func create(_ request: Request, context: AssentRequestContext) async throws -> Response {

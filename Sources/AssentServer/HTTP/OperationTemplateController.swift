@@ -10,8 +10,8 @@ struct OperationTemplateController {
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
         api.requiring(.operationsRead).get("operation-templates", use: list)
         api.requiring(.operationsWrite)
-            .put("operation-templates/:name", use: save)
-            .delete("operation-templates/:name", use: delete)
+            .put("operation-templates/{name}", use: save)
+            .delete("operation-templates/{name}", use: delete)
     }
 
     @Sendable func save(_ request: Request, context: AssentRequestContext) async throws -> Response {

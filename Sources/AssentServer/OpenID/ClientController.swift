@@ -11,10 +11,10 @@ struct ClientController {
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
         api.requiring(.clientsRead)
             .get("clients", use: list)
-            .get("clients/:id", use: show)
+            .get("clients/{id}", use: show)
         api.requiring(.clientsWrite)
             .post("clients", use: create)
-            .delete("clients/:id", use: remove)
+            .delete("clients/{id}", use: remove)
             .post("openid/keys/rotate", use: rotateKeys)
     }
 

@@ -10,9 +10,9 @@ struct OperatorController {
         api.requiring(.operatorsWrite)
             .get("operators", use: list)
             .post("operators", use: create)
-            .post("operators/:name/disable", use: disable)
-            .post("operators/:name/enable", use: enable)
-            .post("operators/:name/reset", use: reset)
+            .post("operators/{name}/disable", use: disable)
+            .post("operators/{name}/enable", use: enable)
+            .post("operators/{name}/reset", use: reset)
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {

@@ -11,8 +11,8 @@ struct PushDeliveryController {
     let deliveries: PushDeliveryService
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
-        api.requiring(.activationsRead).get("activations/:id/push-deliveries", use: ofActivation)
-        api.requiring(.operationsRead).get("operations/:id/push-deliveries", use: ofOperation)
+        api.requiring(.activationsRead).get("activations/{id}/push-deliveries", use: ofActivation)
+        api.requiring(.operationsRead).get("operations/{id}/push-deliveries", use: ofOperation)
     }
 
     @Sendable func ofActivation(_ request: Request, context: AssentRequestContext) async throws -> Response {

@@ -24,7 +24,7 @@ struct AccountPages: Sendable {
         account = AccountService(environment: login.environment)
     }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("account") { request, _ in try await show(request) }
         router.post("account/passkeys/options") { request, _ in try await passkeyOptions(request) }
         router.post("account/passkeys") { request, _ in

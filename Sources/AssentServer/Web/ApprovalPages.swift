@@ -109,7 +109,7 @@ struct ApprovalPages: Sendable {
 
     static func path(_ operationId: String) -> String { "/approve/\(FormEncoding.escape(operationId))" }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("approve/{id}") { request, context in
             try await answer(request, context) { operation, claims, token in
                 try await page(operation, claims: claims, token: token, request: request)

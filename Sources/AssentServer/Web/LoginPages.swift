@@ -153,7 +153,7 @@ struct LoginPages: Sendable {
         state.step == .signedIn ? environment.openID.sessionLifetime : nil
     }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("login") { request, _ in try await signInPage(request) }
         router.post("login") { request, context in
             guard try await sessions.load(request) != nil else {

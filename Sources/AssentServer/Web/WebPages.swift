@@ -164,7 +164,7 @@ struct WebPages: Sendable {
         return Response(status: .seeOther, headers: headers)
     }
 
-    func register(on router: Router<AssentRequestContext>) {
+    func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("web/assets/{name}") { _, context in
             let name = try context.parameters.require("name")
             guard Self.assets[name] != nil else { throw AssentServerError.notFound("No such asset.") }

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+
+/// The server's routes are written one way: path parameters as `{name}` (never `:name`), and every API controller,
+/// page and asset group adds its routes with `addRoutes(to:)`.
+@Suite("Routes are written one way")
+struct RouteConventionTests {
+    @Test("Path parameters are {name}; routes are added with addRoutes(to:)")
+    func oneWay() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/AssentServer")
+        let walker = try #require(FileManager.default.enumerator(atPath: sources.path))
+        var files = 0
+        var adders = 0
+        while let path = walker.nextObject() as? String {
+            guard path.hasSuffix(".swift") else { continue }
+            files += 1
+            let text = try String(contentsOf: sources.appendingPathComponent(path), encoding: .utf8)
+            for match in text.matches(of: /"[^"\n]*\/:[A-Za-z]+[^"\n]*"/) {
+                Issue.record("\(path): \(match.0) writes a path parameter as :name, not {name}")
+            }
+            for match in text.matches(of: /func register\w*\(on router/) {
+                Issue.record("\(path): \(match.0) — routes are added with addRoutes(to:)")
+            }
+            adders += text.matches(of: /func add\w*Routes\(to:?\s/).count
+        }
+        #expect(files > 150 && adders > 30, "the scan reads the server's sources")
+    }
+}
