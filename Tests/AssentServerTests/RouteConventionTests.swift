@@ -26,4 +26,23 @@ struct RouteConventionTests {
         }
         #expect(files > 150 && adders > 30, "the scan reads the server's sources")
     }
+
+    @Test("No page file reaches a store: the pages call services, as the API's controllers do")
+    func pagesCallServices() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/AssentServer")
+        var pages = 0
+        for folder in ["Web", "Console", "BrowserApproval"] {
+            let directory = sources.appendingPathComponent(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            where name.hasSuffix(".swift") && name.contains("Pages") {
+                pages += 1
+                let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+                for match in text.matches(of: /\w+\.store\.\w+|environment\.store\b/) {
+                    Issue.record("\(folder)/\(name): \(match.0) — a page calls a service, never a store")
+                }
+            }
+        }
+        #expect(pages > 12, "the scan finds the page files")
+    }
 }

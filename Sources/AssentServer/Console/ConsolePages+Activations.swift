@@ -243,9 +243,9 @@ extension ConsolePages {
                 "\(userId) reported a sign-in as fraud on their phone (operation \(operationId)): push sign-ins are "
                 + "suspended until \(PushFactor.clock(until)) UTC."
         }
-        if visit.allows(.tfaRead),
-            let account = try await environment.store.tfaAccount(applicationId: visit.application.id, userId: userId)
-        {
+        let accounts = TFAAccountService(environment: environment)
+        if visit.allows(.tfaRead), let found = try await accounts.find(userId: userId, in: visit.application) {
+            let account = found.record
             let path = Self.userPath(userId)
             var login = ConsoleUserPage.LoginAccount(
                 name: account.displayName,
@@ -253,8 +253,7 @@ extension ConsolePages {
                 stateClass: account.disabledAt == nil ? "active" : "blocked", enabled: account.disabledAt == nil,
                 canWrite: visit.allows(.tfaWrite), signOutUrl: path + "/sign-out", disableUrl: path + "/disable",
                 enableUrl: path + "/enable", unlockUrl: path + "/unlock")
-            let accounts = TFAAccountService(environment: environment)
-            login.factors = try await accounts.get(userId: userId, in: visit.application).factors.map { factor in
+            login.factors = found.factors.map { factor in
                 ConsoleUserPage.Item(
                     id: factor.id, label: Self.factorLabel(factor),
                     detail: "added \(Self.time(factor.createdAt))"

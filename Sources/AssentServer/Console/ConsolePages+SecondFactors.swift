@@ -81,14 +81,14 @@ extension ConsolePages {
 
     /// The operator account of a visit; an API key has no passkeys.
     func signedInOperator(_ visit: Visit) async throws -> OperatorRecord {
-        guard let id = visit.session.state.operatorId, let record = try await operators.store.operatorRecord(id: id)
+        guard let id = visit.session.state.operatorId, let record = try await operators.record(id: id)
         else { throw AssentServerError.invalidRequest("An API key has no passkeys: sign in with an operator account.") }
         return record
     }
 
     /// The account a half-done passkey sign-in is for, while it may still sign in.
     private func pendingOperator(_ session: Session) async throws -> OperatorRecord? {
-        guard let id = session.state.pendingOperatorId, let record = try await operators.store.operatorRecord(id: id),
+        guard let id = session.state.pendingOperatorId, let record = try await operators.record(id: id),
             record.isSetUp, record.disabledAt == nil
         else { return nil }
         return record
@@ -125,7 +125,7 @@ extension ConsolePages {
     /// The first step of a passkey sign-in (the name and password were right): a session that signs nothing in yet,
     /// and the page that asks for the passkey.
     func passkeyStep(_ request: Request, _ record: OperatorRecord) async throws -> Response {
-        guard try await !passkeys.store.operatorPasskeys(operatorId: record.id).isEmpty else {
+        guard try await !passkeys.all(operatorId: record.id).isEmpty else {
             return try await signInPage(
                 request,
                 message: "Your account has no passkey yet: sign in with the code from your authenticator app, and add "
@@ -260,7 +260,7 @@ extension ConsolePages {
     /// again; refused or expired → the sign-in page with the reason.
     private func phoneWait(_ request: Request, address: String?) async throws -> Response {
         guard let session = try await sessions.load(request), let id = session.state.pendingOperatorId,
-            let record = try await operators.store.operatorRecord(id: id), record.isSetUp, record.disabledAt == nil,
+            let record = try await operators.record(id: id), record.isSetUp, record.disabledAt == nil,
             let operationId = session.state.phoneOperationId
         else {
             return try await signInPage(

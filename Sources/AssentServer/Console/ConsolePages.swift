@@ -137,7 +137,7 @@ struct ConsolePages: Sendable {
         router.post("console/me/password") { request, context in
             try await action(request, scope: nil, back: "/console/me") { visit in
                 guard let id = visit.session.state.operatorId,
-                    let record = try await operators.store.operatorRecord(id: id)
+                    let record = try await operators.record(id: id)
                 else { throw AssentServerError.invalidRequest("An API key has no password to change.") }
                 guard let new = visit.form["new"], new == visit.form["confirm"] else {
                     throw AssentServerError.invalidRequest("The new password and its repetition differ.")
@@ -304,7 +304,7 @@ struct ConsolePages: Sendable {
         }
         var known: OperatorRecord?
         if let account, OperatorService.isName(account) {
-            known = try? await operators.store.operatorRecord(name: account)
+            known = try? await operators.record(name: account)
         }
         let who =
             known.map { "operator \($0.name)" }
@@ -372,7 +372,7 @@ struct ConsolePages: Sendable {
     /// sign in).
     private func principal(_ state: ConsoleState) async throws -> Principal? {
         if let id = state.operatorId {
-            guard let record = try await operators.store.operatorRecord(id: id), record.isSetUp,
+            guard let record = try await operators.record(id: id), record.isSetUp,
                 record.disabledAt == nil
             else { return nil }
             return Principal(record)
@@ -591,9 +591,9 @@ struct ConsolePages: Sendable {
             scopes: visit.principal.scopes.map(\.rawValue).sorted(),
             applications: visit.principal.applications?.joined(separator: ", ") ?? "every one", lastSignIn: nil,
             account: visit.principal.role != nil)
-        if let id = visit.session.state.operatorId, let record = try await operators.store.operatorRecord(id: id) {
+        if let id = visit.session.state.operatorId, let record = try await operators.record(id: id) {
             page.lastSignIn = record.lastSignInAt.map(Self.time)
-            page.passkeys = try await passkeys.store.operatorPasskeys(operatorId: id).map {
+            page.passkeys = try await passkeys.all(operatorId: id).map {
                 .init(
                     id: Base64URL.encode($0.credentialId), name: $0.name, added: Self.time($0.createdAt),
                     used: $0.lastUsedAt.map { "last used \(Self.time($0))" } ?? "not used yet")

@@ -241,6 +241,11 @@ struct OperatorPasskeys: Sendable {
     }
 
     /// `record`'s passkey `id` (Base64URL), if it has one.
+    /// The operator's passkeys.
+    func all(operatorId: String) async throws -> [OperatorPasskeyRecord] {
+        try await store.operatorPasskeys(operatorId: operatorId)
+    }
+
     func passkey(_ record: OperatorRecord, id: String) async throws -> OperatorPasskeyRecord? {
         guard let credentialId = try? Base64URL.decodeLenient(id, field: "id") else { return nil }
         return try await store.operatorPasskeys(operatorId: record.id).first { $0.credentialId == credentialId }

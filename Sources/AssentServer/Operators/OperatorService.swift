@@ -54,6 +54,12 @@ struct OperatorService: Sendable {
 
     func all() async throws -> [OperatorRecord] { try await store.operators() }
 
+    /// The operator a session names by id, if it still exists.
+    func record(id: String) async throws -> OperatorRecord? { try await store.operatorRecord(id: id) }
+
+    /// The operator of this name, if there is one.
+    func record(name: String) async throws -> OperatorRecord? { try await store.operatorRecord(name: name) }
+
     func named(_ name: String) async throws -> OperatorRecord {
         guard let record = try await store.operatorRecord(name: name) else {
             throw AssentServerError.notFound("No operator is named \(name).")

@@ -70,6 +70,12 @@ public struct TFAAccountService: Sendable {
         return valid
     }
 
+    /// The account `userId` of `application` with its active factors, or `nil` when there is none.
+    func find(userId: String, in application: ApplicationRecord) async throws -> Account? {
+        guard let record = try await store.tfaAccount(applicationId: application.id, userId: userId) else { return nil }
+        return try await withFactors(record)
+    }
+
     /// The account `userId` of `application` with its active factors, or `NOT_FOUND`.
     public func get(userId: String, in application: ApplicationRecord) async throws -> Account {
         try await withFactors(try await record(userId: userId, in: application))

@@ -386,8 +386,8 @@ struct LoginPages: Sendable {
             let factors =
                 state.registration
                 ? []
-                : try await environment.store.tfaFactors(applicationId: application.id, userId: state.userId ?? "")
-                    .filter { $0.provider == .push && $0.state == .active }
+                : try await TFAAccountService(environment: environment).find(
+                    userId: state.userId ?? "", in: application)?.factors.filter { $0.provider == .push } ?? []
             let browsers = factors.contains(where: BrowserApprovers.isBrowser)
             let phones = factors.isEmpty || factors.contains { !BrowserApprovers.isBrowser($0) }
             let approver =
