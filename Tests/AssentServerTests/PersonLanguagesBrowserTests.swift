@@ -7,7 +7,7 @@ import Testing
 @testable import AssentServer
 @testable import AssentServerTesting
 
-/// Every hosted page a person meets, in German and in Czech as their browser asks (`Accept-Language`, set through
+/// Every hosted page a person meets, in English, German and Czech as their browser asks (`Accept-Language`, set through
 /// Chromium's DevTools), at 1280 px and on a phone: the page says its language, nothing scrolls sideways, and no
 /// English sentence the catalogue translates is left on it. Screenshots in
 /// `.build/test-artefacts/person-pages/<language>/`.
@@ -16,6 +16,7 @@ struct PersonLanguagesBrowserTests {
     /// English sentences of the catalogue that a page in `language` must not show: each text the language
     /// translates differently, or for a text with placeholders, its longer literal parts the translation lacks.
     static func untranslatedTells(_ language: String) throws -> [String] {
+        guard language != "en" else { return [] }
         let catalogue = try #require(Languages.catalogues[language])
         var tells = Set<String>()
         for entry in catalogue.entries.values {
@@ -47,12 +48,12 @@ struct PersonLanguagesBrowserTests {
     }
 
     @Test(
-        "German and Czech browsers: home, not found, sign-in, TOTP set-up, signed in, /account, sign-out, the waiting and offline pages",
-        arguments: ["de", "cs"])
+        "English, German and Czech browsers: home, not found, sign-in, TOTP set-up, signed in, /account, sign-out, the waiting and offline pages",
+        arguments: ["en", "de", "cs"])
     func walk(_ language: String) async throws {
         try await SDKClients.withActivatedClient(.sqlite) { server, http, _, _ in
             let tells = try Self.untranslatedTells(language)
-            #expect(tells.count > 100, "the catalogue gives English sentences to look for")
+            #expect(language == "en" || tells.count > 100, "the catalogue gives English sentences to look for")
             _ = try await server.operatorCall(
                 http, "PATCH", "/api/v1/application",
                 body: try OperatorJSON.encoder().encode(UpdateApplicationRequest(name: "Example Savings Bank")),
