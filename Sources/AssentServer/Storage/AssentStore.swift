@@ -42,62 +42,12 @@ public protocol ApplicationStore: Sendable {
     func renameApplication(id: String, name: String) async throws -> Bool
 }
 
-/// Activations, their MAC tokens and the temporary keys of their encrypted requests.
-public protocol ActivationStore: Sendable {
-    func insertActivation(_ activation: ActivationRecord) async throws
-    func activation(id: String) async throws -> ActivationRecord?
-    func activation(code: String, applicationId: String) async throws -> ActivationRecord?
-    func activations(userId: String) async throws -> [ActivationRecord]
-    /// Writes `activation` (with its version bumped) if the stored version is still `expectedVersion`.
-    /// Returns `false` when another request changed it first.
-    func updateActivation(_ activation: ActivationRecord, expectedVersion: Int64) async throws -> Bool
-
-    func insertToken(_ token: TokenRecord) async throws
-    func token(id: String) async throws -> TokenRecord?
-    /// The token with its activation's identity and state, in one read.
-    func tokenWithActivation(id: String) async throws -> (TokenRecord, DevicePrincipal, ActivationState)?
-    /// Deletes the token if it belongs to the activation; returns whether one was deleted.
-    func deleteToken(id: String, activationId: String) async throws -> Bool
-
-    func insertTemporaryKey(_ key: TemporaryKeyRecord) async throws
-    func temporaryKey(id: String) async throws -> TemporaryKeyRecord?
-
-    /// Up to `limit` activations still `CREATED` whose code expired unused at or before `now`.
-    func activationsWithExpiredCode(now: Millis, limit: Int) async throws -> [String]
-}
-
-/// The replay guard: values (nonces, JWT ids) that may be used once until they expire.
-public protocol ReplayGuard: Sendable {
-    /// Records `value` of `kind` as used until `expiresAt`; returns `false` if it was already recorded
-    /// (a replayed nonce).
-    func claimUnique(kind: String, value: String, expiresAt: Millis) async throws -> Bool
-}
-
 /// Operator API keys (only their hashes).
 public protocol APIKeyStore: Sendable {
     func insertAPIKey(_ key: APIKeyRecord) async throws
     func apiKey(hash: Data) async throws -> APIKeyRecord?
     func apiKeys() async throws -> [APIKeyRecord]
     func deleteAPIKey(id: String) async throws -> Bool
-}
-
-/// Operations and operation templates.
-public protocol OperationStore: Sendable {
-    func insertOperation(_ operation: OperationRecord) async throws
-    func operation(id: String) async throws -> OperationRecord?
-    /// The user's operations, newest first, optionally only those in `status`.
-    func operations(userId: String, status: OperationStatus?, limit: Int) async throws -> [OperationRecord]
-    /// Writes `operation` (with its version bumped) if the stored version is still `expectedVersion`. A change of
-    /// status also appends a webhook event in the same statement.
-    func updateOperation(_ operation: OperationRecord, expectedVersion: Int64) async throws -> Bool
-    /// Ids of pending operations whose expiry has passed.
-    func overdueOperationIds(now: Millis, limit: Int) async throws -> [String]
-
-    /// Operation templates are each application's own.
-    func putTemplate(applicationId: String, name: String, body: String, at: Millis) async throws
-    func template(applicationId: String, name: String) async throws -> (body: String, updatedAt: Millis)?
-    func templates(applicationId: String) async throws -> [(name: String, body: String, updatedAt: Millis)]
-    func deleteTemplate(applicationId: String, name: String) async throws -> Bool
 }
 
 /// The one outbox of every delivery channel (webhooks, push, CIBA callbacks, codes).

@@ -1,0 +1,27 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// Activations, their MAC tokens and the temporary keys of their encrypted requests.
+public protocol ActivationStore: Sendable {
+    func insertActivation(_ activation: ActivationRecord) async throws
+    func activation(id: String) async throws -> ActivationRecord?
+    func activation(code: String, applicationId: String) async throws -> ActivationRecord?
+    func activations(userId: String) async throws -> [ActivationRecord]
+    /// Writes `activation` (with its version bumped) if the stored version is still `expectedVersion`.
+    /// Returns `false` when another request changed it first.
+    func updateActivation(_ activation: ActivationRecord, expectedVersion: Int64) async throws -> Bool
+
+    func insertToken(_ token: TokenRecord) async throws
+    func token(id: String) async throws -> TokenRecord?
+    /// The token with its activation's identity and state, in one read.
+    func tokenWithActivation(id: String) async throws -> (TokenRecord, DevicePrincipal, ActivationState)?
+    /// Deletes the token if it belongs to the activation; returns whether one was deleted.
+    func deleteToken(id: String, activationId: String) async throws -> Bool
+
+    func insertTemporaryKey(_ key: TemporaryKeyRecord) async throws
+    func temporaryKey(id: String) async throws -> TemporaryKeyRecord?
+
+    /// Up to `limit` activations still `CREATED` whose code expired unused at or before `now`.
+    func activationsWithExpiredCode(now: Millis, limit: Int) async throws -> [String]
+}

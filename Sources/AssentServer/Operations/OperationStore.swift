@@ -1,0 +1,22 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+
+/// Operations and operation templates.
+public protocol OperationStore: Sendable {
+    func insertOperation(_ operation: OperationRecord) async throws
+    func operation(id: String) async throws -> OperationRecord?
+    /// The user's operations, newest first, optionally only those in `status`.
+    func operations(userId: String, status: OperationStatus?, limit: Int) async throws -> [OperationRecord]
+    /// Writes `operation` (with its version bumped) if the stored version is still `expectedVersion`. A change of
+    /// status also appends a webhook event in the same statement.
+    func updateOperation(_ operation: OperationRecord, expectedVersion: Int64) async throws -> Bool
+    /// Ids of pending operations whose expiry has passed.
+    func overdueOperationIds(now: Millis, limit: Int) async throws -> [String]
+
+    /// Operation templates are each application's own.
+    func putTemplate(applicationId: String, name: String, body: String, at: Millis) async throws
+    func template(applicationId: String, name: String) async throws -> (body: String, updatedAt: Millis)?
+    func templates(applicationId: String) async throws -> [(name: String, body: String, updatedAt: Millis)]
+    func deleteTemplate(applicationId: String, name: String) async throws -> Bool
+}

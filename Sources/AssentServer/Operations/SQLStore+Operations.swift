@@ -1,0 +1,180 @@
+import AssentCrypto
+import AssentModel
+import Foundation
+import SQLKit
+
+/// Operations and their templates in SQL, with the cache of their decoded presentational parts.
+extension SQLStore {
+    // MARK: Operations
+
+    public func insertOperation(_ o: OperationRecord) async throws {
+        let seed = try o.proximitySeed.map {
+            try box.seal($0, context: SealedColumn.operationProximitySeed.context(o.id))
+        }
+        try await database.raw(
+            """
+            INSERT INTO operations (id, application_id, user_id, name, data, status, status_reason, content,
+            signature_type, failed_attempts, max_failed_attempts, proximity_seed, offline_nonce, offline_totp,
+            activation_id, template, created_at, expires_at, updated_at, finished_at, version, number_matching,
+            matching_number, number_choices, devices)
+            VALUES (\(bind: o.id), \(bind: o.applicationId), \(bind: o.userId), \(bind: o.name), \(bind: o.data), \
+            \(bind: o.status.rawValue), \(bind: o.statusReason), \(bind: try Self.json(o.content)), \
+            \(bind: try Self.json(o.allowedSignatureType)), \(bind: Int64(o.failedAttempts)), \
+            \(bind: Int64(o.maxFailedAttempts)), \(bind: seed), \(bind: o.offlineNonce), \(bind: o.offlineTOTP), \
+            \(bind: o.activationId), \(bind: o.template), \(bind: o.createdAt), \(bind: o.expiresAt), \
+            \(bind: o.updatedAt), \(bind: o.finishedAt), \(bind: o.version), \(bind: o.numberMatching), \
+            \(bind: o.matchingNumber.map(Int64.init)), \(bind: o.numberChoices.map(String.init).joined(separator: " ")), \
+            \(bind: o.devices?.joined(separator: " ")))
+            """
+        ).run()
+    }
+
+    public func operation(id: String) async throws -> OperationRecord? {
+        try await database.raw("SELECT * FROM operations WHERE id = \(bind: id)").first().map(decodeOperation)
+    }
+
+    public func operations(userId: String, status: OperationStatus?, limit: Int) async throws -> [OperationRecord] {
+        var query = SQLQueryString("SELECT * FROM operations WHERE user_id = ")
+        query.appendInterpolation(bind: userId)
+        if let status {
+            query.appendInterpolation(unsafeRaw: " AND status = ")
+            query.appendInterpolation(bind: status.rawValue)
+        }
+        query.appendInterpolation(unsafeRaw: " ORDER BY created_at DESC LIMIT \(max(1, min(limit, 1000)))")
+        return try await database.raw(query).all().map(decodeOperation)
+    }
+
+    public func updateOperation(_ o: OperationRecord, expectedVersion: Int64) async throws -> Bool {
+        !(try await database.raw(
+            """
+            UPDATE operations SET user_id = \(bind: o.userId), status = \(bind: o.status.rawValue),
+            status_reason = \(bind: o.statusReason), failed_attempts = \(bind: Int64(o.failedAttempts)),
+            offline_nonce = \(bind: o.offlineNonce), offline_totp = \(bind: o.offlineTOTP),
+            activation_id = \(bind: o.activationId), approved_with = \(bind: o.approvedWith),
+            mobile_context = \(bind: o.mobileContext), status_actor = \(bind: o.statusActor),
+            updated_at = \(bind: o.updatedAt),
+            finished_at = \(bind: o.finishedAt), version = \(bind: expectedVersion + 1)
+            WHERE id = \(bind: o.id) AND version = \(bind: expectedVersion)
+            RETURNING id
+            """
+        ).all()).isEmpty
+    }
+
+    public func overdueOperationIds(now: Millis, limit: Int) async throws -> [String] {
+        try await database.raw(
+            """
+            SELECT id FROM operations WHERE status = \(bind: OperationStatus.pending.rawValue) \
+            AND expires_at <= \(bind: now) ORDER BY expires_at LIMIT \(unsafeRaw: String(max(1, limit)))
+            """
+        ).all().map { try $0.decode(column: "id", as: String.self) }
+    }
+
+    func decodeOperation(_ row: any SQLRow) throws -> OperationRecord {
+        let id = try row.decode(column: "id", as: String.self)
+        guard let status = OperationStatus(rawValue: try row.decode(column: "status", as: String.self)) else {
+            throw AssentServerError.internalError("Operation \(id) has an invalid stored status.")
+        }
+        let (content, allowed) = try cachedContent(id: id, row: row)
+        return OperationRecord(
+            id: id,
+            applicationId: try row.decode(column: "application_id", as: String.self),
+            userId: try row.decode(column: "user_id", as: String?.self),
+            name: try row.decode(column: "name", as: String.self),
+            data: try row.decode(column: "data", as: String.self),
+            status: status,
+            statusReason: try row.decode(column: "status_reason", as: String?.self),
+            content: content,
+            allowedSignatureType: allowed,
+            failedAttempts: Int(try row.decode(column: "failed_attempts", as: Int64.self)),
+            maxFailedAttempts: Int(try row.decode(column: "max_failed_attempts", as: Int64.self)),
+            proximitySeed: try row.decode(column: "proximity_seed", as: Data?.self).map {
+                try box.open($0, context: SealedColumn.operationProximitySeed.context(id))
+            },
+            offlineNonce: try row.decode(column: "offline_nonce", as: String?.self),
+            offlineTOTP: try row.decode(column: "offline_totp", as: String?.self),
+            activationId: try row.decode(column: "activation_id", as: String?.self),
+            approvedWith: try row.decode(column: "approved_with", as: String?.self),
+            mobileContext: try row.decode(column: "mobile_context", as: String?.self),
+            numberMatching: try row.decode(column: "number_matching", as: String?.self),
+            matchingNumber: try row.decode(column: "matching_number", as: Int64?.self).map { Int($0) },
+            numberChoices: (try row.decode(column: "number_choices", as: String?.self) ?? "").split(separator: " ")
+                .compactMap { Int($0) },
+            devices: try row.decode(column: "devices", as: String?.self).map {
+                $0.split(separator: " ").map(String.init)
+            },
+            template: try row.decode(column: "template", as: String?.self),
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            expiresAt: try row.decode(column: "expires_at", as: Int64.self),
+            updatedAt: try row.decode(column: "updated_at", as: Int64.self),
+            finishedAt: try row.decode(column: "finished_at", as: Int64?.self),
+            statusActor: try row.decode(column: "status_actor", as: String?.self),
+            version: try row.decode(column: "version", as: Int64.self)
+        )
+    }
+
+    private func cachedContent(id: String, row: any SQLRow) throws -> (OperationContent, AllowedSignatureType) {
+        if let cached = contentCache.entries.withLock({ $0[id] }) { return cached }
+        let decoded = (
+            try Self.decodeJSON(OperationContent.self, try row.decode(column: "content", as: String.self)),
+            try Self.decodeJSON(AllowedSignatureType.self, try row.decode(column: "signature_type", as: String.self))
+        )
+        contentCache.entries.withLock {
+            if $0.count >= Self.contentCacheLimit { $0.removeAll(keepingCapacity: true) }
+            $0[id] = decoded
+        }
+        return decoded
+    }
+
+    private static func json<T: Encodable>(_ value: T) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    private static func decodeJSON<T: Decodable>(_ type: T.Type, _ text: String) throws -> T {
+        try JSONDecoder().decode(type, from: Data(text.utf8))
+    }
+
+    // MARK: Operation templates
+
+    public func putTemplate(applicationId: String, name: String, body: String, at: Millis) async throws {
+        try await database.raw(
+            """
+            INSERT INTO operation_templates (application_id, name, body, updated_at)
+            VALUES (\(bind: applicationId), \(bind: name), \(bind: body), \(bind: at))
+            ON CONFLICT (application_id, name) DO UPDATE SET body = EXCLUDED.body, updated_at = EXCLUDED.updated_at
+            """
+        ).run()
+    }
+
+    public func template(applicationId: String, name: String) async throws -> (body: String, updatedAt: Millis)? {
+        guard
+            let row = try await database.raw(
+                """
+                SELECT * FROM operation_templates WHERE application_id = \(bind: applicationId) AND name = \(bind: name)
+                """
+            ).first()
+        else { return nil }
+        return (try row.decode(column: "body", as: String.self), try row.decode(column: "updated_at", as: Int64.self))
+    }
+
+    public func templates(applicationId: String) async throws -> [(name: String, body: String, updatedAt: Millis)] {
+        try await database.raw(
+            "SELECT * FROM operation_templates WHERE application_id = \(bind: applicationId) ORDER BY name"
+        ).all().map {
+            (
+                try $0.decode(column: "name", as: String.self), try $0.decode(column: "body", as: String.self),
+                try $0.decode(column: "updated_at", as: Int64.self)
+            )
+        }
+    }
+
+    public func deleteTemplate(applicationId: String, name: String) async throws -> Bool {
+        !(try await database.raw(
+            """
+            DELETE FROM operation_templates WHERE application_id = \(bind: applicationId) AND name = \(bind: name) \
+            RETURNING name
+            """
+        ).all()).isEmpty
+    }
+}
