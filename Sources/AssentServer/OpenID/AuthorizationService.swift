@@ -257,22 +257,6 @@ struct AuthorizationService: Sendable {
         character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_")
     }
 
-    /// Whether a sign-in of the session may answer `request` without asking for the password again: not when the
-    /// client asks for a fresh sign-in (`prompt=login`), when `max_age` has passed since it, or when `id_token_hint`
-    /// names someone else; and only within the client's application. (A sign-in weaker than `acr_values` ask is
-    /// stepped up with a second factor.)
-    func serves(_ request: AuthorizationRequest, _ signIn: SignInFacts?, applicationId: String?) -> Bool {
-        guard let signIn, applicationId == request.applicationId, !request.prompt.contains("login"),
-            request.hintedUserId == nil || request.hintedUserId == signIn.userId
-        else {
-            return false
-        }
-        if let maxAge = request.maxAge, environment.nowMillis - signIn.authTime > Millis(maxAge) * 1000 {
-            return false
-        }
-        return true
-    }
-
     /// Issues a code for the signed-in person and returns where the browser goes with it (§3.1.2.5: `code`,
     /// `state`, and RFC 9207's `iss`).
     func issueCode(_ request: AuthorizationRequest, _ signIn: SignInFacts) async throws -> String {

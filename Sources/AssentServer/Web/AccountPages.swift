@@ -115,33 +115,24 @@ struct AccountPages: Sendable {
         guard var session = try await login.sessions.load(request) else {
             return .failure(WebPages.redirect("/login?return=account"))
         }
-        let now = environment.nowMillis
         let application = try await login.flows.applicationRecord(id: session.state.application)
-        if session.state.step == .signedIn, let signIn = session.state.signIn {
-            if signIn.assurance >= .secondFactor, now - signIn.authTime <= Self.freshness {
-                return .success((session, application, signIn.userId))
-            }
-            if signIn.assurance < .secondFactor, now - signIn.authTime <= Self.freshness {
-                // Signed in with a password alone: a second factor first.
-                let (regToken, providers) = try await login.flows.stepUp(
-                    applicationId: application.id, userId: signIn.userId)
-                if !providers.isEmpty {
-                    session.state.stepUp(
-                        regToken: regToken, providers: providers, userId: signIn.userId,
-                        notice: "Confirm it is you with a second factor to manage your account's security.")
-                    session.state.returnTo = "/account"
-                    _ = try await login.sessions.save(&session, lifetime: login.lifetime(session.state))
-                    return .failure(WebPages.redirect(LoginState.Step.chooseFactor.path))
-                }
-            }
+        let gate = try await LoginFlow.accountGate(
+            session.state, now: environment.nowMillis, freshness: Self.freshness
+        ) { userId in
+            try await login.flows.stepUp(applicationId: application.id, userId: userId)
         }
-        let userId = session.state.signIn?.userId ?? session.state.userId
-        session.state = session.state.restarted()
-        session.state.userId = userId
-        session.state.returnTo = "/account"
-        session.state.notice = "Sign in again to manage your account's security."
-        _ = try await login.sessions.save(&session, lifetime: login.lifetime(session.state))
-        return .failure(WebPages.redirect("/login?application=\(FormEncoding.escape(application.id))"))
+        switch gate {
+        case .open(let userId):
+            return .success((session, application, userId))
+        case .secondFactor(let state):
+            session.state = state
+            _ = try await login.sessions.save(&session, lifetime: login.lifetime(session.state))
+            return .failure(WebPages.redirect(LoginState.Step.chooseFactor.path))
+        case .signInAgain(let state):
+            session.state = state
+            _ = try await login.sessions.save(&session, lifetime: login.lifetime(session.state))
+            return .failure(WebPages.redirect("/login?application=\(FormEncoding.escape(application.id))"))
+        }
     }
 
     // MARK: Pages

@@ -27,61 +27,36 @@ extension LoginPages {
             return WebPages.redirect(location)
         }
         let session = try await sessions.load(request)
-        // The session's sign-in, also while the person is part-way through another one.
-        let signIn = session?.state.application == authorization.applicationId ? session?.state.signIn : nil
-        if var session, let signIn,
-            authorizations.serves(authorization, signIn, applicationId: session.state.application)
-        {
+        let decision = try await flow.authorize(
+            authorization, session: session?.state, now: environment.nowMillis
+        ) { userId in
+            try await authorizations.needsConsent(authorization, userId: userId)
+        }
+        switch decision {
+        case .redirect(let location):
+            return WebPages.redirect(location)
+        case .signedIn(var state):
             // Signed in: a code at once, or — for a stronger sign-in than the session holds — the missing factor.
-            if authorization.prompt.contains("none"), let wanted = authorization.assurance, signIn.assurance < wanted {
-                return WebPages.redirect(
-                    authorization.errorLocation(
-                        .interactionRequired, "The request needs a second factor the session has not verified.",
-                        issuer: environment.openID.issuer))
+            let location = try await proceed(&state)
+            guard var session else {
+                let (_, cookie) = try await sessions.create(state, lifetime: lifetime(state))
+                return WebPages.redirect(location, cookies: [cookie])
             }
-            if authorization.prompt.contains("none"),
-                try await authorizations.needsConsent(authorization, userId: signIn.userId)
-            {
-                return WebPages.redirect(
-                    authorization.errorLocation(
-                        .consentRequired, "The person has not allowed this client yet.",
-                        issuer: environment.openID.issuer))
-            }
-            session.state = session.state.restarted()
-            session.state.step = .signedIn
-            session.state.userId = signIn.userId
-            session.state.authorization = authorization
-            let location = try await continueAuthorization(&session.state)
+            session.state = state
             guard try await sessions.save(&session, lifetime: lifetime(session.state)) else {
                 return WebPages.redirect("/login?expired=1")
             }
             return WebPages.redirect(location)
+        case .signIn(let state):
+            // Sign in (again), for this client; the session's sign-in serves others until a new one replaces it.
+            let next = "/login?application=\(FormEncoding.escape(authorization.applicationId))"
+            if var existing = session {
+                existing.state = state
+                if try await sessions.save(&existing) { return WebPages.redirect(next) }
+            }
+            let (_, cookie) = try await sessions.create(state)
+            return WebPages.redirect(next, cookies: [cookie])
         }
-        if authorization.prompt.contains("none") {
-            return WebPages.redirect(
-                authorization.errorLocation(
-                    .loginRequired,
-                    signIn == nil
-                        ? "The person is not signed in."
-                        : authorization.hintedUserId.map { $0 != signIn?.userId } == true
-                            ? "The person signed in is not the one id_token_hint names."
-                            : "The request needs the person to sign in again.",
-                    issuer: environment.openID.issuer))
-        }
-        // Sign in (again), for this client; the session's sign-in serves others until a new one replaces it.
-        var state = LoginState(application: authorization.applicationId)
-        state.authorization = authorization
-        state.signIn = signIn
-        state.methods = session?.state.methods ?? []
-        state.userId = authorization.loginHint ?? authorization.hintedUserId ?? signIn?.userId
-        state.uiLocales = authorization.uiLocales
-        let next = "/login?application=\(FormEncoding.escape(authorization.applicationId))"
-        if var existing = session {
-            existing.state = state
-            if try await sessions.save(&existing) { return WebPages.redirect(next) }
-        }
-        let (_, cookie) = try await sessions.create(state)
-        return WebPages.redirect(next, cookies: [cookie])
     }
 
     /// An OpenID request's parameters: the query of a GET, the form of a POST (each name's first value, and the first

@@ -13,35 +13,36 @@ extension LoginPages {
         LoginSignInPage(passkeys: try await passkey.passkeys.policy(application.id).firstFactor ?? true)
     }
 
-    /// `POST /login/passkey`: the credential the browser made or used in the passkey step; passed → signed in.
-    func usePasskey(_ state: inout LoginState, _ form: [String: String]) async throws -> [String] {
-        guard let assertion = state.assertion, let json = form["credential"], !json.isEmpty else {
-            state.message = "Your browser sent no passkey: try again, or use another method."
-            return []
-        }
+    /// The passkey step's check of the credential the browser made (registration) or used: passed → its proof.
+    /// A refused one spends the challenge on the page either way, so new options come with the refusal.
+    func verifyPasskey(_ assertion: String, registration: Bool, remember: Bool, _ form: [String: String])
+        async throws -> LoginFlow.Event
+    {
+        let json = Data((form["credential"] ?? "").utf8)
         let proof: String
         do {
-            if state.registration {
-                let credential = try JSONDecoder().decode(RegistrationCredential.self, from: Data(json.utf8))
+            if registration {
+                let credential = try JSONDecoder().decode(RegistrationCredential.self, from: json)
                 proof = try await passkey.register(
                     PasskeyRegisterRequest(assertion: assertion, credential: credential, name: form["name"])
                 ).providerAssertion
             } else {
-                let credential = try JSONDecoder().decode(AuthenticationCredential.self, from: Data(json.utf8))
+                let credential = try JSONDecoder().decode(AuthenticationCredential.self, from: json)
                 proof = try await passkey.verify(PasskeyVerifyRequest(assertion: assertion, credential: credential))
                     .providerAssertion
             }
         } catch is DecodingError {
-            state.message = "Your browser sent something that is not a passkey: try again, or use another method."
-            return []
+            return .passkeyUnreadable
         } catch let error as TFAError {
-            // The challenge on the page is spent either way: new options for the next try, while tries are left.
-            if let options = try? await passkey.options(TFAAssertionRequest(assertion: assertion)) {
-                state.passkeyOptions = String(decoding: try JSONEncoder().encode(options), as: UTF8.self)
-            }
-            throw error
+            return .passkeyRefused(error, options: try? await passkeyOptions(assertion))
         }
-        return try await finish(&state, proof: proof, remember: form["remember"] != nil)
+        return .factorPassed(proof: proof, remember: remember, backupCodesLeft: nil)
+    }
+
+    /// A passkey ceremony's options for the browser, as JSON.
+    func passkeyOptions(_ assertion: String) async throws -> String {
+        let options = try await passkey.options(TFAAssertionRequest(assertion: assertion))
+        return String(decoding: try JSONEncoder().encode(options), as: UTF8.self)
     }
 
     /// `POST /login/passkey/options` (from `passkey.js` on the sign-in page): options for a passwordless sign-in,
@@ -84,14 +85,16 @@ extension LoginPages {
                 AuthenticationCredential.self, from: Data((form["credential"] ?? "").utf8))
             let success = try await passkey.signIn(
                 PasskeyLoginRequest(application: state.application, credential: credential))
-            try await signedIn(&state, success)
+            _ = try await run(
+                .signedIn(try await signedIn(success, application: state.application)), &state,
+                LoginInput(request, form: form, address: nil))
         } catch is DecodingError {
-            state.message = "Your browser sent no passkey: try again, or sign in with your password."
+            (state, _) = flow.transition(
+                state, on: .refused("Your browser sent no passkey: try again, or sign in with your password."))
         } catch let error as TFAError {
-            state = state.restarted()
-            state.message = error.message
+            (state, _) = flow.transition(state, on: .passwordlessRefused(error))
         }
-        let location = try await continueAuthorization(&state)
+        let location = try await proceed(&state)
         guard var existing = session else {
             guard state.step != .signIn else {
                 // Nothing is stored until someone signs in: the form again, with the reason.

@@ -5,106 +5,6 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// Where a person is in the hosted login, kept sealed in the login session.
-struct LoginState: Codable, Sendable {
-    enum Step: String, Codable, Sendable {
-        case signIn, chooseFactor, chooseDestination, enterCode, waitForPush, passkey, consent, signedIn
-
-        /// The page that shows this step.
-        var path: String {
-            switch self {
-            case .signIn: "/login"
-            case .chooseFactor: "/login/factor"
-            case .chooseDestination: "/login/destination"
-            case .enterCode: "/login/code"
-            case .waitForPush: "/login/push"
-            case .passkey: "/login/passkey"
-            case .consent: "/login/consent"
-            case .signedIn: "/login/done"
-            }
-        }
-    }
-
-    /// The application's id.
-    var application: String
-    var step = Step.signIn
-    var userId: String?
-    var regToken: String?
-    /// Whether the account registers its first factor (403102) rather than verifying one (403101).
-    var registration = false
-    /// The providers offered: the account's own when verifying, the registrable ones when registering.
-    var providers: [TFAProvider] = []
-    var provider: TFAProvider?
-    var assertion: String?
-    var phvToken: String?
-    var sctToken: String?
-    /// A TOTP registration's QR code (PNG data URL) and secret (Base32, for typing in).
-    var qrCode: String?
-    var secret: String?
-    /// Where the code went, obfuscated.
-    var destination: String?
-    var operationId: String?
-    /// The number the phone asks for (number matching).
-    var number: Int?
-    /// A passkey step's options for the browser (JSON of ``PasskeyOptionsResponse``).
-    var passkeyOptions: String?
-    /// After sign-in: what the login token was verified with, in words (``LoginPages/methods(of:)``).
-    var methods: [String] = []
-    /// A sentence for the next page (shown once).
-    var message: String?
-    /// A sentence that informs rather than warns, for the next page (shown once).
-    var notice: String?
-    /// After sign-in: what the session's single sign-on offers other clients.
-    var signIn: SignInFacts?
-    /// The OpenID client's request this sign-in serves, answered with a code once the person is signed in.
-    var authorization: AuthorizationRequest?
-    /// Where the browser goes next instead of the step's page (the client, told that the person declined).
-    var pendingRedirect: String?
-    /// A page of this server the person goes back to once signed in (only `/account`).
-    var returnTo: String?
-    /// The languages asked for (`ui_locales` of the client's request or of `/login`), before the browser's.
-    var uiLocales: String?
-    /// The language the signed-in account's owner chose (``TFAAccountRecord/language``), read at sign-in.
-    var accountLanguage: String?
-    /// The activation a person started on `/account` for a new phone, while its QR code is shown.
-    var newPhone: String?
-    /// Set while the signed-in person passes a further factor (``stepUp(regToken:providers:userId:notice:)``): the
-    /// sign-in it ends in adds to the session's, it does not replace it.
-    var steppingUp: Bool?
-
-    init(application: String) { self.application = application }
-
-    /// A fresh start at the password form of the same application, still serving the same client's request and
-    /// keeping the session's sign-in for single sign-on until another replaces it.
-    func restarted() -> LoginState {
-        var state = LoginState(application: application)
-        state.authorization = authorization
-        state.signIn = signIn
-        state.methods = methods
-        state.returnTo = returnTo
-        state.uiLocales = uiLocales
-        return state
-    }
-
-    /// A step-up: the signed-in person passes one of `providers` (of the flow `regToken`) before going on; the
-    /// password is not asked again.
-    mutating func stepUp(regToken: String, providers: [TFAProvider], userId: String, notice: String) {
-        step = .chooseFactor
-        self.regToken = regToken
-        registration = false
-        self.providers = providers
-        self.userId = userId
-        self.notice = notice
-        steppingUp = true
-    }
-
-    /// Forgets the chosen provider's part.
-    mutating func clearFactor() {
-        (provider, assertion, phvToken, sctToken, qrCode, secret, destination, operationId, number, passkeyOptions) =
-            (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
-    }
-}
-
 /// The hosted login under `/login`: sign in with a password, choose a second factor, enter the code (e-mail, text
 /// message or call, authenticator app — with its QR code when registering) or approve on the phone, then the
 /// signed-in page. Server-rendered HTML that works without JavaScript; only the wait for a push approval uses a
@@ -123,6 +23,9 @@ struct LoginPages: Sendable {
     let backup: BackupCodeFactor
     let sessions: WebSessions<LoginState>
     let authorizations: AuthorizationService
+    let accounts: TFAAccountService
+    /// The sign-in's decisions; these pages carry them out.
+    let flow: LoginFlow
     let pages = WebPages.shared
     typealias Session = WebSessions<LoginState>.Session
 
@@ -145,6 +48,8 @@ struct LoginPages: Sendable {
         sessions.owner = { state in state.signIn.map { GrantRevocation.owner(state.application, $0.userId) } }
         self.sessions = sessions
         authorizations = AuthorizationService(environment: environment)
+        accounts = TFAAccountService(environment: environment)
+        flow = LoginFlow(issuer: environment.openID.issuer)
     }
 
     /// How long a session lives after this save: a signed-in one as long as single sign-on lasts, one still
@@ -159,46 +64,41 @@ struct LoginPages: Sendable {
             guard try await sessions.load(request) != nil else {
                 return try await firstSignIn(request, address: context.clientLimitKey)
             }
-            return try await submit(request, expecting: [.signIn]) { session, form in
-                try await signIn(&session.state, form, request: request, address: context.clientLimitKey)
-                return []
+            return try await submit(request, .password, address: context.clientLimitKey) { form in
+                .passwordEntered(userId: form["userId"] ?? "", password: !(form["password"] ?? "").isEmpty)
             }
         }
         router.get("login/factor") { request, _ in try await show(request, .chooseFactor) }
         router.post("login/factor") { request, context in
-            try await submit(
-                request, expecting: [.chooseFactor, .chooseDestination, .enterCode, .waitForPush, .passkey]
-            ) {
-                session, form in
-                try await choose(
-                    &session.state, form, userAgent: request.headers[.userAgent], address: context.clientLimitKey)
-                return []
+            try await submit(request, .factor, address: context.clientLimitKey) { form in
+                .factorChosen(form["provider"].flatMap(TFAProvider.init(rawValue:)))
             }
         }
         router.get("login/destination") { request, _ in try await show(request, .chooseDestination) }
         router.post("login/destination") { request, _ in
-            try await submit(request, expecting: [.chooseDestination]) { session, form in
-                try await send(&session.state, form)
-                return []
+            try await submit(request, .destination) { form in
+                .destinationChosen(
+                    LoginFlow.Destination(
+                        emailId: form["emailId"], phoneId: form["phoneId"], phone: form["phone"],
+                        method: form["method"].flatMap(TFAPhoneMethod.init(rawValue:)),
+                        activationId: form["activationId"]))
             }
         }
         router.get("login/code") { request, _ in try await show(request, .enterCode) }
         router.post("login/code") { request, _ in
-            try await submit(request, expecting: [.enterCode]) { session, form in
-                try await verifyCode(&session.state, form)
+            try await submit(request, .code) { form in
+                .codeEntered(form["code"] ?? "", remember: form["remember"] != nil)
             }
         }
         router.get("login/push") { request, _ in try await show(request, .waitForPush) }
         router.post("login/push") { request, _ in
-            try await submit(request, expecting: [.waitForPush]) { session, form in
-                try await verifyPush(&session.state, form)
-            }
+            try await submit(request, .push) { form in .pushContinued(remember: form["remember"] != nil) }
         }
         router.get("login/push/events") { request, _ in try await pushEvents(request) }
         router.get("login/passkey") { request, _ in try await show(request, .passkey) }
         router.post("login/passkey") { request, _ in
-            try await submit(request, expecting: [.passkey]) { session, form in
-                try await usePasskey(&session.state, form)
+            try await submit(request, .passkey) { form in
+                .passkeyUsed(credential: !(form["credential"] ?? "").isEmpty, remember: form["remember"] != nil)
             }
         }
         router.post("login/passkey/options") { request, context in
@@ -208,10 +108,7 @@ struct LoginPages: Sendable {
         router.get("login/done") { request, _ in try await show(request, .signedIn) }
         router.get("login/consent") { request, _ in try await show(request, .consent) }
         router.post("login/consent") { request, _ in
-            try await submit(request, expecting: [.consent]) { session, form in
-                try await decide(&session.state, allow: form["decision"] == "allow")
-                return []
-            }
+            try await submit(request, .consent) { form in .consentDecided(allow: form["decision"] == "allow") }
         }
         router.post("login/consents/revoke") { request, _ in try await revokeConsent(request) }
         router.get("oauth2/authorize") { request, _ in try await authorize(request) }
@@ -240,7 +137,7 @@ struct LoginPages: Sendable {
         } catch let error as AssentServerError where error.status == 400 {
             return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
         }
-        let expired = request.uri.queryParameters["expired"] != nil ? "The page expired: sign in again." : nil
+        let expired = request.uri.queryParameters["expired"] != nil
         let toAccount = request.uri.queryParameters["return"] == "account"
         let uiLocales = request.uri.queryParameters["ui_locales"].map(String.init).flatMap {
             (1...256).contains($0.count) ? $0 : nil
@@ -249,24 +146,16 @@ struct LoginPages: Sendable {
             // No session yet, and none is stored until a password is right: the form's token is a cookie's value.
             let (csrf, cookie) = formToken.issue(request)
             var frame = try await frame(application, csrf: csrf, userId: nil, uiLocales: uiLocales)
-            frame.message = expired
+            frame.message = expired ? "The page expired: sign in again." : nil
             frame.returnTo = toAccount ? "account" : nil
             var response = pages.page(try await signInContent(application), frame: frame)
             response.headers.append(cookie)
             return response
         }
-        if session.state.step == .signedIn && session.state.application == application.id {
-            return WebPages.redirect(LoginState.Step.signedIn.path)
-        }
-        let (message, userId) = (session.state.message, session.state.userId)
-        let sameApplication = session.state.application == application.id
-        session.state = sameApplication ? session.state.restarted() : LoginState(application: application.id)
-        session.state.message = message ?? expired
-        // The name typed belongs to this application's sign-in: another application's page starts empty.
-        if sameApplication { session.state.userId = userId }
-        if let uiLocales { session.state.uiLocales = uiLocales }
-        if toAccount { session.state.returnTo = "/account" }
-        return try await render(&session, application: application, changed: true)
+        let visit: LoginFlow.Visit
+        (session.state, visit) = flow.signInPage(
+            session.state, application: application.id, expired: expired, uiLocales: uiLocales, toAccount: toAccount)
+        return try await answer(visit, &session, application: application)
     }
 
     /// `POST /login` without a session: the token must match the cookie the form came with; a wrong password
@@ -287,28 +176,20 @@ struct LoginPages: Sendable {
         var state = LoginState(application: application.id)
         if form["return"] == "account" { state.returnTo = "/account" }
         state.uiLocales = form["ui_locales"].flatMap { (1...256).contains($0.count) ? $0 : nil }
-        var status = HTTPResponse.Status.badRequest
-        var retryAfter: Int?
-        do {
-            try await signIn(&state, form, request: request, address: address)
-        } catch let error as TFAError {
-            Self.absorb(error, into: &state)
-            status = error.status
-        } catch let error as AssentServerError where error.status < 500 {
-            state.message = Self.sentence(error)
-            status = HTTPResponse.Status(code: error.status)
-            retryAfter = error.retryAfter
-        }
+        let handled = try await run(
+            .passwordEntered(userId: form["userId"] ?? "", password: !(form["password"] ?? "").isEmpty), &state,
+            LoginInput(request, form: form, address: address))
         guard state.step != .signIn else {
             var frame = try await frame(
                 application, csrf: form["csrf"] ?? "", userId: state.userId, uiLocales: state.uiLocales)
             frame.message = state.message
             frame.returnTo = state.returnTo == nil ? nil : "account"
-            var response = pages.page(try await signInContent(application), frame: frame, status: status)
-            if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+            var response = pages.page(
+                try await signInContent(application), frame: frame, status: handled.status ?? .badRequest)
+            if let retryAfter = handled.retryAfter { response.headers[.retryAfter] = String(retryAfter) }
             return response
         }
-        let location = try await continueAuthorization(&state)
+        let location = try await proceed(&state)
         let (_, cookie) = try await sessions.create(state, lifetime: lifetime(state))
         return WebPages.redirect(location, cookies: [cookie, formToken.removal])
     }
@@ -316,17 +197,20 @@ struct LoginPages: Sendable {
     /// `GET` of a step's page: the page when the session is at that step, else a redirect to where it is.
     private func show(_ request: Request, _ step: LoginState.Step) async throws -> Response {
         guard var session = try await sessions.load(request) else { return WebPages.redirect("/login?expired=1") }
-        var changed = false
-        if step == .chooseFactor, [.chooseDestination, .enterCode, .waitForPush, .passkey].contains(session.state.step)
-        {
-            // "Use another method": back to the choice; the abandoned part expires on its own.
-            session.state.clearFactor()
-            session.state.step = .chooseFactor
-            changed = true
-        }
-        guard session.state.step == step else { return WebPages.redirect(session.state.step.path) }
+        let visit: LoginFlow.Visit
+        (session.state, visit) = flow.visit(session.state, step)
         let application = try await flows.applicationRecord(id: session.state.application)
-        return try await render(&session, application: application, changed: changed)
+        return try await answer(visit, &session, application: application)
+    }
+
+    /// The flow's answer to a visit: the step's page, or a redirect to where the session is.
+    private func answer(_ visit: LoginFlow.Visit, _ session: inout Session, application: ApplicationRecord)
+        async throws -> Response
+    {
+        switch visit {
+        case .redirect(let location): return WebPages.redirect(location)
+        case .render(let changed): return try await render(&session, application: application, changed: changed)
+        }
     }
 
     /// Renders the session's step, showing (and forgetting) its message; stores the session when that or the
@@ -386,7 +270,7 @@ struct LoginPages: Sendable {
             let factors =
                 state.registration
                 ? []
-                : try await TFAAccountService(environment: environment).find(
+                : try await accounts.find(
                     userId: state.userId ?? "", in: application)?.factors.filter { $0.provider == .push } ?? []
             let browsers = factors.contains(where: BrowserApprovers.isBrowser)
             let phones = factors.isEmpty || factors.contains { !BrowserApprovers.isBrowser($0) }
@@ -488,288 +372,206 @@ struct LoginPages: Sendable {
         return page
     }
 
-    // MARK: Steps
+    // MARK: Carrying out the flow
 
-    /// `POST /login`: the password; then the signed-in page, or the choice of a second factor.
-    private func signIn(_ state: inout LoginState, _ form: [String: String], request: Request, address: String?)
-        async throws
-    {
-        let userId = (form["userId"] ?? "").trimmingCharacters(in: .whitespaces)
-        state.userId = userId
-        guard !userId.isEmpty, let password = form["password"], !password.isEmpty else {
-            state.message = "Enter your user name and your password."
-            return
+    /// What a form brings that the flow never keeps: the password, the browser's passkey, who is asking.
+    struct LoginInput: Sendable {
+        var form: [String: String]
+        var userAgent: String?
+        var address: String?
+        /// The remembered-device cookie's value.
+        var deviceToken: String?
+
+        init(_ request: Request, form: [String: String], address: String?) {
+            self.form = form
+            userAgent = request.headers[.userAgent]
+            self.address = address
+            deviceToken = request.cookies[LoginPages.deviceCookie]?.value
         }
-        let outcome = try await flows.login(
-            TFALoginRequest(
-                application: state.application, userId: userId, password: password,
-                deviceToken: request.cookies[Self.deviceCookie]?.value),
-            address: address)
-        switch outcome {
-        case .success(let success):
-            try await signedIn(&state, success)
-        case .interruption(let interruption):
-            // The password was right: the second factor's pages speak the account's language.
-            state.accountLanguage = try await TFAAccountService(environment: environment).language(
-                userId: userId, applicationId: state.application)
-            state.regToken = interruption.regToken
-            state.registration = interruption.errorCode == TFAErrorCode.pendingRegistration
-            state.providers = (state.registration ? interruption.inactiveProviders : interruption.activeProviders)
-                .map(\.name).filter { Self.meets($0, state.authorization?.assurance) }
-            state.step = .chooseFactor
-            if state.providers.isEmpty {
-                state.message = "This account has no second factor this application accepts: ask the service's support."
-            }
-        }
+
+        /// For what needs no form (the flow's own continuation).
+        init() { form = [:] }
     }
 
-    /// `POST /login/factor`: starts the chosen provider's part; a push sign-in tells the phone about this browser.
-    private func choose(_ state: inout LoginState, _ form: [String: String], userAgent: String?, address: String?)
-        async throws
-    {
-        guard let regToken = state.regToken,
-            let provider = form["provider"].flatMap(TFAProvider.init(rawValue:)),
-            state.providers.contains(provider)
-        else {
-            state.message = "Choose one of the methods shown."
-            return
-        }
-        let registration = state.registration
-        let started = try await flows.start(
-            TFAInitRequest(regToken: regToken, provider: provider, mode: registration ? .register : .verify))
-        state.clearFactor()
-        state.provider = provider
-        state.assertion = started.assertion
-        switch (provider, registration) {
-        case (.totp, false), (.backup, _):
-            state.step = .enterCode
-        case (.totp, true):
-            let issued = try await totp.register(TOTPRegisterRequest(assertion: started.assertion))
-            state.qrCode = issued.qrCode
-            state.sctToken = issued.sctToken
-            state.secret = URLComponents(string: issued.uri)?.queryItems?.first { $0.name == "secret" }?.value
-            state.step = .enterCode
-        case (.push, false):
-            let client = state.authorization?.clientName
-            let sent = try await push.send(TFAAssertionRequest(assertion: started.assertion)) { application in
-                LoginContext(
-                    site: client ?? application, userAgent: userAgent, address: address, at: environment.now())
-            }
-            state.operationId = sent.operationId
-            state.number = sent.number
-            state.step = .waitForPush
-        case (.passkey, _):
-            let options = try await passkey.options(TFAAssertionRequest(assertion: started.assertion))
-            state.passkeyOptions = String(decoding: try JSONEncoder().encode(options), as: UTF8.self)
-            state.step = .passkey
-        default:
-            state.step = .chooseDestination
-        }
+    /// What carrying out an event came to.
+    struct Handled: Sendable {
+        /// `Set-Cookie` values (a remembered device).
+        var cookies: [String] = []
+        /// A refusal's status and when to try again, for a page answered directly (the first sign-in's form).
+        var status: HTTPResponse.Status?
+        var retryAfter: Int?
+        /// Where the browser goes, when the flow said so.
+        var location: String?
     }
 
-    /// `POST /login/destination`: sends the code to the chosen address or number, or asks the chosen device.
-    private func send(_ state: inout LoginState, _ form: [String: String]) async throws {
-        guard let assertion = state.assertion else { return }
-        switch state.provider {
-        case .email:
-            let emails = try await codes.emails(TFAAssertionRequest(assertion: assertion)).emails
-            guard let email = emails.first(where: { $0.id == form["emailId"] }) else {
-                state.message = "Choose one of the addresses shown."
-                return
-            }
-            state.phvToken = try await codes.sendEmail(
-                TFAEmailSendRequest(
-                    assertion: assertion, emailId: email.id, lang: try await language(state))
-            ).phvToken
-            state.destination = email.obfuscated
-            state.step = .enterCode
-        case .phone:
-            let method = form["method"].flatMap(TFAPhoneMethod.init(rawValue:)) ?? .sms
-            var request = TFAPhoneSendRequest(
-                assertion: assertion, method: method, lang: try await language(state))
-            if state.registration {
-                let number = (form["phone"] ?? "").filter { !" -()".contains($0) }
-                guard CodeFactor.isE164(number) else {
-                    state.message =
-                        "Enter the number in international form: + and the country code, e.g. +420 601 234 567."
-                    return
+    /// Feeds `event` to the flow and carries out each check it asks for, feeding the answers back, until it asks for
+    /// nothing more. A refusal a person can act on becomes the next page's message.
+    func run(_ event: LoginFlow.Event, _ state: inout LoginState, _ input: LoginInput) async throws -> Handled {
+        var event = event
+        var handled = Handled()
+        while true {
+            let action: LoginFlow.Action
+            (state, action) = flow.transition(state, on: event)
+            do {
+                switch try await perform(action, state, input, &handled.cookies) {
+                case .next(let next): event = next
+                case .finished: return handled
+                case .location(let location):
+                    handled.location = location
+                    return handled
                 }
-                request.phone = number
-                state.destination = CodeFactor.obfuscatePhone(number)
+            } catch let error as TFAError {
+                handled.status = error.status
+                event = .failed(error)
+            } catch let error as AssentServerError where error.status < 500 {
+                handled.status = HTTPResponse.Status(code: error.status)
+                handled.retryAfter = error.retryAfter
+                event = .refused(Self.sentence(error))
+            }
+        }
+    }
+
+    /// Where a handled form sends the browser (``LoginFlow/Event/proceed``): a step's page, or on to the client.
+    func proceed(_ state: inout LoginState) async throws -> String {
+        try await run(.proceed, &state, LoginInput()).location ?? state.step.path
+    }
+
+    /// What one action came to.
+    private enum Performed {
+        case next(LoginFlow.Event)
+        case finished
+        case location(String)
+    }
+
+    /// Carries out one of the flow's actions with the two-factor services.
+    private func perform(
+        _ action: LoginFlow.Action, _ state: LoginState, _ input: LoginInput, _ cookies: inout [String]
+    ) async throws -> Performed {
+        switch action {
+        case .done:
+            return .finished
+        case .redirect(let location):
+            return .location(location)
+        case .checkPassword(let userId):
+            let outcome = try await flows.login(
+                TFALoginRequest(
+                    application: state.application, userId: userId, password: input.form["password"] ?? "",
+                    deviceToken: input.deviceToken),
+                address: input.address)
+            switch outcome {
+            case .success(let success):
+                return .next(.signedIn(try await signedIn(success, application: state.application)))
+            case .interruption(let interruption):
+                // The password was right: the second factor's pages speak the account's language.
+                let registration = interruption.errorCode == TFAErrorCode.pendingRegistration
+                return .next(
+                    .secondFactorNeeded(
+                        LoginFlow.SecondFactor(
+                            regToken: interruption.regToken, registration: registration,
+                            providers: (registration ? interruption.inactiveProviders : interruption.activeProviders)
+                                .map(\.name),
+                            accountLanguage: try await accounts.language(
+                                userId: userId, applicationId: state.application))))
+            }
+        case .startFactor(let regToken, let provider, let registration):
+            let started = try await flows.start(
+                TFAInitRequest(regToken: regToken, provider: provider, mode: registration ? .register : .verify))
+            return .next(.factorStarted(provider, assertion: started.assertion))
+        case .registerTOTP(let assertion):
+            let issued = try await totp.register(TOTPRegisterRequest(assertion: assertion))
+            let secret = URLComponents(string: issued.uri)?.queryItems?.first { $0.name == "secret" }?.value
+            return .next(.factorPrepared(.totp(qrCode: issued.qrCode, sctToken: issued.sctToken, secret: secret)))
+        case .sendPush(let assertion, let site):
+            let sent = try await push.send(TFAAssertionRequest(assertion: assertion)) { application in
+                LoginContext(
+                    site: site ?? application, userAgent: input.userAgent, address: input.address,
+                    at: environment.now())
+            }
+            return .next(.factorPrepared(.push(operationId: sent.operationId, number: sent.number)))
+        case .passkeyOptions(let assertion):
+            return .next(.factorPrepared(.passkey(options: try await passkeyOptions(assertion))))
+        case .sendEmail(let assertion, let emailId):
+            let emails = try await codes.emails(TFAAssertionRequest(assertion: assertion)).emails
+            guard let email = emails.first(where: { $0.id == emailId }) else { return .next(.notOffered) }
+            let sent = try await codes.sendEmail(
+                TFAEmailSendRequest(assertion: assertion, emailId: email.id, lang: try await language(state)))
+            return .next(.codeSent(destination: email.obfuscated, phvToken: sent.phvToken))
+        case .sendPhone(let assertion, let method, let phoneId, let newNumber):
+            var request = TFAPhoneSendRequest(assertion: assertion, method: method, lang: try await language(state))
+            var destination: String?
+            if let newNumber {
+                request.phone = newNumber
             } else {
                 let phones = try await codes.phones(TFAAssertionRequest(assertion: assertion)).phones
-                guard let phone = phones.first(where: { $0.id == form["phoneId"] }) else {
-                    state.message = "Choose one of the numbers shown."
-                    return
-                }
+                guard let phone = phones.first(where: { $0.id == phoneId }) else { return .next(.notOffered) }
                 request.phoneId = phone.id
-                state.destination = phone.obfuscated
+                destination = phone.obfuscated
             }
-            state.phvToken = try await codes.sendPhone(request).phvToken
-            state.step = .enterCode
-        case .push:
-            guard let activationId = form["activationId"], !activationId.isEmpty else {
-                state.message = "Choose the phone that will approve your sign-ins."
-                return
+            return .next(.codeSent(destination: destination, phvToken: try await codes.sendPhone(request).phvToken))
+        case .optIn(let assertion, let activationId):
+            let asked = try await push.optIn(TFAPushOptInRequest(assertion: assertion, activationId: activationId))
+            return .next(.phoneAsked(operationId: asked.operationId))
+        case .verify(let verification, let remember):
+            return .next(try await verify(verification, remember: remember, input))
+        case .finalize(let regToken, let assertion, let proof, let remember, let left):
+            let success = try await flows.finalize(
+                TFAFinalizeRequest(
+                    regToken: regToken, assertion: assertion, providerAssertion: proof, rememberDevice: remember))
+            if let token = success.deviceToken, let expiresAt = success.deviceTokenExpiresAt {
+                let maxAge = max(0, Int(expiresAt.timeIntervalSince(environment.now())))
+                cookies.append(hostCookie(Self.deviceCookie, token, maxAge: maxAge))
             }
-            state.operationId = try await push.optIn(
-                TFAPushOptInRequest(assertion: assertion, activationId: activationId)
-            ).operationId
-            state.step = .waitForPush
-        case .totp, .passkey, .backup, nil:
-            state.step = .chooseFactor
+            var signedIn = try await signedIn(success, application: state.application)
+            signedIn.backupCodesLeft = left
+            return .next(.signedIn(signedIn))
+        case .grantConsent(let request, let userId):
+            try await authorizations.grantConsent(request, userId: userId)
+            return .finished
+        case .stepUp(let userId):
+            let (regToken, active) = try await flows.stepUp(applicationId: state.application, userId: userId)
+            return .next(.stepUpOffered(regToken: regToken, providers: active))
+        case .checkConsent(let request, let userId):
+            return .next(.consentChecked(needed: try await authorizations.needsConsent(request, userId: userId)))
+        case .issueCode(let request, let signIn):
+            return .location(try await authorizations.issueCode(request, signIn))
         }
     }
 
-    /// `POST /login/code`: checks the code; right → signed in.
-    private func verifyCode(_ state: inout LoginState, _ form: [String: String]) async throws -> [String] {
-        guard let assertion = state.assertion, let provider = state.provider else { return [] }
-        let code = (form["code"] ?? "").filter { !$0.isWhitespace }
-        guard !code.isEmpty else {
-            state.message = "Enter the code."
-            return []
-        }
+    /// Checks what the person entered or did; passed → its proof.
+    private func verify(_ verification: LoginFlow.Verification, remember: Bool, _ input: LoginInput) async throws
+        -> LoginFlow.Event
+    {
         let proof: String
-        switch provider {
-        case .totp:
-            proof = try await totp.verify(
-                TOTPVerifyRequest(assertion: assertion, code: code, sctToken: state.sctToken)
-            ).providerAssertion
-        case .email, .phone:
-            guard let phvToken = state.phvToken else { return [] }
+        var left: Int?
+        switch verification {
+        case .totp(let assertion, let code, let sctToken):
+            proof = try await totp.verify(TOTPVerifyRequest(assertion: assertion, code: code, sctToken: sctToken))
+                .providerAssertion
+        case .code(let provider, let assertion, let phvToken, let code):
             proof = try await codes.verify(
                 TFACodeVerifyRequest(assertion: assertion, phvToken: phvToken, code: code), provider: provider
             ).providerAssertion
-        case .backup:
+        case .backup(let assertion, let code):
             let passed = try await backup.verify(BackupCodeVerifyRequest(assertion: assertion, code: code))
-            let cookies = try await finish(&state, proof: passed.providerAssertion, remember: form["remember"] != nil)
-            if passed.remaining <= BackupCodeFactor.lowWater {
-                state.notice =
-                    passed.remaining == 0
-                    ? "That was your last backup code: make new ones now, so that you are not locked out."
-                    : "Only \(passed.remaining) backup \(passed.remaining == 1 ? "code is" : "codes are") left: make new ones soon."
-            }
-            return cookies
-        case .push, .passkey:
-            return []
+            proof = passed.providerAssertion
+            left = passed.remaining
+        case .push(let assertion):
+            guard let approved = try await push.verify(TFAAssertionRequest(assertion: assertion)).providerAssertion
+            else { return .notApprovedYet }
+            proof = approved
+        case .passkey(let assertion, let registration):
+            return try await verifyPasskey(assertion, registration: registration, remember: remember, input.form)
         }
-        return try await finish(&state, proof: proof, remember: form["remember"] != nil)
+        return .factorPassed(proof: proof, remember: remember, backupCodesLeft: left)
     }
 
-    /// `POST /login/push`: the approval's state; approved → signed in.
-    private func verifyPush(_ state: inout LoginState, _ form: [String: String]) async throws -> [String] {
-        guard let assertion = state.assertion else { return [] }
-        let status = try await push.verify(TFAAssertionRequest(assertion: assertion))
-        guard let proof = status.providerAssertion else {
-            state.message = "Not approved yet: approve the request on your phone, then continue."
-            return []
-        }
-        return try await finish(&state, proof: proof, remember: form["remember"] != nil)
-    }
-
-    /// Finalizes the flow with a passed factor's proof; the device cookie when the browser is to be remembered.
-    func finish(_ state: inout LoginState, proof: String, remember: Bool) async throws -> [String] {
-        guard let regToken = state.regToken, let assertion = state.assertion else { return [] }
-        let success = try await flows.finalize(
-            TFAFinalizeRequest(
-                regToken: regToken, assertion: assertion, providerAssertion: proof, rememberDevice: remember))
-        try await signedIn(&state, success)
-        guard let token = success.deviceToken, let expiresAt = success.deviceTokenExpiresAt else { return [] }
-        let maxAge = max(0, Int(expiresAt.timeIntervalSince(environment.now())))
-        return [hostCookie(Self.deviceCookie, token, maxAge: maxAge)]
-    }
-
-    func signedIn(_ state: inout LoginState, _ success: TFALoginSuccess) async throws {
-        let userId = success.userId
-        let previous = state.signIn
-        let steppedUp = state.steppingUp == true
-        let previousMethods = state.methods
-        state = state.restarted()
-        state.userId = userId
-        state.step = .signedIn
-        state.methods = Self.methods(of: success.loginToken)
-        if steppedUp, previous?.userId == userId {
-            state.methods =
-                previousMethods + state.methods.filter { $0 != "password" && !previousMethods.contains($0) }
-        }
-        var facts = SignInFacts(loginToken: success.loginToken, userId: userId, at: environment.nowMillis)
-        // The same person again stays the same session for the clients it serves; a step-up adds its factor to the
-        // sign-in it stepped up (no password was asked: a passkey sign-in stepped up is still no `pwd`).
-        if let previous, previous.userId == userId {
-            facts = steppedUp ? facts.steppedUp(from: previous) : facts
-            facts.sessionId = previous.sessionId
-        }
-        state.signIn = facts
-        state.accountLanguage = try await TFAAccountService(environment: environment).language(
-            userId: userId, applicationId: state.application)
-    }
-
-    /// Whether verifying `provider` gives a sign-in the strength a client asks for: approval on a phone is the only
-    /// factor that meets ``SignInAssurance/phone``; any factor meets the others.
-    static func meets(_ provider: TFAProvider, _ wanted: SignInAssurance?) -> Bool {
-        wanted != .phone || provider == .push
-    }
-
-    /// Where a signed-in session goes for the client's request it carries: on to the client with a code when the
-    /// sign-in is strong enough; else to a second factor that makes it so (a step-up: the password is not asked
-    /// again), or back to the client with `access_denied` when the account has no such factor.
-    func continueAuthorization(_ state: inout LoginState) async throws -> String {
-        if let redirect = state.pendingRedirect {
-            state.pendingRedirect = nil
-            return redirect
-        }
-        if state.step == .signedIn, state.authorization == nil, let target = state.returnTo {
-            state.returnTo = nil
-            return target
-        }
-        guard state.step == .signedIn, let request = state.authorization, let signIn = state.signIn else {
-            return state.step.path
-        }
-        if let hinted = request.hintedUserId, hinted != signIn.userId {
-            // Core §3.1.2.1: the person the hint names did not sign in.
-            state.authorization = nil
-            return request.errorLocation(
-                .loginRequired, "The person who signed in is not the one id_token_hint names.",
-                issuer: environment.openID.issuer)
-        }
-        if let wanted = request.assurance, signIn.assurance < wanted {
-            let (regToken, active) = try await flows.stepUp(applicationId: state.application, userId: signIn.userId)
-            let providers = active.filter { Self.meets($0, wanted) }
-            guard !providers.isEmpty else {
-                state.authorization = nil
-                return request.errorLocation(
-                    .accessDenied, "The account has no second factor that meets \(wanted.acr).",
-                    issuer: environment.openID.issuer)
-            }
-            state.stepUp(
-                regToken: regToken, providers: providers, userId: signIn.userId,
-                notice: wanted == .phone
-                    ? "\(request.clientName) asks you to approve this sign-in on your phone."
-                    : "\(request.clientName) asks for a second factor.")
-            return state.step.path
-        }
-        if try await authorizations.needsConsent(request, userId: signIn.userId) {
-            state.step = .consent
-            return state.step.path
-        }
-        state.authorization = nil
-        return try await authorizations.issueCode(request, signIn)
-    }
-
-    /// `POST /login/consent`: allowed → remembered, and on to the client with a code; declined → back to the client
-    /// with `access_denied`.
-    private func decide(_ state: inout LoginState, allow: Bool) async throws {
-        guard let request = state.authorization, let signIn = state.signIn else { return }
-        state.step = .signedIn
-        if allow {
-            try await authorizations.grantConsent(request, userId: signIn.userId)
-            // Asked as prompt=consent wanted: not again for this request.
-            state.authorization?.prompt.removeAll { $0 == "consent" }
-        } else {
-            state.authorization = nil
-            state.pendingRedirect = request.errorLocation(
-                .accessDenied, "The person did not allow this client.", issuer: environment.openID.issuer)
-        }
+    /// A sign-in a service finished, as the flow takes it: who, with what, the token's facts and the account's
+    /// language.
+    func signedIn(_ success: TFALoginSuccess, application: String) async throws -> LoginFlow.SignedIn {
+        LoginFlow.SignedIn(
+            userId: success.userId, methods: Self.methods(of: success.loginToken),
+            facts: SignInFacts(loginToken: success.loginToken, userId: success.userId, at: environment.nowMillis),
+            accountLanguage: try await accounts.language(userId: success.userId, applicationId: application))
     }
 
     /// `POST /login/consents/revoke`: the signed-in person takes back what they allowed a client.
@@ -802,78 +604,34 @@ struct LoginPages: Sendable {
 
     // MARK: Forms
 
-    /// A form POST at one of `steps`: checks the session and its CSRF token, runs `body`, stores the state and
-    /// answers 303 to the page of the step the session is at then. Failures a person can act on become the next
-    /// page's message.
+    /// A form POST: checks the session and its CSRF token; at a step that takes `form`, feeds the flow its event;
+    /// stores the state and answers 303 to where the flow goes on (the step's page, or the client).
     private func submit(
-        _ request: Request, expecting steps: Set<LoginState.Step>,
-        _ body: (inout Session, [String: String]) async throws -> [String]
+        _ request: Request, _ form: LoginFlow.Form, address: String? = nil,
+        _ event: ([String: String]) -> LoginFlow.Event
     ) async throws -> Response {
-        guard let form = try await WebForm.read(request) else {
+        guard let fields = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
         }
         guard var session = try await sessions.load(request) else { return WebPages.redirect("/login?expired=1") }
-        guard WebSessions<LoginState>.validToken(form, session) else {
+        guard WebSessions<LoginState>.validToken(fields, session) else {
             return pages.error(
                 .forbidden, "This form is stale or did not come from this site: open the sign-in page again.")
         }
         var cookies: [String] = []
-        if steps.contains(session.state.step) {
-            do {
-                cookies = try await body(&session, form)
-            } catch let error as TFAError {
-                Self.absorb(error, into: &session.state)
-            } catch let error as AssentServerError where error.status < 500 {
-                session.state.message = Self.sentence(error)
-            }
+        if LoginFlow.steps(accepting: form).contains(session.state.step) {
+            cookies = try await run(
+                event(fields), &session.state, LoginInput(request, form: fields, address: address)
+            ).cookies
         }
         // Signed in for a client: the browser goes on to it with a code (or to a stronger factor first); the session
         // stays for single sign-on.
-        let location = try await continueAuthorization(&session.state)
+        let location = try await proceed(&session.state)
         guard try await sessions.save(&session, lifetime: lifetime(session.state)) else {
             return WebPages.redirect("/login?expired=1")
         }
         return WebPages.redirect(location, cookies: cookies)
     }
-
-    /// Turns a flow error into the message of the step the person continues at.
-    static func absorb(_ error: TFAError, into state: inout LoginState) {
-        switch error.error {
-        case .invalidRegToken:
-            state = state.restarted()
-            state.message = "Your sign-in expired: sign in again."
-        case .invalidLogin:
-            // The form asks for a user name.
-            state.message = "The user name or the password is wrong."
-        case .assertionSpent, .invalidAssertion, .pushNotSent, .totpNotRegistered:
-            state.clearFactor()
-            state.step = .chooseFactor
-            state.message = "That verification expired or used all its tries: choose a method again."
-        case .pushRejected, .pushNotApproved, .pushDeviceNotOptedIn:
-            state.clearFactor()
-            state.step = .chooseFactor
-            // The API speaks to a relying party about its user; the page speaks to the person.
-            let answerer = error.message.contains("a browser") ? "in your browser" : "on your phone"
-            state.message =
-                switch error.error {
-                case .pushRejected:
-                    error.message.contains("fraud")
-                        ? "You reported this sign-in as fraud on your phone: it was stopped."
-                        : error.message.contains("another number")
-                            ? "The number chosen \(answerer) was not the one shown here: the sign-in was stopped."
-                            : "You rejected the sign-in \(answerer)."
-                case .pushNotApproved: "The request on your phone expired or was withdrawn: choose a method again."
-                default: "A phone that does not approve your sign-ins answered: approve on the phone you set up."
-                }
-        default:
-            state.message = error.message
-            if error.attemptsLeft == 0 {
-                state.clearFactor()
-                state.step = .chooseFactor
-            }
-        }
-    }
-
     // MARK: Wording
 
     /// What a person reads for a refused request.
