@@ -1,4 +1,5 @@
 import AssentModel
+import AssentTesting
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -35,5 +36,28 @@ struct PageAnswer {
     func field(_ name: String) -> String? {
         guard let start = body.range(of: "name=\"\(name)\" value=\"") else { return nil }
         return String(body[start.upperBound...].prefix { $0 != "\"" })
+    }
+}
+
+extension PageAnswer {
+    /// Signs in to the console as a browser does — the form, then its fields with the form's token and its cookie
+    /// (`fields`: the name, password and code, or an API key) — and answers what the sign-in answered.
+    static func consoleSignIn(_ client: some TestClientProtocol, _ fields: [String: String]) async throws -> PageAnswer
+    {
+        let form = try await fetch(client, .get, "/console/sign-in")
+        guard let token = form.field("csrf"), let cookie = form.headers[.setCookie] else {
+            throw TestFailure("The console's sign-in form has no token: \(form.status)")
+        }
+        var posted = fields
+        posted["csrf"] = token
+        return try await fetch(
+            client, .post, "/console/sign-in", cookie: String(cookie.prefix { $0 != ";" }), form: posted)
+    }
+
+    /// The console session's cookie (`name=value`) this answer set, if it set one.
+    var consoleSession: String? {
+        headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-console=") }.map {
+            String($0.prefix { $0 != ";" })
+        }
     }
 }

@@ -91,6 +91,35 @@ struct LoginFlowTests {
         }
     }
 
+    @Test("Each form is posted to its step's page and read into its event; the password never reaches the flow")
+    func formsRead() {
+        for form in LoginFlow.Form.allCases {
+            #expect(LoginFlow.Form(path: form.path) == form)
+            #expect(Step.allCases.contains { $0.path == form.path }, "\(form)")
+        }
+        #expect(LoginFlow.Form(path: "/login/done") == nil && LoginFlow.Form(path: "/login/push/events") == nil)
+        let fields = [
+            "userId": " alice", "password": "secret", "provider": "email", "emailId": "e1", "phoneId": "p1",
+            "phone": "+420601234567", "method": "voice", "activationId": "a1", "code": "123 456", "remember": "on",
+            "credential": "{}", "decision": "allow",
+        ]
+        let expected: [LoginFlow.Form: LoginFlow.Event] = [
+            .password: .passwordEntered(userId: " alice", password: true), .factor: .factorChosen(.email),
+            .destination: .destinationChosen(
+                LoginFlow.Destination(
+                    emailId: "e1", phoneId: "p1", phone: "+420601234567", method: .voice, activationId: "a1")),
+            .code: .codeEntered("123 456", remember: true), .push: .pushContinued(remember: true),
+            .passkey: .passkeyUsed(credential: true, remember: true), .consent: .consentDecided(allow: true),
+        ]
+        for form in LoginFlow.Form.allCases { #expect(form.event(fields) == expected[form], "\(form)") }
+        // Missing or unknown values.
+        #expect(
+            LoginFlow.Form.password.event(["userId": "alice"]) == .passwordEntered(userId: "alice", password: false))
+        #expect(LoginFlow.Form.factor.event(["provider": "carrier-pigeon"]) == .factorChosen(nil))
+        #expect(LoginFlow.Form.consent.event([:]) == .consentDecided(allow: false))
+        #expect(LoginFlow.Form.passkey.event([:]) == .passkeyUsed(credential: false, remember: false))
+    }
+
     @Test("A visit shows its step's page, or goes to where the session is; the factor page abandons a provider's part")
     func visits() {
         for current in Step.allCases {

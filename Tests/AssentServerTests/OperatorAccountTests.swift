@@ -425,16 +425,12 @@ struct OperatorAccountTests {
             /// Signs bob in, in a new browser: its console cookie.
             func signIn(password: String) async throws -> String {
                 server.clock.advance(by: 30)
-                let page = try await PageAnswer.fetch(client, .get, "/console/sign-in")
-                let cookie = try #require(page.headers[values: .setCookie].first).prefix { $0 != ";" }
-                let answer = try await PageAnswer.fetch(
-                    client, .post, "/console/sign-in", cookie: String(cookie),
-                    form: [
-                        "csrf": try #require(page.field("csrf")), "name": "bob", "password": password,
-                        "code": try Self.code(secret, at: server.clock.now),
-                    ])
-                let session = answer.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-console=") }
-                return String(try #require(session, "\(answer.status) \(answer.body)").prefix { $0 != ";" })
+                let answer = try await PageAnswer.consoleSignIn(
+                    client, ["name": "bob", "password": password, "code": try Self.code(secret, at: server.clock.now)])
+                guard let session = answer.consoleSession else {
+                    throw TestFailure("The sign-in set no session: \(answer.status) \(answer.body)")
+                }
+                return session
             }
             func works(_ cookie: String) async throws -> Bool {
                 let page = try await PageAnswer.fetch(client, .get, "/console", cookie: cookie)

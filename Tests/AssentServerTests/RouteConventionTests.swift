@@ -45,4 +45,29 @@ struct RouteConventionTests {
         }
         #expect(pages > 12, "the scan finds the page files")
     }
+
+    @Test("Every page is a named handler; the console's scopes are route groups")
+    func pagesAreHandlers() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources/AssentServer")
+        var files = 0
+        var handlers = 0
+        for folder in ["Console", "Web", "BrowserApproval"] {
+            let directory = sources.appendingPathComponent(folder)
+            for name in try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            where name.hasSuffix(".swift") {
+                files += 1
+                let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+                // A route whose body is a closure, rather than `use:` a named handler.
+                for match in text.matches(of: /\.(get|post|put|patch|delete|head)\([^()\n]*\)\s*\{/) {
+                    Issue.record("\(folder)/\(name): \(match.0) — a page route uses a named handler")
+                }
+                for match in text.matches(of: /\bscope:\s*(\.\w+|nil)/) {
+                    Issue.record("\(folder)/\(name): \(match.0) — a scope is a requiring(_:) group, not an argument")
+                }
+                handlers += text.matches(of: /@Sendable func \w+\(_ request: Request, context: \w+Context\)/).count
+            }
+        }
+        #expect(files > 25 && handlers > 80, "the scan finds the page files and their handlers (\(files), \(handlers))")
+    }
 }

@@ -489,15 +489,9 @@ struct TFAPushTests {
             #expect(fraudWebhook?.status == .rejected && fraudWebhook?.statusReason == RejectReason.fraud)
             // The operator sees it on the user's console page.
             try await Application(router: server.router).test(.router) { client in
-                let form = try await PageAnswer.fetch(client, .get, "/console/sign-in")
-                let csrfCookie = String(try #require(form.headers[.setCookie]).prefix { $0 != ";" })
-                let signedIn = try await PageAnswer.fetch(
-                    client, .post, "/console/sign-in", cookie: csrfCookie,
-                    form: ["csrf": try #require(form.field("csrf")), "apiKey": server.apiKey])
-                let cookie = try #require(
-                    signedIn.headers[values: .setCookie].first { $0.hasPrefix("__Host-assent-console=") })
-                let page = try await PageAnswer.fetch(
-                    client, .get, "/console/users/alice", cookie: String(cookie.prefix { $0 != ";" }))
+                let signedIn = try await PageAnswer.consoleSignIn(client, ["apiKey": server.apiKey])
+                let cookie: String = try #require(signedIn.consoleSession)
+                let page = try await PageAnswer.fetch(client, .get, "/console/users/alice", cookie: cookie)
                 #expect(page.body.contains("id=\"fraud-notice\""), "\(page.body.prefix(300))")
                 #expect(
                     page.body.contains("alice reported a sign-in as fraud on their phone (operation \(reportedId))"))

@@ -17,38 +17,50 @@ struct BrowserApprovalPages: Sendable {
     }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
-        router.get("approve-sign-in/{id}") { request, context in
-            let token = request.uri.queryParameters["t"].map(String.init)
-            return try await answer(context, token: token) { sign in try await page(sign, token: token ?? "") }
+        router.get("approve-sign-in/{id}", use: requestPage)
+        router.post("approve-sign-in/{id}/options", use: passkeyOptions)
+        router.post("approve-sign-in/{id}", use: approveSignIn)
+        router.post("approve-sign-in/{id}/reject", use: rejectSignIn)
+    }
+
+    /// `GET /approve-sign-in/{id}?t=…`: the sign-in request as the phone would show it.
+    @Sendable func requestPage(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let token = request.uri.queryParameters["t"].map(String.init)
+        return try await answer(context, token: token) { sign in try await page(sign, token: token ?? "") }
+    }
+
+    /// `POST /approve-sign-in/{id}/options`: the passkey ceremony's options (JSON).
+    @Sendable func passkeyOptions(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let form = try await WebForm.read(request) ?? [:]
+        guard let sign = try await approvers.request(form["t"], operationId: context.parameters.require("id"))
+        else {
+            return try TFAController.json(
+                ["code": "FORBIDDEN", "message": Self.invalidLink], status: .forbidden)
         }
-        router.post("approve-sign-in/{id}/options") { request, context in
-            let form = try await WebForm.read(request) ?? [:]
-            guard let sign = try await approvers.request(form["t"], operationId: context.parameters.require("id"))
-            else {
-                return try TFAController.json(
-                    ["code": "FORBIDDEN", "message": Self.invalidLink], status: .forbidden)
-            }
+        do {
+            return try TFAController.json(try await approvers.options(sign))
+        } catch let error as AssentServerError where error.status < 500 {
+            return try TFAController.json(
+                ["code": error.code.rawValue, "message": LoginPages.sentence(error)], status: .conflict)
+        }
+    }
+
+    /// `POST /approve-sign-in/{id}`: the passkey's answer approves the sign-in.
+    @Sendable func approveSignIn(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let form = try await WebForm.read(request) ?? [:]
+        return try await answer(context, token: form["t"]) { sign in
+            try await approve(sign, form: form)
+        }
+    }
+
+    /// `POST /approve-sign-in/{id}/reject`: the person rejects the sign-in.
+    @Sendable func rejectSignIn(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let form = try await WebForm.read(request) ?? [:]
+        return try await answer(context, token: form["t"]) { sign in
             do {
-                return try TFAController.json(try await approvers.options(sign))
+                return try await page(try await approvers.reject(sign), sign, token: form["t"] ?? "")
             } catch let error as AssentServerError where error.status < 500 {
-                return try TFAController.json(
-                    ["code": error.code.rawValue, "message": LoginPages.sentence(error)], status: .conflict)
-            }
-        }
-        router.post("approve-sign-in/{id}") { request, context in
-            let form = try await WebForm.read(request) ?? [:]
-            return try await answer(context, token: form["t"]) { sign in
-                try await approve(sign, form: form)
-            }
-        }
-        router.post("approve-sign-in/{id}/reject") { request, context in
-            let form = try await WebForm.read(request) ?? [:]
-            return try await answer(context, token: form["t"]) { sign in
-                do {
-                    return try await page(try await approvers.reject(sign), sign, token: form["t"] ?? "")
-                } catch let error as AssentServerError where error.status < 500 {
-                    return try await page(sign, token: form["t"] ?? "", message: LoginPages.sentence(error))
-                }
+                return try await page(sign, token: form["t"] ?? "", message: LoginPages.sentence(error))
             }
         }
     }

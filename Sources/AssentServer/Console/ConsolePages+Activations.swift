@@ -10,196 +10,207 @@ import NIOCore
 /// push registration, last use), create one — with its activation QR code to scan — and commit, block, unblock or
 /// remove them.
 extension ConsolePages {
-    func addActivationRoutes(to router: Router<AssentRequestContext>) {
-        router.get("console/users") { request, _ in
-            try await page(request, scope: .activationsRead) { visit in
-                let prefix = visit.query("q")
-                let users = try await queries.users(in: visit.application, prefix: prefix, limit: 100)
-                let page = ConsoleUsersPage(
-                    q: prefix ?? "", empty: users.isEmpty, canCreate: visit.allows(.activationsWrite),
-                    users: users.map {
-                        ConsoleUsersPage.User(
-                            user: $0.userId, url: Self.userPath($0.userId), activations: $0.activations,
-                            active: $0.active, latest: Self.time($0.latest), latestIso: Self.iso($0.latest),
-                            login: $0.loginAccount ? "yes" : "—")
-                    })
-                return try await show(page, title: "Users", visit)
-            }
+    func addActivationRoutes(to console: RouterGroup<ConsoleRequestContext>) {
+        let read = console.requiring(.activationsRead)
+        read.get("users", use: users)
+        read.get("users/{user}", use: user)
+        read.get("activations/{id}", use: activation)
+        let write = console.requiring(.activationsWrite)
+        write.post("activations", use: createActivation)
+        // The activation QR code as a PNG for the screen, or as SVG to print (one path, any size).
+        write.get("activations/{id}/qr.png", use: activationQRCode)
+        write.get("activations/{id}/qr.svg", use: activationQRCode)
+        write.post("activations/{id}/{change}", use: changeActivation)
+        // The person's login account, for support: sign them out everywhere, disable or enable it (the first two ask
+        // first, naming the person); clear the wrong-password counters, remove a second factor they lost (asked
+        // first, naming it), forget a remembered browser. Each audited with the operator.
+        let support = console.requiring(.tfaWrite)
+        support.post("users/{user}/unlock", use: unlockUser)
+        support.post("users/{user}/factors/{id}/remove", use: removeFactor)
+        support.post("users/{user}/browsers/{id}/forget", use: forgetBrowser)
+        support.post("users/{user}/{change}", use: changeLoginAccount)
+    }
+
+    /// `GET /console/users[?q=prefix]`: the users of the application with activations or a login account.
+    @Sendable func users(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let prefix = visit.query("q")
+        let users = try await queries.users(in: visit.application, prefix: prefix, limit: 100)
+        let page = ConsoleUsersPage(
+            q: prefix ?? "", empty: users.isEmpty, canCreate: visit.allows(.activationsWrite),
+            users: users.map {
+                ConsoleUsersPage.User(
+                    user: $0.userId, url: Self.userPath($0.userId), activations: $0.activations,
+                    active: $0.active, latest: Self.time($0.latest), latestIso: Self.iso($0.latest),
+                    login: $0.loginAccount ? "yes" : "—")
+            })
+        return try await show(page, title: "Users", visit)
+    }
+
+    /// `POST /console/users/{user}/sign-out|disable|enable`: the person's login account.
+    @Sendable func changeLoginAccount(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let userId = try context.parameter("user")
+        let verb = try context.parameter("change")
+        let confirm: Confirmation?
+        switch verb {
+        case "sign-out":
+            confirm = Confirmation(
+                title: "Sign \(userId) out everywhere", question: "Sign \(userId) out everywhere?",
+                consequence: "Every site and app \(userId) signed in to with this application loses its "
+                    + "tokens, and every browser session of theirs ends: they sign in again.",
+                button: "Sign \(userId) out everywhere")
+        case "disable":
+            confirm = Confirmation(
+                title: "Disable \(userId)'s login account", question: "Disable \(userId)'s login account?",
+                consequence: "\(userId) can no longer sign in anywhere until an operator enables the "
+                    + "account again; every token and session of theirs ends now.",
+                button: "Disable \(userId)'s account")
+        case "enable": confirm = nil
+        default: throw AssentServerError.notFound("The console has no such action.")
         }
-        router.get("console/users/{user}") { request, context in
-            let userId = try context.parameters.require("user")
-            return try await page(request, scope: .activationsRead) { visit in
-                try await user(userId, visit)
-            }
-        }
-        // The person's login account: sign them out everywhere, disable or enable it (the first two ask first,
-        // naming the person).
-        for verb in ["sign-out", "disable", "enable"] {
-            router.post("console/users/{user}/\(verb)") { request, context in
-                let userId = try context.parameters.require("user")
-                let confirm: Confirmation? =
-                    switch verb {
-                    case "sign-out":
-                        Confirmation(
-                            title: "Sign \(userId) out everywhere", question: "Sign \(userId) out everywhere?",
-                            consequence: "Every site and app \(userId) signed in to with this application loses its "
-                                + "tokens, and every browser session of theirs ends: they sign in again.",
-                            button: "Sign \(userId) out everywhere")
-                    case "disable":
-                        Confirmation(
-                            title: "Disable \(userId)'s login account", question: "Disable \(userId)'s login account?",
-                            consequence: "\(userId) can no longer sign in anywhere until an operator enables the "
-                                + "account again; every token and session of theirs ends now.",
-                            button: "Disable \(userId)'s account")
-                    default: nil
-                    }
-                return try await action(request, scope: .tfaWrite, back: Self.userPath(userId), confirm: confirm) {
-                    visit in
-                    let accounts = TFAAccountService(environment: environment)
-                    switch verb {
-                    case "sign-out":
-                        let ended = try await accounts.signOutEverywhere(
-                            userId: userId, in: visit.application, actor: visit.actor)
-                        return (
-                            Self.userPath(userId),
-                            "\(userId) is signed out everywhere: \(ended.refreshTokens) refresh token(s) revoked, "
-                                + "\(ended.sessions) browser session(s) ended."
-                        )
-                    default:
-                        try await accounts.setDisabled(
-                            verb == "disable", userId: userId, in: visit.application, actor: visit.actor)
-                        return (
-                            Self.userPath(userId),
-                            verb == "disable"
-                                ? "\(userId)'s login account is disabled: every token and session of theirs ended."
-                                : "\(userId)'s login account is enabled again."
-                        )
-                    }
-                }
-            }
-        }
-        // Helping someone locked out of the sign-in: clear the wrong-password counters, remove a second factor they
-        // lost (asked first, naming it), forget a remembered browser. Each audited with the operator.
-        router.post("console/users/{user}/unlock") { request, context in
-            let userId = try context.parameters.require("user")
-            return try await action(request, scope: .tfaWrite, back: Self.userPath(userId)) { visit in
-                try await TFAAccountService(environment: environment).unlock(
+        return try await act(context, back: Self.userPath(userId), confirm: confirm) { visit in
+            let accounts = TFAAccountService(environment: environment)
+            switch verb {
+            case "sign-out":
+                let ended = try await accounts.signOutEverywhere(
                     userId: userId, in: visit.application, actor: visit.actor)
-                return (Self.userPath(userId), "\(userId)'s wrong passwords are forgotten: they can sign in at once.")
-            }
-        }
-        router.post("console/users/{user}/factors/{id}/remove") { request, context in
-            let userId = try context.parameters.require("user")
-            let id = try context.parameters.require("id")
-            let ask: Ask = { visit in
-                let account = try await TFAAccountService(environment: environment).get(
-                    userId: userId, in: visit.application)
-                guard let factor = account.factors.first(where: { $0.id == id }) else {
-                    throw AssentServerError.notFound("\(userId)'s login account has no such factor.")
-                }
-                return Confirmation(
-                    title: "Remove a second factor",
-                    question: "Remove \(Self.factorLabel(factor)) from \(userId)'s account?",
-                    consequence:
-                        "It no longer signs \(userId) in. Remove a factor only for a person whose identity you "
-                        + "have checked: a stranger asking for it would get past the second factor.",
-                    button: "Remove it")
-            }
-            return try await action(request, scope: .tfaWrite, back: Self.userPath(userId), ask: ask) { visit in
-                try await TFAAccountService(environment: environment).removeFactor(
-                    id: id, userId: userId, in: visit.application, actor: visit.actor)
-                return (Self.userPath(userId), "The factor is removed from \(userId)'s account.")
-            }
-        }
-        router.post("console/users/{user}/browsers/{id}/forget") { request, context in
-            let userId = try context.parameters.require("user")
-            let id = try context.parameters.require("id")
-            return try await action(request, scope: .tfaWrite, back: Self.userPath(userId)) { visit in
-                let accounts = TFAAccountService(environment: environment)
-                guard
-                    try await accounts.rememberedDevices(userId: userId, in: visit.application).contains(where: {
-                        $0.id == id
-                    })
-                else { throw AssentServerError.notFound("\(userId) has no such remembered browser.") }
-                try await accounts.revokeDevice(id: id, in: visit.application, actor: visit.actor)
-                return (Self.userPath(userId), "That browser of \(userId) asks for a second factor again.")
-            }
-        }
-        router.post("console/activations") { request, _ in
-            try await action(request, scope: .activationsWrite, back: "/console/users") { visit in
-                let userId = (visit.form["user"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-                guard let mode = CommitMode(rawValue: visit.form["commitMode"] ?? CommitMode.auto.rawValue) else {
-                    throw AssentServerError.invalidRequest("The commit mode is auto or manual.")
-                }
-                let created = try await activations.create(
-                    application: visit.application, userId: userId, commitMode: mode,
-                    actor: visit.actor)
                 return (
-                    Self.activationPath(created.activation.id),
-                    "Activation created: scan the QR code with the app, or type the code."
+                    Self.userPath(userId),
+                    "\(userId) is signed out everywhere: \(ended.refreshTokens) refresh token(s) revoked, "
+                        + "\(ended.sessions) browser session(s) ended."
+                )
+            default:
+                try await accounts.setDisabled(
+                    verb == "disable", userId: userId, in: visit.application, actor: visit.actor)
+                return (
+                    Self.userPath(userId),
+                    verb == "disable"
+                        ? "\(userId)'s login account is disabled: every token and session of theirs ended."
+                        : "\(userId)'s login account is enabled again."
                 )
             }
         }
-        router.get("console/activations/{id}") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, scope: .activationsRead) { visit in try await activation(id, visit) }
+    }
+
+    /// `POST /console/users/{user}/unlock`: forgets the person's wrong passwords.
+    @Sendable func unlockUser(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let userId = try context.parameter("user")
+        return try await act(context, back: Self.userPath(userId)) { visit in
+            try await TFAAccountService(environment: environment).unlock(
+                userId: userId, in: visit.application, actor: visit.actor)
+            return (Self.userPath(userId), "\(userId)'s wrong passwords are forgotten: they can sign in at once.")
         }
-        // The activation QR code as a PNG for the screen, or as SVG to print (one path, any size).
-        for format in ["png", "svg"] {
-            router.get("console/activations/{id}/qr.\(format)") { request, context in
-                let id = try context.parameters.require("id")
-                return try await page(request, scope: .activationsWrite) { visit in
-                    guard try await activations.find(id: id)?.applicationId == visit.application.id,
-                        let text = try await activations.pendingQRText(id: id)
-                    else {
-                        return Response(status: .notFound, headers: WebPages.securityHeaders)
-                    }
-                    let code = try QRCode(text: text, errorCorrection: .medium)
-                    guard format == "svg" else { return Self.png(code.png(scale: 6)) }
-                    var headers = WebPages.securityHeaders
-                    headers[.contentType] = "image/svg+xml"
-                    headers[.contentDisposition] = "attachment; filename=\"activation-\(id.prefix(8)).svg\""
-                    return Response(
-                        status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: code.svg())))
-                }
+    }
+
+    /// `POST /console/users/{user}/factors/{id}/remove`: removes a second factor the person lost (asked first).
+    @Sendable func removeFactor(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let userId = try context.parameter("user")
+        let id = try context.parameter("id")
+        let ask: Ask = { visit in
+            let account = try await TFAAccountService(environment: environment).get(
+                userId: userId, in: visit.application)
+            guard let factor = account.factors.first(where: { $0.id == id }) else {
+                throw AssentServerError.notFound("\(userId)'s login account has no such factor.")
             }
+            return Confirmation(
+                title: "Remove a second factor",
+                question: "Remove \(Self.factorLabel(factor)) from \(userId)'s account?",
+                consequence:
+                    "It no longer signs \(userId) in. Remove a factor only for a person whose identity you "
+                    + "have checked: a stranger asking for it would get past the second factor.",
+                button: "Remove it")
         }
-        /// The question before blocking or removing, naming the device and its user.
-        @Sendable func question(_ verb: String, _ id: String) -> Ask? {
-            guard verb == "block" || verb == "remove" else { return nil }
-            return { visit in
-                let activation = try await ownActivation(id, visit)
-                let device = "\(activation.userId)'s \(activation.deviceLabel)"
-                return verb == "block"
-                    ? Confirmation(
-                        title: "Block the activation", question: "Block \(device)?",
-                        consequence: "The phone can no longer approve anything until an operator unblocks it.",
-                        button: "Block \(activation.userId)'s phone")
-                    : Confirmation(
-                        title: "Remove the activation", question: "Remove \(device) for good?",
-                        consequence: "The phone can never approve anything again; this cannot be undone. "
-                            + "\(activation.userId) must activate the phone anew with a new activation code.",
-                        button: "Remove \(activation.userId)'s phone for good")
-            }
+        return try await act(context, back: Self.userPath(userId), ask: ask) { visit in
+            try await TFAAccountService(environment: environment).removeFactor(
+                id: id, userId: userId, in: visit.application, actor: visit.actor)
+            return (Self.userPath(userId), "The factor is removed from \(userId)'s account.")
         }
-        for verb in ["commit", "block", "unblock", "remove"] {
-            router.post("console/activations/{id}/\(verb)") { request, context in
-                let id = try context.parameters.require("id")
-                return try await action(
-                    request, scope: .activationsWrite, back: Self.activationPath(id), ask: question(verb, id)
-                ) { visit in
-                    _ = try await ownActivation(id, visit)
-                    switch verb {
-                    case "commit": _ = try await activations.commit(id: id, actor: visit.actor)
-                    case "block":
-                        _ = try await activations.block(id: id, reason: visit.form["reason"], actor: visit.actor)
-                    case "unblock": _ = try await activations.unblock(id: id, actor: visit.actor)
-                    default: _ = try await activations.remove(id: id, actor: visit.actor)
-                    }
-                    let done = ["commit": "committed", "block": "blocked", "unblock": "unblocked"][verb] ?? "removed"
-                    return (Self.activationPath(id), "Activation \(done).")
-                }
+    }
+
+    /// `POST /console/users/{user}/browsers/{id}/forget`: a remembered browser asks for a second factor again.
+    @Sendable func forgetBrowser(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let userId = try context.parameter("user")
+        let id = try context.parameter("id")
+        return try await act(context, back: Self.userPath(userId)) { visit in
+            let accounts = TFAAccountService(environment: environment)
+            guard
+                try await accounts.rememberedDevices(userId: userId, in: visit.application).contains(where: {
+                    $0.id == id
+                })
+            else { throw AssentServerError.notFound("\(userId) has no such remembered browser.") }
+            try await accounts.revokeDevice(id: id, in: visit.application, actor: visit.actor)
+            return (Self.userPath(userId), "That browser of \(userId) asks for a second factor again.")
+        }
+    }
+
+    /// `POST /console/activations`: a new activation for a user, with its QR code on the next page.
+    @Sendable func createActivation(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: "/console/users") { visit in
+            let userId = (visit.form["user"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let mode = CommitMode(rawValue: visit.form["commitMode"] ?? CommitMode.auto.rawValue) else {
+                throw AssentServerError.invalidRequest("The commit mode is auto or manual.")
             }
+            let created = try await activations.create(
+                application: visit.application, userId: userId, commitMode: mode,
+                actor: visit.actor)
+            return (
+                Self.activationPath(created.activation.id),
+                "Activation created: scan the QR code with the app, or type the code."
+            )
+        }
+    }
+
+    /// `GET /console/activations/{id}/qr.png|qr.svg`: the pending activation's QR code.
+    @Sendable func activationQRCode(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let id = try context.parameter("id")
+        guard try await activations.find(id: id)?.applicationId == visit.application.id,
+            let text = try await activations.pendingQRText(id: id)
+        else {
+            return Response(status: .notFound, headers: WebPages.securityHeaders)
+        }
+        let code = try QRCode(text: text, errorCorrection: .medium)
+        guard request.uri.path.hasSuffix(".svg") else { return Self.png(code.png(scale: 6)) }
+        var headers = WebPages.securityHeaders
+        headers[.contentType] = "image/svg+xml"
+        headers[.contentDisposition] = "attachment; filename=\"activation-\(id.prefix(8)).svg\""
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: code.svg())))
+    }
+
+    /// `POST /console/activations/{id}/commit|block|unblock|remove` (blocking and removing ask first, naming the
+    /// device and its user).
+    @Sendable func changeActivation(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let id = try context.parameter("id")
+        let verb = try context.parameter("change")
+        guard ["commit", "block", "unblock", "remove"].contains(verb) else {
+            throw AssentServerError.notFound("The console has no such action.")
+        }
+        let question: Ask = { visit in
+            let activation = try await ownActivation(id, visit)
+            let device = "\(activation.userId)'s \(activation.deviceLabel)"
+            return verb == "block"
+                ? Confirmation(
+                    title: "Block the activation", question: "Block \(device)?",
+                    consequence: "The phone can no longer approve anything until an operator unblocks it.",
+                    button: "Block \(activation.userId)'s phone")
+                : Confirmation(
+                    title: "Remove the activation", question: "Remove \(device) for good?",
+                    consequence: "The phone can never approve anything again; this cannot be undone. "
+                        + "\(activation.userId) must activate the phone anew with a new activation code.",
+                    button: "Remove \(activation.userId)'s phone for good")
+        }
+        let ask = verb == "block" || verb == "remove" ? question : nil
+        return try await act(context, back: Self.activationPath(id), ask: ask) { visit in
+            _ = try await ownActivation(id, visit)
+            switch verb {
+            case "commit": _ = try await activations.commit(id: id, actor: visit.actor)
+            case "block":
+                _ = try await activations.block(id: id, reason: visit.form["reason"], actor: visit.actor)
+            case "unblock": _ = try await activations.unblock(id: id, actor: visit.actor)
+            default: _ = try await activations.remove(id: id, actor: visit.actor)
+            }
+            let done = ["commit": "committed", "block": "blocked", "unblock": "unblocked"][verb] ?? "removed"
+            return (Self.activationPath(id), "Activation \(done).")
         }
     }
 
@@ -219,7 +230,10 @@ extension ConsolePages {
     }
     static func activationPath(_ id: String) -> String { "/console/activations/\(FormEncoding.escape(id))" }
 
-    private func user(_ userId: String, _ visit: Visit) async throws -> Response {
+    /// `GET /console/users/{user}`: the user's activations and login account.
+    @Sendable func user(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let userId = try context.parameter("user")
         let list = try await activations.list(userId: userId).filter { $0.0.applicationId == visit.application.id }
             .reversed()
         var rows: [ConsoleUserPage.Activation] = []
@@ -288,7 +302,10 @@ extension ConsolePages {
         return try await show(page, title: userId, live: live, visit)
     }
 
-    private func activation(_ id: String, _ visit: Visit) async throws -> Response {
+    /// `GET /console/activations/{id}`: one activation, with its QR code while it waits for the phone.
+    @Sendable func activation(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let id = try context.parameter("id")
         let activation = try await ownActivation(id, visit)
         let write = visit.allows(.activationsWrite)
         var page = ConsoleActivationPage(

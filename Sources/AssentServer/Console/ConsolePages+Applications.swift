@@ -7,75 +7,84 @@ import Hummingbird
 /// webhook and its rate limits), the applications the operator may switch to, and a new application for an operator
 /// who may work with every one.
 extension ConsolePages {
-    func addApplicationRoutes(to router: Router<AssentRequestContext>) {
-        router.get("console/application") { request, _ in
-            try await page(request, scope: .applicationRead) { visit in try await applicationPage(visit) }
-        }
-        router.post("console/applications") { request, _ in
-            try await form(request, scope: .applicationWrite, back: "/console/application") { visit in
-                var session = visit.session
-                do {
-                    guard visit.principal.applications == nil else {
-                        throw AssentServerError(
-                            .forbidden, "Your account is limited to some applications: it cannot create one.")
-                    }
-                    let created = try await applications.create(named: visit.form["name"] ?? "", actor: visit.actor)
-                    session.state.applicationId = created.id
-                    session.state.message =
-                        "Application \(created.name) created: the console now works with it. Configure its app with "
-                        + "the SDK configuration below."
-                } catch let error as AssentServerError where error.status < 500 {
-                    (session.state.message, session.state.failed) = (error.message, true)
-                    session.state.form = visit.form.filter { $0.key != "csrf" }
-                }
-                _ = try await sessions.save(&session)
-                return WebPages.redirect("/console/application")
+    func addApplicationRoutes(to console: RouterGroup<ConsoleRequestContext>) {
+        console.requiring(.applicationRead).get("application", use: applicationPage)
+        let write = console.requiring(.applicationWrite)
+        write.post("applications", use: createApplication)
+        write.post("application/versions", use: createVersion)
+        write.post("application/versions/{id}/support", use: supportVersion)
+        write.post("application/versions/{id}/unsupport", use: supportVersion)
+        // The chosen application's settings, through the services the operator API uses (checked, audited the same).
+        write.post("application/branding", use: setAccentColor)
+        write.post("application/language", use: setLanguage)
+        write.post("application/webhook", use: setWebhook)
+        write.post("application/webhook/remove", use: removeWebhook)
+        write.post("application/rate-limits", use: setRateLimits)
+    }
+
+    /// `POST /console/applications`: a new application (for an operator who may work with every one); the console
+    /// then works with it.
+    @Sendable func createApplication(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        var session = visit.session
+        do {
+            guard visit.principal.applications == nil else {
+                throw AssentServerError(
+                    .forbidden, "Your account is limited to some applications: it cannot create one.")
             }
+            let created = try await applications.create(named: visit.form["name"] ?? "", actor: visit.actor)
+            session.state.applicationId = created.id
+            session.state.message =
+                "Application \(created.name) created: the console now works with it. Configure its app with "
+                + "the SDK configuration below."
+        } catch let error as AssentServerError where error.status < 500 {
+            (session.state.message, session.state.failed) = (error.message, true)
+            session.state.form = visit.form.filter { $0.key != "csrf" }
         }
-        router.post("console/application/versions") { request, _ in
-            try await action(request, scope: .applicationWrite, back: "/console/application") { visit in
-                let version = try await ApplicationVersionService(environment: environment).create(
-                    applicationId: visit.application.id, name: visit.form["name"] ?? "", actor: visit.actor)
-                return ("/console/application", "Version \(version.name) created, supported.")
-            }
-        }
-        addApplicationSettingsRoutes(to: router)
-        /// The question before unsupporting, naming the version and its application.
-        @Sendable func confirmUnsupport(_ id: String) -> Ask {
-            { visit in
-                let versions = try await ApplicationVersionService(environment: environment).versions(
-                    applicationId: visit.application.id)
-                guard let version = versions.first(where: { $0.id == id }) else {
-                    throw AssentServerError.notFound("This application has no version with this id.")
-                }
-                return Confirmation(
-                    title: "Stop serving a version",
-                    question: "Stop serving the devices of \(visit.application.name) version \(version.name)?",
-                    consequence: "Every device whose app uses it is refused (APPLICATION_VERSION_UNSUPPORTED) until "
-                        + "the version is supported again.",
-                    button: "Stop serving version \(version.name)")
-            }
-        }
-        for supported in [true, false] {
-            let verb = supported ? "support" : "unsupport"
-            router.post("console/application/versions/{id}/\(verb)") { request, context in
-                let id = try context.parameters.require("id")
-                return try await action(
-                    request, scope: .applicationWrite, back: "/console/application",
-                    ask: supported ? nil : confirmUnsupport(id)
-                ) { visit in
-                    let version = try await ApplicationVersionService(environment: environment).setSupported(
-                        applicationId: visit.application.id, versionId: id, supported: supported, actor: visit.actor)
-                    return (
-                        "/console/application",
-                        "Version \(version.name) is \(supported ? "supported again" : "no longer supported")."
-                    )
-                }
-            }
+        _ = try await sessions.save(&session)
+        return WebPages.redirect("/console/application")
+    }
+
+    /// `POST /console/application/versions`: a new version of the application's app, supported.
+    @Sendable func createVersion(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: "/console/application") { visit in
+            let version = try await ApplicationVersionService(environment: environment).create(
+                applicationId: visit.application.id, name: visit.form["name"] ?? "", actor: visit.actor)
+            return ("/console/application", "Version \(version.name) created, supported.")
         }
     }
 
-    private func applicationPage(_ visit: Visit) async throws -> Response {
+    /// `POST /console/application/versions/{id}/support|unsupport` (unsupporting asks first, naming the version).
+    @Sendable func supportVersion(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let id = try context.parameter("id")
+        let supported = request.uri.path.hasSuffix("/support")
+        let confirmUnsupport: Ask = { visit in
+            let versions = try await ApplicationVersionService(environment: environment).versions(
+                applicationId: visit.application.id)
+            guard let version = versions.first(where: { $0.id == id }) else {
+                throw AssentServerError.notFound("This application has no version with this id.")
+            }
+            return Confirmation(
+                title: "Stop serving a version",
+                question: "Stop serving the devices of \(visit.application.name) version \(version.name)?",
+                consequence: "Every device whose app uses it is refused (APPLICATION_VERSION_UNSUPPORTED) until "
+                    + "the version is supported again.",
+                button: "Stop serving version \(version.name)")
+        }
+        return try await act(context, back: "/console/application", ask: supported ? nil : confirmUnsupport) {
+            visit in
+            let version = try await ApplicationVersionService(environment: environment).setSupported(
+                applicationId: visit.application.id, versionId: id, supported: supported, actor: visit.actor)
+            return (
+                "/console/application",
+                "Version \(version.name) is \(supported ? "supported again" : "no longer supported")."
+            )
+        }
+    }
+
+    /// `GET /console/application`: the application the console works with.
+    @Sendable func applicationPage(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
         let application = visit.application
         let write = visit.allows(.applicationWrite)
         let versions = try await ApplicationVersionService(environment: environment).versions(
@@ -181,47 +190,51 @@ struct ConsoleApplicationSettings: Sendable {
 }
 
 extension ConsolePages {
-    /// `POST /console/application/branding|webhook|webhook/remove|rate-limits`: the chosen application's settings,
-    /// through the services the operator API uses (checked, audited the same).
-    func addApplicationSettingsRoutes(to router: Router<AssentRequestContext>) {
-        let back = "/console/application"
-        router.post("console/application/branding") { request, _ in
-            try await action(request, scope: .applicationWrite, back: back) { visit in
-                let color = visit.form["default"] == "yes" ? "" : (visit.form["accentColor"] ?? "")
-                let branding = try await ApplicationBrandingService(environment: environment).update(
-                    UpdateApplicationBrandingRequest(accentColor: color), for: visit.application, actor: visit.actor)
-                return (
-                    back,
-                    branding.accentColor.map { "The hosted pages of \(visit.application.name) use the accent \($0)." }
-                        ?? "The hosted pages of \(visit.application.name) use the default colour again."
-                )
-            }
+    /// `POST /console/application/branding`: the hosted pages' accent colour (or the default again).
+    @Sendable func setAccentColor(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: Self.applicationPath) { visit in
+            let color = visit.form["default"] == "yes" ? "" : (visit.form["accentColor"] ?? "")
+            let branding = try await ApplicationBrandingService(environment: environment).update(
+                UpdateApplicationBrandingRequest(accentColor: color), for: visit.application, actor: visit.actor)
+            return (
+                Self.applicationPath,
+                branding.accentColor.map { "The hosted pages of \(visit.application.name) use the accent \($0)." }
+                    ?? "The hosted pages of \(visit.application.name) use the default colour again."
+            )
         }
-        router.post("console/application/language") { request, _ in
-            try await action(request, scope: .applicationWrite, back: back) { visit in
-                let branding = try await ApplicationBrandingService(environment: environment).update(
-                    UpdateApplicationBrandingRequest(language: visit.form["language"] ?? ""), for: visit.application,
-                    actor: visit.actor)
-                let name = Languages.names[branding.language ?? "en"] ?? "English"
-                return (
-                    back,
-                    "The hosted pages of \(visit.application.name) speak \(name) to people whose browser asks for no "
-                        + "language they are written in."
-                )
-            }
+    }
+
+    /// `POST /console/application/language`: the hosted pages' default language.
+    @Sendable func setLanguage(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: Self.applicationPath) { visit in
+            let branding = try await ApplicationBrandingService(environment: environment).update(
+                UpdateApplicationBrandingRequest(language: visit.form["language"] ?? ""), for: visit.application,
+                actor: visit.actor)
+            let name = Languages.names[branding.language ?? "en"] ?? "English"
+            return (
+                Self.applicationPath,
+                "The hosted pages of \(visit.application.name) speak \(name) to people whose browser asks for no "
+                    + "language they are written in."
+            )
         }
-        router.post("console/application/webhook") { request, _ in
-            try await action(request, scope: .applicationWrite, back: back) { visit in
-                let url = (visit.form["url"] ?? "").trimmingCharacters(in: .whitespaces)
-                let set = try await ApplicationWebhookService(environment: environment).set(
-                    SetApplicationWebhookRequest(url: url), for: visit.application, actor: visit.actor)
-                return (
-                    back,
-                    "The status changes of \(visit.application.name)'s operations go to \(set.url), signed with the key "
-                        + "\(set.secret ?? "") — shown once: give it to the receiver now."
-                )
-            }
+    }
+
+    /// `POST /console/application/webhook`: the application's own webhook (its key shown once).
+    @Sendable func setWebhook(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: Self.applicationPath) { visit in
+            let url = (visit.form["url"] ?? "").trimmingCharacters(in: .whitespaces)
+            let set = try await ApplicationWebhookService(environment: environment).set(
+                SetApplicationWebhookRequest(url: url), for: visit.application, actor: visit.actor)
+            return (
+                Self.applicationPath,
+                "The status changes of \(visit.application.name)'s operations go to \(set.url), signed with the key "
+                    + "\(set.secret ?? "") — shown once: give it to the receiver now."
+            )
         }
+    }
+
+    /// `POST /console/application/webhook/remove` (asked first).
+    @Sendable func removeWebhook(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         let confirmRemove: Ask = { visit in
             Confirmation(
                 title: "Remove the webhook", question: "Remove \(visit.application.name)'s own webhook?",
@@ -229,32 +242,33 @@ extension ConsolePages {
                     + "nowhere when the server has none.",
                 button: "Remove \(visit.application.name)'s webhook")
         }
-        router.post("console/application/webhook/remove") { request, _ in
-            try await action(request, scope: .applicationWrite, back: back, ask: confirmRemove) { visit in
-                try await ApplicationWebhookService(environment: environment).remove(
-                    visit.application, actor: visit.actor)
-                return (back, "\(visit.application.name) has no webhook of its own now.")
-            }
-        }
-        router.post("console/application/rate-limits") { request, _ in
-            try await action(request, scope: .applicationWrite, back: back) { visit in
-                // Every limit the form shows: a value is the application's own, an empty one the server's again.
-                var changes: [String: String] = [:]
-                for name in ApplicationRateLimitService.names {
-                    changes[name] = (visit.form["limit-\(name)"] ?? "").trimmingCharacters(in: .whitespaces)
-                }
-                let info = try await ApplicationRateLimitService(environment: environment).update(
-                    changes, for: visit.application, actor: visit.actor)
-                let own = info.limits.filter { $0.source == "application" }.map(\.name)
-                return (
-                    back,
-                    own.isEmpty
-                        ? "\(visit.application.name) follows the server's rate limits."
-                        : "\(visit.application.name) has its own \(own.joined(separator: ", ")); the server's others."
-                )
-            }
+        return try await act(context, back: Self.applicationPath, ask: confirmRemove) { visit in
+            try await ApplicationWebhookService(environment: environment).remove(visit.application, actor: visit.actor)
+            return (Self.applicationPath, "\(visit.application.name) has no webhook of its own now.")
         }
     }
+
+    /// `POST /console/application/rate-limits`: every limit the form shows — a value is the application's own, an
+    /// empty one the server's again.
+    @Sendable func setRateLimits(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: Self.applicationPath) { visit in
+            var changes: [String: String] = [:]
+            for name in ApplicationRateLimitService.names {
+                changes[name] = (visit.form["limit-\(name)"] ?? "").trimmingCharacters(in: .whitespaces)
+            }
+            let info = try await ApplicationRateLimitService(environment: environment).update(
+                changes, for: visit.application, actor: visit.actor)
+            let own = info.limits.filter { $0.source == "application" }.map(\.name)
+            return (
+                Self.applicationPath,
+                own.isEmpty
+                    ? "\(visit.application.name) follows the server's rate limits."
+                    : "\(visit.application.name) has its own \(own.joined(separator: ", ")); the server's others."
+            )
+        }
+    }
+
+    static let applicationPath = "/console/application"
 
     /// The settings section of the application page (with what a refused form of `visit` held).
     func settings(_ application: ApplicationRecord, _ visit: Visit) async throws -> ConsoleApplicationSettings {

@@ -4,29 +4,30 @@ import Hummingbird
 
 /// The console's view of the OpenID provider's clients: what each may do and where it may send people.
 extension ConsolePages {
-    func addClientRoutes(to router: Router<AssentRequestContext>) {
-        router.get("console/clients") { request, _ in
-            try await page(request, scope: .clientsRead) { visit in
-                let clients = try await ClientService(environment: environment).all().filter {
-                    $0.applicationId == visit.application.id
-                }
-                let page = ConsoleClientsPage(
-                    empty: clients.isEmpty,
-                    clients: clients.map { client in
-                        ConsoleClientsPage.Client(
-                            id: client.id, name: client.name,
-                            kind: client.isPublic ? "public" : "confidential",
-                            party: client.thirdParty ? "third-party" : "first-party",
-                            grants: client.grantTypes.joined(separator: ", "),
-                            redirectUris: client.redirectUris,
-                            logout: client.backchannelLogoutUri,
-                            delivery: client.grantTypes.contains(OpenIDClientRecord.cibaGrant)
-                                ? client.deliveryMode : nil,
-                            created: Self.time(client.createdAt), createdIso: Self.iso(client.createdAt))
-                    })
-                return try await show(page, title: "OpenID clients", visit)
-            }
+    func addClientRoutes(to console: RouterGroup<ConsoleRequestContext>) {
+        console.requiring(.clientsRead).get("clients", use: clients)
+    }
+
+    /// `GET /console/clients`: the application's OpenID clients.
+    @Sendable func clients(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let clients = try await ClientService(environment: environment).all().filter {
+            $0.applicationId == visit.application.id
         }
+        let page = ConsoleClientsPage(
+            empty: clients.isEmpty,
+            clients: clients.map { client in
+                ConsoleClientsPage.Client(
+                    id: client.id, name: client.name,
+                    kind: client.isPublic ? "public" : "confidential",
+                    party: client.thirdParty ? "third-party" : "first-party",
+                    grants: client.grantTypes.joined(separator: ", "),
+                    redirectUris: client.redirectUris,
+                    logout: client.backchannelLogoutUri,
+                    delivery: client.grantTypes.contains(OpenIDClientRecord.cibaGrant) ? client.deliveryMode : nil,
+                    created: Self.time(client.createdAt), createdIso: Self.iso(client.createdAt))
+            })
+        return try await show(page, title: "OpenID clients", visit)
     }
 }
 

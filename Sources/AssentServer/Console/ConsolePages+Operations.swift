@@ -9,105 +9,119 @@ import Hummingbird
 /// status, cancel, create one from a template, and the QR codes for approving offline (with the check of the code
 /// the person types back) and for the proximity check.
 extension ConsolePages {
-    func addOperationRoutes(to router: Router<AssentRequestContext>) {
-        router.get("console/operations") { request, _ in
-            try await page(request, scope: .operationsRead) { visit in try await list(visit) }
+    func addOperationRoutes(to console: RouterGroup<ConsoleRequestContext>) {
+        let read = console.requiring(.operationsRead)
+        read.get("operations", use: operationList)
+        read.get("operations/{id}", use: operationPage)
+        read.get("operations/{id}/proximity.png", use: proximityCode)
+        let write = console.requiring(.operationsWrite)
+        write.get("operations/new", use: newOperation)
+        write.post("operations", use: createOperation)
+        write.post("operations/{id}/cancel", use: cancelOperation)
+        write.post("operations/{id}/offline", use: offlineCode)
+        write.post("operations/{id}/offline-verify", use: verifyOfflineCode)
+    }
+
+    /// `GET /console/operations/new`: the form that creates an operation from a template.
+    @Sendable func newOperation(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let saved = try await templates.all(in: visit.application)
+        let chosen = kept(visit, "template")
+        let page = ConsoleNewOperationPage(
+            user: kept(visit, "user") ?? visit.query("user") ?? "", params: kept(visit, "params") ?? "",
+            proximity: kept(visit, "proximity") == "on",
+            templates: saved.map { template in
+                let needs = OperationTemplate.parameters(of: template.body)
+                return ConsoleNewOperationPage.Template(
+                    name: template.name, selected: template.name == chosen,
+                    parameters: needs.isEmpty ? "no parameters" : needs.joined(separator: ", "))
+            },
+            noTemplates: saved.isEmpty)
+        return try await show(page, title: "New operation", visit)
+    }
+
+    /// `POST /console/operations`: creates the operation; on to its page.
+    @Sendable func createOperation(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: "/console/operations/new") { visit in
+            let operation = try await operations.create(
+                try Self.operationRequest(visit.form), application: visit.application, actor: visit.actor)
+            return (Self.operationPath(operation.id), "Operation created: it waits on the user's phones.")
         }
-        router.get("console/operations/new") { request, _ in
-            try await page(request, scope: .operationsWrite) { visit in
-                let saved = try await templates.all(in: visit.application)
-                let chosen = kept(visit, "template")
-                let page = ConsoleNewOperationPage(
-                    user: kept(visit, "user") ?? visit.query("user") ?? "", params: kept(visit, "params") ?? "",
-                    proximity: kept(visit, "proximity") == "on",
-                    templates: saved.map { template in
-                        let needs = OperationTemplate.parameters(of: template.body)
-                        return ConsoleNewOperationPage.Template(
-                            name: template.name, selected: template.name == chosen,
-                            parameters: needs.isEmpty ? "no parameters" : needs.joined(separator: ", "))
-                    },
-                    noTemplates: saved.isEmpty)
-                return try await show(page, title: "New operation", visit)
+    }
+
+    /// `GET /console/operations/{id}`.
+    @Sendable func operationPage(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await operation(try context.parameter("id"), try context.visit)
+    }
+
+    /// `POST /console/operations/{id}/cancel` (asked first, naming the operation and its user).
+    @Sendable func cancelOperation(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let id = try context.parameter("id")
+        let ask: Ask = { visit in
+            let operation = try await ownOperation(id, visit)
+            let title = operation.content.form(acceptLanguage: nil).title
+            let user = operation.userId ?? "its user"
+            return Confirmation(
+                title: "Cancel the operation", question: "Cancel “\(title)” for \(user)?",
+                consequence: "\(user)'s phones no longer show it and it can no longer be approved; this cannot "
+                    + "be undone.",
+                button: "Cancel the operation")
+        }
+        return try await act(context, back: Self.operationPath(id), ask: ask) { visit in
+            _ = try await ownOperation(id, visit)
+            let reason = visit.form["reason"].flatMap { $0.isEmpty ? nil : $0 }
+            _ = try await operations.cancel(id: id, reason: reason, actor: visit.actor)
+            return (Self.operationPath(id), "Operation canceled.")
+        }
+    }
+
+    /// `POST /console/operations/{id}/offline`: the offline QR code for the operation (any or one activation).
+    @Sendable func offlineCode(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let id = try context.parameter("id")
+        _ = try await ownOperation(id, visit)
+        let activationId = visit.form["activation"].flatMap { $0.isEmpty ? nil : $0 }
+        let qr = try await operations.offlineQR(
+            id: id,
+            request: OfflineQRRequest(keyType: activationId == nil ? .master : .personal, activationId: activationId))
+        return try await operation(id, visit, offlineQR: qr, offlineActivation: activationId)
+    }
+
+    /// `POST /console/operations/{id}/offline-verify`: the code the person typed back from the phone.
+    @Sendable func verifyOfflineCode(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let id = try context.parameter("id")
+        _ = try await ownOperation(id, visit)
+        let activationId = visit.form["activation"] ?? ""
+        let message: String
+        do {
+            let (valid, updated) = try await operations.verifyOffline(
+                id: id, activationId: activationId, code: visit.form["code"] ?? "", actor: visit.actor)
+            if valid {
+                var session = visit.session
+                session.state.message = "The code is right: the operation is approved."
+                _ = try await sessions.save(&session)
+                return WebPages.redirect(Self.operationPath(id))
             }
+            message = OperationService.wrongOfflineCode(updated)
+        } catch let error as AssentServerError where error.status < 500 {
+            message = error.message
         }
-        router.post("console/operations") { request, _ in
-            try await action(request, scope: .operationsWrite, back: "/console/operations/new") { visit in
-                let operation = try await operations.create(
-                    try Self.operationRequest(visit.form), application: visit.application, actor: visit.actor)
-                return (Self.operationPath(operation.id), "Operation created: it waits on the user's phones.")
-            }
-        }
-        router.get("console/operations/{id}") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, scope: .operationsRead) { visit in try await operation(id, visit) }
-        }
-        router.post("console/operations/{id}/cancel") { request, context in
-            let id = try context.parameters.require("id")
-            let ask: Ask = { visit in
-                let operation = try await ownOperation(id, visit)
-                let title = operation.content.form(acceptLanguage: nil).title
-                let user = operation.userId ?? "its user"
-                return Confirmation(
-                    title: "Cancel the operation", question: "Cancel “\(title)” for \(user)?",
-                    consequence: "\(user)'s phones no longer show it and it can no longer be approved; this cannot "
-                        + "be undone.",
-                    button: "Cancel the operation")
-            }
-            return try await action(request, scope: .operationsWrite, back: Self.operationPath(id), ask: ask) {
-                visit in
-                _ = try await ownOperation(id, visit)
-                let reason = visit.form["reason"].flatMap { $0.isEmpty ? nil : $0 }
-                _ = try await operations.cancel(id: id, reason: reason, actor: visit.actor)
-                return (Self.operationPath(id), "Operation canceled.")
-            }
-        }
-        router.post("console/operations/{id}/offline") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
-                _ = try await ownOperation(id, visit)
-                let activationId = visit.form["activation"].flatMap { $0.isEmpty ? nil : $0 }
-                let qr = try await operations.offlineQR(
-                    id: id,
-                    request: OfflineQRRequest(
-                        keyType: activationId == nil ? .master : .personal, activationId: activationId))
-                return try await operation(id, visit, offlineQR: qr, offlineActivation: activationId)
-            }
-        }
-        router.post("console/operations/{id}/offline-verify") { request, context in
-            let id = try context.parameters.require("id")
-            return try await form(request, scope: .operationsWrite, back: Self.operationPath(id)) { visit in
-                _ = try await ownOperation(id, visit)
-                let activationId = visit.form["activation"] ?? ""
-                let message: String
-                do {
-                    let (valid, updated) = try await operations.verifyOffline(
-                        id: id, activationId: activationId, code: visit.form["code"] ?? "", actor: visit.actor)
-                    if valid {
-                        var session = visit.session
-                        session.state.message = "The code is right: the operation is approved."
-                        _ = try await sessions.save(&session)
-                        return WebPages.redirect(Self.operationPath(id))
-                    }
-                    message = OperationService.wrongOfflineCode(updated)
-                } catch let error as AssentServerError where error.status < 500 {
-                    message = error.message
-                }
-                // The same QR code again while it is still the operation's latest: the code from that scan still
-                // works, and the operator can type it again.
-                let current = try await operations.get(id: id)
-                return try await operation(
-                    id, visit, offlineQR: OperationService.currentOfflineQR(visit.form["qr"], of: current),
-                    offlineActivation: activationId, error: message)
-            }
-        }
-        router.get("console/operations/{id}/proximity.png") { request, context in
-            let id = try context.parameters.require("id")
-            return try await page(request, scope: .operationsRead) { visit in
-                _ = try await ownOperation(id, visit)
-                let code = try await operations.proximityCode(id: id, scheme: "assent")
-                return Self.png(try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))
-            }
-        }
+        // The same QR code again while it is still the operation's latest: the code from that scan still works, and
+        // the operator can type it again.
+        let current = try await operations.get(id: id)
+        return try await operation(
+            id, visit, offlineQR: OperationService.currentOfflineQR(visit.form["qr"], of: current),
+            offlineActivation: activationId, error: message)
+    }
+
+    /// `GET /console/operations/{id}/proximity.png`: the proximity check's QR code.
+    @Sendable func proximityCode(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let id = try context.parameter("id")
+        _ = try await ownOperation(id, visit)
+        let code = try await operations.proximityCode(id: id, scheme: "assent")
+        return Self.png(try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))
     }
 
     static func operationPath(_ id: String) -> String { "/console/operations/\(FormEncoding.escape(id))" }
@@ -122,7 +136,9 @@ extension ConsolePages {
             createdIso: iso(operation.createdAt))
     }
 
-    private func list(_ visit: Visit) async throws -> Response {
+    /// `GET /console/operations[?user=&status=&before=]`: the newest operations.
+    @Sendable func operationList(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
         let userId = visit.query("user")
         let status = try HTTPSupport.operationStatus(visit.query("status"))
         let before = visit.query("before").flatMap(OperationCursor.init(text:))

@@ -8,73 +8,90 @@ import Hummingbird
 /// sign-in instead of the authenticator app's code (the password first, then the passkey, with user verification).
 /// The ceremony's challenge lives in the console session and is taken by the answer, so it is used once.
 extension ConsolePages {
-    func addPasskeyRoutes(to router: Router<AssentRequestContext>) {
-        router.post("console/me/passkeys/options") { request, _ in
-            try await form(request, scope: nil, back: "/console/me") { visit in
-                let record = try await signedInOperator(visit)
-                var session = visit.session
-                let challenge = issueChallenge(&session.state)
-                _ = try await sessions.save(&session)
-                return try HTTPSupport.json(try await passkeys.creationOptions(record, challenge: challenge))
+    func addPasskeyRoutes(to console: RouterGroup<ConsoleRequestContext>) {
+        console.post("me/passkeys/options", use: passkeyCreationOptions)
+        console.post("me/passkeys", use: addPasskey)
+        console.post("me/passkeys/{id}/remove", use: removePasskey)
+    }
+
+    /// The second steps of a sign-in, before a session signs anyone in: a passkey's options and answer, and the
+    /// wait for the phone's approval.
+    func addSignInSecondFactorRoutes(to router: Router<AssentRequestContext>) {
+        router.post("console/sign-in/passkey/options", use: passkeyRequestOptions)
+        router.post("console/sign-in/passkey", use: passkeySignIn)
+        router.get("console/sign-in/phone", use: phoneWait)
+    }
+
+    /// `POST /console/me/passkeys/options`: the options to create a passkey (JSON), the challenge kept in the
+    /// session.
+    @Sendable func passkeyCreationOptions(_ request: Request, context: ConsoleRequestContext) async throws
+        -> Response
+    {
+        let visit = try context.visit
+        let record = try await signedInOperator(visit)
+        var session = visit.session
+        let challenge = issueChallenge(&session.state)
+        _ = try await sessions.save(&session)
+        return try HTTPSupport.json(try await passkeys.creationOptions(record, challenge: challenge))
+    }
+
+    /// `POST /console/me/passkeys`: the browser's new passkey, checked against the session's challenge.
+    @Sendable func addPasskey(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let record = try await signedInOperator(visit)
+        var session = visit.session
+        let challenge = takeChallenge(&session.state)
+        do {
+            guard let challenge else {
+                throw AssentServerError.invalidRequest(
+                    "This passkey request expired or was answered already: try again.")
             }
+            let credential = try JSONDecoder().decode(
+                RegistrationCredential.self, from: Data((visit.form["credential"] ?? "").utf8))
+            let added = try await passkeys.register(
+                record, credential: credential, name: visit.form["name"], challenge: challenge)
+            session.state.message =
+                "Passkey \"\(added.name)\" added: sign in with it instead of the authenticator app's code."
+        } catch let error as AssentServerError where error.status < 500 {
+            (session.state.message, session.state.failed) = (error.message, true)
+        } catch is DecodingError {
+            (session.state.message, session.state.failed) = ("The browser's answer is not a passkey.", true)
         }
-        router.post("console/me/passkeys") { request, _ in
-            try await form(request, scope: nil, back: "/console/me") { visit in
-                let record = try await signedInOperator(visit)
-                var session = visit.session
-                let challenge = takeChallenge(&session.state)
-                do {
-                    guard let challenge else {
-                        throw AssentServerError.invalidRequest(
-                            "This passkey request expired or was answered already: try again.")
-                    }
-                    let credential = try JSONDecoder().decode(
-                        RegistrationCredential.self, from: Data((visit.form["credential"] ?? "").utf8))
-                    let added = try await passkeys.register(
-                        record, credential: credential, name: visit.form["name"], challenge: challenge)
-                    session.state.message =
-                        "Passkey \"\(added.name)\" added: sign in with it instead of the authenticator app's code."
-                } catch let error as AssentServerError where error.status < 500 {
-                    (session.state.message, session.state.failed) = (error.message, true)
-                } catch is DecodingError {
-                    (session.state.message, session.state.failed) = ("The browser's answer is not a passkey.", true)
-                }
-                _ = try await sessions.save(&session)
-                return WebPages.redirect("/console/me")
+        _ = try await sessions.save(&session)
+        return WebPages.redirect("/console/me")
+    }
+
+    /// `POST /console/me/passkeys/{id}/remove` (asked first, naming the passkey).
+    @Sendable func removePasskey(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let id = try context.parameter("id")
+        let ask: Ask = { visit in
+            guard let passkey = try await passkeys.passkey(try await signedInOperator(visit), id: id) else {
+                throw AssentServerError.notFound("You have no such passkey.")
             }
+            return Confirmation(
+                title: "Remove a passkey", question: "Remove the passkey “\(passkey.name)” from your account?",
+                consequence:
+                    "It no longer signs you in; the authenticator app's code and your other passkeys still do.",
+                button: "Remove “\(passkey.name)”")
         }
-        router.post("console/me/passkeys/{id}/remove") { request, context in
-            let id = try context.parameters.require("id")
-            let ask: Ask = { visit in
-                guard let passkey = try await passkeys.passkey(try await signedInOperator(visit), id: id) else {
-                    throw AssentServerError.notFound("You have no such passkey.")
-                }
-                return Confirmation(
-                    title: "Remove a passkey", question: "Remove the passkey “\(passkey.name)” from your account?",
-                    consequence:
-                        "It no longer signs you in; the authenticator app's code and your other passkeys still do.",
-                    button: "Remove “\(passkey.name)”")
-            }
-            return try await action(request, scope: nil, back: "/console/me", ask: ask) { visit in
-                try await passkeys.remove(try await signedInOperator(visit), id: id)
-                return ("/console/me", "Passkey removed.")
-            }
+        return try await act(context, back: "/console/me", ask: ask) { visit in
+            try await passkeys.remove(try await signedInOperator(visit), id: id)
+            return ("/console/me", "Passkey removed.")
         }
-        router.post("console/sign-in/passkey/options") { request, _ in
-            guard let form = try await WebForm.read(request), var session = try await sessions.load(request),
-                WebSessions<ConsoleState>.validToken(form, session), let record = try await pendingOperator(session)
-            else {
-                return try HTTPSupport.json(
-                    ["message": "This sign-in expired: start again with your name and password."],
-                    status: .unauthorized)
-            }
-            let challenge = issueChallenge(&session.state)
-            _ = try await sessions.save(&session)
-            return try HTTPSupport.json(try await passkeys.requestOptions(record, challenge: challenge))
+    }
+
+    /// `POST /console/sign-in/passkey/options`: the options to use a passkey for the half-done sign-in (JSON).
+    @Sendable func passkeyRequestOptions(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        guard let form = try await WebForm.read(request), var session = try await sessions.load(request),
+            WebSessions<ConsoleState>.validToken(form, session), let record = try await pendingOperator(session)
+        else {
+            return try HTTPSupport.json(
+                ["message": "This sign-in expired: start again with your name and password."],
+                status: .unauthorized)
         }
-        router.post("console/sign-in/passkey") { request, context in
-            try await passkeySignIn(request, address: context.clientLimitKey)
-        }
+        let challenge = issueChallenge(&session.state)
+        _ = try await sessions.save(&session)
+        return try HTTPSupport.json(try await passkeys.requestOptions(record, challenge: challenge))
     }
 
     var passkeys: OperatorPasskeys { OperatorPasskeys(environment: environment) }
@@ -141,7 +158,8 @@ extension ConsolePages {
     }
 
     /// `POST /console/sign-in/passkey`: the passkey's answer to the session's challenge; right → signed in.
-    private func passkeySignIn(_ request: Request, address: String?) async throws -> Response {
+    @Sendable func passkeySignIn(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let address = context.clientLimitKey
         guard let form = try await WebForm.read(request), var session = try await sessions.load(request),
             WebSessions<ConsoleState>.validToken(form, session), let record = try await pendingOperator(session)
         else {
@@ -182,53 +200,57 @@ struct ConsolePasskeySignInPage: PageContext {
 extension ConsolePages {
     var phones: OperatorPhones { OperatorPhones(environment: environment) }
 
-    func addPhoneRoutes(to router: Router<AssentRequestContext>) {
-        router.post("console/me/phone") { request, _ in
-            try await form(request, scope: nil, back: "/console/me") { visit in
-                let record = try await signedInOperator(visit)
-                var session = visit.session
-                do {
-                    guard let application = visit.applications.first(where: { $0.id == visit.form["application"] })
-                    else { throw AssentServerError.invalidRequest("Choose one of your applications.") }
-                    let userId = (visit.form["user"] ?? "").trimmingCharacters(in: .whitespaces)
-                    let operation = try await phones.startLink(record, application: application, userId: userId)
-                    session.state.phoneOperationId = operation.id
-                    session.state.message =
-                        "Approve the request on your phone (\"Approve console sign-ins with this phone?\"), then check."
-                } catch let error as AssentServerError where error.status < 500 {
-                    (session.state.message, session.state.failed) = (error.message, true)
-                    session.state.form = visit.form.filter { $0.key != "csrf" }
-                }
-                _ = try await sessions.save(&session)
-                return WebPages.redirect("/console/me")
-            }
+    func addPhoneRoutes(to console: RouterGroup<ConsoleRequestContext>) {
+        console.post("me/phone", use: linkPhone)
+        console.post("me/phone/check", use: checkPhoneLink)
+        console.post("me/phone/unlink", use: unlinkPhone)
+    }
+
+    /// `POST /console/me/phone`: asks the operator's phone (an active activation of one of their applications) to
+    /// approve their sign-ins from now on.
+    @Sendable func linkPhone(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let record = try await signedInOperator(visit)
+        var session = visit.session
+        do {
+            guard let application = visit.applications.first(where: { $0.id == visit.form["application"] })
+            else { throw AssentServerError.invalidRequest("Choose one of your applications.") }
+            let userId = (visit.form["user"] ?? "").trimmingCharacters(in: .whitespaces)
+            let operation = try await phones.startLink(record, application: application, userId: userId)
+            session.state.phoneOperationId = operation.id
+            session.state.message =
+                "Approve the request on your phone (\"Approve console sign-ins with this phone?\"), then check."
+        } catch let error as AssentServerError where error.status < 500 {
+            (session.state.message, session.state.failed) = (error.message, true)
+            session.state.form = visit.form.filter { $0.key != "csrf" }
         }
-        router.post("console/me/phone/check") { request, _ in
-            try await form(request, scope: nil, back: "/console/me") { visit in
-                let record = try await signedInOperator(visit)
-                var session = visit.session
-                do {
-                    let activation = try await phones.finishLink(
-                        record, operationId: session.state.phoneOperationId ?? "")
-                    session.state.phoneOperationId = nil
-                    session.state.message =
-                        "Your phone (\(activation.deviceLabel)) approves your sign-ins from now on: choose \"Approve on "
-                        + "my phone\" when you sign in."
-                } catch let error as AssentServerError where error.status < 500 {
-                    (session.state.message, session.state.failed) = (error.message, true)
-                }
-                _ = try await sessions.save(&session)
-                return WebPages.redirect("/console/me")
-            }
+        _ = try await sessions.save(&session)
+        return WebPages.redirect("/console/me")
+    }
+
+    /// `POST /console/me/phone/check`: whether the phone approved the link.
+    @Sendable func checkPhoneLink(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        let record = try await signedInOperator(visit)
+        var session = visit.session
+        do {
+            let activation = try await phones.finishLink(record, operationId: session.state.phoneOperationId ?? "")
+            session.state.phoneOperationId = nil
+            session.state.message =
+                "Your phone (\(activation.deviceLabel)) approves your sign-ins from now on: choose \"Approve on "
+                + "my phone\" when you sign in."
+        } catch let error as AssentServerError where error.status < 500 {
+            (session.state.message, session.state.failed) = (error.message, true)
         }
-        router.post("console/me/phone/unlink") { request, _ in
-            try await action(request, scope: nil, back: "/console/me") { visit in
-                try await phones.unlink(try await signedInOperator(visit))
-                return ("/console/me", "Your phone no longer approves your sign-ins.")
-            }
-        }
-        router.get("console/sign-in/phone") { request, context in
-            try await phoneWait(request, address: context.clientLimitKey)
+        _ = try await sessions.save(&session)
+        return WebPages.redirect("/console/me")
+    }
+
+    /// `POST /console/me/phone/unlink`.
+    @Sendable func unlinkPhone(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: "/console/me") { visit in
+            try await phones.unlink(try await signedInOperator(visit))
+            return ("/console/me", "Your phone no longer approves your sign-ins.")
         }
     }
 
@@ -258,7 +280,8 @@ extension ConsolePages {
 
     /// `GET /console/sign-in/phone` (the waiting page reloads itself): approved → signed in; waiting → the page
     /// again; refused or expired → the sign-in page with the reason.
-    private func phoneWait(_ request: Request, address: String?) async throws -> Response {
+    @Sendable func phoneWait(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let address = context.clientLimitKey
         guard let session = try await sessions.load(request), let id = session.state.pendingOperatorId,
             let record = try await operators.record(id: id), record.isSetUp, record.disabledAt == nil,
             let operationId = session.state.phoneOperationId

@@ -118,85 +118,115 @@ struct ConsolePages: Sendable {
         }
     }
 
+    /// The pages before a session (sign in, set up an account, sign out) on the server's router; every other page
+    /// in a group whose ``ConsoleSessionMiddleware`` admits signed-in operators, each with the scope it needs.
     func addRoutes(to router: Router<AssentRequestContext>) {
-        router.get("console/sign-in") { request, _ in try await signInPage(request) }
-        router.post("console/sign-in") { request, context in
-            try await signIn(request, address: context.clientLimitKey)
+        router.get("console/sign-in", use: signInForm)
+        router.post("console/sign-in", use: signInPosted)
+        router.post("console/sign-out", use: signOut)
+        router.get("console/setup", use: setupForm)
+        router.post("console/setup", use: setUp)
+        addSignInSecondFactorRoutes(to: router)
+        let console = router.group("console", context: ConsoleRequestContext.self)
+            .add(middleware: ConsoleSessionMiddleware(console: self))
+        console.get(use: dashboard)
+        console.get("me", use: me)
+        console.post("me/password", use: changePassword)
+        console.post("switch-application", use: switchApplication)
+        console.requiring(.applicationWrite).post("application", use: renameApplication)
+        console.requiring(.auditRead).get("audit", use: audit)
+        addActivationRoutes(to: console)
+        addClientRoutes(to: console)
+        addApplicationRoutes(to: console)
+        addOperatorRoutes(to: console)
+        addPasskeyRoutes(to: console)
+        addPhoneRoutes(to: console)
+        addOperationRoutes(to: console)
+        // The page's stream, not the person: it keeps no session alive.
+        router.group("console/live", context: ConsoleRequestContext.self)
+            .add(middleware: ConsoleSessionMiddleware(console: self, touches: false))
+            .get(use: live)
+    }
+
+    // MARK: Handlers before a session
+
+    @Sendable func signInForm(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await signInPage(request)
+    }
+
+    @Sendable func signInPosted(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await signIn(request, address: context.clientLimitKey)
+    }
+
+    /// `POST /console/sign-out`: ends the session (audited with who it was).
+    @Sendable func signOut(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
+            WebSessions<ConsoleState>.validToken(form, session)
+        else { return WebPages.redirect(Self.signInPath) }
+        let cookie = try await sessions.end(session)
+        if let principal = try await principal(session.state) {
+            await environment.audit(.consoleSignedOut, actor: principal.actor, "Signed out of the console.")
         }
-        router.post("console/sign-out") { request, _ in
-            guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
-                WebSessions<ConsoleState>.validToken(form, session)
-            else { return WebPages.redirect(Self.signInPath) }
-            let cookie = try await sessions.end(session)
-            if let principal = try await principal(session.state) {
-                await environment.audit(.consoleSignedOut, actor: principal.actor, "Signed out of the console.")
+        return WebPages.redirect(Self.signInPath, cookies: [cookie])
+    }
+
+    @Sendable func setupForm(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await setupPage(request, token: request.uri.queryParameters["t"].map(String.init) ?? "")
+    }
+
+    // MARK: Handlers of the signed-in console
+
+    /// `POST /console/me/password`: an operator account changes its password (the current one and a code), ending
+    /// its other sessions.
+    @Sendable func changePassword(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: "/console/me") { visit in
+            guard let id = visit.session.state.operatorId,
+                let record = try await operators.record(id: id)
+            else { throw AssentServerError.invalidRequest("An API key has no password to change.") }
+            guard let new = visit.form["new"], new == visit.form["confirm"] else {
+                throw AssentServerError.invalidRequest("The new password and its repetition differ.")
             }
-            return WebPages.redirect(Self.signInPath, cookies: [cookie])
+            let ended = try await operators.changePassword(
+                record, current: visit.form["current"] ?? "", new: new, code: visit.form["code"] ?? "",
+                address: context.clientLimitKey, keeping: visit.session.idHash)
+            return (
+                "/console/me",
+                ended == 0 ? "Password changed." : "Password changed; your \(ended) other session(s) ended."
+            )
         }
-        router.get("console/me") { request, _ in try await page(request) { try await me($0) } }
-        router.post("console/me/password") { request, context in
-            try await action(request, scope: nil, back: "/console/me") { visit in
-                guard let id = visit.session.state.operatorId,
-                    let record = try await operators.record(id: id)
-                else { throw AssentServerError.invalidRequest("An API key has no password to change.") }
-                guard let new = visit.form["new"], new == visit.form["confirm"] else {
-                    throw AssentServerError.invalidRequest("The new password and its repetition differ.")
-                }
-                let ended = try await operators.changePassword(
-                    record, current: visit.form["current"] ?? "", new: new, code: visit.form["code"] ?? "",
-                    address: context.clientLimitKey, keeping: visit.session.idHash)
-                return (
-                    "/console/me",
-                    ended == 0 ? "Password changed." : "Password changed; your \(ended) other session(s) ended."
-                )
-            }
+    }
+
+    /// `POST /console/switch-application`: the console works with another of the operator's applications.
+    @Sendable func switchApplication(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
+        guard let chosen = visit.applications.first(where: { $0.id == visit.form["application"] }) else {
+            throw AssentServerError.notFound("Your account may not work with this application.")
         }
-        router.get("console/setup") { request, _ in
-            try await setupPage(request, token: request.uri.queryParameters["t"].map(String.init) ?? "")
+        var session = visit.session
+        session.state.applicationId = chosen.id
+        session.state.message = "The console now works with \(chosen.name)."
+        _ = try await sessions.save(&session)
+        // Back to the page the switch was made on, unless it shows one resource of the other application.
+        let back = visit.form["back"] ?? "/console"
+        let stays = [
+            "/console", "/console/users", "/console/operations", "/console/clients",
+            "/console/audit", "/console/application", "/console/operators", "/console/me",
+        ].contains(back)
+        return WebPages.redirect(stays ? back : "/console")
+    }
+
+    /// `POST /console/application`: renames the application people see.
+    @Sendable func renameApplication(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await act(context, back: "/console") { visit in
+            let renamed = try await applications.rename(
+                id: visit.application.id, to: visit.form["name"] ?? "", actor: visit.actor)
+            return ("/console", "People now see the application as \(renamed.name).")
         }
-        router.post("console/setup") { request, _ in try await setUp(request) }
-        router.get("console") { request, _ in try await page(request) { try await dashboard($0) } }
-        router.post("console/switch-application") { request, _ in
-            try await form(request, scope: nil, back: "/console") { visit in
-                guard let chosen = visit.applications.first(where: { $0.id == visit.form["application"] }) else {
-                    throw AssentServerError.notFound("Your account may not work with this application.")
-                }
-                var session = visit.session
-                session.state.applicationId = chosen.id
-                session.state.message = "The console now works with \(chosen.name)."
-                _ = try await sessions.save(&session)
-                // Back to the page the switch was made on, unless it shows one resource of the other application.
-                let back = visit.form["back"] ?? "/console"
-                let stays = [
-                    "/console", "/console/users", "/console/operations", "/console/clients",
-                    "/console/audit", "/console/application", "/console/operators", "/console/me",
-                ].contains(back)
-                return WebPages.redirect(stays ? back : "/console")
-            }
-        }
-        router.post("console/application") { request, _ in
-            try await action(request, scope: .applicationWrite, back: "/console") { visit in
-                let renamed = try await applications.rename(
-                    id: visit.application.id, to: visit.form["name"] ?? "", actor: visit.actor)
-                return ("/console", "People now see the application as \(renamed.name).")
-            }
-        }
-        addActivationRoutes(to: router)
-        addClientRoutes(to: router)
-        addApplicationRoutes(to: router)
-        addOperatorRoutes(to: router)
-        addPasskeyRoutes(to: router)
-        addPhoneRoutes(to: router)
-        addOperationRoutes(to: router)
-        router.get("console/audit") { request, _ in
-            try await page(request, scope: .auditRead) { try await audit($0) }
-        }
-        router.get("console/live") { request, _ in
-            // The page's stream, not the person: it keeps no session alive.
-            try await page(request, touches: false) { visit in
-                try await ConsoleLive(environment: environment).stream(visit)
-            }
-        }
+    }
+
+    /// `GET /console/live`: the page's live statuses (``ConsoleLive``).
+    @Sendable func live(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        try await ConsoleLive(environment: environment).stream(try context.visit)
     }
 
     // MARK: Signing in
@@ -348,7 +378,7 @@ struct ConsolePages: Sendable {
     }
 
     /// `POST /console/setup`: the password twice and a code; right → signed in.
-    private func setUp(_ request: Request) async throws -> Response {
+    @Sendable func setUp(_ request: Request, context: AssentRequestContext) async throws -> Response {
         guard let form = try await WebForm.read(request), formToken.matches(form, request) else {
             return pages.error(
                 .forbidden, "This form is stale or did not come from this site: open the set-up link again.",
@@ -395,41 +425,30 @@ struct ConsolePages: Sendable {
 
     // MARK: Pages and actions
 
-    /// A page for a signed-in operator whose key has `scope`; others go to the sign-in page or get a 403 page. The
-    /// visit keeps the session alive (the idle timeout counts from it) unless `touches` is `false`.
-    func page(
-        _ request: Request, scope: APIScope? = nil, touches: Bool = true, _ body: (Visit) async throws -> Response
-    ) async throws -> Response {
-        try await visit(request, scope: scope, postedFrom: nil, touches: touches, body)
+    /// Whether a request enters the signed-in console.
+    enum Admission: Sendable {
+        case admitted(Visit)
+        case refused(Response)
     }
 
-    /// A form a signed-in operator whose key has `scope` posted with the session's token, answered by `body`.
-    /// Without the token: a 403 page that leads to `back`.
-    func form(
-        _ request: Request, scope: APIScope?, back: String, _ body: (Visit) async throws -> Response
-    ) async throws -> Response {
-        try await visit(request, scope: scope, postedFrom: back, touches: true, body)
-    }
-
-    /// Checks the session, the form's token (for a form posted from the page `postedFrom`) and the key's scope, then
-    /// answers with `body`; a refusal of the services becomes a page that says why.
-    private func visit(
-        _ request: Request, scope: APIScope?, postedFrom back: String?, touches: Bool,
-        _ body: (Visit) async throws -> Response
-    ) async throws -> Response {
+    /// Checks the session and, for a form, its token; keeps the session alive when `touches`; finds the
+    /// application the visit works with (``ConsoleSessionMiddleware``).
+    func admit(_ request: Request, touches: Bool) async throws -> Admission {
         guard let (signedInSession, principal) = try await signedIn(request) else {
             // "Your session ended" only for a browser that had one; a first visit just signs in.
             let hadSession = request.cookies[sessions.cookieName] != nil
-            return WebPages.redirect(hadSession ? "\(Self.signInPath)?expired=1" : Self.signInPath)
+            return .refused(WebPages.redirect(hadSession ? "\(Self.signInPath)?expired=1" : Self.signInPath))
         }
         var form: [String: String] = [:]
-        if let back {
+        if request.method != .get && request.method != .head {
             guard let posted = try await WebForm.read(request),
                 WebSessions<ConsoleState>.validToken(posted, signedInSession)
             else {
-                return pages.error(
-                    .forbidden, "This form is stale or did not come from this console: open the page again.",
-                    next: back)
+                return .refused(
+                    pages.error(
+                        .forbidden,
+                        "This form is stale or did not come from this console: open the page again from the console.",
+                        next: "/console"))
             }
             form = posted
         }
@@ -437,54 +456,48 @@ struct ConsolePages: Sendable {
         if touches { try await sessions.touch(&session) }
         let permitted = try await applications.all().filter { principal.applications?.contains($0.id) ?? true }
         guard let first = permitted.first else {
-            return pages.error(
-                .forbidden, "Your account is limited to applications this server no longer has: ask an admin.",
-                next: Self.signInPath)
+            return .refused(
+                pages.error(
+                    .forbidden, "Your account is limited to applications this server no longer has: ask an admin.",
+                    next: Self.signInPath))
         }
         let current = permitted.first { $0.id == session.state.applicationId } ?? first
-        let visit = Visit(
-            session: session, principal: principal, form: form, request: request, application: current,
-            applications: permitted)
-        if let scope, !principal.allows(scope) { return missing(scope, visit) }
-        do {
-            return try await body(visit)
-        } catch let error as AssentServerError where error.status < 500 {
-            return try await show(
-                ConsoleErrorPage(detail: error.message), title: "Not possible", visit,
-                status: HTTPResponse.Status(code: error.status))
-        }
+        return .admitted(
+            Visit(
+                session: session, principal: principal, form: form, request: request, application: current,
+                applications: permitted))
     }
 
     /// A form whose `body` acts and names the page to go to and the sentence to show there (post/redirect/get); a
     /// refused action goes to `back` with the reason.
     /// With `confirm`, the form first leads to a page that asks for it (``confirmation(_:_:action:back:fields:)``),
     /// whose button posts the same fields again with `confirm=yes`.
-    func action(
-        _ request: Request, scope: APIScope?, back: String, confirm: Confirmation? = nil, ask: Ask? = nil,
+    func act(
+        _ context: ConsoleRequestContext, back: String, confirm: Confirmation? = nil, ask: Ask? = nil,
         _ body: (Visit) async throws -> (location: String, message: String)
     ) async throws -> Response {
-        try await form(request, scope: scope, back: back) { visit in
-            if visit.form["confirm"] != "yes", let confirm = try await ask?(visit) ?? confirm {
-                return try await confirmation(
-                    visit, confirm, action: request.uri.path, back: back,
-                    fields: visit.form.filter { $0.key != "csrf" && $0.key != "confirm" })
-            }
-            var session = visit.session
-            var location = back
-            do {
-                let outcome = try await body(visit)
-                (location, session.state.message) = (outcome.location, outcome.message)
-            } catch let error as AssentServerError where error.status < 500 {
-                session.state.message = error.message
-                session.state.failed = true
-                session.state.form = visit.form.filter { $0.key != "csrf" }
-            }
-            _ = try await sessions.save(&session)
-            return WebPages.redirect(location)
+        let visit = try context.visit
+        if visit.form["confirm"] != "yes", let confirm = try await ask?(visit) ?? confirm {
+            return try await confirmation(
+                visit, confirm, action: visit.request.uri.path, back: back,
+                fields: visit.form.filter { $0.key != "csrf" && $0.key != "confirm" })
         }
+        var session = visit.session
+        var location = back
+        do {
+            let outcome = try await body(visit)
+            (location, session.state.message) = (outcome.location, outcome.message)
+        } catch let error as AssentServerError where error.status < 500 {
+            session.state.message = error.message
+            session.state.failed = true
+            session.state.form = visit.form.filter { $0.key != "csrf" }
+        }
+        _ = try await sessions.save(&session)
+        return WebPages.redirect(location)
     }
 
-    private func missing(_ scope: APIScope, _ visit: Visit) -> Response {
+    /// The 403 page of a visit whose role or key lacks `scope` (``ConsoleScopeMiddleware``).
+    static func missing(_ scope: APIScope, _ visit: Visit) -> Response {
         render(
             ConsoleErrorPage(
                 detail: visit.principal.role.map {
@@ -498,6 +511,13 @@ struct ConsolePages: Sendable {
     /// sentence an action left (shown once: the caller's session is saved without it) — unless the page brings an
     /// `error` of its own, which is then the only one shown.
     func render<Content: PageContext>(
+        _ content: Content, title: String, live: String? = nil, error: String? = nil, _ visit: Visit,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
+        Self.render(content, title: title, live: live, error: error, visit, status: status)
+    }
+
+    static func render<Content: PageContext>(
         _ content: Content, title: String, live: String? = nil, error: String? = nil, _ visit: Visit,
         status: HTTPResponse.Status = .ok
     ) -> Response {
@@ -517,7 +537,7 @@ struct ConsolePages: Sendable {
         if error == nil, let message = visit.session.state.message {
             if visit.session.state.failed == true { frame.error = message } else { frame.message = message }
         }
-        return pages.page(content, frame: frame, status: status)
+        return WebPages.shared.page(content, frame: frame, status: status)
     }
 
     /// What a destructive action asks before it acts.
@@ -583,7 +603,8 @@ struct ConsolePages: Sendable {
 
     /// `/console/me`: who is signed in (role, scopes, applications, last sign-in) and, for an operator account, the
     /// form that changes its password.
-    private func me(_ visit: Visit) async throws -> Response {
+    @Sendable func me(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
         var page = ConsoleMePage(
             name: visit.principal.name,
             kind: visit.principal.role.map { "operator account, role \($0.rawValue)" }
@@ -611,7 +632,8 @@ struct ConsolePages: Sendable {
         return try await show(page, title: "Your account", visit)
     }
 
-    private func dashboard(_ visit: Visit) async throws -> Response {
+    @Sendable func dashboard(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
         var page = ConsoleDashboardPage()
         if visit.allows(.activationsRead) {
             let counts = try await queries.activationCounts(in: visit.application)
@@ -653,7 +675,8 @@ struct ConsolePages: Sendable {
         return text + "."
     }
 
-    private func audit(_ visit: Visit) async throws -> Response {
+    @Sendable func audit(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
+        let visit = try context.visit
         // The date range is of whole days in UTC, both ends included (as the dates are typed: YYYY-MM-DD).
         let from = visit.query("from"), until = visit.query("until")
         guard from.map({ Self.dayStart($0) != nil }) ?? true, until.map({ Self.dayStart($0) != nil }) ?? true else {

@@ -87,7 +87,7 @@ public struct TFASettings: Sendable {
 
 /// A two-factor login failure: the seed's numeric `errorCode` where it has one, a stable `code`, a sentence, and
 /// fields the client needs (tries left).
-struct TFAError: RenderedError, Sendable {
+struct TFAError: RenderedError, Sendable, Equatable {
     /// The two-factor API's flow error codes.
     typealias Code = TFAFlowErrorCode
 

@@ -25,79 +25,104 @@ struct AccountPages: Sendable {
     }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
-        router.get("account") { request, _ in try await show(request) }
-        router.post("account/passkeys/options") { request, _ in try await passkeyOptions(request) }
-        router.post("account/passkeys") { request, _ in
-            try await change(request) { _, application, userId, form in
-                let credential = try JSONDecoder().decode(
-                    RegistrationCredential.self, from: Data((form["credential"] ?? "").utf8))
-                try await account.addPasskey(application, userId: userId, credential: credential, name: form["name"])
-                return "Passkey added."
-            }
+        router.get("account", use: show)
+        router.post("account/passkeys/options", use: passkeyOptions)
+        router.post("account/passkeys", use: addPasskey)
+        router.post("account/passkeys/rename", use: renamePasskey)
+        router.post("account/factors/remove", use: removeFactor)
+        router.post("account/browser-push", use: subscribeBrowser)
+        router.post("account/browsers/revoke", use: revokeBrowser)
+        router.post("account/phones/lost", use: lostPhone)
+        router.post("account/phones/new", use: newPhone)
+        router.post("account/password", use: changePassword)
+        router.post("account/language", use: setLanguage)
+        router.post("account/backup-codes", use: newBackupCodes)
+    }
+
+    // MARK: Handlers
+
+    /// `POST /account/passkeys`: the browser's new passkey.
+    @Sendable func addPasskey(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { _, application, userId, form in
+            let credential = try JSONDecoder().decode(
+                RegistrationCredential.self, from: Data((form["credential"] ?? "").utf8))
+            try await account.addPasskey(application, userId: userId, credential: credential, name: form["name"])
+            return "Passkey added."
         }
-        router.post("account/passkeys/rename") { request, _ in
-            try await change(request) { _, application, userId, form in
-                try await account.renamePasskey(
-                    application, userId: userId, factorId: form["id"] ?? "", name: form["name"] ?? "")
-                return "Passkey renamed."
-            }
+    }
+
+    @Sendable func renamePasskey(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { _, application, userId, form in
+            try await account.renamePasskey(
+                application, userId: userId, factorId: form["id"] ?? "", name: form["name"] ?? "")
+            return "Passkey renamed."
         }
-        router.post("account/factors/remove") { request, _ in
-            try await change(request) { _, application, userId, form in
-                try await account.removeFactor(application, userId: userId, factorId: form["id"] ?? "")
-                return "Removed."
-            }
+    }
+
+    @Sendable func removeFactor(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { _, application, userId, form in
+            try await account.removeFactor(application, userId: userId, factorId: form["id"] ?? "")
+            return "Removed."
         }
-        router.post("account/browser-push") { request, _ in
-            try await change(request) { _, application, userId, form in
-                try await account.approvers.subscribe(
-                    application, userId: userId, endpoint: form["endpoint"] ?? "", p256dh: form["p256dh"] ?? "",
-                    auth: form["auth"] ?? "", userAgent: request.headers[.userAgent])
-                return "This browser now gets your sign-in requests: approve them here with your passkey."
-            }
+    }
+
+    /// `POST /account/browser-push`: this browser's Web Push subscription, to approve sign-ins here.
+    @Sendable func subscribeBrowser(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { _, application, userId, form in
+            try await account.approvers.subscribe(
+                application, userId: userId, endpoint: form["endpoint"] ?? "", p256dh: form["p256dh"] ?? "",
+                auth: form["auth"] ?? "", userAgent: request.headers[.userAgent])
+            return "This browser now gets your sign-in requests: approve them here with your passkey."
         }
-        router.post("account/browsers/revoke") { request, _ in
-            try await change(request) { _, application, userId, form in
-                try await account.revokeBrowser(application, userId: userId, deviceId: form["id"] ?? "")
-                return "That browser will ask for a second factor again."
-            }
+    }
+
+    @Sendable func revokeBrowser(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { _, application, userId, form in
+            try await account.revokeBrowser(application, userId: userId, deviceId: form["id"] ?? "")
+            return "That browser will ask for a second factor again."
         }
-        router.post("account/phones/lost") { request, _ in
-            try await change(request, ask: lostPhoneQuestion) { session, application, userId, form in
-                let phone = try await account.lostPhone(
-                    application, userId: userId, activationId: form["id"] ?? "", keeping: session.idHash)
-                return "The phone \(phone.deviceLabel) is blocked: it can no longer approve anything, and you are "
-                    + "signed out everywhere else."
-            }
+    }
+
+    /// `POST /account/phones/lost` (asked first, naming the phone): blocks it and ends the other sessions.
+    @Sendable func lostPhone(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request, ask: lostPhoneQuestion) { session, application, userId, form in
+            let phone = try await account.lostPhone(
+                application, userId: userId, activationId: form["id"] ?? "", keeping: session.idHash)
+            return "The phone \(phone.deviceLabel) is blocked: it can no longer approve anything, and you are "
+                + "signed out everywhere else."
         }
-        router.post("account/password") { request, context in
-            try await change(request) { session, application, userId, form in
-                guard let new = form["new"], new == form["confirm"] else {
-                    throw AssentServerError.invalidRequest("The new password and its repetition differ.")
-                }
-                try await account.changePassword(
-                    application, userId: userId, current: form["current"] ?? "", new: new,
-                    address: context.clientLimitKey, keeping: session.idHash)
-                return "Password changed: you are signed out everywhere else."
-            }
+    }
+
+    /// `POST /account/phones/new`: an activation for a new phone, its QR code shown on the page.
+    @Sendable func newPhone(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { session, application, userId, _ in
+            let activation = try await account.newPhone(application, userId: userId)
+            session.state.newPhone = activation.id
+            return "Scan the QR code below with the Assent app on your new phone."
         }
-        router.post("account/language") { request, _ in
-            try await change(request) { session, application, userId, form in
-                let language = form["language"].flatMap { $0.isEmpty ? nil : $0 }
-                try await account.setLanguage(application, userId: userId, language: language)
-                // The person's own choice wins over the language the client asked for, from now on.
-                session.state.accountLanguage = language
-                session.state.uiLocales = nil
-                return "Language saved."
+    }
+
+    /// `POST /account/password`: the current password and a new one; the other sessions end.
+    @Sendable func changePassword(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { session, application, userId, form in
+            guard let new = form["new"], new == form["confirm"] else {
+                throw AssentServerError.invalidRequest("The new password and its repetition differ.")
             }
+            try await account.changePassword(
+                application, userId: userId, current: form["current"] ?? "", new: new,
+                address: context.clientLimitKey, keeping: session.idHash)
+            return "Password changed: you are signed out everywhere else."
         }
-        router.post("account/backup-codes") { request, _ in try await newBackupCodes(request) }
-        router.post("account/phones/new") { request, _ in
-            try await change(request) { session, application, userId, _ in
-                let activation = try await account.newPhone(application, userId: userId)
-                session.state.newPhone = activation.id
-                return "Scan the QR code below with the Assent app on your new phone."
-            }
+    }
+
+    /// `POST /account/language`: the person's own language, which wins over what a client asks for from now on.
+    @Sendable func setLanguage(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await change(request) { session, application, userId, form in
+            let language = form["language"].flatMap { $0.isEmpty ? nil : $0 }
+            try await account.setLanguage(application, userId: userId, language: language)
+            session.state.accountLanguage = language
+            session.state.uiLocales = nil
+            return "Language saved."
         }
     }
 
@@ -137,7 +162,7 @@ struct AccountPages: Sendable {
 
     // MARK: Pages
 
-    private func show(_ request: Request) async throws -> Response {
+    @Sendable func show(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let (session, application, userId): (Session, ApplicationRecord, String)
         switch try await fresh(request) {
         case .success(let granted): (session, application, userId) = granted
@@ -175,7 +200,7 @@ struct AccountPages: Sendable {
     }
 
     /// `POST /account/passkeys/options`: creation options for a new passkey, as JSON.
-    private func passkeyOptions(_ request: Request) async throws -> Response {
+    @Sendable func passkeyOptions(_ request: Request, context: AssentRequestContext) async throws -> Response {
         guard let form = try await WebForm.read(request),
             case .success(let (session, application, userId)) = try await fresh(request),
             WebSessions<LoginState>.validToken(form, session)
@@ -281,7 +306,7 @@ struct AccountPages: Sendable {
 
     /// `POST /account/backup-codes`: a new set, shown once (printable); the old set stops working — asked first
     /// while it has unused codes.
-    private func newBackupCodes(_ request: Request) async throws -> Response {
+    @Sendable func newBackupCodes(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await posted(request) { session, application, userId, form in
             if form["confirm"] != "yes",
                 let left = try await account.overview(application, userId: userId).backupCodesLeft,

@@ -110,62 +110,80 @@ struct ApprovalPages: Sendable {
     static func path(_ operationId: String) -> String { "/approve/\(FormEncoding.escape(operationId))" }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
-        router.get("approve/{id}") { request, context in
-            try await answer(request, context) { operation, claims, token in
-                try await page(operation, claims: claims, token: token, request: request)
-            }
+        router.get("approve/{id}", use: approvalPage)
+        router.get("approve/{id}/continue", use: continueAfterAnswer)
+        router.get("approve/{id}/proximity.png", use: proximityCode)
+        router.get("approve/{id}/offline", use: offlineCodePage)
+        router.post("approve/{id}/offline", use: checkOfflineCode)
+        router.get("approve/{id}/events", use: answerEvents)
+    }
+
+    /// `GET /approve/{id}?t=…`: the operation as the phone shows it, while the phone answers.
+    @Sendable func approvalPage(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, context) { operation, claims, token in
+            try await page(operation, claims: claims, token: token, request: request)
         }
-        router.get("approve/{id}/continue") { request, context in
-            try await answer(request, context) { operation, claims, token in
-                guard operation.status != .pending else {
-                    return try await page(
-                        operation, claims: claims, token: token, request: request,
-                        message: "Not answered yet: approve or reject the request on your phone.")
-                }
+    }
+
+    /// `GET /approve/{id}/continue`: on to the site once the phone answered.
+    @Sendable func continueAfterAnswer(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, context) { operation, claims, token in
+            guard operation.status != .pending else {
+                return try await page(
+                    operation, claims: claims, token: token, request: request,
+                    message: "Not answered yet: approve or reject the request on your phone.")
+            }
+            return WebPages.redirect(Self.returnURL(claims.ret, operation))
+        }
+    }
+
+    /// `GET /approve/{id}/proximity.png`: the proximity check's QR code while the operation waits.
+    @Sendable func proximityCode(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, context) { operation, _, _ in
+            guard operation.status == .pending, operation.proximitySeed != nil else {
+                return Response(status: .notFound, headers: WebPages.securityHeaders)
+            }
+            let code = try await links.operations.proximityCode(id: operation.id, scheme: "assent")
+            var headers = WebPages.securityHeaders
+            headers[.contentType] = "image/png"
+            return Response(
+                status: .ok, headers: headers,
+                body: .init(
+                    byteBuffer: ByteBuffer(
+                        bytes: try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))))
+        }
+    }
+
+    /// `GET /approve/{id}/offline`: the offline QR code, when the link offers it.
+    @Sendable func offlineCodePage(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, context) { operation, claims, token in
+            guard claims.off == true else {
+                return pages.error(.notFound, "This link does not offer that.", next: nil)
+            }
+            guard operation.status == .pending else {
                 return WebPages.redirect(Self.returnURL(claims.ret, operation))
             }
+            return try await offlinePage(operation, claims: claims, token: token, qr: nil, request: request)
         }
-        router.get("approve/{id}/proximity.png") { request, context in
-            try await answer(request, context) { operation, _, _ in
-                guard operation.status == .pending, operation.proximitySeed != nil else {
-                    return Response(status: .notFound, headers: WebPages.securityHeaders)
-                }
-                let code = try await links.operations.proximityCode(id: operation.id, scheme: "assent")
-                var headers = WebPages.securityHeaders
-                headers[.contentType] = "image/png"
-                return Response(
-                    status: .ok, headers: headers,
-                    body: .init(
-                        byteBuffer: ByteBuffer(
-                            bytes: try QRCode(text: code.jwt, errorCorrection: .medium).png(scale: 6))))
+    }
+
+    /// `POST /approve/{id}/offline`: the code the phone showed for the offline QR code.
+    @Sendable func checkOfflineCode(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, context) { operation, claims, token in
+            guard claims.off == true else {
+                return pages.error(.notFound, "This link does not offer that.", next: nil)
             }
+            guard let form = try await WebForm.read(request) else {
+                return pages.error(.unsupportedMediaType, "This page takes an HTML form.", next: nil)
+            }
+            return try await verifyOffline(operation, claims: claims, token: token, form: form, request: request)
         }
-        router.get("approve/{id}/offline") { request, context in
-            try await answer(request, context) { operation, claims, token in
-                guard claims.off == true else {
-                    return pages.error(.notFound, "This link does not offer that.", next: nil)
-                }
-                guard operation.status == .pending else {
-                    return WebPages.redirect(Self.returnURL(claims.ret, operation))
-                }
-                return try await offlinePage(operation, claims: claims, token: token, qr: nil, request: request)
-            }
-        }
-        router.post("approve/{id}/offline") { request, context in
-            try await answer(request, context) { operation, claims, token in
-                guard claims.off == true else {
-                    return pages.error(.notFound, "This link does not offer that.", next: nil)
-                }
-                guard let form = try await WebForm.read(request) else {
-                    return pages.error(.unsupportedMediaType, "This page takes an HTML form.", next: nil)
-                }
-                return try await verifyOffline(operation, claims: claims, token: token, form: form, request: request)
-            }
-        }
-        router.get("approve/{id}/events") { request, context in
-            try await answer(request, context) { operation, _, _ in
-                WebPages.waitForAnswer(environment, operationId: operation.id, userId: operation.userId)
-            }
+    }
+
+    /// `GET /approve/{id}/events`: `done` once the phone answered.
+    @Sendable func answerEvents(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        try await answer(request, context) { operation, _, _ in
+            WebPages.waitForAnswer(environment, operationId: operation.id, userId: operation.userId)
         }
     }
 

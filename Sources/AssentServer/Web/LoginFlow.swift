@@ -120,6 +120,47 @@ struct LoginFlow: Sendable {
     /// The forms of the sign-in pages, each posted to its step's path.
     enum Form: CaseIterable, Sendable {
         case password, factor, destination, code, push, passkey, consent
+
+        /// The path the form is posted to: its step's page.
+        var path: String {
+            switch self {
+            case .password: LoginState.Step.signIn.path
+            case .factor: LoginState.Step.chooseFactor.path
+            case .destination: LoginState.Step.chooseDestination.path
+            case .code: LoginState.Step.enterCode.path
+            case .push: LoginState.Step.waitForPush.path
+            case .passkey: LoginState.Step.passkey.path
+            case .consent: LoginState.Step.consent.path
+            }
+        }
+
+        /// The form posted to `path`, if one is.
+        init?(path: String) {
+            guard let form = Self.allCases.first(where: { $0.path == path }) else { return nil }
+            self = form
+        }
+
+        /// What the person did, read from the form's fields (the password and a passkey's credential stay with the
+        /// request: the flow only learns whether they came).
+        func event(_ fields: [String: String]) -> Event {
+            let remember = fields["remember"] != nil
+            switch self {
+            case .password:
+                return .passwordEntered(userId: fields["userId"] ?? "", password: !(fields["password"] ?? "").isEmpty)
+            case .factor:
+                return .factorChosen(fields["provider"].flatMap(TFAProvider.init(rawValue:)))
+            case .destination:
+                return .destinationChosen(
+                    Destination(
+                        emailId: fields["emailId"], phoneId: fields["phoneId"], phone: fields["phone"],
+                        method: fields["method"].flatMap(TFAPhoneMethod.init(rawValue:)),
+                        activationId: fields["activationId"]))
+            case .code: return .codeEntered(fields["code"] ?? "", remember: remember)
+            case .push: return .pushContinued(remember: remember)
+            case .passkey: return .passkeyUsed(credential: !(fields["credential"] ?? "").isEmpty, remember: remember)
+            case .consent: return .consentDecided(allow: fields["decision"] == "allow")
+            }
+        }
     }
 
     /// What the destination page posted: the address, number or phone chosen, or a new number.
@@ -168,7 +209,7 @@ struct LoginFlow: Sendable {
     }
 
     /// What happened: a form the person posted, or the answer of a check an action asked for.
-    enum Event: Sendable {
+    enum Event: Sendable, Equatable {
         /// The password form (`password`: whether one was typed; the flow never sees it).
         case passwordEntered(userId: String, password: Bool)
         /// The method chosen on the factor page (`nil`: none the page could have offered).

@@ -10,7 +10,7 @@ extension LoginPages {
     /// code at once; otherwise the person signs in on the hosted pages, which then send the browser back with the
     /// code. A client or redirect URI that cannot be trusted gets an error page, every other refusal goes back to
     /// the client.
-    func authorize(_ request: Request) async throws -> Response {
+    @Sendable func authorize(_ request: Request, context: AssentRequestContext) async throws -> Response {
         guard let read = try await Self.parameters(request) else {
             return pages.error(
                 .badRequest, "The sign-in link is not valid: go back to the site you came from and try again.",
@@ -80,7 +80,7 @@ extension LoginPages {
     /// them out unasked) — queues the back-channel logouts, and sends the browser to the registered
     /// `post_logout_redirect_uri` with `state`, or shows that the person is signed out. A hint this provider did
     /// not sign, an unknown client or an unregistered redirect is an error page, never a redirect.
-    func endSession(_ request: Request) async throws -> Response {
+    @Sendable func endSession(_ request: Request, context: AssentRequestContext) async throws -> Response {
         guard let read = try await Self.parameters(request) else {
             return pages.error(.badRequest, "The sign-out link is not valid.", next: nil)
         }

@@ -47,7 +47,8 @@ extension LoginPages {
 
     /// `POST /login/passkey/options` (from `passkey.js` on the sign-in page): options for a passwordless sign-in,
     /// as JSON. The form's token is the session's, or before one exists the sign-in form's.
-    func passkeySignInOptions(_ request: Request, address: String?) async throws -> Response {
+    @Sendable func passkeySignInOptions(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let address = context.clientLimitKey
         guard let form = try await WebForm.read(request), try await validForm(form, request) else {
             return try TFAController.json(
                 ["code": "FORBIDDEN", "message": "This page is stale or did not come from this site: reload it."],
@@ -64,7 +65,7 @@ extension LoginPages {
 
     /// `POST /login/passkey/sign-in`: a passwordless sign-in; the session starts signed in (or, for a client's
     /// request, goes on to it).
-    func passkeySignIn(_ request: Request) async throws -> Response {
+    @Sendable func passkeySignIn(_ request: Request, context: AssentRequestContext) async throws -> Response {
         guard let form = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
         }

@@ -59,77 +59,53 @@ struct LoginPages: Sendable {
     }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
-        router.get("login") { request, _ in try await signInPage(request) }
-        router.post("login") { request, context in
-            guard try await sessions.load(request) != nil else {
-                return try await firstSignIn(request, address: context.clientLimitKey)
-            }
-            return try await submit(request, .password, address: context.clientLimitKey) { form in
-                .passwordEntered(userId: form["userId"] ?? "", password: !(form["password"] ?? "").isEmpty)
-            }
+        router.get("login", use: signInPage)
+        for form in LoginFlow.Form.allCases { router.post(RouterPath(form.path), use: submitted) }
+        for step in LoginState.Step.allCases where step != .signIn { router.get(RouterPath(step.path), use: stepPage) }
+        router.get("login/push/events", use: pushEvents)
+        router.post("login/passkey/options", use: passkeySignInOptions)
+        router.post("login/passkey/sign-in", use: passkeySignIn)
+        router.post("login/consents/revoke", use: revokeConsent)
+        router.post("login/logout", use: signOut)
+        router.get("oauth2/authorize", use: authorize)
+        router.post("oauth2/authorize", use: authorize)
+        router.get("oauth2/logout", use: endSession)
+        router.post("oauth2/logout", use: endSession)
+    }
+
+    /// `POST` of a step's form: the password form without a session starts one (``firstSignIn(_:address:)``);
+    /// every other form goes to the flow (``submit(_:_:address:)``).
+    @Sendable func submitted(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        guard let form = LoginFlow.Form(path: request.uri.path) else { return WebPages.redirect("/login") }
+        if form == .password, try await sessions.load(request) == nil {
+            return try await firstSignIn(request, address: context.clientLimitKey)
         }
-        router.get("login/factor") { request, _ in try await show(request, .chooseFactor) }
-        router.post("login/factor") { request, context in
-            try await submit(request, .factor, address: context.clientLimitKey) { form in
-                .factorChosen(form["provider"].flatMap(TFAProvider.init(rawValue:)))
-            }
+        return try await submit(request, form, address: context.clientLimitKey)
+    }
+
+    /// `GET` of a step's page (``show(_:_:)``).
+    @Sendable func stepPage(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        guard let step = LoginState.Step.allCases.first(where: { $0.path == request.uri.path }) else {
+            return WebPages.redirect("/login")
         }
-        router.get("login/destination") { request, _ in try await show(request, .chooseDestination) }
-        router.post("login/destination") { request, _ in
-            try await submit(request, .destination) { form in
-                .destinationChosen(
-                    LoginFlow.Destination(
-                        emailId: form["emailId"], phoneId: form["phoneId"], phone: form["phone"],
-                        method: form["method"].flatMap(TFAPhoneMethod.init(rawValue:)),
-                        activationId: form["activationId"]))
-            }
-        }
-        router.get("login/code") { request, _ in try await show(request, .enterCode) }
-        router.post("login/code") { request, _ in
-            try await submit(request, .code) { form in
-                .codeEntered(form["code"] ?? "", remember: form["remember"] != nil)
-            }
-        }
-        router.get("login/push") { request, _ in try await show(request, .waitForPush) }
-        router.post("login/push") { request, _ in
-            try await submit(request, .push) { form in .pushContinued(remember: form["remember"] != nil) }
-        }
-        router.get("login/push/events") { request, _ in try await pushEvents(request) }
-        router.get("login/passkey") { request, _ in try await show(request, .passkey) }
-        router.post("login/passkey") { request, _ in
-            try await submit(request, .passkey) { form in
-                .passkeyUsed(credential: !(form["credential"] ?? "").isEmpty, remember: form["remember"] != nil)
-            }
-        }
-        router.post("login/passkey/options") { request, context in
-            try await passkeySignInOptions(request, address: context.clientLimitKey)
-        }
-        router.post("login/passkey/sign-in") { request, _ in try await passkeySignIn(request) }
-        router.get("login/done") { request, _ in try await show(request, .signedIn) }
-        router.get("login/consent") { request, _ in try await show(request, .consent) }
-        router.post("login/consent") { request, _ in
-            try await submit(request, .consent) { form in .consentDecided(allow: form["decision"] == "allow") }
-        }
-        router.post("login/consents/revoke") { request, _ in try await revokeConsent(request) }
-        router.get("oauth2/authorize") { request, _ in try await authorize(request) }
-        router.post("oauth2/authorize") { request, _ in try await authorize(request) }
-        router.get("oauth2/logout") { request, _ in try await endSession(request) }
-        router.post("oauth2/logout") { request, _ in try await endSession(request) }
-        router.post("login/logout") { request, _ in
-            guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
-                WebSessions<LoginState>.validToken(form, session)
-            else { return WebPages.redirect("/login") }
-            let cookie = try await sessions.end(session)
-            try await authorizations.endSession(session.state.signIn, application: session.state.application)
-            return WebPages.redirect(
-                "/login?application=\(FormEncoding.escape(session.state.application))", cookies: [cookie])
-        }
+        return try await show(request, step)
+    }
+
+    /// `POST /login/logout`: ends the session and its sign-in's grants; back to the sign-in page.
+    @Sendable func signOut(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        guard let form = try await WebForm.read(request), let session = try await sessions.load(request),
+            WebSessions<LoginState>.validToken(form, session)
+        else { return WebPages.redirect("/login") }
+        let cookie = try await sessions.end(session)
+        try await authorizations.endSession(session.state.signIn, application: session.state.application)
+        return WebPages.redirect(
+            "/login?application=\(FormEncoding.escape(session.state.application))", cookies: [cookie])
     }
 
     // MARK: Pages
 
     /// `GET /login[?application=ID]`: a fresh sign-in form (or the signed-in page for a signed-in session).
-    private func signInPage(_ request: Request) async throws -> Response {
+    @Sendable func signInPage(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let name = request.uri.queryParameters["application"].map(String.init)
         let application: ApplicationRecord
         do {
@@ -177,8 +153,7 @@ struct LoginPages: Sendable {
         if form["return"] == "account" { state.returnTo = "/account" }
         state.uiLocales = form["ui_locales"].flatMap { (1...256).contains($0.count) ? $0 : nil }
         let handled = try await run(
-            .passwordEntered(userId: form["userId"] ?? "", password: !(form["password"] ?? "").isEmpty), &state,
-            LoginInput(request, form: form, address: address))
+            LoginFlow.Form.password.event(form), &state, LoginInput(request, form: form, address: address))
         guard state.step != .signIn else {
             var frame = try await frame(
                 application, csrf: form["csrf"] ?? "", userId: state.userId, uiLocales: state.uiLocales)
@@ -575,7 +550,7 @@ struct LoginPages: Sendable {
     }
 
     /// `POST /login/consents/revoke`: the signed-in person takes back what they allowed a client.
-    private func revokeConsent(_ request: Request) async throws -> Response {
+    @Sendable func revokeConsent(_ request: Request, context: AssentRequestContext) async throws -> Response {
         guard let form = try await WebForm.read(request), var session = try await sessions.load(request),
             WebSessions<LoginState>.validToken(form, session), let userId = session.state.signIn?.userId,
             let clientId = form["clientId"]
@@ -593,7 +568,7 @@ struct LoginPages: Sendable {
 
     /// `GET /login/push/events`: sends `done` once the approval request is answered or ends (the page then posts
     /// its Continue form).
-    private func pushEvents(_ request: Request) async throws -> Response {
+    @Sendable func pushEvents(_ request: Request, context: AssentRequestContext) async throws -> Response {
         guard let session = try await sessions.load(request), session.state.step == .waitForPush,
             let operationId = session.state.operationId
         else {
@@ -606,10 +581,7 @@ struct LoginPages: Sendable {
 
     /// A form POST: checks the session and its CSRF token; at a step that takes `form`, feeds the flow its event;
     /// stores the state and answers 303 to where the flow goes on (the step's page, or the client).
-    private func submit(
-        _ request: Request, _ form: LoginFlow.Form, address: String? = nil,
-        _ event: ([String: String]) -> LoginFlow.Event
-    ) async throws -> Response {
+    private func submit(_ request: Request, _ form: LoginFlow.Form, address: String?) async throws -> Response {
         guard let fields = try await WebForm.read(request) else {
             return pages.error(.unsupportedMediaType, "This page takes an HTML form: go back and submit it again.")
         }
@@ -621,7 +593,7 @@ struct LoginPages: Sendable {
         var cookies: [String] = []
         if LoginFlow.steps(accepting: form).contains(session.state.step) {
             cookies = try await run(
-                event(fields), &session.state, LoginInput(request, form: fields, address: address)
+                form.event(fields), &session.state, LoginInput(request, form: fields, address: address)
             ).cookies
         }
         // Signed in for a client: the browser goes on to it with a code (or to a stronger factor first); the session

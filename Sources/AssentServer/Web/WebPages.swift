@@ -165,13 +165,20 @@ struct WebPages: Sendable {
     }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
-        router.get("web/assets/{name}") { _, context in
-            let name = try context.parameters.require("name")
-            guard Self.assets[name] != nil else { throw AssentServerError.notFound("No such asset.") }
-            return Self.asset(name)
-        }
+        router.get("web/assets/{name}", use: assetFile)
         // Browsers ask for it whatever the page links: the icon, rather than a 404 logged for every visit.
-        router.get("favicon.ico") { _, _ in Self.asset("icon.svg") }
+        router.get("favicon.ico", use: favicon)
+    }
+
+    /// `GET /web/assets/{name}`: a bundled script, style sheet or image.
+    @Sendable func assetFile(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let name = try context.parameters.require("name")
+        guard Self.assets[name] != nil else { throw AssentServerError.notFound("No such asset.") }
+        return Self.asset(name)
+    }
+
+    @Sendable func favicon(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        Self.asset("icon.svg")
     }
 
     /// A bundled asset of ``assets`` as an answer that caches for an hour.
