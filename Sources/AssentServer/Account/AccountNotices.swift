@@ -65,6 +65,8 @@ struct NoticeSender: OutboxSender {
 /// the one they chose on `/account`, else the application's default, else English.
 struct AccountNotices: Sendable {
     let environment: ServerEnvironment
+    /// The part of the store this sees.
+    var store: any TFAStore & ApplicationBrandingStore & NoticeStore { environment.store }
 
     /// The mail's text around what happened; a catalogue entry like every other text a person reads.
     static let body = """
@@ -83,7 +85,7 @@ struct AccountNotices: Sendable {
     ) async {
         do {
             let texts = Texts(
-                try await Languages.of(applicationId: application.id, userId: userId, in: environment.store))
+                try await Languages.of(applicationId: application.id, userId: userId, in: store))
             let name = environment.tfa.totpIssuer ?? application.name
             let text = Texts.fill(
                 texts.template(Self.body),
@@ -91,7 +93,7 @@ struct AccountNotices: Sendable {
                     "userId": userId, "what": texts(what, values), "name": name,
                     "time": texts.date(environment.nowMillis),
                 ])
-            _ = try await environment.store.queueNotice(
+            _ = try await store.queueNotice(
                 applicationId: application.id, userId: userId, subject: "\(name): \(texts(subject))", text: text,
                 at: environment.nowMillis)
         } catch {

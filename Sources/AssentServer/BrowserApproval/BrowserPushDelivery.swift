@@ -27,7 +27,7 @@ extension PushSender {
         let language: String
         do {
             language = try await Languages.of(
-                applicationId: operation.applicationId, userId: factor.userId, in: environment.store)
+                applicationId: operation.applicationId, userId: factor.userId, in: store)
         } catch {
             return .retry("The account's language could not be read: \(type(of: error))")
         }

@@ -11,7 +11,7 @@ import Foundation
 struct OperatorService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OperatorStore & ApplicationStore { environment.store }
+    var store: any OperatorStore & OperatorPasskeyStore & ApplicationStore & WebStore { environment.store }
     var hasher: PasswordHasher { environment.tfa.passwordHasher }
 
     /// How long a set-up link stays open.
@@ -76,7 +76,7 @@ struct OperatorService: Sendable {
             throw Self.lastAdmin(name)
         }
         if disabled {
-            _ = try await environment.store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
+            _ = try await store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
         }
         await environment.audit(
             disabled ? .operatorDisabled : .operatorEnabled, actor: actor,
@@ -104,8 +104,8 @@ struct OperatorService: Sendable {
         else { throw Self.lastAdmin(name) }
         // Its passkeys go too: the account is set up anew from nothing; and every console session of it ends (else
         // a session taken before the reset would work again once the account is set up anew).
-        _ = try await environment.store.deleteOperatorPasskeys(operatorId: record.id)
-        _ = try await environment.store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
+        _ = try await store.deleteOperatorPasskeys(operatorId: record.id)
+        _ = try await store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
         await environment.audit(
             .operatorReset, actor: actor,
             "Operator \(name) reset: a new set-up link, the password, TOTP, passkeys and linked phone cleared.")
@@ -232,7 +232,7 @@ struct OperatorService: Sendable {
                 .unauthorized, "The current password or the code is not right (a code works once).", status: 401)
         }
         _ = try await store.setOperatorPassword(id: record.id, hash: try await hasher.hash(new))
-        let ended = try await environment.store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: keeping)
+        let ended = try await store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: keeping)
         await environment.audit(
             .operatorPasswordChanged, actor: "operator:\(record.name)",
             "Operator \(record.name) changed the password; \(ended) other console session(s) ended.")

@@ -9,6 +9,8 @@ struct PasskeyFactor: Sendable {
     let passkeys: PasskeyService
     var flows: TFAService { passkeys.flows }
     var environment: ServerEnvironment { passkeys.environment }
+    /// The part of the store this sees.
+    var store: any TFAStore { environment.store }
 
     init(environment: ServerEnvironment) { passkeys = PasskeyService(environment: environment) }
 
@@ -66,7 +68,7 @@ struct PasskeyFactor: Sendable {
             await flows.recordFailure(flow)
             throw error
         }
-        try await environment.store.setTFAChallengeFactor(
+        try await store.setTFAChallengeFactor(
             assertionHash: challenge.assertionHash, factorId: passkey.factorId)
         return try await flows.pass(challenge)
     }

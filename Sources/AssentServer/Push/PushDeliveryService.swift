@@ -6,7 +6,7 @@ import Foundation
 public struct PushDeliveryService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & PushDeliveryStore { environment.store }
+    var store: any ActivationStore & OperationStore & PushDeliveryStore & ApplicationStore { environment.store }
 
     /// How many attempts a trace shows.
     public static let limit = 50
@@ -36,9 +36,9 @@ public struct PushDeliveryService: Sendable {
         }
         let application: ApplicationRecord
         if let name {
-            if let byId = try await environment.store.application(id: name) {
+            if let byId = try await store.application(id: name) {
                 application = byId
-            } else if let byKey = try await environment.store.application(key: name) {
+            } else if let byKey = try await store.application(key: name) {
                 application = byKey
             } else {
                 throw AssentServerError.notFound("No application has the id or key \(name.prefix(64)).")

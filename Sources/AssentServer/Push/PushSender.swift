@@ -10,7 +10,10 @@ import Prometheus
 struct PushSender: OutboxSender {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore { environment.store }
+    var store:
+        any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore & TFAStore
+            & ApplicationBrandingStore
+    { environment.store }
     /// The server's own credentials' clients: the first application's unless it has its own.
     let apns: APNsClient?
     let fcm: FCMClient?
@@ -250,7 +253,8 @@ extension DeliveryOutcome {
 /// An application's VAPID key: one per application and database, made by whichever process needs it first.
 enum VAPIDKey {
     static func load(_ environment: ServerEnvironment, applicationId: String) async throws -> ECPrivateKey {
-        try await environment.store.vapidKey(
+        let store: any PushDeliveryStore = environment.store
+        return try await store.vapidKey(
             applicationId: applicationId, creating: ECPrivateKey(), at: environment.nowMillis)
     }
 }

@@ -32,24 +32,6 @@ public protocol AssentStore: ApplicationStore, ApplicationVersionStore, Operator
     func purgeExpired(before: Millis) async throws
 }
 
-/// Applications: their keys and names.
-public protocol ApplicationStore: Sendable {
-    func insertApplication(_ application: ApplicationRecord) async throws
-    func applications() async throws -> [ApplicationRecord]
-    func application(id: String) async throws -> ApplicationRecord?
-    func application(key: String) async throws -> ApplicationRecord?
-    /// Sets the application's display name; returns whether the application exists.
-    func renameApplication(id: String, name: String) async throws -> Bool
-}
-
-/// Operator API keys (only their hashes).
-public protocol APIKeyStore: Sendable {
-    func insertAPIKey(_ key: APIKeyRecord) async throws
-    func apiKey(hash: Data) async throws -> APIKeyRecord?
-    func apiKeys() async throws -> [APIKeyRecord]
-    func deleteAPIKey(id: String) async throws -> Bool
-}
-
 /// The one outbox of every delivery channel (webhooks, push, CIBA callbacks, codes).
 public protocol OutboxStore: Sendable {
     /// Leases up to `limit` messages of `channels` that are due at `now` and not leased by another process to
@@ -109,41 +91,4 @@ public protocol PushRegistrationStore: Sendable {
     /// Deletes the activation's registration if it is still the one registered at `registeredAt` (a device that
     /// registered a new token meanwhile keeps it); returns whether one was deleted.
     func deletePushRegistration(activationId: String, registeredAt: Millis) async throws -> Bool
-}
-
-/// The audit trail.
-public protocol AuditStore: Sendable {
-    func appendAudit(_ event: AuditEvent) async throws
-    func audit(activationId: String?, userId: String?, limit: Int) async throws -> [AuditEvent]
-    /// Audit events matching `filter`, newest first.
-    func auditEvents(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent]
-}
-
-/// Which audit events a reader wants: of an activation or a user, of a kind, in a time range, page by page.
-public struct AuditFilter: Sendable, Equatable {
-    public var activationId: String?
-    public var userId: String?
-    /// Events whose type starts with this (`activation.`, `signature.failed`).
-    public var typePrefix: String?
-    /// Only events older than this id (the next page).
-    public var beforeId: Int64?
-    /// Only events at or after this time.
-    public var from: Millis?
-    /// Only events before this time.
-    public var until: Millis?
-    /// Only events about these applications (none of the organisation's own); `nil`: every event.
-    public var applications: [String]?
-
-    public init(
-        activationId: String? = nil, userId: String? = nil, typePrefix: String? = nil, beforeId: Int64? = nil,
-        from: Millis? = nil, until: Millis? = nil, applications: [String]? = nil
-    ) {
-        self.applications = applications
-        self.from = from
-        self.until = until
-        self.activationId = activationId
-        self.userId = userId
-        self.typePrefix = typePrefix
-        self.beforeId = beforeId
-    }
 }

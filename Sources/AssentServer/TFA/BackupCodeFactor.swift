@@ -63,7 +63,7 @@ struct BackupCodeFactor: Sendable {
             await flows.recordFailure(flow)
             throw TFAError.invalidCode(attemptsLeft: left)
         }
-        try await environment.store.setTFAChallengeFactor(
+        try await store.setTFAChallengeFactor(
             assertionHash: challenge.assertionHash, factorId: factor.id)
         await environment.audit(
             .tfaBackupCodeUsed, userId: flow.userId, application: flow.applicationId, actor: "user",

@@ -11,7 +11,7 @@ struct CodeFactor: Sendable {
     let flows: TFAService
     var environment: ServerEnvironment { flows.environment }
     /// The part of the store this sees.
-    var store: any TFAStore { environment.store }
+    var store: any TFAStore & ApplicationBrandingStore { environment.store }
 
     init(environment: ServerEnvironment) { flows = TFAService(environment: environment) }
 
@@ -153,7 +153,7 @@ struct CodeFactor: Sendable {
         var language = lang.flatMap(Languages.supportedPrimary)
         if language == nil {
             language = try await Languages.of(
-                applicationId: flow.applicationId, userId: flow.userId, in: environment.store)
+                applicationId: flow.applicationId, userId: flow.userId, in: store)
         }
         try await store.insertTFACode(
             TFACodeRecord(

@@ -11,7 +11,7 @@ import Foundation
 struct TFAService: Sendable {
     let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & TFAStore & ActivationStore { environment.store }
+    var store: any ApplicationStore & TFAStore & ActivationStore & PasskeyStore { environment.store }
     let tokens: TFATokens
     let limiter: RateLimiter
 
@@ -211,7 +211,7 @@ struct TFAService: Sendable {
         var second = [Self.method(challenge.provider)]
         var provider = challenge.provider.rawValue
         if challenge.provider == .passkey, let id = challenge.factorId,
-            let passkey = try await environment.store.passkey(factorId: id)
+            let passkey = try await store.passkey(factorId: id)
         {
             second = PasskeyService.methods(passkey, userVerified: false)
         }
