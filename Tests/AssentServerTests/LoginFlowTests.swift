@@ -95,8 +95,11 @@ struct LoginFlowTests {
     func formsRead() {
         for form in LoginFlow.Form.allCases {
             #expect(LoginFlow.Form(path: form.path) == form)
-            #expect(Step.allCases.contains { $0.path == form.path }, "\(form)")
+            #expect(Step(path: form.path) == form.step, "\(form)")
+            #expect(LoginFlow.steps(accepting: form).contains(form.step), "\(form) is taken on its own page")
         }
+        for step in Step.allCases { #expect(Step(path: step.path) == step) }
+        #expect(Step(path: "/login/nowhere") == nil)
         #expect(LoginFlow.Form(path: "/login/done") == nil && LoginFlow.Form(path: "/login/push/events") == nil)
         let fields = [
             "userId": " alice", "password": "secret", "provider": "email", "emailId": "e1", "phoneId": "p1",

@@ -19,6 +19,12 @@ struct LoginState: Codable, Sendable, Equatable {
             case .signedIn: "/login/done"
             }
         }
+
+        /// The step `path` shows, if one does.
+        init?(path: String) {
+            guard let step = Self.allCases.first(where: { $0.path == path }) else { return nil }
+            self = step
+        }
     }
 
     /// The application's id.
@@ -121,18 +127,21 @@ struct LoginFlow: Sendable {
     enum Form: CaseIterable, Sendable {
         case password, factor, destination, code, push, passkey, consent
 
-        /// The path the form is posted to: its step's page.
-        var path: String {
+        /// The step whose page shows the form.
+        var step: LoginState.Step {
             switch self {
-            case .password: LoginState.Step.signIn.path
-            case .factor: LoginState.Step.chooseFactor.path
-            case .destination: LoginState.Step.chooseDestination.path
-            case .code: LoginState.Step.enterCode.path
-            case .push: LoginState.Step.waitForPush.path
-            case .passkey: LoginState.Step.passkey.path
-            case .consent: LoginState.Step.consent.path
+            case .password: .signIn
+            case .factor: .chooseFactor
+            case .destination: .chooseDestination
+            case .code: .enterCode
+            case .push: .waitForPush
+            case .passkey: .passkey
+            case .consent: .consent
             }
         }
+
+        /// The path the form is posted to: its step's page.
+        var path: String { step.path }
 
         /// The form posted to `path`, if one is.
         init?(path: String) {

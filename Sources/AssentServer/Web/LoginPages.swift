@@ -85,7 +85,7 @@ struct LoginPages: Sendable {
 
     /// `GET` of a step's page (``show(_:_:)``).
     @Sendable func stepPage(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        guard let step = LoginState.Step.allCases.first(where: { $0.path == request.uri.path }) else {
+        guard let step = LoginState.Step(path: request.uri.path) else {
             return WebPages.redirect("/login")
         }
         return try await show(request, step)
