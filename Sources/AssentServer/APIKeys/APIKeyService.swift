@@ -5,11 +5,11 @@ import Foundation
 
 /// Operator API keys: `ak_` followed by 32 random bytes in Base64URL; only their SHA-256 is stored.
 public struct APIKeyService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any APIKeyStore & ApplicationStore { environment.store }
+    let store: any APIKeyStore & ApplicationStore
+    let clock: WallClock
+    let audit: Auditor
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// Creates a key, for every application or (`applications`) some; the returned text is shown once and cannot be
     /// recovered.
@@ -31,9 +31,9 @@ public struct APIKeyService: Sendable {
         let key = "ak_" + Base64URL.encode(Bytes.random(count: 32))
         let record = APIKeyRecord(
             id: UUID().uuidString.lowercased(), name: trimmed, keyHash: Self.hash(key), scopes: scopes,
-            createdAt: environment.nowMillis, applications: applications)
+            createdAt: clock.millis, applications: applications)
         try await store.insertAPIKey(record)
-        await environment.audit(
+        await audit(
             .apiKeyCreated, actor: actor,
             "API key \(trimmed) created with scopes \(scopes.map(\.rawValue).sorted().joined(separator: " "))"
                 + (applications.map { " for applications \($0.joined(separator: ", "))" } ?? "") + ".")
@@ -51,7 +51,7 @@ public struct APIKeyService: Sendable {
         guard try await store.deleteAPIKey(id: id) else {
             throw AssentServerError.notFound("No API key has this id.")
         }
-        await environment.audit(.apiKeyRevoked, actor: actor, "API key \(id) revoked.")
+        await audit(.apiKeyRevoked, actor: actor, "API key \(id) revoked.")
     }
 
     /// The scopes named in a request, or a 400 naming the unknown one and those that exist.

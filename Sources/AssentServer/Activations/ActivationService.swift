@@ -1,16 +1,19 @@
 import AssentCrypto
 import AssentModel
 import Foundation
+import Logging
 
 /// The operator's side of the activation lifecycle: create, commit, block, unblock, remove.
 ///
 /// `CREATED → PENDING_COMMIT → ACTIVE ⇄ BLOCKED → REMOVED`; every transition is one conditional update.
 public struct ActivationService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & ActivationStore & PushRegistrationStore { environment.store }
+    let store: any ApplicationStore & ActivationStore & PushRegistrationStore
+    let clock: WallClock
+    let audit: Auditor
+    let logger: Logger
+    let policy: SecurityPolicy
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// A new activation with its code and the code's signature by the master server key.
     public struct Created: Sendable {
@@ -25,19 +28,19 @@ public struct ActivationService: Sendable {
         application: ApplicationRecord, userId: String, commitMode: CommitMode, actor: String
     ) async throws -> Created {
         guard UserID.isValid(userId) else { throw AssentServerError.invalidRequest(UserID.requirement) }
-        let now = environment.nowMillis
+        let now = clock.millis
         let code = ActivationCode.generate()
         let activation = ActivationRecord(
             id: UUID().uuidString.lowercased(), applicationId: application.id, userId: userId, state: .created,
             activationCode: code.value,
-            codeExpiresAt: now + Millis(environment.policy.activationCodeLifetime) * 1000,
+            codeExpiresAt: now + Millis(policy.activationCodeLifetime) * 1000,
             commitMode: commitMode, activationName: nil, platform: nil, deviceInfo: nil, extras: nil,
             devicePublicKeyX963: nil, serverPrivateKeyScalar: ECPrivateKey().scalar, masterSecret: nil,
             counterData: .random(),
-            counter: 0, failedAttempts: 0, maxFailedAttempts: environment.policy.maxFailedAttempts,
+            counter: 0, failedAttempts: 0, maxFailedAttempts: policy.maxFailedAttempts,
             blockedReason: nil, version: 1, createdAt: now, updatedAt: now, lastUsedAt: nil)
         try await store.insertActivation(activation)
-        await environment.audit(
+        await audit(
             .activationCreated, activation: activation, actor: actor,
             "Created with commit mode \(commitMode.rawValue).")
         return Created(
@@ -65,7 +68,7 @@ public struct ActivationService: Sendable {
     /// valid; `nil` otherwise.
     public func pendingQRText(id: String) async throws -> String? {
         guard let activation = try await find(id: id), activation.state == .created,
-            let code = activation.activationCode, activation.codeExpiresAt > environment.nowMillis,
+            let code = activation.activationCode, activation.codeExpiresAt > clock.millis,
             let application = try await store.application(id: activation.applicationId)
         else { return nil }
         return try ActivationQRCode(code: try ActivationCode(code), masterPrivateKey: application.masterPrivateKey).text
@@ -119,9 +122,9 @@ public struct ActivationService: Sendable {
 
     /// The device reported a PIN change (signed with the new PIN): the PIN's age starts again.
     public func recordPINChange(activationId: String) async throws {
-        let now = environment.nowMillis
-        let (activation, _) = try await environment.updateActivation(id: activationId) { $0.pinChangedAt = now }
-        await environment.audit(.activationPinChanged, activation: activation, actor: "device", "PIN changed.")
+        let now = clock.millis
+        let (activation, _) = try await store.updateActivation(id: activationId, at: clock) { $0.pinChangedAt = now }
+        await audit(.activationPinChanged, activation: activation, actor: "device", "PIN changed.")
     }
 
     private struct CodeStillValid: Error {}
@@ -135,12 +138,12 @@ public struct ActivationService: Sendable {
     public func expireUnusedCodes() async throws -> Int {
         var count = 0
         while true {
-            let ids = try await store.activationsWithExpiredCode(now: environment.nowMillis, limit: 100)
+            let ids = try await store.activationsWithExpiredCode(now: clock.millis, limit: 100)
             for id in ids {
-                let now = environment.nowMillis
+                let now = clock.millis
                 let activation: ActivationRecord
                 do {
-                    (activation, _) = try await environment.updateActivation(id: id) { activation in
+                    (activation, _) = try await store.updateActivation(id: id, at: clock) { activation in
                         // Used meanwhile: nothing to write.
                         guard activation.expireUnusedCode(now: now) else { throw CodeStillValid() }
                     }
@@ -148,7 +151,7 @@ public struct ActivationService: Sendable {
                     continue
                 }
                 count += 1
-                await environment.audit(
+                await audit(
                     .activationExpired, activation: activation, actor: "system",
                     "The activation code expired unused: removed.")
             }
@@ -160,9 +163,9 @@ public struct ActivationService: Sendable {
         id: String, actor: String, event: AuditEventType, detail: String,
         _ change: (inout ActivationRecord) throws -> Void
     ) async throws -> ActivationRecord {
-        let (activation, _) = try await environment.updateActivation(id: id, change)
-        await environment.audit(event, activation: activation, actor: actor, detail)
-        environment.logger.info(
+        let (activation, _) = try await store.updateActivation(id: id, at: clock, change)
+        await audit(event, activation: activation, actor: actor, detail)
+        logger.info(
             "\(event)", metadata: ["activation.id": "\(activation.id)", "actor": "\(actor)"])
         return activation
     }

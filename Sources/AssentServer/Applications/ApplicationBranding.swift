@@ -85,11 +85,11 @@ extension SQLStore {
 /// `/web/brand/{applicationId}/style.css` and `…/logo` (same origin: the pages' Content-Security-Policy stays as
 /// strict as it is).
 public struct ApplicationBrandingService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationBrandingStore { environment.store }
+    let store: any ApplicationBrandingStore
+    let clock: WallClock
+    let audit: Auditor
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     static let logoLimit = 100 * 1024
 
@@ -126,9 +126,9 @@ public struct ApplicationBrandingService: Sendable {
         if let language = request.language {
             branding.language = language.isEmpty ? nil : try Self.language(language)
         }
-        branding.updatedAt = environment.nowMillis
+        branding.updatedAt = clock.millis
         try await store.putApplicationBranding(branding)
-        await environment.audit(
+        await audit(
             .applicationBrandingChanged, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) looks new: accent "
                 + "\(branding.accentColor ?? "the default"), \(branding.logo == nil ? "no logo" : "a logo"), "

@@ -47,11 +47,13 @@ extension SQLStore {
 /// (`serve --rate-limit`). Limits of what comes before an application is known (operator keys, OpenID client
 /// authentication, activation attempts) stay the server's.
 public struct ApplicationRateLimitService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationRateLimitStore { environment.store }
+    let store: any ApplicationRateLimitStore
+    let clock: WallClock
+    let audit: Auditor
+    /// The server's limits, which an application's rules start from.
+    let rateLimits: RateLimits
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// The names an application may set.
     static let names: Set<String> = [
@@ -62,7 +64,7 @@ public struct ApplicationRateLimitService: Sendable {
 
     /// The rules that apply to `applicationId`: the server's, with the application's own over them.
     func rules(_ applicationId: String) async throws -> RateLimits {
-        var rules = environment.rateLimits
+        var rules = rateLimits
         for (name, text) in try await own(applicationId) {
             if let path = RateLimits.names[name], let rule = Self.rule(text) { rules[keyPath: path] = rule }
         }
@@ -107,8 +109,8 @@ public struct ApplicationRateLimitService: Sendable {
             }
         }
         let json = String(decoding: try JSONEncoder().encode(own), as: UTF8.self)
-        try await store.putApplicationRateLimits(applicationId: application.id, rules: json, at: environment.nowMillis)
-        await environment.audit(
+        try await store.putApplicationRateLimits(applicationId: application.id, rules: json, at: clock.millis)
+        await audit(
             .applicationRateLimitsChanged, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) has its own rate limits: "
                 + (own.isEmpty

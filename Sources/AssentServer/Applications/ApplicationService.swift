@@ -5,11 +5,14 @@ import Synchronization
 
 /// Applications: creation, look-up, and the SDK configuration string apps are configured with.
 public struct ApplicationService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & ApplicationVersionStore { environment.store }
+    let store: any ApplicationStore & ApplicationVersionStore
+    let clock: WallClock
+    let audit: Auditor
+    /// Applications read so far.
+    let cache: ApplicationCache
+    let versions: ApplicationVersionService
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// Creates an application an operator named (1 to 100 characters, not only spaces, unique among the
     /// applications): its own master key pair, key and secret (its version `1`).
@@ -31,11 +34,11 @@ public struct ApplicationService: Sendable {
             applicationKey: Bytes.random(count: 16).base64EncodedString(),
             applicationSecret: Bytes.random(count: 16).base64EncodedString(),
             masterPrivateKey: ECPrivateKey(),
-            createdAt: environment.nowMillis
+            createdAt: clock.millis
         )
         try await store.insertApplication(application)
-        try await ApplicationVersionService(environment: environment).ensureInitial(application)
-        await environment.audit(
+        try await versions.ensureInitial(application)
+        await audit(
             .applicationCreated, application: application.id, actor: actor,
             "Application \(name) (\(application.id)) created.")
         return application
@@ -52,11 +55,11 @@ public struct ApplicationService: Sendable {
     /// ``ApplicationCache``).
     func defaultApplication() async throws -> ApplicationRecord {
         let now = ContinuousClock.now
-        if let cached = environment.applications.withLock({ $0.first?.fresh(at: now)?.application }) { return cached }
+        if let cached = cache.withLock({ $0.first?.fresh(at: now)?.application }) { return cached }
         guard let application = try await store.applications().first else {
             throw AssentServerError.internalError("The server has no application.")
         }
-        environment.applications.withLock { $0.first = .init(application, readAt: now) }
+        cache.withLock { $0.first = .init(application, readAt: now) }
         return application
     }
 
@@ -66,7 +69,7 @@ public struct ApplicationService: Sendable {
     ///   longer supported.
     func application(key: String) async throws -> ApplicationRecord {
         let now = ContinuousClock.now
-        if let cached = environment.applications.withLock({ $0.byKey[key]?.fresh(at: now) }) {
+        if let cached = cache.withLock({ $0.byKey[key]?.fresh(at: now) }) {
             guard cached.supported else { throw AssentServerError.applicationVersionUnsupported() }
             return cached.application
         }
@@ -82,7 +85,7 @@ public struct ApplicationService: Sendable {
         } else {
             throw AssentServerError.authenticationFailed("Unknown application key.")
         }
-        environment.applications.withLock {
+        cache.withLock {
             $0.byKey[key] = .init(resolved.application, readAt: now, supported: resolved.supported)
         }
         guard resolved.supported else { throw AssentServerError.applicationVersionUnsupported() }
@@ -107,8 +110,8 @@ public struct ApplicationService: Sendable {
             let renamed = try await store.application(id: id)
         else { throw AssentServerError.notFound("No application has this id.") }
         // This process shows the new name at once; others within the cache's lifetime.
-        environment.applications.withLock { $0 = .init() }
-        await environment.audit(
+        cache.withLock { $0 = .init() }
+        await audit(
             .applicationRenamed, application: id, actor: actor, "Application \(id) is now named \(trimmed).")
         return renamed
     }

@@ -7,11 +7,13 @@ import Foundation
 /// `APPLICATION_VERSION_UNSUPPORTED` on every call that names its application key (signatures, encrypted requests,
 /// the configuration), until the version is supported again.
 public struct ApplicationVersionService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & ApplicationVersionStore { environment.store }
+    let store: any ApplicationStore & ApplicationVersionStore
+    let clock: WallClock
+    let audit: Auditor
+    /// Applications read so far, forgotten when a version changes.
+    let cache: ApplicationCache
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// Makes the application's own key and secret its version `1`, once.
     public func ensureInitial(_ application: ApplicationRecord) async throws {
@@ -49,9 +51,9 @@ public struct ApplicationVersionService: Sendable {
             id: UUID().uuidString.lowercased(), applicationId: applicationId, name: name,
             applicationKey: Bytes.random(count: 16).base64EncodedString(),
             applicationSecret: Bytes.random(count: 16).base64EncodedString(), supported: true,
-            createdAt: environment.nowMillis)
+            createdAt: clock.millis)
         try await store.insertApplicationVersion(version)
-        await environment.audit(
+        await audit(
             .applicationVersionCreated, application: applicationId, actor: actor,
             "Application \(applicationId) has a new version \(name) (\(version.id)).")
         return version
@@ -73,8 +75,8 @@ public struct ApplicationVersionService: Sendable {
             })
         else { throw AssentServerError.notFound("The application has no version with this id or name.") }
         // This process applies it at once; others within the application cache's half minute.
-        environment.applications.withLock { $0 = .init() }
-        await environment.audit(
+        cache.withLock { $0 = .init() }
+        await audit(
             supported ? .applicationVersionSupported : .applicationVersionUnsupported, application: applicationId,
             actor: actor,
             "Version \(version.name) of application \(applicationId) is \(supported ? "" : "no longer ")supported.")

@@ -80,11 +80,16 @@ extension SQLStore {
 /// An application's own webhook: its operations' status changes go there, signed with its own key, instead of to
 /// the server's (`serve --webhook-url`, which keeps every application's without one of its own).
 public struct ApplicationWebhookService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationWebhookStore { environment.store }
+    let store: any ApplicationWebhookStore
+    let clock: WallClock
+    let audit: Auditor
+    let egress: Egress
+    /// The server's own webhook, for applications without one.
+    let webhook: WebhookSettings?
+    /// Applications read so far (whether any has a webhook).
+    let cache: ApplicationCache
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// The application's webhook without its key; `nil` when it has none.
     public func info(_ application: ApplicationRecord) async throws -> ApplicationWebhookInfo? {
@@ -104,7 +109,7 @@ public struct ApplicationWebhookService: Sendable {
             url.host?.isEmpty == false, request.url.count <= 2048
         else { throw AssentServerError.invalidRequest("The webhook URL is an http(s) URL with a host.") }
         do {
-            _ = try await environment.egress.check(request.url)
+            _ = try await egress.check(request.url)
         } catch {
             throw AssentServerError.invalidRequest("The webhook URL is refused: \(error.message)")
         }
@@ -117,12 +122,12 @@ public struct ApplicationWebhookService: Sendable {
         } else {
             secret = Base64URL.encode(Bytes.random(count: 32))
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         try await store.putApplicationWebhook(
             ApplicationWebhookRecord(
                 applicationId: application.id, url: request.url, secret: Data(secret.utf8), updatedAt: now))
-        environment.applications.forget(.webhook)
-        await environment.audit(
+        cache.forget(.webhook)
+        await audit(
             .applicationWebhookSet, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) sends its operations' status changes to "
                 + "\(request.url).")
@@ -136,8 +141,8 @@ public struct ApplicationWebhookService: Sendable {
         guard try await store.deleteApplicationWebhook(applicationId: application.id) else {
             throw AssentServerError.notFound("The application has no webhook of its own.")
         }
-        environment.applications.forget(.webhook)
-        await environment.audit(
+        cache.forget(.webhook)
+        await audit(
             .applicationWebhookRemoved, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) no longer has a webhook of its own.")
     }
@@ -146,14 +151,14 @@ public struct ApplicationWebhookService: Sendable {
     func destination(_ applicationId: String) async throws -> WebhookSettings? {
         if let own = try await store.applicationWebhook(applicationId: applicationId), let url = URL(string: own.url) {
             var settings = WebhookSettings(url: url, secret: own.secret)
-            if let server = environment.webhook { settings.timeout = server.timeout }
+            if let server = webhook { settings.timeout = server.timeout }
             return settings
         }
-        return environment.webhook
+        return webhook
     }
 
     /// Whether any application has a webhook of its own. Read at most every 5 seconds per process.
     func anyApplicationHasWebhook() async throws -> Bool {
-        try await environment.applications.presence(.webhook) { try await store.anyApplicationWebhook() }
+        try await cache.presence(.webhook) { try await store.anyApplicationWebhook() }
     }
 }

@@ -2,11 +2,9 @@ import Foundation
 
 /// Reading the audit trail (writing it is ``ServerEnvironment/audit(_:activation:userId:actor:_:)``).
 public struct AuditService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any AuditStore { environment.store }
+    let store: any AuditStore
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// Events matching `filter`, newest first.
     public func events(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent] {

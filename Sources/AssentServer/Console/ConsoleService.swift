@@ -5,9 +5,8 @@ import Foundation
 /// The console's queries across the users of one application: the dashboard's counts, the users with activations,
 /// the newest operations.
 struct ConsoleService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ConsoleStore { environment.store }
+    let store: any ConsoleStore
 
     /// Users with activations whose id starts with `prefix` (all when `nil`), the most recently activated first.
     func users(in application: ApplicationRecord, prefix: String?, limit: Int) async throws -> [ConsoleUser] {

@@ -17,7 +17,8 @@ struct OperatorAPI {
         let apiKeys = APIKeyService(environment: environment)
         let applications = ApplicationService(environment: environment)
         let api = router.group("api/v1")
-            .add(middleware: APIKeyMiddleware(apiKeys: apiKeys, limiter: RateLimiter(environment: environment)))
+            .add(middleware: APIKeyMiddleware(
+                    apiKeys: apiKeys, limiter: RateLimiter(environment: environment), audit: environment.auditor))
             .add(middleware: ApplicationSelection(applications: applications))
         ApplicationController(applications: applications).addRoutes(to: api)
         ApplicationVersionController(
@@ -115,6 +116,7 @@ struct APIKeyMiddleware: RouterMiddleware {
     typealias Context = AssentRequestContext
     let apiKeys: APIKeyService
     let limiter: RateLimiter
+    let audit: Auditor
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -122,12 +124,12 @@ struct APIKeyMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
             throw AssentServerError.unauthorized()
         }
-        let rule = limiter.environment.rateLimits.operatorKeyFailuresPerAddress
+        let rule = limiter.rateLimits.operatorKeyFailuresPerAddress
         let client = context.clientLimitKey
         if let client { try await limiter.check(rule, "operator.key", client) }
         guard let key = try await apiKeys.authenticate(String(header.dropFirst("Bearer ".count))) else {
             if let client { await limiter.recordFailure(rule, "operator.key", client) }
-            await limiter.environment.audit(
+            await audit(
                 .apiKeyRefused, actor: "anonymous",
                 "An operator API request with an unknown or revoked key was refused (\(request.method) "
                     + "\(request.uri.path.prefix(200))\(client.map { ", from \($0)" } ?? ""))."

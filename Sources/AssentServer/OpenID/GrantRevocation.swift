@@ -6,9 +6,10 @@ import Foundation
 /// operator's "sign out everywhere" end everything the person holds in the application. Nothing is left to rotate:
 /// a refresh token revoked here is refused, and presenting it again revokes nothing more.
 struct GrantRevocation: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OpenIDStore & WebStore { environment.store }
+    let store: any OpenIDStore & WebStore
+    let clock: WallClock
+    let audit: Auditor
 
     /// Why everything a person holds ends.
     enum Reason: String, Sendable {
@@ -30,12 +31,12 @@ struct GrantRevocation: Sendable {
     func revokeAll(
         applicationId: String, userId: String, because reason: Reason, actor: String, keeping: Data? = nil
     ) async throws -> (refreshTokens: Int, sessions: Int) {
-        let now = environment.nowMillis
+        let now = clock.millis
         let refreshTokens = try await store.revokeGrants(
             applicationId: applicationId, userId: userId, clientId: nil, at: now)
         try await store.endOpenIDSessions(applicationId: applicationId, userId: userId, at: now)
         let sessions = try await store.deleteWebSessions(owner: Self.owner(applicationId, userId), except: keeping)
-        await environment.audit(
+        await audit(
             .openidGrantsRevoked, userId: userId, application: applicationId, actor: actor,
             "Signed out everywhere because \(reason.rawValue): \(refreshTokens) refresh token(s) revoked, "
                 + "\(sessions) browser session(s) ended, back-channel logouts queued.")
@@ -45,6 +46,6 @@ struct GrantRevocation: Sendable {
     /// Ends the tokens `userId` holds at `clientId` (a consent taken back); returns how many refresh tokens.
     func revoke(applicationId: String, userId: String, clientId: String) async throws -> Int {
         try await store.revokeGrants(
-            applicationId: applicationId, userId: userId, clientId: clientId, at: environment.nowMillis)
+            applicationId: applicationId, userId: userId, clientId: clientId, at: clock.millis)
     }
 }

@@ -5,11 +5,12 @@ import Foundation
 /// stay in the JWKS for ``OpenIDSettings/retiredKeyLifetime`` (never less than the token lifetime), so tokens they
 /// signed still verify until they expire.
 public struct SigningKeyService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OpenIDStore { environment.store }
+    let store: any OpenIDStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     static let algorithms = ["ES256", "RS256"]
 
@@ -31,7 +32,7 @@ public struct SigningKeyService: Sendable {
             try await store.retireSigningKeys(algorithm: algorithm, except: key.kid, at: key.createdAt)
             created.append(key.kid)
         }
-        await environment.audit(
+        await audit(
             .openidKeysRotated, actor: actor, "Signing keys rotated; new key ids \(created.joined(separator: ", "))."
         )
         return created
@@ -56,24 +57,24 @@ public struct SigningKeyService: Sendable {
             try await ensureKeys()
             keys = try await store.signingKeys()
         }
-        let cutoff = environment.nowMillis - Millis(publishedAfterRetirement) * 1000
+        let cutoff = clock.millis - Millis(publishedAfterRetirement) * 1000
         return JWKSet(keys: try keys.filter { ($0.retiredAt ?? .max) >= cutoff }.map { try $0.jwk() })
     }
 
     /// Deletes keys whose grace period is over.
     func purge() async throws {
         try await store.deleteSigningKeys(
-            retiredBefore: environment.nowMillis - Millis(publishedAfterRetirement) * 1000)
+            retiredBefore: clock.millis - Millis(publishedAfterRetirement) * 1000)
     }
 
     private var publishedAfterRetirement: Int {
-        max(environment.openID.retiredKeyLifetime, environment.openID.tokenLifetime)
+        max(openID.retiredKeyLifetime, openID.tokenLifetime)
     }
 
     private func newKey(_ algorithm: String) throws -> SigningKeyRecord {
         let material: SigningKeyRecord.Material =
             algorithm == "ES256" ? .es256(ECPrivateKey()) : .rs256(try RSAPrivateKey(bits: 2048))
-        var key = SigningKeyRecord(kid: "", material: material, createdAt: environment.nowMillis, retiredAt: nil)
+        var key = SigningKeyRecord(kid: "", material: material, createdAt: clock.millis, retiredAt: nil)
         key.kid = try key.jwk().thumbprint
         return key
     }

@@ -7,9 +7,8 @@ import Foundation
 /// `phone`: `phone_number` and `phone_number_verified` of its phone factor. E-mail factors are addresses the operator
 /// vouches for and a phone factor is registered by a code sent to it, so both count as verified.
 struct UserInfoService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OpenIDStore & TFAStore { environment.store }
+    let store: any OpenIDStore & TFAStore
 
     /// The claims names this serves, for discovery.
     static let claims = [

@@ -1,6 +1,7 @@
 import AssentCrypto
 import AssentModel
 import Foundation
+import Logging
 
 /// Operations: created by a relying party, listed, claimed, approved or rejected by a device, approved offline by
 /// a typed code, canceled by the operator, expired by time.
@@ -10,15 +11,21 @@ import Foundation
 /// never changes again. The database writes the webhook event and the audit event of a status change in the same
 /// statement.
 public struct OperationService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & ActivationStore & OperationStore { environment.store }
+    let store: any ApplicationStore & ActivationStore & OperationStore
+    let clock: WallClock
+    let audit: Auditor
+    let announcer: Announcer
+    let logger: Logger
+    let policy: SecurityPolicy
     let powerAuth: PowerAuthService
+    let templates: OperationTemplateService
+    /// Each application's rate limits (proximity checks, offline verifications).
+    let applicationLimits: ApplicationRateLimitService
+    let limiter: RateLimiter
+    /// Runs an approval's writes in one commit, with this service rebuilt over it.
+    let commit: Committer<OperationService>
 
-    public init(environment: ServerEnvironment) {
-        self.environment = environment
-        self.powerAuth = PowerAuthService(environment: environment)
-    }
 
     /// The longest status reason.
     static let statusReasonLimit = 32
@@ -47,18 +54,18 @@ public struct OperationService: Sendable {
     func create(
         _ request: CreateOperationRequest, application: ApplicationRecord, actor: String, devices: [String]?
     ) async throws -> OperationRecord {
-        let resolved = try await OperationTemplateService(environment: environment).instantiate(
+        let resolved = try await templates.instantiate(
             request, in: application)
         var operation = try validated(resolved, application: application)
         operation.devices = devices
         try await store.insertOperation(operation)
-        await environment.audit(
+        await audit(
             .operationCreated, userId: operation.userId, application: operation.applicationId, actor: actor,
             "Operation \(operation.id) (\(operation.name)) created"
                 + (operation.userId == nil ? " without a user." : "."))
         // The insert wrote the push messages and the device event: wake their readers once this request's own
         // writes are done (on SQLite they share one connection).
-        environment.announceChange(userId: operation.userId)
+        announcer.changed(userId: operation.userId)
         return operation
     }
 
@@ -117,11 +124,11 @@ public struct OperationService: Sendable {
         default:
             throw invalid("allowedSignatureType.type must be 1FA or 2FA.")
         }
-        let lifetime = request.expiresIn ?? environment.policy.operationLifetime
+        let lifetime = request.expiresIn ?? policy.operationLifetime
         guard (10...86_400).contains(lifetime) else { throw invalid("expiresIn must be 10 to 86400 seconds.") }
-        let maxFailed = request.maxFailedAttempts ?? environment.policy.operationMaxFailedAttempts
+        let maxFailed = request.maxFailedAttempts ?? policy.operationMaxFailedAttempts
         guard (1...100).contains(maxFailed) else { throw invalid("maxFailedAttempts must be 1 to 100.") }
-        let now = environment.nowMillis
+        let now = clock.millis
         let (mode, number, choices) = try Self.numberMatching(request.numberMatching)
         var record = OperationRecord(
             id: UUID().uuidString.lowercased(), applicationId: application.id, userId: request.userId, name: name,
@@ -165,7 +172,7 @@ public struct OperationService: Sendable {
         var result: [OperationRecord] = []
         for operation in try await store.operations(userId: userId, status: status, limit: limit) {
             let current =
-                operation.status == .pending && operation.expiresAt <= environment.nowMillis
+                operation.status == .pending && operation.expiresAt <= clock.millis
                 ? try await get(id: operation.id) : operation
             if status == nil || current.status == status { result.append(current) }
         }
@@ -181,7 +188,7 @@ public struct OperationService: Sendable {
             guard let stored = try await store.operation(id: id) else {
                 throw AssentServerError.operationNotFound()
             }
-            let now = environment.nowMillis
+            let now = clock.millis
             var operation = stored
             let result = try change(&operation, now)
             if operation == stored { return (operation, result) }
@@ -189,7 +196,7 @@ public struct OperationService: Sendable {
             if try await store.updateOperation(operation, expectedVersion: stored.version) {
                 operation.version = stored.version + 1
                 // A status change wrote outbox messages (webhook, push) in the same statement.
-                if operation.status != stored.status { environment.announceChange(userId: operation.userId) }
+                if operation.status != stored.status { announcer.changed(userId: operation.userId) }
                 return (operation, result)
             }
         }
@@ -203,7 +210,7 @@ public struct OperationService: Sendable {
             operation.cancel(reason: reason, by: actor, now: now)
         }
         try Self.throwUnlessDone(outcome)
-        environment.logger.info("operation canceled", metadata: ["operation.id": "\(id)", "actor": "\(actor)"])
+        logger.info("operation canceled", metadata: ["operation.id": "\(id)", "actor": "\(actor)"])
         return operation
     }
 
@@ -212,7 +219,7 @@ public struct OperationService: Sendable {
     public func expireOverdue() async throws -> Int {
         var count = 0
         while true {
-            let ids = try await store.overdueOperationIds(now: environment.nowMillis, limit: 100)
+            let ids = try await store.overdueOperationIds(now: clock.millis, limit: 100)
             for id in ids {
                 let (_, expired) = try await mutate(id: id) { operation, now in operation.expireIfDue(now: now) }
                 if expired { count += 1 }
@@ -245,7 +252,7 @@ public struct OperationService: Sendable {
 
     /// The pending operations of the activation's user, oldest first.
     public func pending(for device: DevicePrincipal) async throws -> [OperationRecord] {
-        let now = environment.nowMillis
+        let now = clock.millis
         var result: [OperationRecord] = []
         for operation in try await store.operations(userId: device.userId, status: .pending, limit: 100)
         where Self.isVisible(operation, to: device) {
@@ -298,15 +305,14 @@ public struct OperationService: Sendable {
         case wrongNumber
     }
 
-    /// `/operation/authorize` as one commit: ``approve(_:authorization:body:)`` in
-    /// ``ServerEnvironment/inOneCommit(_:)``. A refusal is an answer, not a failure: what it wrote (the counter, a
-    /// failed attempt) commits with it, and then it is thrown.
+    /// `/operation/authorize` as one commit: ``approve(_:authorization:body:)`` in ``commit``. A refusal is an
+    /// answer, not a failure: what it wrote (the counter, a failed attempt) commits with it, and then it is thrown.
     public func approveInOneCommit(_ approval: OperationAuthorizeRequest, authorization: String?, body: Data)
         async throws
     {
-        let refusal = try await environment.inOneCommit { environment -> AssentServerError? in
+        let refusal = try await commit { operations -> AssentServerError? in
             do {
-                _ = try await OperationService(environment: environment).approve(
+                _ = try await operations.approve(
                     approval, authorization: authorization, body: body)
                 return nil
             } catch let error as AssentServerError {
@@ -319,12 +325,12 @@ public struct OperationService: Sendable {
     /// `/operation/authorize` from the request to the commit: verifies the device's signature — a failed one counts
     /// against the operation too, so guessing a PIN on one cannot go on for ever; a replayed copy counts nowhere — and
     /// approves the operation if its data, factors and proximity check match (``authorize(_:device:)``). Run it in
-    /// one commit (``ServerEnvironment/inOneCommit(_:)``): the signature's counter and the operation's status are
-    /// written together, and a refusal is an answer whose writes (the counter, a failed attempt) commit with it.
+    /// one commit (``commit``): the signature's counter and the operation's status are written together, and a
+    /// refusal is an answer whose writes (the counter, a failed attempt) commit with it.
     public func approve(_ approval: OperationAuthorizeRequest, authorization: String?, body: Data) async throws
         -> OperationRecord
     {
-        let verdict = try await PowerAuthService(environment: environment).verify(
+        let verdict = try await powerAuth.verify(
             authorization: authorization, method: "POST", uriId: "/operation/authorize", body: body,
             allowed: Set(SignatureType.allCases))
         switch verdict {
@@ -345,21 +351,21 @@ public struct OperationService: Sendable {
     public func authorize(
         _ request: OperationAuthorizeRequest, device: AuthenticatedDevice
     ) async throws -> OperationRecord {
-        let tolerance = Millis(environment.policy.timestampTolerance) * 1000
+        let tolerance = Millis(policy.timestampTolerance) * 1000
         if let context = request.mobileContext {
             guard let decoded = Data(base64Encoded: context), decoded.count <= 4_096 else {
                 throw AssentServerError.invalidRequest("mobileContext is Base64 of at most 4096 bytes.")
             }
         }
-        if let maximumAge = environment.policy.maximumPINAge, device.signatureType != .possession,
-            environment.nowMillis - device.activation.pinSetAt > Millis(maximumAge) * 1000
+        if let maximumAge = policy.maximumPINAge, device.signatureType != .possession,
+            clock.millis - device.activation.pinSetAt > Millis(maximumAge) * 1000
         {
             throw AssentServerError.pinExpired()
         }
         if request.proximityCheck != nil {
-            let rules = try await ApplicationRateLimitService(environment: environment).rules(
+            let rules = try await applicationLimits.rules(
                 device.activation.applicationId)
-            try await RateLimiter(environment: environment).hit(
+            try await limiter.hit(
                 rules.proximityChecksPerOperation, "proximity.operation", request.id)
         }
         let approval = OperationRecord.Approval(
@@ -370,11 +376,11 @@ public struct OperationService: Sendable {
         }
         switch outcome {
         case .wrongNumber:
-            await environment.audit(
+            await audit(
                 .operationNumberMismatch, activation: device.activation, actor: "device",
                 "Operation \(operation.id) rejected: the approval carried another number than the one shown.")
         case .attemptFailed(let error), .operationFailed(let error):
-            await environment.audit(
+            await audit(
                 .operationAttemptFailed, activation: device.activation, actor: "device",
                 "Approval of operation \(operation.id) failed (\(operation.failedAttempts)/"
                     + "\(operation.maxFailedAttempts)): \(error.message)")
@@ -454,7 +460,7 @@ public struct OperationService: Sendable {
             throw AssentServerError.proximityCheckNotEnabled()
         }
         let totp = try Self.proximityTOTP(seed: seed)
-        let now = UInt64(max(0, environment.nowMillis / 1000))
+        let now = UInt64(max(0, clock.millis / 1000))
         let code = ProximityCode(operationId: operation.id, totp: totp.code(at: now))
         let stepEnd = (totp.timeStep(at: now) + 1) * UInt64(totp.period)
         return ProximityCodeResponse(
@@ -513,7 +519,7 @@ public struct OperationService: Sendable {
         if current.content.ui?.blockApprovalOnCall == true { flags.insert(.blockApprovalOnCall) }
         if current.content.ui?.preApprovalScreen?.type == "WARNING" { flags.insert(.fraudWarning) }
         let totp = try current.proximitySeed.map {
-            try Self.proximityTOTP(seed: $0).code(at: UInt64(max(0, environment.nowMillis / 1000)))
+            try Self.proximityTOTP(seed: $0).code(at: UInt64(max(0, clock.millis / 1000)))
         }
         let qr: OfflineOperationQR
         do {
@@ -553,9 +559,8 @@ public struct OperationService: Sendable {
         guard parts.count == 2,
             parts.allSatisfy({ $0.count == 8 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) })
         else { throw AssentServerError.invalidRequest("The code is two groups of 8 digits: NNNNNNNN-NNNNNNNN.") }
-        let limiter = RateLimiter(environment: environment)
         let current = try await get(id: id)
-        let rules = try await ApplicationRateLimitService(environment: environment).rules(current.applicationId)
+        let rules = try await applicationLimits.rules(current.applicationId)
         try await limiter.hit(rules.offlineVerificationsPerOperation, "offline.operation", id)
         try await limiter.hit(rules.offlineVerificationsPerActivation, "offline.activation", activationId)
         guard current.status == .pending else { throw AssentServerError.operationFinished(current.status) }
@@ -576,11 +581,11 @@ public struct OperationService: Sendable {
             ? [.possessionKnowledge, .possessionBiometry] : [.possessionKnowledge]
         let (updatedActivation, outcome, matchedType) = try await powerAuth.recordSignature(
             activationId: activation.id, signature: code, types: types, application: application, data: data,
-            format: .offline, now: environment.nowMillis)
+            format: .offline, now: clock.millis)
         let valid: Bool
         if case .accepted = outcome { valid = true } else { valid = false }
         if !valid {
-            await environment.audit(
+            await audit(
                 .signatureFailed, activation: updatedActivation, actor: actor,
                 "Offline code for operation \(id) failed (\(updatedActivation.failedAttempts)/"
                     + "\(updatedActivation.maxFailedAttempts)).")

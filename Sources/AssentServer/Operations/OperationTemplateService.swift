@@ -4,11 +4,11 @@ import Foundation
 /// Operation templates: named operation bodies with `${placeholders}`, saved and removed by the operator, filled in
 /// when an operation names one. Each application has its own.
 public struct OperationTemplateService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OperationStore { environment.store }
+    let store: any OperationStore
+    let clock: WallClock
+    let audit: Auditor
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// A saved template.
     public struct Template: Sendable, Equatable {
@@ -29,11 +29,11 @@ public struct OperationTemplateService: Sendable {
         } catch let error as OperationDataError {
             throw AssentServerError.invalidRequest(error.message)
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         try await store.putTemplate(
             applicationId: application.id, name: name,
             body: String(decoding: try JSONEncoder().encode(body), as: UTF8.self), at: now)
-        await environment.audit(
+        await audit(
             .operationTemplateSaved, application: application.id, actor: actor,
             "Template \(name) of application \(application.id) saved.")
         return Template(name: name, body: body, updatedAt: now)
@@ -51,7 +51,7 @@ public struct OperationTemplateService: Sendable {
         guard try await store.deleteTemplate(applicationId: application.id, name: name) else {
             throw AssentServerError.notFound("No operation template is named \(name).")
         }
-        await environment.audit(
+        await audit(
             .operationTemplateDeleted, application: application.id, actor: actor,
             "Template \(name) of application \(application.id) deleted.")
     }

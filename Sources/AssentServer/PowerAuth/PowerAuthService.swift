@@ -17,9 +17,13 @@ public struct PowerAuthService: Sendable {
         .possessionKnowledge, .possessionBiometry, .possessionKnowledgeBiometry,
     ]
 
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & ReplayGuard { environment.store }
+    let store: any ActivationStore & ReplayGuard
+    let clock: WallClock
+    let audit: Auditor
+    let logger: Logger
+    let policy: SecurityPolicy
+    let limiter: RateLimiter
     let applications: ApplicationService
     static let decoder = JSONDecoder()
     static let encoder: JSONEncoder = {
@@ -28,10 +32,6 @@ public struct PowerAuthService: Sendable {
         return encoder
     }()
 
-    public init(environment: ServerEnvironment) {
-        self.environment = environment
-        self.applications = ApplicationService(environment: environment)
-    }
 
     // MARK: Temporary keys
 
@@ -72,10 +72,10 @@ public struct PowerAuthService: Sendable {
         guard !claims.challenge.isEmpty, claims.challenge.utf8.count <= 256 else {
             throw AssentServerError.invalidRequest("The challenge must be 1 to 256 characters.")
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         let key = TemporaryKeyRecord(
             id: UUID().uuidString.lowercased(), applicationId: application.id, activationId: claims.activationId,
-            privateKey: ECPrivateKey(), expiresAt: now + Millis(environment.policy.temporaryKeyLifetime) * 1000)
+            privateKey: ECPrivateKey(), expiresAt: now + Millis(policy.temporaryKeyLifetime) * 1000)
         try await store.insertTemporaryKey(key)
         let responseClaims = TemporaryKeyResponseClaims(
             sub: key.id, applicationKey: application.applicationKey, activationId: claims.activationId,
@@ -94,8 +94,7 @@ public struct PowerAuthService: Sendable {
     public func createActivation(
         encryptionHeader: String?, body: EncryptedRequest, client: String? = nil
     ) async throws -> EncryptedResponse {
-        let limiter = RateLimiter(environment: environment)
-        let limits = environment.rateLimits
+        let limits = limiter.rateLimits
         if let client {
             try await limiter.check(limits.activationPerAddress, "activation.address", client)
         }
@@ -149,9 +148,9 @@ public struct PowerAuthService: Sendable {
         guard let found = try await store.activation(code: code.value, applicationId: application.id) else {
             throw await wrongCode(code)
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         guard found.state == .created, now < found.codeExpiresAt else { throw await wrongCode(code) }
-        let (activation, _) = try await environment.updateActivation(id: found.id) { activation in
+        let (activation, _) = try await store.updateActivation(id: found.id, at: clock) { activation in
             // Checked again on the row being written: a concurrent use of the code wins once.
             try activation.completeKeyExchange(
                 code: code.value, devicePublicKey: devicePublicKey,
@@ -160,10 +159,10 @@ public struct PowerAuthService: Sendable {
                     extras: layer2.extras),
                 now: now)
         }
-        await environment.audit(
+        await audit(
             .activationDeviceCompleted, activation: activation, actor: "device",
             "The device exchanged keys; state \(activation.state.name).")
-        environment.logger.info(
+        logger.info(
             "activation completed by device",
             metadata: ["activation.id": "\(activation.id)", "activation.state": "\(activation.state.name)"])
 
@@ -173,8 +172,8 @@ public struct PowerAuthService: Sendable {
             ctrData: activation.counterData.data.base64EncodedString())
         let layer1Response = ActivationLayer1Response(
             customAttributes: layer1.customAttributes ?? [:],
-            activationData: try inner.response(layer2Response, timestamp: environment.nowMillis))
-        return try outer.response(layer1Response, timestamp: environment.nowMillis)
+            activationData: try inner.response(layer2Response, timestamp: clock.millis))
+        return try outer.response(layer1Response, timestamp: clock.millis)
     }
 
     /// `/pa/v3/activation/status`: the encrypted status blob for the device's challenge.
@@ -202,7 +201,7 @@ public struct PowerAuthService: Sendable {
             counterByte: UInt8(truncatingIfNeeded: activation.counter),
             failedAttempts: UInt8(clamping: activation.failedAttempts),
             maxFailedAttempts: UInt8(clamping: activation.maxFailedAttempts),
-            counterLookAhead: UInt8(clamping: environment.policy.counterLookAhead),
+            counterLookAhead: UInt8(clamping: policy.counterLookAhead),
             counterDataHash: try ActivationStatusBlob.counterDataHash(
                 of: activation.counterData, transportKey: keys.transport))
         let nonce = Bytes.random(count: 16)
@@ -217,8 +216,8 @@ public struct PowerAuthService: Sendable {
         let device = try await authenticate(
             authorization: authorization, method: "POST", uriId: "/pa/activation/remove", body: body,
             allowed: Self.twoFactorTypes)
-        let (activation, _) = try await environment.updateActivation(id: device.activation.id) { try $0.remove() }
-        await environment.audit(.activationRemoved, activation: activation, actor: "device", "Removed by the device.")
+        let (activation, _) = try await store.updateActivation(id: device.activation.id, at: clock) { try $0.remove() }
+        await audit(.activationRemoved, activation: activation, actor: "device", "Removed by the device.")
         return ActivationIdResponse(activationId: activation.id)
     }
 
@@ -271,7 +270,7 @@ public struct PowerAuthService: Sendable {
         guard allowed.contains(header.signatureType) else {
             throw AssentServerError.authenticationFailed("This endpoint needs a different signature type.")
         }
-        guard environment.policy.biometryEnabled || !header.signatureType.factors.contains(.biometry) else {
+        guard policy.biometryEnabled || !header.signatureType.factors.contains(.biometry) else {
             throw AssentServerError.authenticationFailed("Biometry is not enabled on this server.")
         }
         let application = try await applications.application(key: header.applicationKey)
@@ -279,7 +278,7 @@ public struct PowerAuthService: Sendable {
         let data = PowerAuthSignature.dataToSign(
             method: method, uriId: uriId, nonce: header.nonce, body: body,
             applicationSecret: application.applicationSecret)
-        let now = environment.nowMillis
+        let now = clock.millis
         let activation: ActivationRecord
         let outcome: Outcome
         do {
@@ -291,23 +290,23 @@ public struct PowerAuthService: Sendable {
         }
         switch outcome {
         case .accepted(let offset):
-            environment.logger.debug(
+            logger.debug(
                 "signature accepted",
                 metadata: ["activation.id": "\(activation.id)", "signature.offset": "\(offset)", "uri.id": "\(uriId)"])
             return .accepted(
                 AuthenticatedDevice(
                     activation: activation, application: application, signatureType: header.signatureType))
         case .failed(let blocked):
-            await environment.audit(
+            await audit(
                 .signatureFailed, activation: activation, actor: "device",
                 "Signature for \(uriId) failed (\(activation.failedAttempts)/\(activation.maxFailedAttempts)).")
             if blocked {
-                await environment.audit(
+                await audit(
                     .activationBlocked, activation: activation, actor: "system", "Blocked: too many failed attempts.")
             }
             return .failed(activation, blocked: blocked)
         case .replayed:
-            await environment.audit(
+            await audit(
                 .signatureReplayed, activation: activation, actor: "device",
                 "A copy of an already used signature for \(uriId) was refused (not counted as a failed attempt).")
             return .replayed(activation)
@@ -360,9 +359,9 @@ public struct PowerAuthService: Sendable {
         activationId: String, signature: String, types: [SignatureType], application: ApplicationRecord, data: Data,
         format: SignatureFormat, now: Millis
     ) async throws -> (ActivationRecord, (Outcome, SignatureType?)) {
-        let lookAhead = environment.policy.counterLookAhead
-        let replayMemory = environment.policy.replayMemory
-        return try await environment.updateActivation(id: activationId) {
+        let lookAhead = policy.counterLookAhead
+        let replayMemory = policy.replayMemory
+        return try await store.updateActivation(id: activationId, at: clock) {
             activation -> (Outcome, SignatureType?) in
             guard activation.applicationId == application.id, activation.state == .active,
                 let keys = try activation.keys()
@@ -411,14 +410,14 @@ public struct PowerAuthService: Sendable {
             allowed: Set(SignatureType.allCases))
         let token = TokenRecord(
             id: UUID().uuidString.lowercased(), activationId: device.activation.id, secret: Bytes.random(count: 16),
-            signatureType: device.signatureType, createdAt: environment.nowMillis)
+            signatureType: device.signatureType, createdAt: clock.millis)
         try await store.insertToken(token)
-        await environment.audit(
+        await audit(
             .tokenCreated, activation: device.activation, actor: "device",
             "MAC token created with \(device.signatureType.rawValue).")
         return try decrypted.response(
             TokenCreateResponse(tokenId: token.id, tokenSecret: token.secret.base64EncodedString()),
-            timestamp: environment.nowMillis)
+            timestamp: clock.millis)
     }
 
     /// `/pa/v3/token/remove`: signed removal of one of the activation's tokens.
@@ -430,7 +429,7 @@ public struct PowerAuthService: Sendable {
         guard try await store.deleteToken(id: request.tokenId, activationId: device.activation.id) else {
             throw AssentServerError.notFound("The activation has no token with this id.")
         }
-        await environment.audit(.tokenRemoved, activation: device.activation, actor: "device", "MAC token removed.")
+        await audit(.tokenRemoved, activation: device.activation, actor: "device", "MAC token removed.")
         return request
     }
 
@@ -442,12 +441,12 @@ public struct PowerAuthService: Sendable {
         let reason = (try? Self.decoder.decode(VaultUnlockRequest.self, from: decrypted.plaintext))?.reason
         guard let keys = try device.activation.keys() else { throw AssentServerError.internalError("No keys.") }
         let encryptedKey = try VaultKeyTransport.encrypt(vaultKey: keys.vault, transportKey: keys.transport)
-        await environment.audit(
+        await audit(
             .vaultUnlocked, activation: device.activation, actor: "device",
             "Vault unlocked, reason \(reason.map { String($0.prefix(64)) } ?? "NOT_SPECIFIED").")
         return try decrypted.response(
             VaultUnlockResponse(encryptedVaultEncryptionKey: encryptedKey.base64EncodedString()),
-            timestamp: environment.nowMillis)
+            timestamp: clock.millis)
     }
 
     // MARK: Helpers
@@ -490,8 +489,8 @@ public struct PowerAuthService: Sendable {
         } catch {
             throw AssentServerError.invalidRequest("The encrypted request has a malformed field.")
         }
-        let now = environment.nowMillis
-        let tolerance = Millis(environment.policy.timestampTolerance) * 1000
+        let now = clock.millis
+        let tolerance = Millis(policy.timestampTolerance) * 1000
         guard abs(Int64(cryptogram.timestamp) - now) <= tolerance else {
             throw AssentServerError.invalidRequest("The encrypted request's timestamp is too far from the server time.")
         }

@@ -4,11 +4,11 @@ import Foundation
 /// Verifies `X-PowerAuth-Token` MAC-token headers: known token, digest, fresh timestamp, unused nonce, and an
 /// activation that is still `ACTIVE`.
 public struct TokenAuthenticator: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & ReplayGuard { environment.store }
+    let store: any ActivationStore & ReplayGuard
+    let clock: WallClock
+    let policy: SecurityPolicy
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// Returns the token and its activation's identity, or throws `POWERAUTH_AUTH_FAIL`.
     public func authenticate(_ headerValue: String?) async throws -> (TokenRecord, DevicePrincipal) {
@@ -24,8 +24,8 @@ public struct TokenAuthenticator: Sendable {
         guard let (token, principal, state) = try await store.tokenWithActivation(id: header.tokenId),
             header.isDigestValid(tokenSecret: token.secret)
         else { throw AssentServerError.authenticationFailed("The token is unknown or its digest is wrong.") }
-        let now = environment.nowMillis
-        let tolerance = Millis(environment.policy.timestampTolerance) * 1000
+        let now = clock.millis
+        let tolerance = Millis(policy.timestampTolerance) * 1000
         guard header.timestamp <= UInt64(Int64.max), abs(Int64(header.timestamp) - now) <= tolerance else {
             throw AssentServerError.authenticationFailed("The token timestamp is too far from the server time.")
         }

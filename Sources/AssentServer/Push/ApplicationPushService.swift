@@ -8,11 +8,16 @@ import Foundation
 /// --apns-*`, `--fcm-*`, `--hms-*`): a device token belongs to one app, and sending it another app's push would only
 /// make the service declare it dead.
 public struct ApplicationPushService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & ApplicationPushStore { environment.store }
+    let store: any ApplicationStore & ApplicationPushStore
+    let clock: WallClock
+    let audit: Auditor
+    /// The server's own push settings, which stand in for the default application's.
+    let push: PushSettings?
+    /// Applications read so far (whether any has push credentials).
+    let cache: ApplicationCache
+    let applications: ApplicationService
 
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// The credentials each service uses for `application`'s devices, without their secrets.
     public func info(_ application: ApplicationRecord) async throws -> ApplicationPushInfo {
@@ -75,8 +80,8 @@ public struct ApplicationPushService: Sendable {
         guard try await store.deleteApplicationPushCredential(applicationId: application.id, service: service) else {
             throw AssentServerError.notFound("The application has no \(service.rawValue) credentials of its own.")
         }
-        environment.applications.forget(.pushCredentials)
-        await environment.audit(
+        cache.forget(.pushCredentials)
+        await audit(
             .applicationPushRemoved, application: application.id, actor: actor,
             "The \(service.rawValue) credentials of application \(application.name) (\(application.id)) were removed.")
     }
@@ -88,9 +93,9 @@ public struct ApplicationPushService: Sendable {
         try await store.putApplicationPushCredential(
             ApplicationPushCredentialRecord(
                 applicationId: application.id, service: service, settings: try JSONEncoder().encode(request),
-                updatedAt: environment.nowMillis))
-        environment.applications.forget(.pushCredentials)
-        await environment.audit(
+                updatedAt: clock.millis))
+        cache.forget(.pushCredentials)
+        await audit(
             .applicationPushSet, application: application.id, actor: actor,
             "Application \(application.name) (\(application.id)) reaches its \(service.rawValue) devices with "
                 + "\(summary).")
@@ -106,7 +111,7 @@ public struct ApplicationPushService: Sendable {
 
     func settings(_ applicationId: String) async throws -> Resolved {
         let (own, serverStandsIn) = try await credentials(applicationId)
-        let server = serverStandsIn ? environment.push : nil
+        let server = serverStandsIn ? push : nil
         return Resolved(
             apns: try own[.apns].map { (try Self.apns($0), $0.updatedAt) } ?? server?.apns.map { ($0, nil) },
             fcm: try own[.fcm].map { (try Self.fcm($0), $0.updatedAt) } ?? server?.fcm.map { ($0, nil) },
@@ -125,14 +130,14 @@ public struct ApplicationPushService: Sendable {
 
     /// Whether any application has push credentials of its own. Read at most every 5 seconds per process.
     func anyApplicationHasCredentials() async throws -> Bool {
-        try await environment.applications.presence(.pushCredentials) {
+        try await cache.presence(.pushCredentials) {
             try await store.anyApplicationPushCredentials()
         }
     }
 
     /// Whether `applicationId` is the first application, the one the server's own credentials belong to.
     func isFirst(_ applicationId: String) async throws -> Bool {
-        try await ApplicationService(environment: environment).defaultApplication().id == applicationId
+        try await applications.defaultApplication().id == applicationId
     }
 
     /// Turns a configuration error of the settings into a request error with the same sentence.

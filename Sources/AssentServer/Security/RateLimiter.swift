@@ -1,4 +1,5 @@
 import AssentCrypto
+import Logging
 import Prometheus
 
 /// One limit: at most `limit` counted events per key in each window of `window` seconds.
@@ -102,15 +103,19 @@ public struct RateLimits: Sendable, Equatable {
 /// The one rate limiter: a keyed counter per window, in the store. A key's window opens at its first counted event
 /// and lasts the rule's seconds; the first event after it ends opens the next.
 struct RateLimiter: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any RateLimitStore { environment.store }
+    let store: any RateLimitStore
+    let clock: WallClock
+    let logger: Logger
+    let metrics: PrometheusCollectorRegistry
+    /// The server's limits (whether limits apply at all, the slow-down).
+    let rateLimits: RateLimits
 
     /// Counts one event for `key` under `rule`; throws 429 when it is over the limit (the event still counts, so
     /// hammering does not help).
     func hit(_ rule: RateLimitRule, _ scope: String, _ key: String) async throws {
-        guard environment.rateLimits.enabled else { return }
-        let now = environment.nowMillis
+        guard rateLimits.enabled else { return }
+        let now = clock.millis
         let (count, windowEnd) = try await self.count(rule, scope, key, now: now)
         if count > rule.limit { throw refusal(scope, windowEnd: windowEnd, now: now) }
     }
@@ -118,8 +123,8 @@ struct RateLimiter: Sendable {
     /// Throws 429 when `key` has used up `rule` in the current window, without counting (for limits on failures:
     /// ``recordFailure(_:_:_:)`` counts them).
     func check(_ rule: RateLimitRule, _ scope: String, _ key: String) async throws {
-        guard environment.rateLimits.enabled else { return }
-        let now = environment.nowMillis
+        guard rateLimits.enabled else { return }
+        let now = clock.millis
         if let (count, windowEnd) = try await store.rateLimit(key: "\(scope):\(key)", now: now),
             count >= rule.limit
         {
@@ -133,13 +138,13 @@ struct RateLimiter: Sendable {
     func checkAccount(
         _ perAccount: RateLimitRule, _ pair: RateLimitRule, _ scope: String, account: String, address: String?
     ) async throws {
-        guard environment.rateLimits.enabled else { return }
+        guard rateLimits.enabled else { return }
         try await check(pair, scope + "-address", Self.pairKey(account, address))
-        let now = environment.nowMillis
+        let now = clock.millis
         if let (count, _) = try await store.rateLimit(key: "\(scope):\(account)", now: now), count >= perAccount.limit {
-            environment.metrics.makeCounter(descriptor: Self.slowed, labels: [("scope", scope)]).increment()
-            environment.logger.notice("sign-in slowed down", metadata: ["scope": "\(scope)"])
-            try await Task.sleep(for: environment.rateLimits.accountSlowDown)
+            metrics.makeCounter(descriptor: Self.slowed, labels: [("scope", scope)]).increment()
+            logger.notice("sign-in slowed down", metadata: ["scope": "\(scope)"])
+            try await Task.sleep(for: rateLimits.accountSlowDown)
         }
     }
 
@@ -163,11 +168,11 @@ struct RateLimiter: Sendable {
 
     /// Counts one failure for `key` under `rule`.
     func recordFailure(_ rule: RateLimitRule, _ scope: String, _ key: String) async {
-        guard environment.rateLimits.enabled else { return }
+        guard rateLimits.enabled else { return }
         do {
-            _ = try await count(rule, scope, key, now: environment.nowMillis)
+            _ = try await count(rule, scope, key, now: clock.millis)
         } catch {
-            environment.logger.error(
+            logger.error(
                 "rate-limit write failed", metadata: ["scope": "\(scope)", "error": "\(String(reflecting: error))"])
         }
     }
@@ -180,7 +185,7 @@ struct RateLimiter: Sendable {
     }
 
     private func refusal(_ scope: String, windowEnd: Millis, now: Millis) -> AssentServerError {
-        environment.logger.notice("rate limited", metadata: ["scope": "\(scope)"])
+        logger.notice("rate limited", metadata: ["scope": "\(scope)"])
         return .rateLimited(retryAfter: Int(max(1, (windowEnd - now + 999) / 1000)))
     }
 }

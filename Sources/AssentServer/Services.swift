@@ -1,0 +1,103 @@
+import Foundation
+import Logging
+
+/// The composition root: every service built once, in the order they depend on each other, each given exactly
+/// what it uses — its narrow store, the clock, the auditor, the settings it reads and the services it calls — so
+/// its initializer is the list of its dependencies. Controllers and pages take the services they call from here.
+///
+/// Only an approval is built again, over one commit's store (``Committer``): ``operations(over:announcer:_:)`` is
+/// the one recipe for both.
+public final class Services: Sendable {
+    let clock: WallClock
+    let audit: Auditor
+    let announcer: Announcer
+
+    public let signingKeys: SigningKeyService
+    public let apiKeys: APIKeyService
+    public let versions: ApplicationVersionService
+    public let applications: ApplicationService
+    public let branding: ApplicationBrandingService
+    public let webhooks: ApplicationWebhookService
+    public let applicationLimits: ApplicationRateLimitService
+    public let applicationPush: ApplicationPushService
+    public let templates: OperationTemplateService
+    let grants: GrantRevocation
+    let limiter: RateLimiter
+    public let tokens: TokenAuthenticator
+    public let auditTrail: AuditService
+    let userInfo: UserInfoService
+    let console: ConsoleService
+    public let activations: ActivationService
+    public let powerAuth: PowerAuthService
+    public let operations: OperationService
+
+    public init(_ environment: ServerEnvironment) {
+        let e = environment
+        let store = e.store
+        let clock = WallClock(e.now)
+        let audit = Auditor(store: store, clock: clock, logger: e.logger)
+        let announcer = Announcer(outboxWakeup: e.outboxWakeup, events: e.events)
+        self.clock = clock
+        self.audit = audit
+        self.announcer = announcer
+
+        signingKeys = SigningKeyService(store: store, clock: clock, audit: audit, openID: e.openID)
+        apiKeys = APIKeyService(store: store, clock: clock, audit: audit)
+        versions = ApplicationVersionService(store: store, clock: clock, audit: audit, cache: e.applications)
+        applications = Self.applications(over: store, audit: audit, e)
+        branding = ApplicationBrandingService(store: store, clock: clock, audit: audit)
+        webhooks = ApplicationWebhookService(
+            store: store, clock: clock, audit: audit, egress: e.egress, webhook: e.webhook, cache: e.applications)
+        applicationLimits = ApplicationRateLimitService(
+            store: store, clock: clock, audit: audit, rateLimits: e.rateLimits)
+        applicationPush = ApplicationPushService(
+            store: store, clock: clock, audit: audit, push: e.push, cache: e.applications, applications: applications)
+        templates = OperationTemplateService(store: store, clock: clock, audit: audit)
+        grants = GrantRevocation(store: store, clock: clock, audit: audit)
+        limiter = Self.limiter(over: store, e)
+        tokens = TokenAuthenticator(store: store, clock: clock, policy: e.policy)
+        auditTrail = AuditService(store: store)
+        userInfo = UserInfoService(store: store)
+        console = ConsoleService(store: store)
+        activations = ActivationService(
+            store: store, clock: clock, audit: audit, logger: e.logger, policy: e.policy)
+        operations = Self.operations(over: store, announcer: announcer, e)
+        powerAuth = operations.powerAuth
+    }
+
+    // MARK: Recipes used again over one commit's store
+
+    static func limiter(over store: any AssentStore, _ e: ServerEnvironment) -> RateLimiter {
+        RateLimiter(store: store, clock: WallClock(e.now), logger: e.logger, metrics: e.metrics, rateLimits: e.rateLimits)
+    }
+
+    static func applications(over store: any AssentStore, audit: Auditor, _ e: ServerEnvironment)
+        -> ApplicationService
+    {
+        ApplicationService(
+            store: store, clock: audit.clock, audit: audit, cache: e.applications,
+            versions: ApplicationVersionService(store: store, clock: audit.clock, audit: audit, cache: e.applications))
+    }
+
+    /// The operations service and what an approval calls (signatures, templates, rate limits), over `store`: the
+    /// server's, or one commit's (then `announcer` holds the status changes until it is done).
+    static func operations(over store: any AssentStore, announcer: Announcer, _ e: ServerEnvironment)
+        -> OperationService
+    {
+        let clock = WallClock(e.now)
+        let audit = Auditor(store: store, clock: clock, logger: e.logger)
+        let limiter = limiter(over: store, e)
+        let powerAuth = PowerAuthService(
+            store: store, clock: clock, audit: audit, logger: e.logger, policy: e.policy, limiter: limiter,
+            applications: applications(over: store, audit: audit, e))
+        return OperationService(
+            store: store, clock: clock, audit: audit, announcer: announcer, logger: e.logger, policy: e.policy,
+            powerAuth: powerAuth, templates: OperationTemplateService(store: store, clock: clock, audit: audit),
+            applicationLimits: ApplicationRateLimitService(
+                store: store, clock: clock, audit: audit, rateLimits: e.rateLimits),
+            limiter: limiter,
+            commit: Committer(store: store, announcer: announcer) { store, announcer in
+                operations(over: store, announcer: announcer, e)
+            })
+    }
+}
