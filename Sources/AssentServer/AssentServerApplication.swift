@@ -11,12 +11,20 @@ public enum AssentServerApplication {
     public static func router(environment: ServerEnvironment, registry: PrometheusCollectorRegistry)
         -> Router<AssentRequestContext>
     {
+        router(Services(environment), environment, registry: registry)
+    }
+
+    /// The router over the composition root's services; `environment` gives the settings the routes read.
+    static func router(
+        _ services: Services, _ environment: ServerEnvironment, registry: PrometheusCollectorRegistry
+    ) -> Router<AssentRequestContext> {
+        let s = services
         let router = Router(context: AssentRequestContext.self)
         let known = KnownRoutes()
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(
             middleware: ErrorMiddleware(routes: known) {
-                (try? await ApplicationService(environment: environment).defaultApplication().name) ?? "Assent"
+                (try? await s.applications.defaultApplication().name) ?? "Assent"
             })
         router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
         router.add(middleware: LanguageMiddleware())
@@ -30,22 +38,41 @@ public enum AssentServerApplication {
         }
         // Each API answers failures in its own dialect (ErrorDialect); pages and the routes above use the plain one.
         func api(_ dialect: ErrorDialect) -> APIRoutes { APIRoutes(dialect, on: router, known: known) }
-        PowerAuthController(service: PowerAuthService(environment: environment)).addRoutes(to: api(.powerAuth))
-        DeviceController(environment: environment).addRoutes(to: api(.plain))
-        MobileTokenController(environment: environment).addRoutes(to: api(.mobileToken))
-        PushController(environment: environment).addRoutes(to: api(.mobileToken))
-        EventStreamController(environment: environment).addRoutes(to: api(.mobileToken))
-        OperatorAPI(environment: environment).addRoutes(to: api(.plain))
-        TFAController(environment: environment).addRoutes(to: api(.plain))
-        OpenIDController(environment: environment).addRoutes(to: api(.oauth))
+        PowerAuthController(service: s.powerAuth).addRoutes(to: api(.powerAuth))
+        DeviceController(
+            policy: environment.policy, applications: s.applications, powerAuth: s.powerAuth,
+            activations: s.activations
+        ).addRoutes(to: api(.plain))
+        MobileTokenController(clock: s.clock, operations: s.operations, tokens: s.tokens, powerAuth: s.powerAuth)
+            .addRoutes(to: api(.mobileToken))
+        PushController(
+            registrations: s.pushRegistrations, tokens: s.tokens, powerAuth: s.powerAuth, deliveries: s.pushDeliveries
+        ).addRoutes(to: api(.mobileToken))
+        EventStreamController(
+            tokens: s.tokens, store: environment.store, events: environment.events,
+            heartbeat: environment.streamHeartbeat
+        ).addRoutes(to: api(.mobileToken))
+        OperatorAPI(services: s).addRoutes(to: api(.plain))
+        TFAController(
+            clock: s.clock, flows: s.tfa, totp: s.totp, codes: s.codes, push: s.pushFactor, passkey: s.passkeyFactor,
+            backup: s.backupCodes
+        ).addRoutes(to: api(.plain))
+        OpenIDController(
+            openID: environment.openID, clients: s.clients, ciba: s.ciba, authorization: s.authorizations,
+            userInfo: s.userInfo, keys: s.signingKeys
+        ).addRoutes(to: api(.oauth))
         WebPages.shared.addRoutes(to: router)
-        BrandAssetController(branding: ApplicationBrandingService(environment: environment)).addRoutes(to: router)
-        let loginPages = LoginPages(environment: environment)
+        BrandAssetController(branding: s.branding).addRoutes(to: router)
+        let loginPages = LoginPages(s, environment)
         loginPages.addRoutes(to: router)
-        AccountPages(login: loginPages).addRoutes(to: router)
-        ApprovalPages(environment: environment).addRoutes(to: router)
-        BrowserApprovalPages(environment: environment).addRoutes(to: router)
-        ConsolePages(environment: environment).addRoutes(to: router)
+        AccountPages(login: loginPages, account: s.account, webPush: environment.push?.webPush != nil)
+            .addRoutes(to: router)
+        ApprovalPages(
+            clock: s.clock, openID: environment.openID, events: environment.events, branding: s.branding,
+            links: s.links, applications: s.applications, activations: s.activations
+        ).addRoutes(to: router)
+        BrowserApprovalPages(approvers: s.approvers, branding: s.branding).addRoutes(to: router)
+        ConsolePages(s, environment).addRoutes(to: router)
         known.set(router.routes.map { ($0.method.rawValue, "\($0.path)") })
         return router
     }
@@ -58,12 +85,19 @@ public enum AssentServerApplication {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {
         let registry = environment.metrics
-        var services: [any Service] = [Sweeper(environment: environment)]
-        if environment.store.announcesDeviceEvents { services.append(EventFanOut(environment: environment)) }
-        let senders = try outboxSenders(environment)
-        services.append(OutboxDispatcher(environment: environment, senders: senders, policy: environment.outbox))
+        let built = Services(environment)
+        var services: [any Service] = [Sweeper(services: built, environment: environment)]
+        if environment.store.announcesDeviceEvents {
+            services.append(
+                EventFanOut(store: environment.store, events: environment.events, logger: environment.logger))
+        }
+        let senders = try outboxSenders(built, environment)
+        services.append(
+            OutboxDispatcher(
+                store: environment.store, clock: built.clock, logger: environment.logger,
+                wakeup: environment.outboxWakeup, senders: senders, policy: environment.outbox))
         return Application(
-            router: router(environment: environment, registry: registry),
+            router: router(built, environment, registry: registry),
             configuration: .init(address: .hostname(host, port: port), serverName: "Assent"),
             services: services,
             onServerRunning: { channel in
@@ -104,20 +138,31 @@ extension AssentServerApplication {
 
     /// The outbox channels this server delivers: CIBA callbacks and back-channel logouts, and the webhook and push
     /// where configured.
-    static func outboxSenders(_ environment: ServerEnvironment) throws -> [any OutboxSender] {
+    static func outboxSenders(_ services: Services, _ environment: ServerEnvironment) throws -> [any OutboxSender] {
+        let e = environment
+        let clock = services.clock
+        let post = CallbackPost(egress: e.egress)
         var senders: [any OutboxSender] = [
-            CIBASender(environment: environment), LogoutSender(environment: environment),
+            CIBASender(store: e.store, clock: clock, service: services.ciba, post: post),
+            LogoutSender(store: e.store, clock: clock, openID: e.openID, keys: services.signingKeys, post: post),
         ]
         // Always: an application's own webhook can be set at any time, in any server process.
-        senders.append(WebhookSender(environment: environment))
+        senders.append(
+            WebhookSender(
+                store: e.store, clock: clock, egress: e.egress, webhook: e.webhook, webhooks: services.webhooks))
         // Always: an application's own push credentials can be set at any time, in any server process.
-        senders.append(try PushSender(environment: environment, settings: environment.push ?? PushSettings()))
-        if let mail = environment.tfa.mail {
-            senders.append(EmailCodeSender(environment: environment, client: SMTPClient(settings: mail)))
-            senders.append(NoticeSender(environment: environment, client: SMTPClient(settings: mail)))
+        senders.append(
+            try PushSender(
+                store: e.store, clock: clock, audit: services.audit, logger: e.logger, metrics: e.metrics,
+                egress: e.egress, push: e.push, applicationPush: services.applicationPush, approvers: services.approvers
+            ))
+        let codes = PendingCode.Reader(store: e.store, clock: clock, issuer: e.tfa.totpIssuer)
+        if let mail = e.tfa.mail {
+            senders.append(EmailCodeSender(codes: codes, clock: clock, client: SMTPClient(settings: mail)))
+            senders.append(NoticeSender(clock: clock, client: SMTPClient(settings: mail)))
         }
-        if let gateway = environment.tfa.phoneGateway {
-            senders.append(PhoneCodeSender(environment: environment, settings: gateway))
+        if let gateway = e.tfa.phoneGateway {
+            senders.append(PhoneCodeSender(codes: codes, clock: clock, egress: e.egress, settings: gateway))
         }
         return senders
     }
@@ -129,6 +174,8 @@ extension AssentServerApplication {
 /// finished (or never deliverable, without a sender for their channel), CIBA requests and retired signing keys more
 /// than a day old.
 struct Sweeper: Service {
+    let services: Services
+    /// The whole store (the sweep purges every feature's rows) and the settings it reads.
     let environment: ServerEnvironment
     var interval: Duration = .seconds(5)
 
@@ -139,7 +186,7 @@ struct Sweeper: Service {
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await sweep() }
-                group.addTask { await AuditSealer(environment: environment).run() }
+                group.addTask { [services] in await AuditSealer(chain: services.auditChain).run() }
                 group.addTask {
                     await KeyRingKeeper(
                         store: environment.store, logger: environment.logger, interval: environment.keyRingInterval
@@ -152,8 +199,8 @@ struct Sweeper: Service {
     /// Until cancelled: expiries every `interval`, purges once a minute.
     func sweep() async {
         let environment = environment
-        let operations = OperationService(environment: environment)
-        let activations = ActivationService(environment: environment)
+        let operations = services.operations
+        let activations = services.activations
         let interval = interval
         var lastPurge = ContinuousClock.now - .seconds(60)
         while !Task.isCancelled {
@@ -162,16 +209,16 @@ struct Sweeper: Service {
                 try await activations.expireUnusedCodes()
                 if ContinuousClock.now - lastPurge >= .seconds(60) {
                     lastPurge = .now
-                    let now = environment.nowMillis
+                    let now = services.clock.millis
                     try await environment.store.purgeExpired(before: now)
                     var undeliverable: [OutboxChannel] = []
                     if environment.webhook == nil,
-                        try await !ApplicationWebhookService(environment: environment).anyApplicationHasWebhook()
+                        try await !services.webhooks.anyApplicationHasWebhook()
                     {
                         undeliverable.append(.webhook)
                     }
                     if environment.push?.isEmpty ?? true,
-                        try await !ApplicationPushService(environment: environment).anyApplicationHasCredentials()
+                        try await !services.applicationPush.anyApplicationHasCredentials()
                     {
                         undeliverable.append(.push)
                     }
@@ -185,7 +232,7 @@ struct Sweeper: Service {
                     try await environment.store.purgeTFA(before: now)
                     try await environment.store.purgePasskeyChallenges(before: now)
                     try await environment.store.purgeWebSessions(before: now)
-                    try await SigningKeyService(environment: environment).purge()
+                    try await services.signingKeys.purge()
                     let retention = environment.push?.traceRetention ?? PushSettings.defaultTraceRetention
                     try await environment.store.purgePushDeliveries(
                         before: now - Int64(retention.components.seconds) * 1000)

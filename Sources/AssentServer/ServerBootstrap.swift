@@ -61,22 +61,23 @@ public enum ServerBootstrap {
     /// an admin has set up).
     public static func prepare(_ environment: ServerEnvironment, organisation: String? = nil) async throws -> Prepared {
         // The audit key first: a server whose key no longer signs its newest checkpoint does not start.
-        _ = try await AuditChainService(environment: environment).signingKey()
-        let (application, created) = try await ApplicationService(environment: environment).ensureDefault(
+        let services = Services(environment)
+        _ = try await services.auditChain.signingKey()
+        let (application, created) = try await services.applications.ensureDefault(
             named: organisation ?? hostName(issuer: environment.openID.configuredIssuer))
         // Every application's own key and secret are its version 1 (also for a database made before versions).
         for existing in try await environment.store.applications() {
-            try await ApplicationVersionService(environment: environment).ensureInitial(existing)
+            try await services.versions.ensureInitial(existing)
         }
         var bootstrapKey: String?
-        if try await APIKeyService(environment: environment).all().isEmpty {
-            bootstrapKey = try await APIKeyService(environment: environment).create(
+        if try await services.apiKeys.all().isEmpty {
+            bootstrapKey = try await services.apiKeys.create(
                 name: "bootstrap", scopes: [.all], actor: "system"
             ).key
         }
         return Prepared(
             application: application, applicationCreated: created, bootstrapAPIKey: bootstrapKey,
-            firstAdminSetupPath: try await OperatorService(environment: environment).ensureFirstAdmin())
+            firstAdminSetupPath: try await services.operators.ensureFirstAdmin())
     }
 
     /// The name a first application gets when the organisation named none: the host of the public URL

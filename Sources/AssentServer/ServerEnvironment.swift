@@ -4,11 +4,12 @@ import Logging
 import Prometheus
 import Synchronization
 
-/// What every service shares: the store, the limits, the clock and the logger.
+/// The server's configuration and its process-wide parts: the store, the settings, the clock, the logger, the
+/// outbox's wakeup and the event hub. The composition root (``Services``, the router, the background services)
+/// reads it to build every service once with exactly what that service uses; no service holds it.
 ///
-/// A value whose fields live in one shared, immutable box: services hold an environment each and are made per
-/// request, so a copy is one reference (the fields are ≈ 1.2 KB with some thirty references, which every copy
-/// retained and every async frame holding a service carried). Setting a field puts the changed fields in a new box.
+/// A value whose fields live in one shared, immutable box, so a copy is one reference; setting a field puts the
+/// changed fields in a new box (tests change a copy's settings).
 public struct ServerEnvironment: Sendable {
     private struct Values: Sendable {
         var store: any AssentStore
@@ -31,7 +32,6 @@ public struct ServerEnvironment: Sendable {
         var streamHeartbeat: Duration = .seconds(15)
         var keyRingInterval: Duration = .seconds(5)
         let applications = ApplicationCache()
-        var announcements: Announcements?
         let metrics = PrometheusCollectorRegistry()
         let auditSealing = TryLock()
     }
@@ -143,11 +143,6 @@ public struct ServerEnvironment: Sendable {
     }
     /// Applications read so far, by key (immutable records, so safe to keep per process).
     var applications: ApplicationCache { box.values.applications }
-    /// Inside ``inOneCommit(_:)``: the changes to announce once the commit is done.
-    private var announcements: Announcements? {
-        get { box.values.announcements }
-        set { change { $0.announcements = newValue } }
-    }
 
     public init(
         store: any AssentStore, policy: SecurityPolicy = .default, logger: Logger,
@@ -156,86 +151,8 @@ public struct ServerEnvironment: Sendable {
         box = Box(Values(store: store, policy: policy, logger: logger, now: now, webhook: webhook, push: push))
     }
 
+    /// Now, in milliseconds since 1970 (tests write rows with it).
     var nowMillis: Millis { now().millis }
-
-    /// Runs `body` with an environment whose store writes commit once, together, when `body` returns (see
-    /// ``AssentStore/inOneCommit(_:)``); status changes it announces reach the outbox dispatcher and live streams
-    /// after that commit, so nobody reads the state before it. Inside another such call, `body` joins it.
-    func inOneCommit<T: Sendable>(_ body: (ServerEnvironment) async throws -> T) async throws -> T {
-        if announcements != nil { return try await body(self) }
-        let pending = Announcements()
-        let value = try await store.inOneCommit { store in
-            var scoped = self
-            scoped.change {
-                $0.store = store
-                $0.announcements = pending
-            }
-            return try await body(scoped)
-        }
-        for userId in pending.all { announceChange(userId: userId) }
-        return value
-    }
-
-    /// A status change was written with its outbox messages: wakes the dispatcher and the user's live streams
-    /// (after the commit, inside ``inOneCommit(_:)``).
-    func announceChange(userId: String?) {
-        if let announcements {
-            announcements.add(userId)
-            return
-        }
-        outboxWakeup.signal()
-        if let userId { events.publish(userId: userId) }
-    }
-
-    /// Appends an audit event about `application` (by default the activation's; `nil`: the organisation's own
-    /// action); a failure to audit is logged, never hidden.
-    func audit(
-        _ type: AuditEventType, activation: ActivationRecord? = nil, userId: String? = nil,
-        application: String? = nil, actor: String, _ detail: String
-    )
-        async
-    {
-        let event = AuditEvent(
-            id: nil, at: nowMillis, type: type.rawValue, activationId: activation?.id,
-            userId: userId ?? activation?.userId, actor: actor, detail: detail,
-            applicationId: application ?? activation?.applicationId)
-        do {
-            try await store.appendAudit(event)
-        } catch {
-            logger.error(
-                "audit write failed",
-                metadata: ["audit.type": "\(type.rawValue)", "error": "\(String(reflecting: error))"])
-        }
-    }
-
-    /// Reads the activation, applies `change`, and writes it back if nobody changed it meanwhile; retries on a
-    /// collision with fresh data. `change` returns the result, or throws to abort without writing.
-    func updateActivation<Result: Sendable>(
-        id: String, _ change: (inout ActivationRecord) throws -> Result
-    ) async throws -> (ActivationRecord, Result) {
-        for _ in 0..<32 {
-            guard var activation = try await store.activation(id: id) else {
-                throw AssentServerError.activationNotFound()
-            }
-            let version = activation.version
-            let result = try change(&activation)
-            activation.updatedAt = nowMillis
-            if try await store.updateActivation(activation, expectedVersion: version) {
-                activation.version = version + 1
-                return (activation, result)
-            }
-        }
-        throw AssentServerError.conflict()
-    }
-}
-
-/// Changes written inside one commit, announced after it.
-private final class Announcements: Sendable {
-    private let users = Mutex<[String?]>([])
-
-    func add(_ userId: String?) { users.withLock { $0.append(userId) } }
-
-    var all: [String?] { users.withLock { $0 } }
 }
 
 /// A lock that is taken or not, never waited for.

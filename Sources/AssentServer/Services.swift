@@ -11,6 +11,8 @@ public final class Services: Sendable {
     let clock: WallClock
     let audit: Auditor
     let announcer: Announcer
+    /// Where the pages' sessions live.
+    let webStore: any WebStore
 
     public let signingKeys: SigningKeyService
     public let apiKeys: APIKeyService
@@ -30,6 +32,28 @@ public final class Services: Sendable {
     public let activations: ActivationService
     public let powerAuth: PowerAuthService
     public let operations: OperationService
+    let tfaTokens: TFATokens
+    let tfa: TFAService
+    let totp: TOTPFactor
+    let backupCodes: BackupCodeFactor
+    let codes: CodeFactor
+    let pushFactor: PushFactor
+    let passkeys: PasskeyService
+    let passkeyFactor: PasskeyFactor
+    public let accounts: TFAAccountService
+    public let ciba: CIBAService
+    public let clients: ClientService
+    let authorizations: AuthorizationService
+    let operators: OperatorService
+    let operatorPasskeys: OperatorPasskeys
+    let operatorPhones: OperatorPhones
+    public let auditChain: AuditChainService
+    let notices: AccountNotices
+    let links: ApprovalLinks
+    let approvers: BrowserApprovers
+    let account: AccountService
+    public let pushDeliveries: PushDeliveryService
+    let pushRegistrations: PushRegistrationService
 
     public init(_ environment: ServerEnvironment) {
         let e = environment
@@ -40,6 +64,7 @@ public final class Services: Sendable {
         self.clock = clock
         self.audit = audit
         self.announcer = announcer
+        webStore = store
 
         signingKeys = SigningKeyService(store: store, clock: clock, audit: audit, openID: e.openID)
         apiKeys = APIKeyService(store: store, clock: clock, audit: audit)
@@ -63,12 +88,54 @@ public final class Services: Sendable {
             store: store, clock: clock, audit: audit, logger: e.logger, policy: e.policy)
         operations = Self.operations(over: store, announcer: announcer, e)
         powerAuth = operations.powerAuth
+
+        tfaTokens = TFATokens(clock: clock, openID: e.openID, keys: signingKeys)
+        tfa = TFAService(
+            store: store, clock: clock, audit: audit, tfa: e.tfa, applicationLimits: applicationLimits,
+            applications: applications, tokens: tfaTokens, limiter: limiter)
+        totp = TOTPFactor(flows: tfa, store: store, clock: clock, audit: audit, tfa: e.tfa)
+        backupCodes = BackupCodeFactor(flows: tfa, store: store, clock: clock, audit: audit)
+        codes = CodeFactor(
+            flows: tfa, store: store, clock: clock, audit: audit, tfa: e.tfa, outboxWakeup: e.outboxWakeup,
+            applicationLimits: applicationLimits)
+        pushFactor = PushFactor(flows: tfa, operations: operations, store: store, clock: clock, tfa: e.tfa)
+        passkeys = PasskeyService(store: store, clock: clock, audit: audit, openID: e.openID, tfa: e.tfa, flows: tfa)
+        passkeyFactor = PasskeyFactor(
+            passkeys: passkeys, store: store, audit: audit, applicationLimits: applicationLimits)
+        accounts = TFAAccountService(store: store, clock: clock, audit: audit, tfa: e.tfa, grants: grants)
+        ciba = CIBAService(
+            store: store, clock: clock, audit: audit, openID: e.openID, keys: signingKeys, operations: operations)
+        clients = ClientService(
+            store: store, clock: clock, audit: audit, openID: e.openID, egress: e.egress, limiter: limiter)
+        authorizations = AuthorizationService(
+            store: store, clock: clock, audit: audit, openID: e.openID, grants: grants, keys: signingKeys)
+        operators = OperatorService(
+            store: store, clock: clock, audit: audit, openID: e.openID, tfa: e.tfa, limiter: limiter)
+        operatorPasskeys = OperatorPasskeys(store: store, clock: clock, audit: audit, openID: e.openID)
+        operatorPhones = OperatorPhones(store: store, audit: audit, operations: operations, applications: applications)
+        auditChain = AuditChainService(
+            store: store, clock: clock, audit: audit, logger: e.logger, metrics: e.metrics, egress: e.egress,
+            settings: e.audit, sealing: e.auditSealing,
+            commit: Committer(store: store, announcer: announcer) { store, _ in store })
+        notices = AccountNotices(store: store, clock: clock, logger: e.logger, tfa: e.tfa)
+        links = ApprovalLinks(clock: clock, openID: e.openID, keys: signingKeys, operations: operations)
+        approvers = BrowserApprovers(
+            store: store, clock: clock, audit: audit, openID: e.openID, egress: e.egress, push: e.push, flows: tfa,
+            links: links, passkeys: passkeys, operations: operations)
+        account = AccountService(
+            store: store, clock: clock, audit: audit, tfa: e.tfa, flows: tfa, grants: grants,
+            applicationLimits: applicationLimits, limiter: limiter, accounts: accounts, passkeys: passkeys,
+            backup: backupCodes, activations: activations, operations: operations, notices: notices,
+            approvers: approvers)
+        pushDeliveries = PushDeliveryService(store: store, clock: clock, push: e.push, applications: applications)
+        pushRegistrations = PushRegistrationService(store: store, clock: clock, audit: audit, egress: e.egress)
     }
 
     // MARK: Recipes used again over one commit's store
 
     static func limiter(over store: any AssentStore, _ e: ServerEnvironment) -> RateLimiter {
-        RateLimiter(store: store, clock: WallClock(e.now), logger: e.logger, metrics: e.metrics, rateLimits: e.rateLimits)
+        RateLimiter(
+            store: store, clock: WallClock(e.now), logger: e.logger, metrics: e.metrics, rateLimits: e.rateLimits)
     }
 
     static func applications(over store: any AssentStore, audit: Auditor, _ e: ServerEnvironment)

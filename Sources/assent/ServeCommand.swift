@@ -252,7 +252,7 @@ struct ServeCommand: AsyncParsableCommand {
             environment.openID.configuredIssuer = try issuerURL()
             let prepared = try await ServerBootstrap.prepare(environment, organisation: try organisationName())
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.
-            try await SigningKeyService(environment: environment).ensureKeys()
+            try await Services(environment).signingKeys.ensureKeys()
             let openID = environment.openID
             let app = try AssentServerApplication.application(environment: environment, host: host, port: port) {
                 port in
@@ -284,7 +284,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             if pushSettings.webPush != nil {
                 // Made now, not at the first push: subscribers need it before anything is sent.
-                let key = try await PushDeliveryService(environment: environment).applicationServerKey()
+                let key = try await Services(environment).pushDeliveries.applicationServerKey()
                 say("Web Push key (applicationServerKey, also at /api/push/webpush/key): \(Base64URL.encode(key.x963))")
             }
             say(

@@ -21,7 +21,7 @@ struct ActivationFlowTests {
             let used = try await server.createActivation(client, userId: "bob")
             var device = TestDevice(client: client, configuration: try server.configuration)
             try await device.activate(code: used.activationCode)
-            let service = ActivationService(environment: server.environment)
+            let service = Services(server.environment).activations
             #expect(try await service.expireUnusedCodes() == 0)
             server.clock.advance(by: 301)
             #expect(try await service.expireUnusedCodes() == 1)

@@ -27,7 +27,7 @@ struct AuditAnchorTests {
         defer { Task { await server.shutdown() } }
         defer { try? FileManager.default.removeItem(atPath: witness) }
         try await AuditChainServerTests.write(server, count: 17)
-        let chain = AuditChainService(environment: server.environment)
+        let chain = Services(server.environment).auditChain
         try await chain.sealPending()
         try await chain.checkpointNow()
         let key = try await chain.key().publicKey
@@ -60,7 +60,7 @@ struct AuditAnchorTests {
         defer { Task { await server.shutdown() } }
         defer { try? FileManager.default.removeItem(atPath: witness) }
         try await AuditChainServerTests.write(server, count: 10)
-        let chain = AuditChainService(environment: server.environment)
+        let chain = Services(server.environment).auditChain
         try await chain.sealPending()
         let original = try await chain.key().publicKey
         let anchor = try #require(
@@ -70,7 +70,7 @@ struct AuditAnchorTests {
         // service nor a server start takes it.
         try await AuditChainServerTests.sql(server, "DELETE FROM audit_keys")
         await #expect(throws: AssentServerError.self) {
-            _ = try await AuditChainService(environment: server.environment).signingKey()
+            _ = try await Services(server.environment).auditChain.signingKey()
         }
         do {
             _ = try await ServerBootstrap.prepare(server.environment)
@@ -113,7 +113,7 @@ struct AuditAnchorTests {
         defer { Task { await server.shutdown() } }
         defer { try? FileManager.default.removeItem(atPath: witness) }
         try await AuditChainServerTests.write(server, count: 12)
-        let chain = AuditChainService(environment: server.environment)
+        let chain = Services(server.environment).auditChain
         try await chain.sealPending()
         try await chain.checkpointNow()
         let key = try await chain.key().publicKey
@@ -161,7 +161,7 @@ struct AuditAnchorTests {
             let server = made
             defer { Task { await server.shutdown() } }
             try await AuditChainServerTests.write(server, count: 12)
-            let chain = AuditChainService(environment: server.environment)
+            let chain = Services(server.environment).auditChain
             try await chain.sealPending()
             try await chain.checkpointNow()
             let key = try await chain.key().publicKey

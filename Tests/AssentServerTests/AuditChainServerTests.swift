@@ -30,7 +30,7 @@ struct AuditChainServerTests {
     }
 
     static func verify(_ server: TestServer) async throws -> Result<AuditChain.Report, AuditChain.Failure> {
-        let chain = AuditChainService(environment: server.environment)
+        let chain = Services(server.environment).auditChain
         let export = try await chain.export(from: 0, until: .max)
         return AuditChain.verify(export: export, key: try await chain.key().publicKey)
     }
@@ -47,7 +47,7 @@ struct AuditChainServerTests {
         defer { Task { await server.shutdown() } }
         // The activation's own audit rows (created, …) come first, then these.
         try await Self.write(server, count: 12)
-        let chain = AuditChainService(environment: server.environment)
+        let chain = Services(server.environment).auditChain
         try await chain.sealPending()
         let state = try await chain.status()
         let sealed = try #require(state.sealedThrough)
@@ -148,7 +148,7 @@ struct AuditChainServerTests {
         let store = server.store
         defer { Task { try? await store.shutdown() } }
         try await Self.write(server, count: 8, prefix: "old")
-        try await AuditChainService(environment: server.environment).sealPending()
+        try await Services(server.environment).auditChain.sealPending()
         server.clock.advance(by: 3 * 86_400)
         try await Self.write(server, count: 9, prefix: "new")
         let started = server.clock.now
@@ -187,7 +187,7 @@ struct AuditChainServerTests {
             // Retention: rows older than two days go, only up to the last checkpoint among them.
             var pruning = frozen.environment
             pruning.audit.retention = .seconds(2 * 86_400)
-            try await AuditChainService(environment: pruning).prune()
+            try await Services(pruning).auditChain.prune()
             let first = try #require(try await frozen.store.firstAuditSeq())
             let anchor = try #require(try await frozen.store.auditCheckpoint(atOrBelow: first - 1))
             #expect(first > 1 && anchor.seq == first - 1)

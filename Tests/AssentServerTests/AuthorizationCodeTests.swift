@@ -571,9 +571,14 @@ struct AuthorizationCodeTests {
                 // Tokens the same keys sign that are not ID tokens: a logout token for this very session, and a
                 // two-factor login token made out to the client.
                 let shopRecord = try #require(try await server.store.client(id: shop.clientId))
-                let logoutToken = try await LogoutSender(environment: server.environment).logoutToken(
+                let logoutToken = try await LogoutSender(
+                    store: server.environment.store, clock: Services(server.environment).clock,
+                    openID: server.environment.openID,
+                    keys: Services(server.environment).signingKeys,
+                    post: CallbackPost(egress: server.environment.egress)
+                ).logoutToken(
                     client: shopRecord, userId: "alice", sessionId: claims.sid)
-                let loginToken = try await TFATokens(environment: server.environment).sign(
+                let loginToken = try await Services(server.environment).tfaTokens.sign(
                     .login, id: "not-an-id-token", userId: "alice", applicationId: shop.clientId, lifetime: 300
                 ).token
 
@@ -626,7 +631,11 @@ struct AuthorizationCodeTests {
                 // One back-channel logout for the session, to the client that registered a URI; the token verifies.
                 let queued = try await server.store.outboxItems(subject: claims.sid)
                 #expect(queued.count == 1 && queued.first?.channel == .logout && queued.first?.target == shop.clientId)
-                let sender = LogoutSender(environment: server.environment)
+                let sender = LogoutSender(
+                    store: server.environment.store, clock: Services(server.environment).clock,
+                    openID: server.environment.openID,
+                    keys: Services(server.environment).signingKeys,
+                    post: CallbackPost(egress: server.environment.egress))
                 let outcome = await sender.deliver(try #require(queued.first))
                 await sender.shutdown()
                 #expect(outcome == .delivered)

@@ -95,7 +95,7 @@ struct BrowserApprovalTests {
             try await Self.accountWithPasskey(tfa, "alice", authenticator)
             let key = try await WebPushDeliveryTests.serverKey(client)
             mock.expectedKey.withLock { $0 = key }
-            let approvers = BrowserApprovers(environment: server.environment)
+            let approvers = Services(server.environment).approvers
 
             // Subscribing: the endpoint and keys are checked; an account without a passkey cannot.
             let (subscription, endpoint) = mock.subscribe(base: base)

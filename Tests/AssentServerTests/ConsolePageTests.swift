@@ -261,7 +261,7 @@ struct ConsoleBrowserTests {
             // An activation whose code expired unused shows as such, without its QR code.
             let unused = try await server.createActivation(http, userId: "erin")
             server.clock.advance(by: 301)
-            try await ActivationService(environment: server.environment).expireUnusedCodes()
+            try await Services(server.environment).activations.expireUnusedCodes()
             try await browser.open("\(base)/console/activations/\(unused.activationId)")
             try await browser.expectText("#state", "REMOVED")
             try await browser.expectText("#expired", prefix: "The activation code expired unused at ")

@@ -61,7 +61,7 @@ struct ConsoleSessionTests {
             clock.advance(by: 500)
             var head = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1", path: "/console/live")
             head.headerFields[.cookie] = busy
-            let untouched = try await ConsolePages(environment: environment).admit(
+            let untouched = try await ConsolePages(Services(environment), environment).admit(
                 Request(head: head, body: RequestBody(buffer: ByteBuffer())), touches: false)
             guard case .admitted = untouched else {
                 Issue.record("the live stream's visit was refused")

@@ -163,7 +163,7 @@ struct GrantTests {
                 json: try OperatorJSON.encoder().encode(CreateApplicationRequest(name: "Business")),
                 headers: [.authorization: "Bearer \(server.apiKey)"])
             let business = try OperatorJSON.decoder().decode(ApplicationInfo.self, from: Data(made.body.utf8))
-            let authorizations = AuthorizationService(environment: server.environment)
+            let authorizations = Services(server.environment).authorizations
             #expect(try await authorizations.consents(userId: "alice", application: business.applicationId).isEmpty)
             #expect(
                 try await authorizations.consents(userId: "alice", application: server.application.id).map(\.client.id)
@@ -265,7 +265,7 @@ struct GrantTests {
         arguments: Backend.all)
     func personRevocations(_ backend: Backend) async throws {
         try await Self.withAliceSignedIn(backend) { server, client, alice in
-            let account = AccountService(environment: server.environment)
+            let account = Services(server.environment).account
             try await account.changePassword(
                 server.application, userId: "alice", current: "correct horse battery",
                 new: "an even better password", address: nil)

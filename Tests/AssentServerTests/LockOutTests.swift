@@ -13,7 +13,7 @@ struct LockOutTests {
     /// Sets up admins `ada` and `bea` (besides the first admin, whose link is unused); returns the service.
     static func twoAdmins(_ server: TestServer) async throws -> OperatorService {
         for name in ["ada", "bea"] { _ = try await OperatorAccountTests.setUpOperator(server, name, role: .admin) }
-        return OperatorService(environment: server.environment)
+        return Services(server.environment).operators
     }
 
     static func status(_ body: () async throws -> Void) async -> Int? {
@@ -63,7 +63,7 @@ struct LockOutTests {
         let other = backend == .postgres ? try await server.sibling() : server
         defer { if backend == .postgres { Task { await other.shutdown() } } }
         let here = try await Self.twoAdmins(server)
-        let there = OperatorService(environment: other.environment)
+        let there = Services(other.environment).operators
         for round in 0..<10 {
             async let first = Self.status { _ = try await here.setDisabled("ada", true, actor: "operator:bea") }
             async let second = Self.status { _ = try await there.setDisabled("bea", true, actor: "operator:ada") }

@@ -208,7 +208,7 @@ struct MultipleApplicationTests {
             // The application each row names is in the chain: the export verifies, and names them.
             let export = try await send("GET", "/api/v1/audit/export")
             #expect(export.status == 200)
-            let key = try await AuditChainService(environment: server.environment).key().publicKey
+            let key = try await Services(server.environment).auditChain.key().publicKey
             let report = try AuditChain.verify(export: export.text, key: key).get()
             #expect(report.rows >= everything.count)
             let exported = export.text.split(separator: "\n").compactMap {

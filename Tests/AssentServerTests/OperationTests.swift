@@ -293,7 +293,7 @@ struct OperationTests {
             // The background sweeper expires operations nobody reads.
             let unread = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
             server.clock.advance(by: 301)
-            try await OperationService(environment: server.environment).expireOverdue()
+            try await Services(server.environment).operations.expireOverdue()
             let swept = try #require(try await server.store.operation(id: unread.id))
             #expect(swept.status == .expired)
 

@@ -22,7 +22,7 @@ struct OperatorAccountTests {
     /// The secret of an operator's open set-up link, through the service.
     static func secret(_ server: TestServer, link: String) async throws -> String {
         let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
-        let (_, uri) = try #require(try await OperatorService(environment: server.environment).setup(token: token))
+        let (_, uri) = try #require(try await Services(server.environment).operators.setup(token: token))
         return try #require(URLComponents(string: uri)?.queryItems?.first { $0.name == "secret" }?.value)
     }
 
@@ -61,7 +61,7 @@ struct OperatorAccountTests {
             #expect(badApplication.status == 404 && badApplication.text.contains("No application has the id nope"))
 
             // Set-up: a password of 12 or more and the current code of the key shown.
-            let operators = OperatorService(environment: server.environment)
+            let operators = Services(server.environment).operators
             let token = try #require(URLComponents(string: created.setupLink)?.queryItems?.first?.value)
             let secret = try await Self.secret(server, link: created.setupLink)
             let now = server.environment.now()
@@ -120,7 +120,7 @@ struct OperatorAccountTests {
             #expect(try await send("POST", "/api/v1/operators/nobody/reset").status == 404)
 
             // Only a key with operators:write manages them.
-            let limited = try await APIKeyService(environment: server.environment).create(
+            let limited = try await Services(server.environment).apiKeys.create(
                 name: "reader", scopes: [.auditRead], actor: "test")
             let refused = try await client.send(
                 "GET", "/api/v1/operators", headers: ["Authorization": "Bearer \(limited.key)"])
@@ -355,7 +355,7 @@ struct OperatorAccountTests {
     static func setUpOperator(_ server: TestServer, _ name: String, role: OperatorRole = .operator) async throws
         -> (OperatorRecord, secret: String)
     {
-        let operators = OperatorService(environment: server.environment)
+        let operators = Services(server.environment).operators
         let (_, link) = try await operators.create(name: name, role: role, applications: nil, actor: "test")
         let secret = try await Self.secret(server, link: link)
         let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
@@ -391,16 +391,16 @@ struct OperatorAccountTests {
             #expect(fresh.status == .ok && fresh.body.contains("Set up your console account"))
         }
         // An admin limited to one application, set up, does not end it; the first admin setting up does.
-        _ = try await OperatorService(environment: server.environment).create(
+        _ = try await Services(server.environment).operators.create(
             name: "limited", role: .admin, applications: [server.application.id], actor: "test")
         #expect(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath != nil)
         let link = base + (try #require(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath))
         let secret = try await Self.secret(server, link: link)
         let token = try #require(URLComponents(string: link)?.queryItems?.first { $0.name == "t" }?.value)
-        _ = try await OperatorService(environment: server.environment).completeSetup(
+        _ = try await Services(server.environment).operators.completeSetup(
             token: token, password: "a long enough password", code: try Self.code(secret, at: server.clock.now))
         #expect(try await ServerBootstrap.prepare(server.environment).firstAdminSetupPath == nil)
-        #expect(try await OperatorService(environment: server.environment).named("admin").isSetUp)
+        #expect(try await Services(server.environment).operators.named("admin").isSetUp)
     }
 
     @Test(
@@ -417,7 +417,7 @@ struct OperatorAccountTests {
     func sessionsEnd() async throws {
         let server = try await TestServer.withOperatorConsole(.sqlite)
         defer { Task { await server.shutdown() } }
-        let operators = OperatorService(environment: server.environment)
+        let operators = Services(server.environment).operators
         let (_, firstSecret) = try await Self.setUpOperator(server, "bob")
         let app = Application(router: server.router)
         try await app.test(.router) { client in
@@ -481,7 +481,7 @@ struct OperatorAccountTests {
         limits.operatorSignInFailuresPerAccountAndAddress = RateLimitRule(limit: 2, window: 900)
         let server = try await Self.signInServer(limits)
         defer { Task { await server.shutdown() } }
-        let operators = OperatorService(environment: server.environment)
+        let operators = Services(server.environment).operators
         let (olga, secret) = try await Self.setUpOperator(server, "olga")
         let stored = try #require(try await server.store.operatorRecord(name: "olga")?.passwordHash)
         func change(_ current: String) async throws -> Int? {

@@ -19,7 +19,7 @@ struct TokenTests {
             var device = try await server.activatedDevice(client)
             let token = try await device.createToken()
             let secret = try #require(Data(base64Encoded: token.tokenSecret))
-            let authenticator = TokenAuthenticator(environment: server.environment)
+            let authenticator = Services(server.environment).tokens
             let now = UInt64(server.clock.now.timeIntervalSince1970 * 1000)
 
             let header = TokenHeader.make(tokenId: token.tokenId, tokenSecret: secret, timestamp: now).value

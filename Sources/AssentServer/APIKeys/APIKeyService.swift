@@ -10,7 +10,6 @@ public struct APIKeyService: Sendable {
     let clock: WallClock
     let audit: Auditor
 
-
     /// Creates a key, for every application or (`applications`) some; the returned text is shown once and cannot be
     /// recovered.
     public func create(name: String, scopes: Set<APIScope>, applications: [String]? = nil, actor: String) async throws

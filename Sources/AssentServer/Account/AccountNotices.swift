@@ -1,5 +1,6 @@
 import AssentModel
 import Foundation
+import Logging
 import SQLKit
 
 extension OutboxChannel {
@@ -41,7 +42,7 @@ struct NoticeMail: Codable, Sendable {
 /// Delivers account notices through the configured SMTP relay: a 5xx reply abandons the message, a 4xx reply or a
 /// network failure is retried.
 struct NoticeSender: OutboxSender {
-    let environment: ServerEnvironment
+    let clock: WallClock
     let client: SMTPClient
 
     var channel: OutboxChannel { .notice }
@@ -51,7 +52,7 @@ struct NoticeSender: OutboxSender {
             let mail = try? OperatorJSON.decoder().decode(NoticeMail.self, from: Data(payload.utf8))
         else { return .failed("The notice has no address or text.") }
         do {
-            try await client.send(to: address, subject: mail.subject, body: mail.text + "\n", date: environment.now())
+            try await client.send(to: address, subject: mail.subject, body: mail.text + "\n", date: clock.now())
             return .delivered
         } catch let error as SMTPError {
             return error.permanent ? .failed(error.message) : .retry(error.message)
@@ -64,9 +65,11 @@ struct NoticeSender: OutboxSender {
 /// The notices a person gets when their account's security changes, written in one place, in the person's language:
 /// the one they chose on `/account`, else the application's default, else English.
 struct AccountNotices: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any TFAStore & ApplicationBrandingStore & NoticeStore { environment.store }
+    let store: any TFAStore & ApplicationBrandingStore & NoticeStore
+    let clock: WallClock
+    let logger: Logger
+    let tfa: TFASettings
 
     /// The mail's text around what happened; a catalogue entry like every other text a person reads.
     static let body = """
@@ -86,18 +89,18 @@ struct AccountNotices: Sendable {
         do {
             let texts = Texts(
                 try await Languages.of(applicationId: application.id, userId: userId, in: store))
-            let name = environment.tfa.totpIssuer ?? application.name
+            let name = tfa.totpIssuer ?? application.name
             let text = Texts.fill(
                 texts.template(Self.body),
                 [
                     "userId": userId, "what": texts(what, values), "name": name,
-                    "time": texts.date(environment.nowMillis),
+                    "time": texts.date(clock.millis),
                 ])
             _ = try await store.queueNotice(
                 applicationId: application.id, userId: userId, subject: "\(name): \(texts(subject))", text: text,
-                at: environment.nowMillis)
+                at: clock.millis)
         } catch {
-            environment.logger.warning("notice not queued", metadata: ["error": "\(type(of: error))"])
+            logger.warning("notice not queued", metadata: ["error": "\(type(of: error))"])
         }
     }
 

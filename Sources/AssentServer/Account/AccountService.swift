@@ -8,7 +8,15 @@ import Foundation
 /// a phone lost; change the password. Every change goes through the services the operator API uses and is audited
 /// with the person as the actor. The caller (the pages) has checked the fresh two-factor sign-in.
 struct AccountService: Sendable {
-    let environment: ServerEnvironment
+    /// The part of the store this sees.
+    let store: any TFAStore & PasskeyStore & BackupCodeStore & OperationStore & PushRegistrationStore & NoticeStore
+    let clock: WallClock
+    let audit: Auditor
+    let tfa: TFASettings
+    let flows: TFAService
+    let grants: GrantRevocation
+    let applicationLimits: ApplicationRateLimitService
+    let limiter: RateLimiter
     let accounts: TFAAccountService
     let passkeys: PasskeyService
     let backup: BackupCodeFactor
@@ -16,21 +24,6 @@ struct AccountService: Sendable {
     let operations: OperationService
     let notices: AccountNotices
     let approvers: BrowserApprovers
-    /// The part of the store this sees.
-    var store: any TFAStore & PasskeyStore & BackupCodeStore & OperationStore & PushRegistrationStore & NoticeStore {
-        environment.store
-    }
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        accounts = TFAAccountService(environment: environment)
-        passkeys = PasskeyService(environment: environment)
-        backup = BackupCodeFactor(environment: environment)
-        activations = ActivationService(environment: environment)
-        operations = OperationService(environment: environment)
-        notices = AccountNotices(environment: environment)
-        approvers = BrowserApprovers(environment: environment)
-    }
 
     /// Everything the page lists.
     struct Overview: Sendable {
@@ -50,7 +43,7 @@ struct AccountService: Sendable {
         if let codes = factors.last(where: { $0.provider == .backup }) {
             left = try await store.backupCodesLeft(factorId: codes.id)
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         return Overview(
             factors: factors, passkeys: try await store.passkeys(applicationId: application.id, userId: userId),
             backupCodesLeft: left,
@@ -82,7 +75,7 @@ struct AccountService: Sendable {
             try await store.renamePasskey(
                 factorId: factorId, applicationId: application.id, userId: userId, name: valid)
         else { throw AssentServerError.notFound("You have no such passkey.") }
-        await environment.audit(
+        await audit(
             .passkeyRenamed, userId: userId, application: application.id, actor: "user", "Passkey \(factorId) renamed.")
     }
 
@@ -121,7 +114,7 @@ struct AccountService: Sendable {
             $0.id != factorId && $0.provider != .backup && !BrowserApprovers.isBrowser($0)
         }
         if factor.provider != .backup, remaining.isEmpty,
-            try await TFAService(environment: environment).policy(application.id).required
+            try await flows.policy(application.id).required
         {
             throw AssentServerError(
                 .conflict, "This is your last second factor: add another one before you remove it.", status: 409)
@@ -181,10 +174,10 @@ struct AccountService: Sendable {
             _ = try await store.deletePushRegistration(
                 activationId: activationId, registeredAt: registration.registeredAt)
         }
-        await environment.audit(
+        await audit(
             .activationLost, activation: blocked, actor: "user",
             "Reported lost: blocked, its waiting operations canceled, its push registration dropped.")
-        try await GrantRevocation(environment: environment).revokeAll(
+        try await grants.revokeAll(
             applicationId: application.id, userId: userId, because: .phoneLost, actor: "user:\(userId)",
             keeping: keeping)
         await notices.send(
@@ -201,8 +194,8 @@ struct AccountService: Sendable {
         let created = try await activations.create(
             application: application, userId: userId, commitMode: .auto, actor: "user")
         // It approves sign-ins too, where the application takes push approval.
-        if try await TFAService(environment: environment).policy(application.id).providers.contains(.push) {
-            let now = environment.nowMillis
+        if try await flows.policy(application.id).providers.contains(.push) {
+            let now = clock.millis
             try await store.insertTFAFactor(
                 TFAFactorRecord(
                     id: TFATokens.id(), applicationId: application.id, userId: userId, provider: .push, state: .active,
@@ -231,9 +224,8 @@ struct AccountService: Sendable {
         guard (8...PasswordHasher.maxLength).contains(new.unicodeScalars.count) else {
             throw AssentServerError.invalidRequest("A new password is 8 to 1024 characters.")
         }
-        let hasher = environment.tfa.passwordHasher
-        let rules = try await ApplicationRateLimitService(environment: environment).rules(application.id)
-        let limiter = RateLimiter(environment: environment)
+        let hasher = tfa.passwordHasher
+        let rules = try await applicationLimits.rules(application.id)
         let key = "\(application.id):\(userId)"
         try await limiter.checkAccount(
             rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, TFAAccountService.failureScope,
@@ -252,9 +244,9 @@ struct AccountService: Sendable {
             try await store.setTFAPassword(
                 applicationId: application.id, userId: userId, hash: try await hasher.hash(new))
         else { throw AssentServerError.notFound("The account is gone.") }
-        await environment.audit(
+        await audit(
             .tfaPasswordChanged, userId: userId, application: application.id, actor: "user", "Password changed.")
-        try await GrantRevocation(environment: environment).revokeAll(
+        try await grants.revokeAll(
             applicationId: application.id, userId: userId, because: .passwordChanged, actor: "user:\(userId)",
             keeping: keeping)
         await notices.send(

@@ -14,7 +14,6 @@ public struct ActivationService: Sendable {
     let logger: Logger
     let policy: SecurityPolicy
 
-
     /// A new activation with its code and the code's signature by the master server key.
     public struct Created: Sendable {
         public var activation: ActivationRecord

@@ -90,7 +90,6 @@ public struct ApplicationBrandingService: Sendable {
     let clock: WallClock
     let audit: Auditor
 
-
     static let logoLimit = 100 * 1024
 
     /// The application's branding as the operator API shows it (the logo as Base64).

@@ -54,7 +54,6 @@ public struct ApplicationRateLimitService: Sendable {
     /// The server's limits, which an application's rules start from.
     let rateLimits: RateLimits
 
-
     /// The names an application may set.
     static let names: Set<String> = [
         "login-user", "login-user-address", "login-address", "tfa-user", "code-destination", "code-user",

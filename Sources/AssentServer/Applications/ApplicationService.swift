@@ -13,7 +13,6 @@ public struct ApplicationService: Sendable {
     let cache: ApplicationCache
     let versions: ApplicationVersionService
 
-
     /// Creates an application an operator named (1 to 100 characters, not only spaces, unique among the
     /// applications): its own master key pair, key and secret (its version `1`).
     public func create(named name: String, actor: String) async throws -> ApplicationRecord {

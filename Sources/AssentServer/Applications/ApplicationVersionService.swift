@@ -14,7 +14,6 @@ public struct ApplicationVersionService: Sendable {
     /// Applications read so far, forgotten when a version changes.
     let cache: ApplicationCache
 
-
     /// Makes the application's own key and secret its version `1`, once.
     public func ensureInitial(_ application: ApplicationRecord) async throws {
         try await store.insertApplicationVersion(

@@ -90,7 +90,6 @@ public struct ApplicationWebhookService: Sendable {
     /// Applications read so far (whether any has a webhook).
     let cache: ApplicationCache
 
-
     /// The application's webhook without its key; `nil` when it has none.
     public func info(_ application: ApplicationRecord) async throws -> ApplicationWebhookInfo? {
         try await store.applicationWebhook(applicationId: application.id).map {

@@ -2,6 +2,7 @@ import AssentCrypto
 import AssentModel
 import Crypto
 import Foundation
+import Logging
 import Prometheus
 import Synchronization
 
@@ -27,17 +28,21 @@ public struct AuditSettings: Sendable {
 /// the rows are committed, so writers never wait on the chain), signs checkpoints with the audit key, exports a
 /// verifiable range, prunes behind a checkpoint, and reports the chain's state.
 public struct AuditChainService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any AuditChainStore { environment.store }
-    var settings: AuditSettings { environment.audit }
-    /// The signing key once read (the sealer keeps one service for its life).
-    private let cachedKey: KeyCache
-
-    public init(environment: ServerEnvironment) {
-        self.environment = environment
-        cachedKey = KeyCache()
-    }
+    let store: any AuditChainStore
+    let clock: WallClock
+    let audit: Auditor
+    let logger: Logger
+    let metrics: PrometheusCollectorRegistry
+    let egress: Egress
+    /// How the chain is sealed, signed and kept.
+    let settings: AuditSettings
+    /// Held while this process seals the chain.
+    let sealing: TryLock
+    /// Seals a batch in one commit.
+    let commit: Committer<any AuditChainStore>
+    /// The signing key once read (the server keeps one service for its life).
+    let cachedKey = KeyCache()
 
     /// The key read once per service.
     final class KeyCache: Sendable {
@@ -46,7 +51,7 @@ public struct AuditChainService: Sendable {
 
     /// The audit key, made on first use and sealed (to read its public half: the state, the export's key).
     public func key() async throws -> ECPrivateKey {
-        try await store.auditKey(creating: ECPrivateKey(), at: environment.nowMillis)
+        try await store.auditKey(creating: ECPrivateKey(), at: clock.millis)
     }
 
     /// The key to sign with: the audit key, once it is known to sign the newest checkpoint.
@@ -71,11 +76,11 @@ public struct AuditChainService: Sendable {
         guard !checkpoints.isEmpty else { return }
         for witness in settings.witnesses {
             do {
-                try await witness.append(checkpoints, egress: environment.egress)
+                try await witness.append(checkpoints, egress: egress)
             } catch {
-                environment.metrics.makeCounter(descriptor: Self.witnessFailures, labels: [("witness", witness.kind)])
+                metrics.makeCounter(descriptor: Self.witnessFailures, labels: [("witness", witness.kind)])
                     .increment()
-                environment.logger.error(
+                logger.error(
                     "audit witness write failed", metadata: ["audit.witness": "\(witness.label)", "error": "\(error)"])
             }
         }
@@ -111,12 +116,12 @@ public struct AuditChainService: Sendable {
 
     private func sealBatchSigning() async throws -> (Int?, [AuditChain.Checkpoint]) {
         // One sealer at a time in this process too (SQLite has no lock to take).
-        guard environment.auditSealing.tryAcquire() else { return (nil, []) }
-        defer { environment.auditSealing.release() }
+        guard sealing.tryAcquire() else { return (nil, []) }
+        defer { sealing.release() }
         let key = try await signingKey()
         let settings = settings
-        let now = environment.nowMillis
-        return try await environment.store.inOneCommit { transaction -> (Int?, [AuditChain.Checkpoint]) in
+        let now = clock.millis
+        return try await commit { transaction -> (Int?, [AuditChain.Checkpoint]) in
             guard try await transaction.lockAuditChain() else { return (nil, []) }
             let events = try await transaction.unsealedAuditEvents(limit: settings.batch)
             guard !events.isEmpty else { return (0, []) }
@@ -154,12 +159,12 @@ public struct AuditChainService: Sendable {
     /// Signs a checkpoint at the head when rows were sealed since the last one longer than the interval ago (or
     /// there is none yet).
     func checkpointIfDue() async throws {
-        guard environment.auditSealing.tryAcquire() else { return }
-        defer { environment.auditSealing.release() }
+        guard sealing.tryAcquire() else { return }
+        defer { sealing.release() }
         let key = try await signingKey()
-        let now = environment.nowMillis
+        let now = clock.millis
         let interval = Int64(settings.checkpointInterval.components.seconds) * 1000
-        let signed = try await environment.store.inOneCommit { transaction -> AuditChain.Checkpoint? in
+        let signed = try await commit { transaction -> AuditChain.Checkpoint? in
             guard try await transaction.lockAuditChain() else { return nil }
             guard let head = try await transaction.auditChainHead() else { return nil }
             let last = try await transaction.latestAuditCheckpoint()
@@ -178,13 +183,13 @@ public struct AuditChainService: Sendable {
         // Another process may hold the chain for a moment: try for a few seconds.
         for _ in 0..<100 {
             try await sealPending()
-            let now = environment.nowMillis
-            guard environment.auditSealing.tryAcquire() else {
+            let now = clock.millis
+            guard sealing.tryAcquire() else {
                 try await Task.sleep(for: .milliseconds(50))
                 continue
             }
-            defer { environment.auditSealing.release() }
-            let (done, signed) = try await environment.store.inOneCommit {
+            defer { sealing.release() }
+            let (done, signed) = try await commit {
                 transaction -> (Bool, AuditChain.Checkpoint?) in
                 guard try await transaction.lockAuditChain() else { return (false, nil) }
                 guard let head = try await transaction.auditChainHead() else { return (true, nil) }
@@ -274,7 +279,7 @@ public struct AuditChainService: Sendable {
     /// Deletes rows older than the retention, only up to a checkpoint, so the chain stays verifiable from it.
     public func prune() async throws {
         guard let retention = settings.retention else { return }
-        let cutoff = environment.nowMillis - Int64(retention.components.seconds) * 1000
+        let cutoff = clock.millis - Int64(retention.components.seconds) * 1000
         guard let (_, high) = try await store.auditSeqRange(from: 0, until: cutoff),
             let checkpoint = try await store.auditCheckpoint(atOrBelow: high)
         else { return }
@@ -290,15 +295,14 @@ public struct AuditChainService: Sendable {
 /// Seals new audit rows every ``AuditSettings/sealInterval``, signs checkpoints when due, and prunes once a minute;
 /// run by the ``Sweeper`` service beside its sweep.
 struct AuditSealer {
-    let environment: ServerEnvironment
+    let chain: AuditChainService
 
     /// Until cancelled.
     func run() async {
-        let chain = AuditChainService(environment: environment)
-        let interval = environment.audit.sealInterval
+        let interval = chain.settings.sealInterval
         var lastPrune = ContinuousClock.now - .seconds(60)
         var nextCheckpointLook = ContinuousClock.now
-        let checkpointLook = min(environment.audit.checkpointInterval / 10, .seconds(30))
+        let checkpointLook = min(chain.settings.checkpointInterval / 10, .seconds(30))
         while !Task.isCancelled {
             do {
                 // An idle round is one query: rows waiting, or a time-based checkpoint to look at.
@@ -311,7 +315,7 @@ struct AuditSealer {
                     try await chain.prune()
                 }
             } catch {
-                environment.logger.warning(
+                chain.logger.warning(
                     "audit sealing failed", metadata: ["error": "\(String(reflecting: type(of: error)))"])
             }
             try? await Task.sleep(for: interval)

@@ -5,7 +5,6 @@ public struct AuditService: Sendable {
     /// The part of the store this sees.
     let store: any AuditStore
 
-
     /// Events matching `filter`, newest first.
     public func events(_ filter: AuditFilter, limit: Int) async throws -> [AuditEvent] {
         try await store.auditEvents(filter, limit: limit)

@@ -10,11 +10,8 @@ import Hummingbird
 /// answers nothing but a rejection; its forms carry it, so the page needs no session.
 struct BrowserApprovalPages: Sendable {
     let approvers: BrowserApprovers
+    let branding: ApplicationBrandingService
     let pages = WebPages.shared
-
-    init(environment: ServerEnvironment) {
-        approvers = BrowserApprovers(environment: environment)
-    }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("approve-sign-in/{id}", use: requestPage)
@@ -135,7 +132,7 @@ struct BrowserApprovalPages: Sendable {
             frame: LayoutFrame(
                 title: pending ? "Approve this sign-in?" : PushSender.browserOutcome(operation.status),
                 application: sign.application.name, message: message,
-                brand: try await ApplicationBrandingService(environment: approvers.environment).pageBrand(
+                brand: try await branding.pageBrand(
                     sign.application.id), language: pageLanguage),
             status: status)
     }

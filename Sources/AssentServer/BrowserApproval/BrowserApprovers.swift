@@ -10,19 +10,18 @@ import Foundation
 /// the account's passkeys, user verification required, bound to the sign-in's operation: holding the link alone
 /// approves nothing. The first answer wins, as with phones; the finished operation replaces the notification.
 struct BrowserApprovers: Sendable {
-    let environment: ServerEnvironment
+    /// The part of the store this sees.
+    let store: any TFAStore & OperationStore & PasskeyStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
+    let egress: Egress
+    /// The server's push settings (whether it sends Web Push).
+    let push: PushSettings?
+    let flows: TFAService
     let links: ApprovalLinks
     let passkeys: PasskeyService
     let operations: OperationService
-    /// The part of the store this sees.
-    var store: any TFAStore & OperationStore & PasskeyStore { environment.store }
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        links = ApprovalLinks(environment: environment)
-        passkeys = PasskeyService(environment: environment)
-        operations = OperationService(environment: environment)
-    }
 
     /// The destination of a browser's push factor (a phone's is its activation id).
     static let destination = "browser"
@@ -74,7 +73,7 @@ struct BrowserApprovers: Sendable {
         _ application: ApplicationRecord, userId: String, endpoint: String, p256dh: String, auth: String,
         userAgent: String?
     ) async throws -> TFAFactorRecord {
-        guard environment.push?.webPush != nil else {
+        guard push?.webPush != nil else {
             throw AssentServerError(
                 .conflict, "This server sends no Web Push (serve --vapid-subject): browsers cannot get requests.",
                 status: 409)
@@ -84,7 +83,7 @@ struct BrowserApprovers: Sendable {
                 .conflict, "Add a passkey first: a browser approves sign-in requests with one.", status: 409)
         }
         try PushRegistrationService.validateEndpoint(endpoint)
-        try await PushRegistrationService.checkDestination(endpoint, egress: environment.egress)
+        try await PushRegistrationService.checkDestination(endpoint, egress: egress)
         _ = try PushRegistrationService.subscriptionKeys(p256dh: p256dh, auth: auth)
         let existing = try await store.tfaFactors(applicationId: application.id, userId: userId)
             .filter(Self.isBrowser)
@@ -100,12 +99,12 @@ struct BrowserApprovers: Sendable {
         let factor = TFAFactorRecord(
             id: TFATokens.id(), applicationId: application.id, userId: userId, provider: .push, state: .active,
             destination: Self.destination, secret: try JSONEncoder().encode(subscription),
-            createdAt: environment.nowMillis)
+            createdAt: clock.millis)
         try await store.insertTFAFactor(factor)
         for old in replaced {
             _ = try await store.deleteTFAFactor(id: old.id, applicationId: application.id, userId: userId)
         }
-        await environment.audit(
+        await audit(
             .tfaBrowserSubscribed, userId: userId, application: application.id, actor: "user",
             "Browser \(factor.id) (\(subscription.label)) gets the account's sign-in requests by Web Push.")
         return factor
@@ -116,7 +115,7 @@ struct BrowserApprovers: Sendable {
         guard
             try await store.deleteTFAFactor(id: factor.id, applicationId: factor.applicationId, userId: factor.userId)
         else { return false }
-        await environment.audit(
+        await audit(
             .pushUnregistered, userId: factor.userId, application: factor.applicationId, actor: "system",
             "The Web Push subscription of browser \(factor.id) is no longer valid (\(reason)); it was removed.")
         return true
@@ -129,9 +128,9 @@ struct BrowserApprovers: Sendable {
     /// the operation may be answered.
     func link(operation: OperationRecord, factorId: String) async throws -> String {
         let claims = ApprovalLinks.Claims(
-            iss: environment.openID.issuer, sub: operation.id, aud: operation.applicationId,
-            iat: environment.nowMillis / 1000, exp: operation.expiresAt / 1000 + 60, use: Self.linkUse,
-            ret: "\(environment.openID.base)/account", brw: factorId)
+            iss: openID.issuer, sub: operation.id, aud: operation.applicationId,
+            iat: clock.millis / 1000, exp: operation.expiresAt / 1000 + 60, use: Self.linkUse,
+            ret: "\(openID.base)/account", brw: factorId)
         return "\(Self.path(operation.id))?t=\(try await links.sign(claims))"
     }
 
@@ -158,7 +157,7 @@ struct BrowserApprovers: Sendable {
             browser.state == .active, browser.userId == operation.userId,
             browser.applicationId == operation.applicationId
         else { return nil }
-        let application = try await TFAService(environment: environment).applicationRecord(id: operation.applicationId)
+        let application = try await flows.applicationRecord(id: operation.applicationId)
         return Request(operation: operation, browser: browser, application: application)
     }
 
@@ -194,14 +193,14 @@ struct BrowserApprovers: Sendable {
             operation.approveInBrowser(number: number, now: now)
         }
         if case .wrongNumber = outcome {
-            await environment.audit(
+            await audit(
                 .tfaBrowserAnswered, userId: operation.userId, application: request.application.id, actor: "user",
                 "Sign-in request \(operation.id) rejected on browser \(request.browser.id): the number chosen was "
                     + "not the one shown.")
         }
         try OperationService.throwUnlessDone(outcome)
-        try await store.markTFAFactorVerified(id: request.browser.id, at: environment.nowMillis)
-        await environment.audit(
+        try await store.markTFAFactorVerified(id: request.browser.id, at: clock.millis)
+        await audit(
             .tfaBrowserAnswered, userId: operation.userId, application: request.application.id, actor: "user",
             "Sign-in request \(operation.id) approved on browser \(request.browser.id) with passkey "
                 + "\(passkey.factorId).")
@@ -214,7 +213,7 @@ struct BrowserApprovers: Sendable {
             operation.rejectInBrowser(now: now)
         }
         try OperationService.throwUnlessDone(outcome)
-        await environment.audit(
+        await audit(
             .tfaBrowserAnswered, userId: operation.userId, application: request.application.id, actor: "user",
             "Sign-in request \(operation.id) rejected on browser \(request.browser.id).")
         return operation

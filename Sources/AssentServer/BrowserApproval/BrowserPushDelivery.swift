@@ -7,7 +7,6 @@ extension PushSender {
     /// one a notification that replaces it with the outcome. A subscription its push service declares gone (404,
     /// 410) removes the browser.
     func deliverToBrowser(_ item: OutboxItem, factorId: String) async -> DeliveryOutcome {
-        let approvers = BrowserApprovers(environment: environment)
         let factor: TFAFactorRecord?
         let operation: OperationRecord?
         do {

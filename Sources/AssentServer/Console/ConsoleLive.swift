@@ -10,7 +10,10 @@ import NIOCore
 /// change. It looks again every two seconds, and at once when the one event stream announces news for the user of
 /// a page about one user; it ends after 15 minutes (the page's script reconnects).
 struct ConsoleLive: Sendable {
-    let environment: ServerEnvironment
+    let activations: ActivationService
+    let operations: OperationService
+    /// Wakes the stream of a page about one user.
+    let events: EventHub
 
     /// The most ids one stream follows of each kind.
     static let limit = 100
@@ -30,8 +33,6 @@ struct ConsoleLive: Sendable {
         }
         let requestedActivations = visit.allows(.activationsRead) ? ids("activations") : []
         let requestedOperations = visit.allows(.operationsRead) ? ids("operations") : []
-        let activations = ActivationService(environment: environment)
-        let operations = OperationService(environment: environment)
         var users = Set<String>()
         // Only the visit's application's: another's ids are not followed.
         var ownActivations: [String] = []
@@ -49,7 +50,7 @@ struct ConsoleLive: Sendable {
             }
         }
         let (activationIds, operationIds) = (ownActivations, ownOperations)
-        let subscription = users.count == 1 ? users.first.map { environment.events.subscribe(userId: $0) } : nil
+        let subscription = users.count == 1 ? users.first.map { events.subscribe(userId: $0) } : nil
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         // The state: the status last sent per id, and how many looks in a row found nothing new.

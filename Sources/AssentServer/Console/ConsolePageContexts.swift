@@ -273,8 +273,8 @@ struct ConsolePushDelivery: Sendable {
     }
 
     /// "for 30 days": how long attempts stay in the trace.
-    static func retention(_ environment: ServerEnvironment) -> String {
-        let days = (environment.push?.traceRetention ?? PushSettings.defaultTraceRetention).components.seconds / 86_400
+    static func retention(_ kept: Duration) -> String {
+        let days = kept.components.seconds / 86_400
         return "for \(days) day\(days == 1 ? "" : "s")"
     }
 

@@ -69,7 +69,6 @@ extension ConsolePages {
         default: throw AssentServerError.notFound("The console has no such action.")
         }
         return try await act(context, back: Self.userPath(userId), confirm: confirm) { visit in
-            let accounts = TFAAccountService(environment: environment)
             switch verb {
             case "sign-out":
                 let ended = try await accounts.signOutEverywhere(
@@ -96,7 +95,7 @@ extension ConsolePages {
     @Sendable func unlockUser(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         let userId = try context.parameter("user")
         return try await act(context, back: Self.userPath(userId)) { visit in
-            try await TFAAccountService(environment: environment).unlock(
+            try await accounts.unlock(
                 userId: userId, in: visit.application, actor: visit.actor)
             return (Self.userPath(userId), "\(userId)'s wrong passwords are forgotten: they can sign in at once.")
         }
@@ -107,7 +106,7 @@ extension ConsolePages {
         let userId = try context.parameter("user")
         let id = try context.parameter("id")
         let ask: Ask = { visit in
-            let account = try await TFAAccountService(environment: environment).get(
+            let account = try await accounts.get(
                 userId: userId, in: visit.application)
             guard let factor = account.factors.first(where: { $0.id == id }) else {
                 throw AssentServerError.notFound("\(userId)'s login account has no such factor.")
@@ -121,7 +120,7 @@ extension ConsolePages {
                 button: "Remove it")
         }
         return try await act(context, back: Self.userPath(userId), ask: ask) { visit in
-            try await TFAAccountService(environment: environment).removeFactor(
+            try await accounts.removeFactor(
                 id: id, userId: userId, in: visit.application, actor: visit.actor)
             return (Self.userPath(userId), "The factor is removed from \(userId)'s account.")
         }
@@ -132,7 +131,6 @@ extension ConsolePages {
         let userId = try context.parameter("user")
         let id = try context.parameter("id")
         return try await act(context, back: Self.userPath(userId)) { visit in
-            let accounts = TFAAccountService(environment: environment)
             guard
                 try await accounts.rememberedDevices(userId: userId, in: visit.application).contains(where: {
                     $0.id == id
@@ -250,14 +248,13 @@ extension ConsolePages {
         }
         var page = ConsoleUserPage(
             user: userId, canCreate: visit.allows(.activationsWrite), activations: rows, empty: list.isEmpty)
-        if let (until, operationId) = try await PushFactor(environment: environment).suspension(
+        if let (until, operationId) = try await pushFactor.suspension(
             applicationId: visit.application.id, userId: userId)
         {
             page.fraudNotice =
                 "\(userId) reported a sign-in as fraud on their phone (operation \(operationId)): push sign-ins are "
                 + "suspended until \(PushFactor.clock(until)) UTC."
         }
-        let accounts = TFAAccountService(environment: environment)
         if visit.allows(.tfaRead), let found = try await accounts.find(userId: userId, in: visit.application) {
             let account = found.record
             let path = Self.userPath(userId)
@@ -274,7 +271,7 @@ extension ConsolePages {
                         + (factor.lastVerifiedAt.map { ", last used \(Self.time($0))" } ?? ""),
                     url: path + "/factors/\(FormEncoding.escape(factor.id))/remove")
             }
-            let now = environment.nowMillis
+            let now = clock.millis
             login.browsers = try await accounts.rememberedDevices(userId: userId, in: visit.application)
                 .filter { $0.revokedAt == nil && $0.expiresAt > now }.map { device in
                     ConsoleUserPage.Item(
@@ -341,9 +338,9 @@ extension ConsolePages {
             try await pushDeliveries.deliveries(activationId: activation.id), about: \.operationId,
             path: Self.operationPath)
         page.hasDeliveries = !page.deliveries.isEmpty
-        page.retention = ConsolePushDelivery.retention(environment)
+        page.retention = ConsolePushDelivery.retention(pushTraceRetention)
         if write, let code = activation.activationCode, activation.state == .created,
-            activation.codeExpiresAt > environment.nowMillis
+            activation.codeExpiresAt > clock.millis
         {
             page.code = code
             page.codeExpires = Self.time(activation.codeExpiresAt)

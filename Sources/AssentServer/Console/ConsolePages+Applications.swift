@@ -48,7 +48,7 @@ extension ConsolePages {
     /// `POST /console/application/versions`: a new version of the application's app, supported.
     @Sendable func createVersion(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         try await act(context, back: "/console/application") { visit in
-            let version = try await ApplicationVersionService(environment: environment).create(
+            let version = try await versions.create(
                 applicationId: visit.application.id, name: visit.form["name"] ?? "", actor: visit.actor)
             return ("/console/application", "Version \(version.name) created, supported.")
         }
@@ -59,7 +59,7 @@ extension ConsolePages {
         let id = try context.parameter("id")
         let supported = request.uri.path.hasSuffix("/support")
         let confirmUnsupport: Ask = { visit in
-            let versions = try await ApplicationVersionService(environment: environment).versions(
+            let versions = try await self.versions.versions(
                 applicationId: visit.application.id)
             guard let version = versions.first(where: { $0.id == id }) else {
                 throw AssentServerError.notFound("This application has no version with this id.")
@@ -73,7 +73,7 @@ extension ConsolePages {
         }
         return try await act(context, back: "/console/application", ask: supported ? nil : confirmUnsupport) {
             visit in
-            let version = try await ApplicationVersionService(environment: environment).setSupported(
+            let version = try await versions.setSupported(
                 applicationId: visit.application.id, versionId: id, supported: supported, actor: visit.actor)
             return (
                 "/console/application",
@@ -87,9 +87,9 @@ extension ConsolePages {
         let visit = try context.visit
         let application = visit.application
         let write = visit.allows(.applicationWrite)
-        let versions = try await ApplicationVersionService(environment: environment).versions(
+        let versions = try await self.versions.versions(
             applicationId: application.id)
-        let push = try await ApplicationPushService(environment: environment).info(application)
+        let push = try await applicationPush.info(application)
         func source(_ source: ApplicationPushInfo.Source) -> String {
             source == .server ? "the server's (assent serve)" : "its own"
         }
@@ -194,7 +194,7 @@ extension ConsolePages {
     @Sendable func setAccentColor(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         try await act(context, back: Self.applicationPath) { visit in
             let color = visit.form["default"] == "yes" ? "" : (visit.form["accentColor"] ?? "")
-            let branding = try await ApplicationBrandingService(environment: environment).update(
+            let branding = try await self.branding.update(
                 UpdateApplicationBrandingRequest(accentColor: color), for: visit.application, actor: visit.actor)
             return (
                 Self.applicationPath,
@@ -207,7 +207,7 @@ extension ConsolePages {
     /// `POST /console/application/language`: the hosted pages' default language.
     @Sendable func setLanguage(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         try await act(context, back: Self.applicationPath) { visit in
-            let branding = try await ApplicationBrandingService(environment: environment).update(
+            let branding = try await self.branding.update(
                 UpdateApplicationBrandingRequest(language: visit.form["language"] ?? ""), for: visit.application,
                 actor: visit.actor)
             let name = Languages.names[branding.language ?? "en"] ?? "English"
@@ -223,7 +223,7 @@ extension ConsolePages {
     @Sendable func setWebhook(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         try await act(context, back: Self.applicationPath) { visit in
             let url = (visit.form["url"] ?? "").trimmingCharacters(in: .whitespaces)
-            let set = try await ApplicationWebhookService(environment: environment).set(
+            let set = try await webhooks.set(
                 SetApplicationWebhookRequest(url: url), for: visit.application, actor: visit.actor)
             return (
                 Self.applicationPath,
@@ -243,7 +243,7 @@ extension ConsolePages {
                 button: "Remove \(visit.application.name)'s webhook")
         }
         return try await act(context, back: Self.applicationPath, ask: confirmRemove) { visit in
-            try await ApplicationWebhookService(environment: environment).remove(visit.application, actor: visit.actor)
+            try await webhooks.remove(visit.application, actor: visit.actor)
             return (Self.applicationPath, "\(visit.application.name) has no webhook of its own now.")
         }
     }
@@ -256,7 +256,7 @@ extension ConsolePages {
             for name in ApplicationRateLimitService.names {
                 changes[name] = (visit.form["limit-\(name)"] ?? "").trimmingCharacters(in: .whitespaces)
             }
-            let info = try await ApplicationRateLimitService(environment: environment).update(
+            let info = try await applicationLimits.update(
                 changes, for: visit.application, actor: visit.actor)
             let own = info.limits.filter { $0.source == "application" }.map(\.name)
             return (
@@ -272,18 +272,17 @@ extension ConsolePages {
 
     /// The settings section of the application page (with what a refused form of `visit` held).
     func settings(_ application: ApplicationRecord, _ visit: Visit) async throws -> ConsoleApplicationSettings {
-        let branding = try await ApplicationBrandingService(environment: environment).info(application)
-        let webhooks = ApplicationWebhookService(environment: environment)
+        let branding = try await self.branding.info(application)
         let own = try await webhooks.info(application)
         let webhook: String
         if let own {
             webhook = "its own: \(own.url)"
-        } else if let server = environment.webhook {
+        } else if let server = self.webhook {
             webhook = "the server's (serve --webhook-url): \(server.url.absoluteString)"
         } else {
             webhook = "none: its operations' status changes go nowhere"
         }
-        let limits = try await ApplicationRateLimitService(environment: environment).info(application)
+        let limits = try await applicationLimits.info(application)
         return ConsoleApplicationSettings(
             accentColor: branding.accentColor ?? "#1f5fbf", ownAccent: branding.accentColor != nil,
             accentChoice: kept(visit, "accentColor") ?? branding.accentColor ?? "#1f5fbf",
@@ -296,7 +295,7 @@ extension ConsolePages {
             webhook: webhook, ownWebhook: own != nil, webhookUrl: own?.url ?? "",
             limits: limits.limits.compactMap { limit in
                 guard let path = RateLimits.names[limit.name] else { return nil }
-                let server = environment.rateLimits[keyPath: path]
+                let server = rateLimits[keyPath: path]
                 return ConsoleApplicationSettings.Limit(
                     name: limit.name, own: limit.source == "application" ? "\(limit.limit)/\(limit.window)" : "",
                     server: "\(server.limit)/\(server.window)")

@@ -11,7 +11,7 @@ extension ConsolePages {
     /// `GET /console/clients`: the application's OpenID clients.
     @Sendable func clients(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
         let visit = try context.visit
-        let clients = try await ClientService(environment: environment).all().filter {
+        let clients = try await clients.all().filter {
             $0.applicationId == visit.application.id
         }
         let page = ConsoleClientsPage(

@@ -214,7 +214,7 @@ extension ConsolePages {
                 ? Self.activationPath(target) : Self.userPath(operation.userId ?? "")
         }
         page.hasDeliveries = !page.deliveries.isEmpty
-        page.retention = ConsolePushDelivery.retention(environment)
+        page.retention = ConsolePushDelivery.retention(pushTraceRetention)
         let live = Self.liveURL(operations: [operation.id])
         if let error {
             return render(page, title: "Operation", live: live, error: error, visit, status: .badRequest)

@@ -94,7 +94,7 @@ extension ConsolePages {
         return try HTTPSupport.json(try await passkeys.requestOptions(record, challenge: challenge))
     }
 
-    var passkeys: OperatorPasskeys { OperatorPasskeys(environment: environment) }
+    var passkeys: OperatorPasskeys { operatorPasskeys }
 
     /// The operator account of a visit; an API key has no passkeys.
     func signedInOperator(_ visit: Visit) async throws -> OperatorRecord {
@@ -134,7 +134,7 @@ extension ConsolePages {
     private func takeChallenge(_ state: inout ConsoleState) -> String? {
         defer { (state.passkeyChallenge, state.passkeyChallengeExpiresAt) = (nil, nil) }
         guard let value = state.passkeyChallenge, let expires = state.passkeyChallengeExpiresAt,
-            expires > environment.nowMillis
+            expires > clock.millis
         else { return nil }
         return value
     }
@@ -198,7 +198,7 @@ struct ConsolePasskeySignInPage: PageContext {
 
 /// An operator's phone: linked on "Your account", then approving sign-ins (``OperatorPhones``).
 extension ConsolePages {
-    var phones: OperatorPhones { OperatorPhones(environment: environment) }
+    var phones: OperatorPhones { operatorPhones }
 
     func addPhoneRoutes(to console: RouterGroup<ConsoleRequestContext>) {
         console.post("me/phone", use: linkPhone)

@@ -35,7 +35,15 @@ struct ConsoleState: Codable, Sendable {
 /// the session's CSRF token and are answered with a 303 (post/redirect/get); the outcome of an action is shown once
 /// on the next page. Statuses on a page follow the database live through ``ConsoleLive`` (the only script).
 struct ConsolePages: Sendable {
-    let environment: ServerEnvironment
+    let clock: WallClock
+    let auditor: Auditor
+    /// Whether an operator API key may sign in (break-glass).
+    let apiKeySignIn: Bool
+    let rateLimits: RateLimits
+    /// The server's own webhook, shown for applications without one.
+    let webhook: WebhookSettings?
+    /// How long push attempts stay in the trace.
+    let pushTraceRetention: Duration
     let sessions: WebSessions<ConsoleState>
     let apiKeys: APIKeyService
     let activations: ActivationService
@@ -47,6 +55,18 @@ struct ConsolePages: Sendable {
     let limiter: RateLimiter
     let pushDeliveries: PushDeliveryService
     let operators: OperatorService
+    let operatorPasskeys: OperatorPasskeys
+    let operatorPhones: OperatorPhones
+    let accounts: TFAAccountService
+    let pushFactor: PushFactor
+    let versions: ApplicationVersionService
+    let applicationPush: ApplicationPushService
+    let branding: ApplicationBrandingService
+    let webhooks: ApplicationWebhookService
+    let applicationLimits: ApplicationRateLimitService
+    let clients: ClientService
+    let auditChain: AuditChainService
+    let live: ConsoleLive
     let pages = WebPages.shared
     typealias Session = WebSessions<ConsoleState>.Session
 
@@ -54,25 +74,44 @@ struct ConsolePages: Sendable {
     let formToken = SignInFormToken(cookie: "__Host-assent-console-csrf", lifetime: 1800)
     static let signInPath = "/console/sign-in"
 
-    init(environment: ServerEnvironment) {
-        self.environment = environment
+    /// Takes from the composition root the services the pages call, and the settings they read.
+    init(_ services: Services, _ environment: ServerEnvironment) {
+        clock = services.clock
+        auditor = services.audit
+        apiKeySignIn = environment.consoleAPIKeySignIn
+        rateLimits = environment.rateLimits
+        webhook = environment.webhook
+        pushTraceRetention = environment.push?.traceRetention ?? PushSettings.defaultTraceRetention
         let lifetimes = environment.consoleSessions
         var sessions = WebSessions<ConsoleState>(
-            environment: environment, cookieName: "__Host-assent-console", kind: "console",
+            store: services.webStore, clock: services.clock, cookieName: "__Host-assent-console", kind: "console",
             lifetime: lifetimes.idleTimeout, cookieLifetime: lifetimes.maxLifetime, maxLifetime: lifetimes.maxLifetime)
         // An operator's sessions are kept under their account, so a reset, a disable or a password change ends them.
         sessions.owner = { $0.operatorId.map(OperatorService.sessionOwner) }
         self.sessions = sessions
-        apiKeys = APIKeyService(environment: environment)
-        activations = ActivationService(environment: environment)
-        operations = OperationService(environment: environment)
-        applications = ApplicationService(environment: environment)
-        templates = OperationTemplateService(environment: environment)
-        audit = AuditService(environment: environment)
-        queries = ConsoleService(environment: environment)
-        limiter = RateLimiter(environment: environment)
-        pushDeliveries = PushDeliveryService(environment: environment)
-        operators = OperatorService(environment: environment)
+        apiKeys = services.apiKeys
+        activations = services.activations
+        operations = services.operations
+        applications = services.applications
+        templates = services.templates
+        audit = services.auditTrail
+        queries = services.console
+        limiter = services.limiter
+        pushDeliveries = services.pushDeliveries
+        operators = services.operators
+        operatorPasskeys = services.operatorPasskeys
+        operatorPhones = services.operatorPhones
+        accounts = services.accounts
+        pushFactor = services.pushFactor
+        versions = services.versions
+        applicationPush = services.applicationPush
+        branding = services.branding
+        webhooks = services.webhooks
+        applicationLimits = services.applicationLimits
+        clients = services.clients
+        auditChain = services.auditChain
+        live = ConsoleLive(
+            activations: services.activations, operations: services.operations, events: environment.events)
     }
 
     /// Who is signed in: an operator account (its role's scopes, its applications) or an API key (its scopes).
@@ -165,7 +204,7 @@ struct ConsolePages: Sendable {
         else { return WebPages.redirect(Self.signInPath) }
         let cookie = try await sessions.end(session)
         if let principal = try await principal(session.state) {
-            await environment.audit(.consoleSignedOut, actor: principal.actor, "Signed out of the console.")
+            await auditor(.consoleSignedOut, actor: principal.actor, "Signed out of the console.")
         }
         return WebPages.redirect(Self.signInPath, cookies: [cookie])
     }
@@ -226,7 +265,7 @@ struct ConsolePages: Sendable {
 
     /// `GET /console/live`: the page's live statuses (``ConsoleLive``).
     @Sendable func live(_ request: Request, context: ConsoleRequestContext) async throws -> Response {
-        try await ConsoleLive(environment: environment).stream(try context.visit)
+        try await live.stream(try context.visit)
     }
 
     // MARK: Signing in
@@ -239,7 +278,7 @@ struct ConsolePages: Sendable {
         let (csrf, cookie) = formToken.issue(request)
         let expired = request.uri.queryParameters["expired"] != nil ? "Your session ended: sign in again." : nil
         var response = pages.page(
-            ConsoleSignInPage(csrf: csrf, apiKeySignIn: environment.consoleAPIKeySignIn, name: name),
+            ConsoleSignInPage(csrf: csrf, apiKeySignIn: apiKeySignIn, name: name),
             frame: LayoutFrame(
                 title: "Sign in to the console", application: "Assent console", message: message ?? expired),
             status: status)
@@ -260,11 +299,11 @@ struct ConsolePages: Sendable {
         }
         let name = (form["name"] ?? "").trimmingCharacters(in: .whitespaces)
         let apiKey = form["apiKey"]?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        let account = apiKey.isEmpty || !environment.consoleAPIKeySignIn ? name : ""
+        let account = apiKey.isEmpty || !apiKeySignIn ? name : ""
         if let refused = try await overSignInLimit(request, address: address, account: account) { return refused }
         let state: ConsoleState
         let principal: Principal
-        if !apiKey.isEmpty, environment.consoleAPIKeySignIn {
+        if !apiKey.isEmpty, apiKeySignIn {
             guard let key = try await apiKeys.authenticate(apiKey) else {
                 await refuseSignIn(address: address, account: nil, "the key is not valid")
                 return try await signInPage(
@@ -303,7 +342,7 @@ struct ConsolePages: Sendable {
     /// sign-ins to the operator `account`; `nil` otherwise. An account over its failures from every address is slowed
     /// down here, never refused.
     func overSignInLimit(_ request: Request, address: String?, account: String?) async throws -> Response? {
-        let limits = environment.rateLimits
+        let limits = rateLimits
         do {
             if let address { try await limiter.check(limits.operatorKeyFailuresPerAddress, "operator.key", address) }
             if let account, !account.isEmpty {
@@ -325,7 +364,7 @@ struct ConsolePages: Sendable {
     /// wrong field, and it never reaches the audit. Sign-ins refused for being over a limit are not written (they are
     /// not bounded, the counted ones are).
     func refuseSignIn(address: String?, account: String?, _ reason: String) async {
-        let limits = environment.rateLimits
+        let limits = rateLimits
         if let address { await limiter.recordFailure(limits.operatorKeyFailuresPerAddress, "operator.key", address) }
         if let account, !account.isEmpty {
             await limiter.recordAccountFailure(
@@ -339,7 +378,7 @@ struct ConsolePages: Sendable {
         let who =
             known.map { "operator \($0.name)" }
             ?? (account.map { $0.isEmpty ? "a name left empty" : "a name that is no operator's" } ?? "an API key")
-        await environment.audit(
+        await auditor(
             .consoleSignInRefused, actor: known.map { "operator:\($0.name)" } ?? "anonymous",
             "A console sign-in with \(who) was refused: \(reason)" + (address.map { " (from \($0))" } ?? "") + ".")
     }
@@ -350,7 +389,7 @@ struct ConsolePages: Sendable {
     {
         if let old = try await sessions.load(request) { _ = try await sessions.end(old) }
         let (_, cookie) = try await sessions.create(state)
-        await environment.audit(.consoleSignedIn, actor: principal.actor, "Signed in to the console.")
+        await auditor(.consoleSignedIn, actor: principal.actor, "Signed in to the console.")
         return WebPages.redirect("/console", cookies: [cookie, formToken.removal])
     }
 
@@ -407,7 +446,7 @@ struct ConsolePages: Sendable {
             else { return nil }
             return Principal(record)
         }
-        guard environment.consoleAPIKeySignIn, let id = state.apiKeyId, let key = try await apiKeys.key(id: id) else {
+        guard apiKeySignIn, let id = state.apiKeyId, let key = try await apiKeys.key(id: id) else {
             return nil
         }
         return Principal(key)
@@ -641,7 +680,7 @@ struct ConsolePages: Sendable {
             page.activationCounts = ActivationState.allCases.map { .init(state: $0.name, count: counts[$0] ?? 0) }
         }
         if visit.allows(.operationsRead) {
-            let now = environment.nowMillis
+            let now = clock.millis
             let hour = now / 3_600_000
             let rows = try await queries.finishedOperationsPerHour(
                 in: visit.application, since: (hour - 23) * 3_600_000)
@@ -714,7 +753,7 @@ struct ConsolePages: Sendable {
         }
         if filter.beforeId != nil { page.first = Self.link("/console/audit", kept) }
         guard page.wholeChain else { return try await show(page, title: "Audit log", visit) }
-        let chain = try await AuditChainService(environment: environment).status()
+        let chain = try await auditChain.status()
         page.chain = Self.chainSentence(chain)
         page.chainProblem = chain.problem
         page.chainIntact = chain.problem == nil

@@ -5,9 +5,8 @@ import Foundation
 /// device may see them (operations of its application it may see, in its language), and whether its token still
 /// works.
 struct DeviceEventFeed: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & DeviceEventStore { environment.store }
+    let store: any ActivationStore & OperationStore & DeviceEventStore
     let device: DevicePrincipal
     let tokenId: String
     let language: String?

@@ -6,27 +6,28 @@ import ServiceLifecycle
 /// notify and wakes this process's streams of the announced user. After the listening connection breaks it
 /// wakes every stream (they read what they may have missed from the event log) and listens again.
 struct EventFanOut: Service {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any DeviceEventStore { environment.store }
+    let store: any DeviceEventStore
+    let events: EventHub
+    let logger: Logger
 
     func run() async throws {
-        let environment = environment
+        let events = events
         await cancelWhenGracefulShutdown {
             var delay = Duration.milliseconds(500)
             while !Task.isCancelled {
                 do {
                     try await store.listenForDeviceEvents { userId in
-                        environment.events.publish(userId: userId)
+                        events.publish(userId: userId)
                     }
                     delay = .milliseconds(500)
                 } catch {
                     if Task.isCancelled { break }
-                    environment.logger.warning(
+                    logger.warning(
                         "event notifications lost; listening again",
                         metadata: ["error": "\(String(reflecting: error))"])
                 }
-                environment.events.publishAll()
+                events.publishAll()
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(30))
             }

@@ -13,16 +13,15 @@ import Synchronization
 /// The stream opens with a `ready` event whose id is the current position, then sends `operation.created` (with the
 /// operation as the list shows it) and `operation.finished` events, each with its id in the device event log. A
 /// client that reconnects with `Last-Event-ID` gets every event after that id first (events are kept a day). A
-/// comment line every ``ServerEnvironment/streamHeartbeat`` keeps proxies from closing an idle stream; the stream
+/// comment line every `heartbeat` (``ServerEnvironment/streamHeartbeat``) keeps proxies from closing an idle stream; the stream
 /// ends when the token is removed or the activation is no longer active.
 struct EventStreamController {
-    let environment: ServerEnvironment
     let tokens: TokenAuthenticator
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        tokens = TokenAuthenticator(environment: environment)
-    }
+    /// The device event log the streams read.
+    let store: any ActivationStore & OperationStore & DeviceEventStore
+    /// Wakes the streams of a user.
+    let events: EventHub
+    let heartbeat: Duration
 
     static let lastEventId = HTTPField.Name("Last-Event-ID")!
     /// Events read from the log at a time.
@@ -42,10 +41,10 @@ struct EventStreamController {
             resumeFrom = id
         }
         let feed = DeviceEventFeed(
-            environment: environment, device: device, tokenId: token.id,
+            store: store, device: device, tokenId: token.id,
             language: request.headers[HTTPSupport.acceptLanguage])
         // Subscribe before reading the position, so that no event falls between the two.
-        let subscription = environment.events.subscribe(userId: device.userId)
+        let subscription = events.subscribe(userId: device.userId)
         let start: Int64
         do {
             if let resumeFrom {
@@ -57,7 +56,7 @@ struct EventStreamController {
             subscription.cancel()
             throw error
         }
-        let stream = Stream(environment: environment, feed: feed)
+        let stream = Stream(feed: feed, heartbeat: heartbeat)
         return Response(
             status: .ok,
             headers: [
@@ -79,8 +78,8 @@ struct EventStreamController {
 
     /// One open stream.
     struct Stream: Sendable {
-        let environment: ServerEnvironment
         let feed: DeviceEventFeed
+        let heartbeat: Duration
 
         func run(from start: Int64, writer: inout any ResponseBodyWriter, pause: StreamPause) async throws {
             var cursor = start
@@ -97,7 +96,6 @@ struct EventStreamController {
                     if !text.isEmpty { try await writer.write(ByteBuffer(string: text)) }
                     read = batch.read
                 } while read == EventStreamController.batch
-                let heartbeat = environment.streamHeartbeat
                 if ContinuousClock.now - lastBeat >= heartbeat {
                     guard try await feed.tokenStillWorks() else { return }
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))

@@ -6,7 +6,8 @@ import Hummingbird
 /// The operator API under `/api/v1`, authenticated with `Authorization: Bearer <api key>`: one controller per
 /// resource, each admitting its routes by scope (``ScopeMiddleware``) and leaving the rules to its service.
 struct OperatorAPI {
-    let environment: ServerEnvironment
+    /// The composition root's services the controllers call.
+    let services: Services
 
     func addRoutes(to router: APIRoutes) {
         router.get("api/v1/openapi.json") { _, _ in
@@ -14,51 +15,53 @@ struct OperatorAPI {
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.json)))
         }
-        let apiKeys = APIKeyService(environment: environment)
-        let applications = ApplicationService(environment: environment)
+        let apiKeys = services.apiKeys
+        let applications = services.applications
         let api = router.group("api/v1")
-            .add(middleware: APIKeyMiddleware(
-                    apiKeys: apiKeys, limiter: RateLimiter(environment: environment), audit: environment.auditor))
+            .add(
+                middleware: APIKeyMiddleware(
+                    apiKeys: apiKeys, limiter: services.limiter, audit: services.audit)
+            )
             .add(middleware: ApplicationSelection(applications: applications))
         ApplicationController(applications: applications).addRoutes(to: api)
         ApplicationVersionController(
-            applications: applications, versions: ApplicationVersionService(environment: environment)
+            applications: applications, versions: services.versions
         ).addRoutes(to: api)
         ApplicationSettingsController(
-            applications: applications, push: ApplicationPushService(environment: environment),
-            branding: ApplicationBrandingService(environment: environment),
-            webhooks: ApplicationWebhookService(environment: environment),
-            rateLimits: ApplicationRateLimitService(environment: environment)
+            applications: applications, push: services.applicationPush,
+            branding: services.branding,
+            webhooks: services.webhooks,
+            rateLimits: services.applicationLimits
         ).addRoutes(to: api)
         ActivationController(
-            applications: applications, activations: ActivationService(environment: environment)
+            applications: applications, activations: services.activations
         ).addRoutes(to: api)
         OperationController(
-            applications: applications, operations: OperationService(environment: environment),
-            links: ApprovalLinks(environment: environment)
+            applications: applications, operations: services.operations,
+            links: services.links
         ).addRoutes(to: api)
         OperationTemplateController(
-            templates: OperationTemplateService(environment: environment), applications: applications
+            templates: services.templates, applications: applications
         ).addRoutes(to: api)
         ClientController(
-            applications: applications, clients: ClientService(environment: environment),
-            signingKeys: SigningKeyService(environment: environment)
+            applications: applications, clients: services.clients,
+            signingKeys: services.signingKeys
         ).addRoutes(to: api)
         TFAOperatorController(
-            applications: applications, accounts: TFAAccountService(environment: environment),
-            flows: TFAService(environment: environment)
+            applications: applications, accounts: services.accounts,
+            flows: services.tfa
         ).addRoutes(to: api)
         PushDeliveryController(
-            applications: applications, activations: ActivationService(environment: environment),
-            operations: OperationService(environment: environment),
-            deliveries: PushDeliveryService(environment: environment)
+            applications: applications, activations: services.activations,
+            operations: services.operations,
+            deliveries: services.pushDeliveries
         ).addRoutes(to: api)
         AuditController(
-            audit: AuditService(environment: environment), chain: AuditChainService(environment: environment),
+            audit: services.auditTrail, chain: services.auditChain,
             applications: applications
         ).addRoutes(to: api)
         APIKeyController(apiKeys: apiKeys).addRoutes(to: api)
-        OperatorController(operators: OperatorService(environment: environment)).addRoutes(to: api)
+        OperatorController(operators: services.operators).addRoutes(to: api)
     }
 }
 

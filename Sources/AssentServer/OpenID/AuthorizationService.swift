@@ -136,15 +136,13 @@ enum AuthorizationFailure: Error, Sendable {
 /// the authorization request, decides whether the session's sign-in serves it, issues the code, and redeems it at
 /// the token endpoint for an access token and an ID token.
 struct AuthorizationService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OpenIDStore { environment.store }
+    let store: any OpenIDStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
+    let grants: GrantRevocation
     let keys: SigningKeyService
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        keys = SigningKeyService(environment: environment)
-    }
 
     static let prompts: Set<String> = ["none", "login", "consent", "select_account"]
 
@@ -171,7 +169,7 @@ struct AuthorizationService: Sendable {
             state: parameters["state"], nonce: nil, codeChallenge: nil, prompt: [], maxAge: nil, assurance: nil,
             loginHint: nil, thirdParty: client.thirdParty)
         func refuse(_ error: OAuthErrorCode, _ description: String) -> AuthorizationFailure {
-            .redirect(request.errorLocation(error, description, issuer: environment.openID.issuer))
+            .redirect(request.errorLocation(error, description, issuer: openID.issuer))
         }
         if let repeated { throw refuse(.invalidRequest, "Parameter \(repeated) is repeated.") }
         if let state = request.state, state.utf8.count > 2_048 {
@@ -261,22 +259,22 @@ struct AuthorizationService: Sendable {
     /// `state`, and RFC 9207's `iss`).
     func issueCode(_ request: AuthorizationRequest, _ signIn: SignInFacts) async throws -> String {
         let code = Base64URL.encode(Bytes.random(count: 32))
-        let now = environment.nowMillis
+        let now = clock.millis
         try await store.insertAuthorizationCode(
             AuthorizationCodeRecord(
                 codeHash: CIBAService.tokenHash(code), clientId: request.clientId, userId: signIn.userId,
                 redirectUri: request.redirectUri, scope: request.scope, nonce: request.nonce,
                 codeChallenge: request.codeChallenge, acr: signIn.assurance.acr, amr: signIn.amr,
                 authTime: signIn.authTime, sessionId: signIn.sessionId, createdAt: now,
-                expiresAt: now + Millis(environment.openID.codeLifetime) * 1000))
+                expiresAt: now + Millis(openID.codeLifetime) * 1000))
         try await store.recordSessionClient(
             sessionId: signIn.sessionId, clientId: request.clientId, userId: signIn.userId, at: now)
-        await environment.audit(
+        await audit(
             .openidCodeIssued, userId: signIn.userId, application: request.applicationId,
             actor: "user:\(signIn.userId)",
             "Authorization code issued to \(request.clientId) (\(signIn.assurance.acr)).")
         return Self.location(
-            request.redirectUri, ["code": code, "state": request.state, "iss": environment.openID.issuer])
+            request.redirectUri, ["code": code, "state": request.state, "iss": openID.issuer])
     }
 
     /// `uri` with `parameters` added to its query (the redirect URI's own query is kept, RFC 6749 §3.1.2).
@@ -314,7 +312,7 @@ struct AuthorizationService: Sendable {
     func grantConsent(_ request: AuthorizationRequest, userId: String) async throws {
         // A first-party client asked with prompt=consent: confirmed for this request, nothing to remember.
         guard request.thirdParty == true else {
-            await environment.audit(
+            await audit(
                 .openidConsentGranted, userId: userId, application: request.applicationId, actor: "user:\(userId)",
                 "Confirmed \(request.clientId) the scopes \(request.scope) (prompt=consent).")
             return
@@ -322,8 +320,8 @@ struct AuthorizationService: Sendable {
         let before = try await store.consent(userId: userId, clientId: request.clientId) ?? ""
         let scope = Set(before.split(separator: " ") + request.scope.split(separator: " ")).sorted()
             .joined(separator: " ")
-        try await store.saveConsent(userId: userId, clientId: request.clientId, scope: scope, at: environment.nowMillis)
-        await environment.audit(
+        try await store.saveConsent(userId: userId, clientId: request.clientId, scope: scope, at: clock.millis)
+        await audit(
             .openidConsentGranted, userId: userId, application: request.applicationId, actor: "user:\(userId)",
             "Allowed \(request.clientId) the scopes \(scope).")
     }
@@ -343,9 +341,9 @@ struct AuthorizationService: Sendable {
         guard try await store.deleteConsent(applicationId: application, userId: userId, clientId: clientId) else {
             return false
         }
-        let revoked = try await GrantRevocation(environment: environment).revoke(
+        let revoked = try await grants.revoke(
             applicationId: application, userId: userId, clientId: clientId)
-        await environment.audit(
+        await audit(
             .openidConsentRevoked, userId: userId, application: application, actor: "user:\(userId)",
             "Took back what \(clientId) was allowed; \(revoked) refresh token(s) revoked.")
         return true
@@ -382,7 +380,7 @@ struct AuthorizationService: Sendable {
         guard idToken.utf8.count <= 16_384, let header = try? CompactJWS.header(of: idToken),
             header.typ == nil || header.typ == "JWT",
             let payload = try? CompactJWS.verify(idToken, keys: try await keys.jwks()),
-            let claims = try? JSONDecoder().decode(Claims.self, from: payload), claims.iss == environment.openID.issuer,
+            let claims = try? JSONDecoder().decode(Claims.self, from: payload), claims.iss == openID.issuer,
             claims.use == nil, claims.events == nil, claims.azp == nil || claims.azp == claims.aud
         else { return nil }
         return (claims.sub, claims.aud, claims.sid)
@@ -392,8 +390,8 @@ struct AuthorizationService: Sendable {
     /// a logout token through the outbox.
     func endSession(_ signIn: SignInFacts?, application: String) async throws {
         guard let signIn else { return }
-        try await store.endOpenIDSession(sessionId: signIn.sessionId, at: environment.nowMillis)
-        await environment.audit(
+        try await store.endOpenIDSession(sessionId: signIn.sessionId, at: clock.millis)
+        await audit(
             .openidSessionEnded, userId: signIn.userId, application: application, actor: "user:\(signIn.userId)",
             "Single-sign-on session ended; back-channel logouts queued.")
     }
@@ -413,14 +411,14 @@ struct AuthorizationService: Sendable {
         guard let redirectUri = form["redirect_uri"] else {
             throw OAuthError.invalidRequest("redirect_uri is missing.")
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         let record: AuthorizationCodeRecord
         switch try await store.redeemAuthorizationCode(hash: CIBAService.tokenHash(code), clientId: client.id, at: now)
         {
         case .unknown:
             throw OAuthError.invalidGrant("The code is not valid.")
         case .replayed(let owner):
-            await environment.audit(
+            await audit(
                 .openidCodeReplayed, application: client.applicationId, actor: "client:\(client.id)",
                 "Authorization code of \(owner) presented again: the tokens it issued are revoked.")
             throw OAuthError.invalidGrant("The code was used before; the tokens it issued are revoked.")
@@ -461,13 +459,13 @@ struct AuthorizationService: Sendable {
         guard let token = form["refresh_token"], (1...256).contains(token.utf8.count) else {
             throw OAuthError.invalidRequest("refresh_token is missing.")
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         let record: RefreshTokenRecord
         switch try await store.rotateRefreshToken(hash: CIBAService.tokenHash(token), clientId: client.id, at: now) {
         case .unknown:
             throw OAuthError.invalidGrant("The refresh token is not valid.")
         case .reused(let owner):
-            await environment.audit(
+            await audit(
                 .openidRefreshReused, application: client.applicationId, actor: "client:\(client.id)",
                 "A spent refresh token of \(owner) was presented again: its family is revoked.")
             throw OAuthError.invalidGrant("The refresh token was used before; every token issued with it is revoked.")
@@ -510,8 +508,8 @@ struct AuthorizationService: Sendable {
     private func issueTokens(_ grant: TokenGrant, client: OpenIDClientRecord, for what: String) async throws
         -> OAuthTokenResponse
     {
-        let now = environment.nowMillis
-        let settings = environment.openID
+        let now = clock.millis
+        let settings = openID
         let lifetime = settings.tokenLifetime
         let accessToken = "at_" + Base64URL.encode(Bytes.random(count: 32))
         try await store.insertAccessToken(
@@ -541,7 +539,7 @@ struct AuthorizationService: Sendable {
         let signer = try await keys.signer(client.idTokenAlgorithm)
         let idToken = try CompactJWS.sign(
             payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
-        await environment.audit(
+        await audit(
             .openidTokensIssued, userId: grant.userId, application: client.applicationId, actor: "client:\(client.id)",
             "Tokens issued to \(client.id) for \(what)" + (refreshToken == nil ? "." : ", with a refresh token."))
         return OAuthTokenResponse(

@@ -11,17 +11,11 @@ extension OutboxChannel {
 /// the error — of a push client, with the client's notification token as the bearer. Redirects are never followed.
 /// A push grant is redeemed only once a delivery is acknowledged; each attempt mints fresh tokens.
 struct CIBASender: OutboxSender {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OpenIDStore { environment.store }
+    let store: any OpenIDStore
+    let clock: WallClock
     let service: CIBAService
     let post: CallbackPost
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        post = CallbackPost(egress: environment.egress)
-        service = CIBAService(environment: environment)
-    }
 
     var channel: OutboxChannel { .ciba }
 
@@ -58,7 +52,7 @@ struct CIBASender: OutboxSender {
         }
         let outcome = CallbackPost.outcome(status, of: "The notification endpoint")
         if outcome == .delivered, request.deliveryMode == CIBADeliveryMode.push.rawValue {
-            _ = try? await store.redeemCIBARequest(id: request.id, at: environment.nowMillis)
+            _ = try? await store.redeemCIBARequest(id: request.id, at: clock.millis)
         }
         return outcome
     }

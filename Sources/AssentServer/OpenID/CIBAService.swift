@@ -7,17 +7,13 @@ import Foundation
 /// request becomes an operation on the user's devices (pushed where they registered for it, listed for polling
 /// ones); the approval becomes an ID token and an access token, fetched by polling, announced by a ping, or pushed.
 public struct CIBAService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & ActivationStore & OpenIDStore { environment.store }
+    let store: any ApplicationStore & ActivationStore & OpenIDStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
     let keys: SigningKeyService
     let operations: OperationService
-
-    public init(environment: ServerEnvironment) {
-        self.environment = environment
-        keys = SigningKeyService(environment: environment)
-        operations = OperationService(environment: environment)
-    }
 
     static let grantType = "urn:openid:params:grant-type:ciba"
     static let authReqIdClaim = "urn:openid:params:jwt:claim:auth_req_id"
@@ -29,7 +25,7 @@ public struct CIBAService: Sendable {
     func authenticationRequest(_ form: [String: String], client: OpenIDClientRecord) async throws
         -> CIBAAcknowledgement
     {
-        let settings = environment.openID
+        let settings = openID
         if form["request"] != nil || form["request_uri"] != nil {
             throw OAuthError.invalidRequest("Signed authentication requests are not supported by this provider.")
         }
@@ -98,7 +94,7 @@ public struct CIBAService: Sendable {
                 userId: userId, client: client, bindingMessage: bindingMessage, transaction: transaction,
                 expiry: expiry, factors: Self.acrFactors[acr]!),
             application: application, actor: "client:\(client.id)")
-        let now = environment.nowMillis
+        let now = clock.millis
         let record = CIBARequestRecord(
             id: UUID().uuidString.lowercased(), authReqId: Base64URL.encode(Bytes.random(count: 24)),
             clientId: client.id, userId: userId, operationId: operation.id,
@@ -107,7 +103,7 @@ public struct CIBAService: Sendable {
             deliveryMode: client.deliveryMode, pollInterval: settings.pollInterval, lastPollAt: nil,
             expiresAt: operation.expiresAt, createdAt: now, redeemedAt: nil)
         try await store.insertCIBARequest(record)
-        await environment.audit(
+        await audit(
             .cibaRequested, userId: userId, application: client.applicationId, actor: "client:\(client.id)",
             "Backchannel authentication requested by \(client.id) as operation \(operation.id).")
         return CIBAAcknowledgement(
@@ -154,7 +150,7 @@ public struct CIBAService: Sendable {
             }
             guard let payload = try? CompactJWS.verify(value, keys: try await keys.jwks()),
                 let claims = try? JSONDecoder().decode(Claims.self, from: payload),
-                claims.iss == environment.openID.issuer, claims.aud == client.id
+                claims.iss == openID.issuer, claims.aud == client.id
             else { throw unknown }
             return claims.sub
         default:
@@ -168,7 +164,7 @@ public struct CIBAService: Sendable {
                 let claims = try? JSONDecoder().decode(Claims.self, from: payload),
                 let user = claims.sub ?? claims.usercode, (1...256).contains(user.count)
             else { throw unknown }
-            if let exp = claims.exp, exp * 1000 < Double(environment.nowMillis) {
+            if let exp = claims.exp, exp * 1000 < Double(clock.millis) {
                 throw OAuthError(.expiredLoginHintToken, "The login_hint_token has expired.")
             }
             return user
@@ -263,20 +259,20 @@ public struct CIBAService: Sendable {
         let operation = try await operations.get(id: request.operationId)
         switch operation.status {
         case .pending:
-            if environment.nowMillis >= request.expiresAt {
+            if clock.millis >= request.expiresAt {
                 throw OAuthError(.expiredToken, "The authentication request expired.")
             }
             guard
                 try await store.recordPoll(
-                    id: request.id, now: environment.nowMillis, penalty: environment.openID.slowDownPenalty)
+                    id: request.id, now: clock.millis, penalty: openID.slowDownPenalty)
             else {
                 throw OAuthError(
                     .slowDown,
-                    "Polled sooner than the interval: add \(environment.openID.slowDownPenalty) seconds to it.")
+                    "Polled sooner than the interval: add \(openID.slowDownPenalty) seconds to it.")
             }
             throw OAuthError(.authorizationPending, "The user has not answered yet.")
         case .approved:
-            guard try await store.redeemCIBARequest(id: request.id, at: environment.nowMillis) else {
+            guard try await store.redeemCIBARequest(id: request.id, at: clock.millis) else {
                 throw OAuthError.invalidGrant("auth_req_id was already redeemed.")
             }
             return try await issueTokens(request: request, client: client, operation: operation)
@@ -303,8 +299,8 @@ public struct CIBAService: Sendable {
     func issueTokens(request: CIBARequestRecord, client: OpenIDClientRecord, operation: OperationRecord)
         async throws -> OAuthTokenResponse
     {
-        let now = environment.nowMillis
-        let lifetime = environment.openID.tokenLifetime
+        let now = clock.millis
+        let lifetime = openID.tokenLifetime
         let accessToken = "at_" + Base64URL.encode(Bytes.random(count: 32))
         try await store.insertAccessToken(
             AccessTokenRecord(
@@ -312,7 +308,7 @@ public struct CIBAService: Sendable {
                 scope: request.scope, cibaRequestId: request.id, createdAt: now,
                 expiresAt: now + Millis(lifetime) * 1000))
         let claims = IDTokenClaims(
-            iss: environment.openID.issuer, sub: request.userId, aud: client.id, iat: now / 1000,
+            iss: openID.issuer, sub: request.userId, aud: client.id, iat: now / 1000,
             exp: now / 1000 + Int64(lifetime), authTime: (operation.finishedAt ?? now) / 1000,
             atHash: Self.leftHalfHash(accessToken), authReqId: request.authReqId,
             amr: Self.amr(operation.approvedWith), acr: request.acrValues, bindingMessage: request.bindingMessage,
@@ -324,7 +320,7 @@ public struct CIBAService: Sendable {
         let signer = try await keys.signer(client.idTokenAlgorithm)
         let idToken = try CompactJWS.sign(
             payload: try encoder.encode(claims), with: signer.signingKey, keyId: signer.kid)
-        await environment.audit(
+        await audit(
             .cibaTokensIssued, userId: request.userId, application: client.applicationId, actor: "client:\(client.id)",
             "Tokens issued for operation \(operation.id) to \(client.id).")
         return OAuthTokenResponse(accessToken: accessToken, expiresIn: lifetime, idToken: idToken, scope: request.scope)
@@ -334,7 +330,7 @@ public struct CIBAService: Sendable {
     func validAccessToken(_ token: String) async throws -> AccessTokenRecord? {
         guard !token.isEmpty, token.utf8.count <= 512,
             let record = try await store.accessToken(hash: Self.tokenHash(token)),
-            record.expiresAt > environment.nowMillis
+            record.expiresAt > clock.millis
         else { return nil }
         return record
     }

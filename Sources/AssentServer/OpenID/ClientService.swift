@@ -6,11 +6,13 @@ import Foundation
 /// Relying parties of the OpenID provider: registered by the operator, authenticated by `client_secret_basic` or
 /// `client_secret_post`. A secret is 32 random bytes shown once; only its SHA-256 is stored.
 public struct ClientService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ReplayGuard & OpenIDStore { environment.store }
-
-    public init(environment: ServerEnvironment) { self.environment = environment }
+    let store: any ReplayGuard & OpenIDStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
+    let egress: Egress
+    let limiter: RateLimiter
 
     static let authMethods = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
     static let assertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -75,7 +77,7 @@ public struct ClientService: Sendable {
         for (field, url) in [("notificationEndpoint", endpoint), ("backchannelLogoutUri", backchannelLogoutUri)] {
             guard let url else { continue }
             do {
-                _ = try await environment.egress.check(url)
+                _ = try await egress.check(url)
             } catch {
                 throw invalid("\(field) is refused: \(error.message)")
             }
@@ -110,12 +112,12 @@ public struct ClientService: Sendable {
         let client = OpenIDClientRecord(
             id: "cl_" + Base64URL.encode(Bytes.random(count: 12)), name: name, secretHash: Self.hash(secret),
             authMethod: method, deliveryMode: deliveryMode.rawValue, notificationEndpoint: endpoint, scopes: scopes,
-            idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: environment.nowMillis,
+            idTokenAlgorithm: algorithm, applicationId: application.id, createdAt: clock.millis,
             jwks: method == "private_key_jwt" ? request.jwks : nil, redirectUris: redirectUris, type: type,
             grantTypes: grantTypes, postLogoutRedirectUris: postLogoutRedirectUris,
             backchannelLogoutUri: backchannelLogoutUri, thirdParty: request.thirdParty ?? false)
         try await store.insertClient(client)
-        await environment.audit(
+        await audit(
             .clientCreated, application: application.id, actor: actor,
             "OpenID client \(client.id) (\(name), \(type)) registered for \(grantTypes.joined(separator: ", "))"
                 + (grantTypes.contains(OpenIDClientRecord.cibaGrant) ? " with \(mode) delivery." : "."))
@@ -204,7 +206,7 @@ public struct ClientService: Sendable {
         guard try await store.deleteClient(id: id) else {
             throw AssentServerError.notFound("No OpenID client has id \(id).")
         }
-        await environment.audit(
+        await audit(
             .clientRemoved, application: client.applicationId, actor: actor, "OpenID client \(id) removed.")
     }
 
@@ -252,8 +254,7 @@ public struct ClientService: Sendable {
     func authenticate(form: [String: String], authorization: String?, address: String) async throws
         -> OpenIDClientRecord
     {
-        let limiter = RateLimiter(environment: environment)
-        let rule = environment.rateLimits.clientAuthenticationFailures
+        let rule = limiter.rateLimits.clientAuthenticationFailures
         try await limiter.check(rule, "client-auth.address", address)
         if form["client_assertion"] != nil || form["client_assertion_type"] != nil {
             guard authorization == nil, form["client_secret"] == nil else {
@@ -341,12 +342,12 @@ public struct ClientService: Sendable {
             let keys = client.jwks, let verified = try? CompactJWS.verify(assertion, keys: keys),
             let claims = try? JSONDecoder().decode(Claims.self, from: verified)
         else { throw refused }
-        let base = environment.openID.base
+        let base = openID.base
         let audiences = [
-            environment.openID.issuer, base, "\(base)/oauth2/token", "\(base)/oauth2/bc-authorize",
+            openID.issuer, base, "\(base)/oauth2/token", "\(base)/oauth2/bc-authorize",
             "\(base)/oauth2/introspect",
         ]
-        let now = Double(environment.nowMillis) / 1000
+        let now = Double(clock.millis) / 1000
         guard claims.iss == client.id, claims.sub == client.id, claims.aud.values.contains(where: audiences.contains),
             claims.exp > now, claims.exp <= now + 3_600, (1...256).contains(claims.jti.count)
         else { throw refused }

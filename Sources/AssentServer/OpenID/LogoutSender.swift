@@ -13,19 +13,14 @@ extension OutboxChannel {
 /// (`target`) and the user (`payload`); the token is signed at each attempt and lives two minutes. Redirects are never
 /// followed; a 4xx other than 408 and 429 is the client refusing the token, not retried.
 struct LogoutSender: OutboxSender {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OpenIDStore { environment.store }
+    let store: any OpenIDStore
+    let clock: WallClock
+    let openID: OpenIDSettings
     let keys: SigningKeyService
     let post: CallbackPost
 
     static let event = "http://schemas.openid.net/event/backchannel-logout"
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        post = CallbackPost(egress: environment.egress)
-        keys = SigningKeyService(environment: environment)
-    }
 
     var channel: OutboxChannel { .logout }
 
@@ -54,9 +49,9 @@ struct LogoutSender: OutboxSender {
     /// The logout token (§2.4): `iss`, `aud`, `iat`, `exp`, `jti`, `sub`, `sid` and the back-channel logout event;
     /// never a `nonce`; typed `logout+jwt`.
     func logoutToken(client: OpenIDClientRecord, userId: String, sessionId: String) async throws -> String {
-        let now = environment.nowMillis / 1000
+        let now = clock.millis / 1000
         let claims = LogoutTokenClaims(
-            iss: environment.openID.issuer, aud: client.id, iat: now, exp: now + 120,
+            iss: openID.issuer, aud: client.id, iat: now, exp: now + 120,
             jti: Base64URL.encode(Bytes.random(count: 18)), sub: userId, sid: sessionId,
             events: [Self.event: [:]])
         let encoder = JSONEncoder()

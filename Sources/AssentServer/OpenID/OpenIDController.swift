@@ -8,21 +8,12 @@ import Hummingbird
 /// endpoint, userinfo and token introspection. They answer in OAuth's own JSON (`{"error","error_description"}`),
 /// never cached. The authorization endpoint is a page (``LoginPages``): the person signs in there.
 struct OpenIDController {
-    let environment: ServerEnvironment
+    let openID: OpenIDSettings
     let clients: ClientService
     let ciba: CIBAService
     let authorization: AuthorizationService
     let userInfo: UserInfoService
     let keys: SigningKeyService
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        clients = ClientService(environment: environment)
-        ciba = CIBAService(environment: environment)
-        authorization = AuthorizationService(environment: environment)
-        userInfo = UserInfoService(environment: environment)
-        keys = SigningKeyService(environment: environment)
-    }
 
     func addRoutes(to router: APIRoutes) {
         router.get(".well-known/openid-configuration", use: discoveryDocument)
@@ -92,10 +83,10 @@ struct OpenIDController {
 
     /// The discovery document (OpenID Connect Discovery 1.0 §3, CIBA Core §4).
     var discovery: [String: JSONValue] {
-        let base = environment.openID.base
+        let base = openID.base
         func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
         return [
-            "issuer": .string(environment.openID.issuer),
+            "issuer": .string(openID.issuer),
             "authorization_endpoint": .string("\(base)/oauth2/authorize"),
             "end_session_endpoint": .string("\(base)/oauth2/logout"),
             "backchannel_logout_supported": .bool(true),
@@ -158,7 +149,7 @@ struct OpenIDController {
         return TokenIntrospection(
             active: true, scope: record.scope, clientId: record.clientId, sub: record.userId,
             exp: record.expiresAt / 1000, iat: record.createdAt / 1000, tokenType: "Bearer",
-            iss: environment.openID.issuer)
+            iss: openID.issuer)
     }
 
     /// OpenID Connect Core §5.3 with a bearer access token (RFC 6750 §3 errors).

@@ -11,7 +11,6 @@ public struct SigningKeyService: Sendable {
     let audit: Auditor
     let openID: OpenIDSettings
 
-
     static let algorithms = ["ES256", "RS256"]
 
     /// Creates a signing key for each algorithm that has none.

@@ -6,17 +6,10 @@ import Hummingbird
 /// The Mobile Token API under `/api/auth/token/app/operation`: list, detail and claim with a MAC token; history,
 /// authorize and cancel (reject) with a PowerAuth signature.
 struct MobileTokenController {
-    let environment: ServerEnvironment
+    let clock: WallClock
     let operations: OperationService
     let tokens: TokenAuthenticator
     let powerAuth: PowerAuthService
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        operations = OperationService(environment: environment)
-        tokens = TokenAuthenticator(environment: environment)
-        powerAuth = PowerAuthService(environment: environment)
-    }
 
     /// Signature types that may read the history.
     static let historyTypes: Set<SignatureType> = [.possessionKnowledge, .possessionBiometry]
@@ -89,7 +82,7 @@ struct MobileTokenController {
 
     /// The answer with the server's current time, as the Mobile Token API's list and detail carry it.
     private func respond<T: Codable & Sendable>(_ value: T) throws -> Response {
-        try HTTPSupport.json(ResponseEnvelope(value, currentTimestamp: MobileTokenJSON.timestamp(environment.now())))
+        try HTTPSupport.json(ResponseEnvelope(value, currentTimestamp: MobileTokenJSON.timestamp(clock.now())))
     }
 
     /// The device's view of an operation in the best language for `Accept-Language`.

@@ -26,7 +26,6 @@ public struct OperationService: Sendable {
     /// Runs an approval's writes in one commit, with this service rebuilt over it.
     let commit: Committer<OperationService>
 
-
     /// The longest status reason.
     static let statusReasonLimit = 32
 

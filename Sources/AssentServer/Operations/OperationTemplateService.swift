@@ -9,7 +9,6 @@ public struct OperationTemplateService: Sendable {
     let clock: WallClock
     let audit: Auditor
 
-
     /// A saved template.
     public struct Template: Sendable, Equatable {
         public var name: String

@@ -124,15 +124,17 @@ extension SQLStore {
 /// against a challenge the console keeps in the session (32 random bytes, used once, for 5 minutes). User
 /// verification is required: a passkey stands for the second factor beside the password.
 struct OperatorPasskeys: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OperatorPasskeyStore { environment.store }
+    let store: any OperatorPasskeyStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
 
     static let challengeLifetime: Millis = 300_000
 
     /// The console's relying party: the issuer URL's host (`localhost` in place of an IP address) and origin.
     var relyingParty: (id: String, origins: [String]) {
-        guard let issuer = URLComponents(string: environment.openID.base), let scheme = issuer.scheme,
+        guard let issuer = URLComponents(string: openID.base), let scheme = issuer.scheme,
             var host = issuer.host
         else { return ("localhost", []) }
         if host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) { host = "localhost" }
@@ -141,7 +143,7 @@ struct OperatorPasskeys: Sendable {
 
     /// A challenge for one ceremony, Base64URL, and when it stops counting.
     func challenge() -> (value: String, expiresAt: Millis) {
-        (Base64URL.encode(Bytes.random(count: 32)), environment.nowMillis + Self.challengeLifetime)
+        (Base64URL.encode(Bytes.random(count: 32)), clock.millis + Self.challengeLifetime)
     }
 
     /// Options for a new passkey of `record` (none of its existing ones again).
@@ -194,11 +196,11 @@ struct OperatorPasskeys: Sendable {
             name: trimmed.isEmpty ? (registered.multiDevice ? "Passkey" : "Security key") : String(trimmed.prefix(64)),
             publicKey: registered.publicKey, algorithm: registered.algorithm.rawValue,
             signCount: Int64(registered.signCount), multiDevice: registered.multiDevice,
-            createdAt: environment.nowMillis)
+            createdAt: clock.millis)
         guard try await store.insertOperatorPasskey(passkey) else {
             throw AssentServerError(.conflict, "This passkey is registered already.", status: 409)
         }
-        await environment.audit(
+        await audit(
             .operatorPasskeyAdded, actor: "operator:\(record.name)",
             "Operator \(record.name) added the passkey \"\(passkey.name)\" (\(registered.algorithm.name)).")
         return passkey
@@ -225,12 +227,12 @@ struct OperatorPasskeys: Sendable {
                     challenge: expected, origins: origins, relyingPartyID: id, requireUserVerification: true,
                     publicKey: passkey.publicKey, signCount: UInt32(clamping: passkey.signCount)))
         } catch {
-            await environment.audit(
+            await audit(
                 .operatorPasskeyRefused, actor: "operator:\(record.name)",
                 "A passkey answer of operator \(record.name) was refused (\(error.code.rawValue)).")
             return false
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         guard
             try await store.recordOperatorPasskeyUse(
                 credentialId: passkey.credentialId, expected: passkey.signCount, signCount: Int64(verified.signCount),
@@ -256,7 +258,7 @@ struct OperatorPasskeys: Sendable {
         guard let credentialId = try? Base64URL.decodeLenient(id, field: "id"),
             try await store.deleteOperatorPasskey(operatorId: record.id, credentialId: credentialId)
         else { throw AssentServerError.notFound("You have no such passkey.") }
-        await environment.audit(
+        await audit(
             .operatorPasskeyRemoved, actor: "operator:\(record.name)", "Operator \(record.name) removed a passkey.")
     }
 }

@@ -39,10 +39,11 @@ extension SQLStore {
 /// number matching — the console shows a number the phone offers among three, so an approval given without looking
 /// at the console fails. A push goes only after the password was right, and only to that one activation.
 struct OperatorPhones: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OperatorPhoneStore & ActivationStore & OperationStore { environment.store }
-    var operations: OperationService { OperationService(environment: environment) }
+    let store: any OperatorPhoneStore & ActivationStore & OperationStore
+    let audit: Auditor
+    let operations: OperationService
+    let applications: ApplicationService
 
     static let linkName = "console_link"
     static let signInName = "console_sign_in"
@@ -90,7 +91,7 @@ struct OperatorPhones: Sendable {
                     : "The phone did not approve the request (\(operation.status.rawValue)): start again.")
         }
         try await store.setOperatorPhone(operatorId: record.id, activationId: activation.id)
-        await environment.audit(
+        await audit(
             .operatorPhoneLinked, activation: activation, actor: "operator:\(record.name)",
             "Operator \(record.name) linked activation \(activation.id) to approve their console sign-ins.")
         return activation
@@ -99,7 +100,7 @@ struct OperatorPhones: Sendable {
     /// Unlinks the operator's phone.
     func unlink(_ record: OperatorRecord) async throws {
         try await store.setOperatorPhone(operatorId: record.id, activationId: nil)
-        await environment.audit(
+        await audit(
             .operatorPhoneUnlinked, actor: "operator:\(record.name)",
             "Operator \(record.name) unlinked the phone that approved their console sign-ins.")
     }
@@ -109,7 +110,7 @@ struct OperatorPhones: Sendable {
         -> OperationRecord
     {
         guard
-            let application = try await ApplicationService(environment: environment).application(
+            let application = try await applications.application(
                 id: phone.applicationId)
         else { throw AssentServerError.internalError("The phone's application is gone.") }
         return try await ask(

@@ -9,10 +9,14 @@ import Foundation
 /// `reset` opens a new link (new secret, no password) for one who lost either. The first start makes the admin
 /// `admin` and prints its link. Every change is audited with who made it.
 struct OperatorService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OperatorStore & OperatorPasskeyStore & ApplicationStore & WebStore { environment.store }
-    var hasher: PasswordHasher { environment.tfa.passwordHasher }
+    let store: any OperatorStore & OperatorPasskeyStore & ApplicationStore & WebStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
+    let tfa: TFASettings
+    let limiter: RateLimiter
+    var hasher: PasswordHasher { tfa.passwordHasher }
 
     /// How long a set-up link stays open.
     static let setupLifetime: Millis = 24 * 3_600_000
@@ -38,14 +42,14 @@ struct OperatorService: Sendable {
             }
         }
         let token = TFATokens.bearer()
-        let now = environment.nowMillis
+        let now = clock.millis
         let record = OperatorRecord(
             id: TFATokens.id(), name: name, role: role, applications: applications, totpSecret: Bytes.random(count: 20),
             setupTokenHash: token.hash, setupExpiresAt: now + Self.setupLifetime, createdAt: now)
         guard try await store.insertOperator(record) else {
             throw AssentServerError(.conflict, "An operator is already named \(name).", status: 409)
         }
-        await environment.audit(
+        await audit(
             .operatorCreated, actor: actor,
             "Operator \(name) created with role \(role.rawValue)"
                 + (applications.map { " for applications \($0.joined(separator: ", "))" } ?? "") + ".")
@@ -72,13 +76,13 @@ struct OperatorService: Sendable {
     /// - Throws: `ERR_CONFLICT` for the last enabled admin who can sign in.
     func setDisabled(_ name: String, _ disabled: Bool, actor: String) async throws -> OperatorRecord {
         let record = try await named(name)
-        guard try await store.setOperatorDisabled(id: record.id, at: disabled ? environment.nowMillis : nil) else {
+        guard try await store.setOperatorDisabled(id: record.id, at: disabled ? clock.millis : nil) else {
             throw Self.lastAdmin(name)
         }
         if disabled {
             _ = try await store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
         }
-        await environment.audit(
+        await audit(
             disabled ? .operatorDisabled : .operatorEnabled, actor: actor,
             "Operator \(name) \(disabled ? "disabled" : "enabled").")
         return try await named(name)
@@ -99,14 +103,14 @@ struct OperatorService: Sendable {
         let token = TFATokens.bearer()
         guard
             try await store.resetOperator(
-                id: record.id, tokenHash: token.hash, expiresAt: environment.nowMillis + Self.setupLifetime,
+                id: record.id, tokenHash: token.hash, expiresAt: clock.millis + Self.setupLifetime,
                 totpSecret: Bytes.random(count: 20))
         else { throw Self.lastAdmin(name) }
         // Its passkeys go too: the account is set up anew from nothing; and every console session of it ends (else
         // a session taken before the reset would work again once the account is set up anew).
         _ = try await store.deleteOperatorPasskeys(operatorId: record.id)
         _ = try await store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: nil)
-        await environment.audit(
+        await audit(
             .operatorReset, actor: actor,
             "Operator \(name) reset: a new set-up link, the password, TOTP, passkeys and linked phone cleared.")
         return (try await named(name), link(token.value))
@@ -139,7 +143,7 @@ struct OperatorService: Sendable {
             else { return nil }
             link = try await reset(pending.name, actor: "system").link
         }
-        return String(link.dropFirst(environment.openID.base.count))
+        return String(link.dropFirst(openID.base.count))
     }
 
     // MARK: Set-up and sign-in
@@ -148,7 +152,7 @@ struct OperatorService: Sendable {
     func setup(token: String) async throws -> (OperatorRecord, uri: String)? {
         guard token.utf8.count <= 128,
             let record = try await store.operatorRecord(setupTokenHash: TFATokens.hash(token)),
-            let expires = record.setupExpiresAt, expires > environment.nowMillis, record.disabledAt == nil,
+            let expires = record.setupExpiresAt, expires > clock.millis, record.disabledAt == nil,
             let secret = record.totpSecret
         else { return nil }
         let uri = OTPKeyURI(issuer: Self.issuer, account: record.name, secret: secret).text
@@ -164,7 +168,7 @@ struct OperatorService: Sendable {
         guard (12...PasswordHasher.maxLength).contains(password.unicodeScalars.count) else {
             throw AssentServerError.invalidRequest("An operator's password has 12 to 1024 characters.")
         }
-        guard let step = try Self.step(of: code, secret: record.totpSecret, at: environment.now()) else {
+        guard let step = try Self.step(of: code, secret: record.totpSecret, at: clock.now()) else {
             throw AssentServerError.invalidRequest(
                 "That code is not the authenticator's current one: add the key shown and enter its code.")
         }
@@ -172,11 +176,11 @@ struct OperatorService: Sendable {
         guard
             try await store.completeOperatorSetup(
                 id: record.id, tokenHash: TFATokens.hash(token), passwordHash: hash, step: step,
-                at: environment.nowMillis)
+                at: clock.millis)
         else {
             throw AssentServerError(.unauthorized, "This set-up link was used meanwhile.", status: 401)
         }
-        await environment.audit(
+        await audit(
             .operatorSetUp, actor: "operator:\(record.name)", "Operator \(record.name) set a password and TOTP.")
         return try await named(record.name)
     }
@@ -185,8 +189,8 @@ struct OperatorService: Sendable {
     /// otherwise (the same answer for every reason, and the password hashed either way). A code is taken once.
     func signIn(name: String, password: String, code: String) async throws -> OperatorRecord? {
         guard let record = try await checkPassword(name: name, password: password),
-            let step = try Self.step(of: code, secret: record.totpSecret, at: environment.now()),
-            try await store.claimOperatorSignIn(id: record.id, step: step, at: environment.nowMillis)
+            let step = try Self.step(of: code, secret: record.totpSecret, at: clock.now()),
+            try await store.claimOperatorSignIn(id: record.id, step: step, at: clock.millis)
         else { return nil }
         return record
     }
@@ -216,8 +220,7 @@ struct OperatorService: Sendable {
         guard (12...PasswordHasher.maxLength).contains(new.unicodeScalars.count) else {
             throw AssentServerError.invalidRequest("An operator's password has 12 to 1024 characters.")
         }
-        let limiter = RateLimiter(environment: environment)
-        let limits = environment.rateLimits
+        let limits = limiter.rateLimits
         let (perAccount, pair) = (
             limits.operatorSignInFailuresPerAccount, limits.operatorSignInFailuresPerAccountAndAddress
         )
@@ -225,7 +228,7 @@ struct OperatorService: Sendable {
         guard try await signIn(name: record.name, password: current, code: code) != nil else {
             await limiter.recordAccountFailure(
                 perAccount, pair, "operator.account", account: record.name, address: address)
-            await environment.audit(
+            await audit(
                 .operatorPasswordChangeRefused, actor: "operator:\(record.name)",
                 "Operator \(record.name)'s password change was refused: the current password or the code is not right.")
             throw AssentServerError(
@@ -233,7 +236,7 @@ struct OperatorService: Sendable {
         }
         _ = try await store.setOperatorPassword(id: record.id, hash: try await hasher.hash(new))
         let ended = try await store.deleteWebSessions(owner: Self.sessionOwner(record.id), except: keeping)
-        await environment.audit(
+        await audit(
             .operatorPasswordChanged, actor: "operator:\(record.name)",
             "Operator \(record.name) changed the password; \(ended) other console session(s) ended.")
         return ended
@@ -258,5 +261,5 @@ struct OperatorService: Sendable {
     }
 
     /// The set-up page's link for `token`.
-    func link(_ token: String) -> String { "\(environment.openID.base)/console/setup?t=\(token)" }
+    func link(_ token: String) -> String { "\(openID.base)/console/setup?t=\(token)" }
 }

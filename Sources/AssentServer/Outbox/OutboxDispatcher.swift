@@ -38,16 +38,25 @@ extension Duration {
 /// abandoned, so a restart loses none. A write that adds messages wakes the dispatcher at once
 /// (``ServerEnvironment/outboxWakeup``); otherwise it reads the outbox every ``OutboxPolicy/pollInterval``.
 struct OutboxDispatcher: Service {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OutboxStore { environment.store }
+    let store: any OutboxStore
+    let clock: WallClock
+    let logger: Logger
+    /// Wakes this dispatcher after a write that added messages.
+    let wakeup: Wakeup
     let senders: [OutboxChannel: any OutboxSender]
     let policy: OutboxPolicy
     /// Identifies this process's leases.
     let owner = UUID().uuidString.lowercased()
 
-    init(environment: ServerEnvironment, senders: [any OutboxSender], policy: OutboxPolicy) {
-        self.environment = environment
+    init(
+        store: any OutboxStore, clock: WallClock, logger: Logger, wakeup: Wakeup, senders: [any OutboxSender],
+        policy: OutboxPolicy
+    ) {
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+        self.wakeup = wakeup
         self.senders = Dictionary(senders.map { ($0.channel, $0) }, uniquingKeysWith: { first, _ in first })
         self.policy = policy
     }
@@ -58,20 +67,20 @@ struct OutboxDispatcher: Service {
                 do {
                     while try await deliverDue() > 0, !Task.isCancelled {}
                 } catch {
-                    environment.logger.warning(
+                    logger.warning(
                         "outbox read failed", metadata: ["error": "\(String(reflecting: error))"])
                 }
-                await environment.outboxWakeup.wait(upTo: policy.pollInterval)
+                await wakeup.wait(upTo: policy.pollInterval)
             }
         }
         // Messages this process leased but did not finish are free for another process at once.
         do {
             let released = try await store.releaseOutboxLeases(owner: owner)
             if released > 0 {
-                environment.logger.info("outbox leases released", metadata: ["outbox.count": "\(released)"])
+                logger.info("outbox leases released", metadata: ["outbox.count": "\(released)"])
             }
         } catch {
-            environment.logger.warning(
+            logger.warning(
                 "outbox leases not released", metadata: ["error": "\(String(reflecting: error))"])
         }
         for sender in senders.values { await sender.shutdown() }
@@ -80,7 +89,7 @@ struct OutboxDispatcher: Service {
     /// Delivers the messages due now (one batch); returns how many it attempted.
     @discardableResult
     func deliverDue() async throws -> Int {
-        let now = environment.nowMillis
+        let now = clock.millis
         var channels: [OutboxChannel] = []
         for (channel, sender) in senders where await sender.isReady() { channels.append(channel) }
         guard !channels.isEmpty else { return 0 }
@@ -105,7 +114,7 @@ struct OutboxDispatcher: Service {
         guard let sender = senders[item.channel] else { return }
         let outcome = await sender.deliver(item)
         let attempts = item.attempts + 1
-        let now = environment.nowMillis
+        let now = clock.millis
         let result: OutboxAttempt
         switch outcome {
         case .delivered:
@@ -124,16 +133,16 @@ struct OutboxDispatcher: Service {
         case .delivered: break
         case .retry(let error, _):
             metadata["error"] = "\(error)"
-            environment.logger.info("outbox delivery failed, will retry", metadata: metadata)
+            logger.info("outbox delivery failed, will retry", metadata: metadata)
         case .abandoned(let error):
             metadata["error"] = "\(error)"
-            environment.logger.warning("outbox message abandoned", metadata: metadata)
+            logger.warning("outbox message abandoned", metadata: metadata)
         }
         do {
             try await store.recordOutboxAttempt(
                 id: item.id, owner: owner, attempts: attempts, result: result, now: now)
         } catch {
-            environment.logger.warning(
+            logger.warning(
                 "outbox record failed", metadata: ["outbox.id": "\(item.id)", "error": "\(String(reflecting: error))"])
         }
     }

@@ -74,17 +74,21 @@ public enum WebhookSignature {
 /// (``ApplicationWebhookService``), else to the server's; any non-2xx answer or network failure is retried by the
 /// dispatcher.
 struct WebhookSender: OutboxSender {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any OperationStore { environment.store }
+    let store: any OperationStore
+    let clock: WallClock
+    let egress: Egress
+    /// The server's own webhook, for applications without one.
+    let webhook: WebhookSettings?
+    let webhooks: ApplicationWebhookService
 
     var channel: OutboxChannel { .webhook }
 
     /// Ready when the server has a webhook or some application has its own: a process without either leaves the
     /// messages to one that has.
     func isReady() async -> Bool {
-        if environment.webhook != nil { return true }
-        return (try? await ApplicationWebhookService(environment: environment).anyApplicationHasWebhook()) ?? false
+        if webhook != nil { return true }
+        return (try? await webhooks.anyApplicationHasWebhook()) ?? false
     }
 
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
@@ -108,9 +112,9 @@ struct WebhookSender: OutboxSender {
             payload.applicationId = operation?.applicationId
             let destination =
                 if let operation {
-                    try await ApplicationWebhookService(environment: environment).destination(operation.applicationId)
+                    try await webhooks.destination(operation.applicationId)
                 } else {
-                    environment.webhook
+                    webhook
                 }
             guard let destination else {
                 return .failed("Neither the operation's application nor the server has a webhook.")
@@ -121,8 +125,8 @@ struct WebhookSender: OutboxSender {
         }
         guard let body = try? OperatorJSON.encoder().encode(payload) else { return .failed("Cannot encode the event.") }
         switch await SignedPost.send(
-            body, to: settings, userAgent: "Assent-Webhook", timestamp: environment.nowMillis / 1000,
-            egress: environment.egress)
+            body, to: settings, userAgent: "Assent-Webhook", timestamp: clock.millis / 1000,
+            egress: egress)
         {
         case .success(let status):
             return (200..<300).contains(status) ? .delivered : .retry("HTTP \(status)")

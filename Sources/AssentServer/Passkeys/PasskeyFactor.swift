@@ -8,11 +8,10 @@ import Foundation
 struct PasskeyFactor: Sendable {
     let passkeys: PasskeyService
     var flows: TFAService { passkeys.flows }
-    var environment: ServerEnvironment { passkeys.environment }
     /// The part of the store this sees.
-    var store: any TFAStore { environment.store }
-
-    init(environment: ServerEnvironment) { passkeys = PasskeyService(environment: environment) }
+    let store: any TFAStore
+    let audit: Auditor
+    let applicationLimits: ApplicationRateLimitService
 
     /// `POST /api/tfa/passkey/options`: creation options in a registration, request options (the account's
     /// credentials) in a verification.
@@ -98,7 +97,7 @@ struct PasskeyFactor: Sendable {
         try await requireFirstFactor(application)
         let (passkey, verified) = try await passkeys.authenticate(
             application, credential: request.credential, userId: nil, purpose: .signIn)
-        await environment.audit(
+        await audit(
             .passkeySignIn, userId: passkey.userId, application: application.id, actor: "user",
             "Signed in with passkey \(passkey.factorId).")
         return try await flows.success(
@@ -108,7 +107,7 @@ struct PasskeyFactor: Sendable {
 
     /// Counts a passwordless sign-in request from `address` against its limit (each hands out a stored challenge).
     private func countSignIn(address: String, application: ApplicationRecord) async throws {
-        let rule = try await ApplicationRateLimitService(environment: environment).rules(application.id)
+        let rule = try await applicationLimits.rules(application.id)
             .passkeySignInsPerAddress
         try await flows.limiter.check(rule, "passkey.address", address)
         await flows.limiter.recordFailure(rule, "passkey.address", address)

@@ -8,18 +8,16 @@ import X509
 /// against a challenge this server issued (32 random bytes, stored as their SHA-256, used once, for 5 minutes).
 /// The TFA provider, passwordless sign-in and the account page all go through here.
 struct PasskeyService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any PasskeyStore & TFAStore { environment.store }
+    let store: any PasskeyStore & TFAStore
+    let clock: WallClock
+    let audit: Auditor
+    let openID: OpenIDSettings
+    let tfa: TFASettings
     let flows: TFAService
 
     /// How long a ceremony's challenge lives, and the timeout the browser is given.
     static let challengeLifetime = 300
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        flows = TFAService(environment: environment)
-    }
 
     /// Who the browser is asked to make or use a credential for.
     struct RelyingParty: Sendable, Equatable {
@@ -38,7 +36,7 @@ struct PasskeyService: Sendable {
     func relyingParty(_ application: ApplicationRecord, _ policy: PasskeyPolicy) -> RelyingParty {
         var id = policy.relyingPartyId
         var origins = policy.origins
-        if id == nil || origins == nil, let issuer = URLComponents(string: environment.openID.issuer),
+        if id == nil || origins == nil, let issuer = URLComponents(string: openID.issuer),
             let scheme = issuer.scheme, var host = issuer.host
         {
             if host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) { host = "localhost" }
@@ -114,7 +112,7 @@ struct PasskeyService: Sendable {
         userVerification: Bool
     ) async throws -> String {
         let challenge = Bytes.random(count: 32)
-        let now = environment.nowMillis
+        let now = clock.millis
         try await store.insertPasskeyChallenge(
             PasskeyChallengeRecord(
                 challengeHash: Data(SHA256.hash(data: challenge)), applicationId: applicationId, userId: userId,
@@ -135,16 +133,16 @@ struct PasskeyService: Sendable {
             assertionHash: assertionHash)
         let policy = try await policy(application.id)
         let party = relyingParty(application, policy)
-        let roots = policy.attestation == "direct" ? environment.tfa.passkeyAttestationRoots : [:]
+        let roots = policy.attestation == "direct" ? tfa.passkeyAttestationRoots : [:]
         let expectation = RegistrationExpectation(
             challenge: challenge.challenge, origins: party.origins, relyingPartyID: party.id,
             requireUserVerification: challenge.record.userVerification,
-            trust: AttestationTrust(roots: roots, time: environment.now()))
+            trust: AttestationTrust(roots: roots, time: clock.now()))
         let registered: RegisteredCredential
         do {
             registered = try await WebAuthn.verifyRegistration(credential, expecting: expectation)
         } catch {
-            await environment.audit(
+            await audit(
                 .passkeyRefused, userId: userId, application: application.id, actor: "user",
                 "A passkey registration was refused (\(error.code.rawValue)).")
             throw Self.refusal(error)
@@ -155,7 +153,7 @@ struct PasskeyService: Sendable {
                 message: "This application accepts only authenticators whose attestation it trusts; this one's "
                     + "(\(registered.attestation.format)) is not.")
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         let label = Self.name(name, registered)
         let factor = TFAFactorRecord(
             id: TFATokens.id(), applicationId: application.id, userId: userId, provider: .passkey, state: .active,
@@ -171,7 +169,7 @@ struct PasskeyService: Sendable {
             throw TFAError(
                 status: .conflict, error: .passkeyExists, message: "This passkey is registered already.")
         }
-        await environment.audit(
+        await audit(
             .passkeyAdded, userId: userId, application: application.id, actor: "user",
             "Passkey \(factor.id) \"\(label)\" added (\(registered.algorithm.name), attestation "
                 + "\(registered.attestation.format)\(registered.multiDevice ? ", synced" : "")).")
@@ -222,12 +220,12 @@ struct PasskeyService: Sendable {
             verified = try WebAuthn.verifyAuthentication(credential, expecting: expectation)
         } catch {
             if error.code == .signCount {
-                try await store.flagPasskey(factorId: passkey.factorId, at: environment.nowMillis)
-                await environment.audit(
+                try await store.flagPasskey(factorId: passkey.factorId, at: clock.millis)
+                await audit(
                     .passkeyCounterWentBack, userId: passkey.userId, application: application.id, actor: "user",
                     "Passkey \(passkey.factorId) blocked: \(error.message)")
             } else {
-                await environment.audit(
+                await audit(
                     .passkeyRefused, userId: passkey.userId, application: application.id, actor: "user",
                     "A passkey answer was refused (\(error.code.rawValue)).")
             }
@@ -236,7 +234,7 @@ struct PasskeyService: Sendable {
         guard
             try await store.recordPasskeyUse(
                 factorId: passkey.factorId, expected: passkey.signCount, signCount: Int64(verified.signCount),
-                backedUp: verified.backedUp, at: environment.nowMillis)
+                backedUp: verified.backedUp, at: clock.millis)
         else { throw Self.challengeSpent }
         return (passkey, verified)
     }
@@ -268,7 +266,7 @@ struct PasskeyService: Sendable {
         }
         guard
             let record = try await store.takePasskeyChallenge(
-                challengeHash: Data(SHA256.hash(data: clientData.challenge)), at: environment.nowMillis),
+                challengeHash: Data(SHA256.hash(data: clientData.challenge)), at: clock.millis),
             record.applicationId == application, record.purpose == purpose,
             userId == nil || record.userId == userId, record.assertionHash == assertionHash
         else { throw Self.challengeSpent }

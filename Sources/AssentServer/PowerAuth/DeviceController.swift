@@ -8,17 +8,10 @@ import Hummingbird
 /// `POST /api/device/pin/changed` (PowerAuth signature with the new PIN, URI id `/pin/changed`: the user changed
 /// the PIN, which restarts its age under the server's maximum PIN age — seed 003's password expiry).
 struct DeviceController {
-    let environment: ServerEnvironment
+    let policy: SecurityPolicy
     let applications: ApplicationService
     let powerAuth: PowerAuthService
     let activations: ActivationService
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        applications = ApplicationService(environment: environment)
-        powerAuth = PowerAuthService(environment: environment)
-        activations = ActivationService(environment: environment)
-    }
 
     static let pinChangedURIId = "/pin/changed"
 
@@ -33,7 +26,7 @@ struct DeviceController {
             throw AssentServerError.invalidRequest("The query parameter applicationKey is missing.")
         }
         _ = try await applications.application(key: key)
-        return try HTTPSupport.json(ResponseEnvelope(environment.policy.deviceConfiguration))
+        return try HTTPSupport.json(ResponseEnvelope(policy.deviceConfiguration))
     }
 
     @Sendable func pinChanged(_ request: Request, context: AssentRequestContext) async throws -> Response {

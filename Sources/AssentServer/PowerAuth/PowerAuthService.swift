@@ -32,7 +32,6 @@ public struct PowerAuthService: Sendable {
         return encoder
     }()
 
-
     // MARK: Temporary keys
 
     /// `/pa/v3/keystore/create`: verifies the device's HS256 request and answers with an ES256-signed temporary key.

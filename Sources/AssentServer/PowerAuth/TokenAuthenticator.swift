@@ -9,7 +9,6 @@ public struct TokenAuthenticator: Sendable {
     let clock: WallClock
     let policy: SecurityPolicy
 
-
     /// Returns the token and its activation's identity, or throws `POWERAUTH_AUTH_FAIL`.
     public func authenticate(_ headerValue: String?) async throws -> (TokenRecord, DevicePrincipal) {
         guard let headerValue else {

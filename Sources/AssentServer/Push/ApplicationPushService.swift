@@ -18,7 +18,6 @@ public struct ApplicationPushService: Sendable {
     let cache: ApplicationCache
     let applications: ApplicationService
 
-
     /// The credentials each service uses for `application`'s devices, without their secrets.
     public func info(_ application: ApplicationRecord) async throws -> ApplicationPushInfo {
         let resolved = try await settings(application.id)

@@ -12,13 +12,6 @@ struct PushController {
     let powerAuth: PowerAuthService
     let deliveries: PushDeliveryService
 
-    init(environment: ServerEnvironment) {
-        deliveries = PushDeliveryService(environment: environment)
-        registrations = PushRegistrationService(environment: environment)
-        tokens = TokenAuthenticator(environment: environment)
-        powerAuth = PowerAuthService(environment: environment)
-    }
-
     func addRoutes(to router: APIRoutes) {
         router.group("api/push/device")
             .post("register/token", use: registerWithToken)

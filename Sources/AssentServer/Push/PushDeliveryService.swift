@@ -4,14 +4,15 @@ import Foundation
 
 /// Reads the push delivery trace, and the Web Push key subscribers need.
 public struct PushDeliveryService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & PushDeliveryStore & ApplicationStore { environment.store }
+    let store: any ActivationStore & OperationStore & PushDeliveryStore & ApplicationStore
+    let clock: WallClock
+    /// The server's push settings (whether it sends Web Push).
+    let push: PushSettings?
+    let applications: ApplicationService
 
     /// How many attempts a trace shows.
     public static let limit = 50
-
-    public init(environment: ServerEnvironment) { self.environment = environment }
 
     /// The activation's newest attempts, newest first.
     /// - Throws: `ACTIVATION_NOT_FOUND`.
@@ -31,7 +32,7 @@ public struct PushDeliveryService: Sendable {
     /// application), made on first use.
     /// - Throws: `NOT_FOUND` when this server does not send Web Push or no application has that id or key.
     public func applicationServerKey(application name: String? = nil) async throws -> ECPublicKey {
-        guard environment.push?.webPush != nil else {
+        guard push?.webPush != nil else {
             throw AssentServerError.notFound("This server does not send Web Push (serve --vapid-subject).")
         }
         let application: ApplicationRecord
@@ -44,9 +45,9 @@ public struct PushDeliveryService: Sendable {
                 throw AssentServerError.notFound("No application has the id or key \(name.prefix(64)).")
             }
         } else {
-            application = try await ApplicationService(environment: environment).defaultApplication()
+            application = try await applications.defaultApplication()
         }
-        return try await VAPIDKey.load(environment, applicationId: application.id).publicKey
+        return try await VAPIDKey.load(store, clock: clock, applicationId: application.id).publicKey
     }
 
     /// The operator's view of an attempt.

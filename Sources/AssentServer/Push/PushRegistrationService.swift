@@ -5,11 +5,11 @@ import Foundation
 /// Device push registrations: one per activation, replaced when the device registers again, deleted by the
 /// database when the activation is removed.
 public struct PushRegistrationService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ActivationStore & PushRegistrationStore { environment.store }
-
-    public init(environment: ServerEnvironment) { self.environment = environment }
+    let store: any ActivationStore & PushRegistrationStore
+    let clock: WallClock
+    let audit: Auditor
+    let egress: Egress
 
     /// Validates and stores the device's token for its activation.
     /// - Throws: `PUSH_REGISTRATION_FAILED` with the reason when the platform, token or environment is wrong.
@@ -18,12 +18,12 @@ public struct PushRegistrationService: Sendable {
         -> PushRegistrationRecord
     {
         let registration = try Self.validated(
-            request, activationId: device.activationId, language: language, now: environment.nowMillis)
+            request, activationId: device.activationId, language: language, now: clock.millis)
         if registration.platform == .webpush {
-            try await Self.checkDestination(registration.token, egress: environment.egress)
+            try await Self.checkDestination(registration.token, egress: egress)
         }
         try await store.putPushRegistration(registration)
-        await environment.audit(
+        await audit(
             .pushRegistered, activation: try await store.activation(id: device.activationId),
             userId: device.userId, actor: "device",
             "Activation \(device.activationId) registered a \(registration.platform.rawValue) push token"

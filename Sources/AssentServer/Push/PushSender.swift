@@ -8,12 +8,19 @@ import Prometheus
 /// service its token belongs to, with its application's credentials (``ApplicationPushService``). A token the service declares dead is deleted (only then: a fault in our own
 /// credentials never removes a device); a new operation that finished before its push left is not announced.
 struct PushSender: OutboxSender {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store:
+    let store:
         any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore & TFAStore
             & ApplicationBrandingStore
-    { environment.store }
+    let clock: WallClock
+    let audit: Auditor
+    let logger: Logger
+    let metrics: PrometheusCollectorRegistry
+    /// The server's own push settings, if any.
+    let push: PushSettings?
+    let applicationPush: ApplicationPushService
+    /// Browsers that approve sign-ins (their messages go through Web Push too).
+    let approvers: BrowserApprovers
     /// The server's own credentials' clients: the first application's unless it has its own.
     let apns: APNsClient?
     let fcm: FCMClient?
@@ -22,8 +29,22 @@ struct PushSender: OutboxSender {
     let applicationClients: ApplicationPushClients
     private let transport: PushTransport
 
-    init(environment: ServerEnvironment, settings: PushSettings) throws {
-        self.environment = environment
+    /// - Throws: a configuration error when the push settings cannot be used.
+    init(
+        store: any ActivationStore & OperationStore & PushRegistrationStore & PushDeliveryStore & TFAStore
+            & ApplicationBrandingStore,
+        clock: WallClock, audit: Auditor, logger: Logger, metrics: PrometheusCollectorRegistry, egress: Egress,
+        push: PushSettings?, applicationPush: ApplicationPushService, approvers: BrowserApprovers
+    ) throws {
+        self.store = store
+        self.clock = clock
+        self.audit = audit
+        self.logger = logger
+        self.metrics = metrics
+        self.push = push
+        self.applicationPush = applicationPush
+        self.approvers = approvers
+        let settings = push ?? PushSettings()
         let transport = try PushTransport(settings: settings)
         self.transport = transport
         let gateways = settings.gateways
@@ -31,9 +52,9 @@ struct PushSender: OutboxSender {
         fcm = settings.fcm.map { FCMClient(settings: gateways.routing($0), transport: transport) }
         hms = settings.hms.map { HMSClient(settings: gateways.routing($0), transport: transport) }
         applicationClients = ApplicationPushClients(transport: transport, gateways: gateways)
-        webPush = settings.webPush.map { [environment] in
-            WebPushClient(settings: $0, egress: environment.egress) {
-                try await VAPIDKey.load(environment, applicationId: $0)
+        webPush = settings.webPush.map {
+            WebPushClient(settings: $0, egress: egress) {
+                try await VAPIDKey.load(store, clock: clock, applicationId: $0)
             }
         }
     }
@@ -51,8 +72,8 @@ struct PushSender: OutboxSender {
     /// Ready when this process has push credentials of its own or some application has its own: a process without
     /// any leaves push messages to one that has them.
     func isReady() async -> Bool {
-        if !(environment.push?.isEmpty ?? true) { return true }
-        return (try? await ApplicationPushService(environment: environment).anyApplicationHasCredentials()) ?? false
+        if !(push?.isEmpty ?? true) { return true }
+        return (try? await applicationPush.anyApplicationHasCredentials()) ?? false
     }
 
     func deliver(_ item: OutboxItem) async -> DeliveryOutcome {
@@ -135,14 +156,14 @@ struct PushSender: OutboxSender {
             guard let webPush else {
                 return .failed("Web Push is not configured on this server (serve --vapid-subject).")
             }
-            return await webPush.send(content, to: registration, applicationId: applicationId, now: environment.now())
+            return await webPush.send(content, to: registration, applicationId: applicationId, now: clock.now())
         }
     }
 
     /// The client for `platform` with the application's own credentials, else the server's for the first
     /// application; `nil` when there are none.
     private func client(_ platform: PushPlatform, applicationId: String) async throws -> PushServiceClient? {
-        let (own, serverStandsIn) = try await ApplicationPushService(environment: environment).credentials(
+        let (own, serverStandsIn) = try await applicationPush.credentials(
             applicationId)
         if let record = own[platform] { return try applicationClients.client(for: record) }
         guard serverStandsIn else { return nil }
@@ -160,7 +181,7 @@ struct PushSender: OutboxSender {
         reason: String?, latency: Duration
     ) async {
         let service = registration.platform.rawValue
-        environment.metrics.makeCounter(
+        metrics.makeCounter(
             descriptor: Self.attempts, labels: [("service", service), ("outcome", outcome.rawValue)]
         ).increment()
         let record = PushDeliveryRecord(
@@ -169,11 +190,11 @@ struct PushSender: OutboxSender {
             reason: reason.map { $0.replacingOccurrences(of: registration.token, with: "[token]") },
             latencyMillis: Int64(latency.components.seconds) * 1000 + latency.components.attoseconds
                 / 1_000_000_000_000_000,
-            at: environment.nowMillis)
+            at: clock.millis)
         do {
             try await store.insertPushDelivery(record)
         } catch {
-            environment.logger.warning(
+            logger.warning(
                 "push delivery trace not written", metadata: ["error": "\(String(reflecting: type(of: error)))"])
         }
     }
@@ -194,12 +215,12 @@ struct PushSender: OutboxSender {
                 activationId: registration.activationId, registeredAt: registration.registeredAt)
             {
                 removed = true
-                await environment.audit(
+                await audit(
                     .pushUnregistered,
                     activation: try? await store.activation(id: registration.activationId), actor: "system",
                     "The \(registration.platform.rawValue) token of activation \(registration.activationId) is no "
                         + "longer valid (\(reason)); its push registration was removed.")
-                environment.logger.info(
+                logger.info(
                     "push registration removed",
                     metadata: ["activation.id": "\(registration.activationId)", "reason": "\(reason)"])
             }
@@ -252,9 +273,9 @@ extension DeliveryOutcome {
 
 /// An application's VAPID key: one per application and database, made by whichever process needs it first.
 enum VAPIDKey {
-    static func load(_ environment: ServerEnvironment, applicationId: String) async throws -> ECPrivateKey {
-        let store: any PushDeliveryStore = environment.store
-        return try await store.vapidKey(
-            applicationId: applicationId, creating: ECPrivateKey(), at: environment.nowMillis)
+    static func load(_ store: any PushDeliveryStore, clock: WallClock, applicationId: String) async throws
+        -> ECPrivateKey
+    {
+        try await store.vapidKey(applicationId: applicationId, creating: ECPrivateKey(), at: clock.millis)
     }
 }

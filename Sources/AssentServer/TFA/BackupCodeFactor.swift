@@ -9,9 +9,10 @@ import Foundation
 /// account registers in a login: a person makes them after signing in with two factors.
 struct BackupCodeFactor: Sendable {
     let flows: TFAService
-    var environment: ServerEnvironment { flows.environment }
     /// The part of the store this sees.
-    var store: any BackupCodeStore & TFAStore { environment.store }
+    let store: any BackupCodeStore & TFAStore
+    let clock: WallClock
+    let audit: Auditor
 
     static let count = 10
     static let length = 12
@@ -19,17 +20,15 @@ struct BackupCodeFactor: Sendable {
     static let lowWater = 2
     static let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz")
 
-    init(environment: ServerEnvironment) { flows = TFAService(environment: environment) }
-
     /// A new set for the account, replacing its old one; the codes in their written form.
     func generate(applicationId: String, userId: String, actor: String) async throws -> [String] {
-        let now = environment.nowMillis
+        let now = clock.millis
         let factor = TFAFactorRecord(
             id: TFATokens.id(), applicationId: applicationId, userId: userId, provider: .backup, state: .active,
             createdAt: now, lastVerifiedAt: now)
         let codes = (0..<Self.count).map { _ in Self.newCode() }
         try await store.replaceBackupCodes(factor, hashes: codes.map { Self.hash($0, factorId: factor.id) })
-        await environment.audit(
+        await audit(
             .tfaBackupCodesGenerated, userId: userId, application: applicationId, actor: actor,
             "\(Self.count) new backup codes; the old ones are void.")
         return codes.map { LoginPages.grouped($0, separator: "-") }
@@ -58,14 +57,14 @@ struct BackupCodeFactor: Sendable {
         let left = try await flows.takeAttempt(challenge, flow: flow)
         guard let code = Self.normalized(request.code),
             let remaining = try await store.useBackupCode(
-                factorId: factor.id, hash: Self.hash(code, factorId: factor.id), at: environment.nowMillis)
+                factorId: factor.id, hash: Self.hash(code, factorId: factor.id), at: clock.millis)
         else {
             await flows.recordFailure(flow)
             throw TFAError.invalidCode(attemptsLeft: left)
         }
         try await store.setTFAChallengeFactor(
             assertionHash: challenge.assertionHash, factorId: factor.id)
-        await environment.audit(
+        await audit(
             .tfaBackupCodeUsed, userId: flow.userId, application: flow.applicationId, actor: "user",
             "A backup code was used; \(remaining) left.")
         return BackupCodeProofResponse(

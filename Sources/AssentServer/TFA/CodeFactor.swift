@@ -9,11 +9,14 @@ import Foundation
 /// cool-down per assertion. The code row and its outbox message are written by one statement.
 struct CodeFactor: Sendable {
     let flows: TFAService
-    var environment: ServerEnvironment { flows.environment }
     /// The part of the store this sees.
-    var store: any TFAStore & ApplicationBrandingStore { environment.store }
-
-    init(environment: ServerEnvironment) { flows = TFAService(environment: environment) }
+    let store: any TFAStore & ApplicationBrandingStore
+    let clock: WallClock
+    let audit: Auditor
+    let tfa: TFASettings
+    /// Wakes the outbox dispatcher when a code waits to be sent.
+    let outboxWakeup: Wakeup
+    let applicationLimits: ApplicationRateLimitService
 
     // MARK: E-mail
 
@@ -70,7 +73,7 @@ struct CodeFactor: Sendable {
             } else {
                 factor = TFAFactorRecord(
                     id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .phone,
-                    state: .pending, destination: phone, createdAt: environment.nowMillis)
+                    state: .pending, destination: phone, createdAt: clock.millis)
                 try await store.insertTFAFactor(factor)
                 try await store.setTFAChallengeFactor(
                     assertionHash: challenge.assertionHash, factorId: factor.id)
@@ -102,7 +105,7 @@ struct CodeFactor: Sendable {
                 message: "The phvToken names no code of this assertion: send a code first.")
         }
         try await flows.checkFailureLimit(flow)
-        guard let left = try await store.takeTFACodeAttempt(tokenHash: tokenHash, at: environment.nowMillis)
+        guard let left = try await store.takeTFACodeAttempt(tokenHash: tokenHash, at: clock.millis)
         else {
             throw TFAError(
                 status: .badRequest, error: .codeSpent,
@@ -115,10 +118,10 @@ struct CodeFactor: Sendable {
         if challenge.mode == .register {
             guard
                 try await store.activateTFAFactor(
-                    id: code.factorId, replacing: nil, at: environment.nowMillis)
+                    id: code.factorId, replacing: nil, at: clock.millis)
             else { throw TFAError.challengeSpent() }
         } else {
-            try await store.markTFAFactorVerified(id: code.factorId, at: environment.nowMillis)
+            try await store.markTFAFactorVerified(id: code.factorId, at: clock.millis)
         }
         return try await flows.pass(challenge)
     }
@@ -136,16 +139,16 @@ struct CodeFactor: Sendable {
         _ challenge: TFAChallengeRecord, _ flow: TFAFlowRecord, _ factor: TFAFactorRecord, channel: String,
         lang: String?
     ) async throws -> TFACodeSent {
-        let settings = environment.tfa
+        let settings = tfa
         let limiter = flows.limiter
-        let rules = try await ApplicationRateLimitService(environment: environment).rules(flow.applicationId)
+        let rules = try await applicationLimits.rules(flow.applicationId)
         try await limiter.hit(
             RateLimitRule(limit: 1, window: settings.resendCooldown), "code.resend",
             "\(Base64URL.encode(challenge.assertionHash)):\(factor.id)")
         try await limiter.hit(
             rules.codesPerDestination, "code.destination", Self.destinationKey(factor.destination ?? ""))
         try await limiter.hit(rules.codesPerUser, "code.user", "\(flow.applicationId):\(flow.userId)")
-        let now = environment.nowMillis
+        let now = clock.millis
         let token = TFATokens.bearer()
         let expiresAt = min(flow.expiresAt, now + Millis(settings.challengeLifetime) * 1000)
         // The language the caller asked for (if the texts are written in it), else the account's own, else the
@@ -160,8 +163,8 @@ struct CodeFactor: Sendable {
                 id: TFATokens.id(), tokenHash: token.hash, assertionHash: challenge.assertionHash, factorId: factor.id,
                 channel: channel, code: Self.newCode(), lang: CodeMessages.language(language),
                 attemptsLeft: settings.attemptsPerChallenge, createdAt: now, expiresAt: expiresAt))
-        environment.outboxWakeup.signal()
-        await environment.audit(
+        outboxWakeup.signal()
+        await audit(
             .tfaCodeSent, userId: flow.userId, application: flow.applicationId, actor: "user",
             "A code went by \(channel) to factor \(factor.id).")
         return TFACodeSent(phvToken: token.value, expiresAt: Date(millis: expiresAt))

@@ -9,14 +9,10 @@ import Foundation
 struct PushFactor: Sendable {
     let flows: TFAService
     let operations: OperationService
-    var environment: ServerEnvironment { flows.environment }
     /// The part of the store this sees.
-    var store: any ActivationStore & OperationStore & TFAStore { environment.store }
-
-    init(environment: ServerEnvironment) {
-        flows = TFAService(environment: environment)
-        operations = OperationService(environment: environment)
-    }
+    let store: any ActivationStore & OperationStore & TFAStore
+    let clock: WallClock
+    let tfa: TFASettings
 
     /// `accounts.tfa.push.optin`: names the device and asks it to approve (asking again while that request is
     /// pending answers the same operation).
@@ -40,7 +36,7 @@ struct PushFactor: Sendable {
         }
         let factor = TFAFactorRecord(
             id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .push,
-            state: .pending, destination: activation.id, createdAt: environment.nowMillis)
+            state: .pending, destination: activation.id, createdAt: clock.millis)
         try await store.insertTFAFactor(factor)
         try await store.setTFAChallengeFactor(assertionHash: challenge.assertionHash, factorId: factor.id)
         let application = try await flows.applicationRecord(id: flow.applicationId)
@@ -124,10 +120,10 @@ struct PushFactor: Sendable {
             if challenge.mode == .register, let factorId = challenge.factorId {
                 guard
                     try await store.activateTFAFactor(
-                        id: factorId, replacing: nil, at: environment.nowMillis)
+                        id: factorId, replacing: nil, at: clock.millis)
                 else { throw TFAError.challengeSpent() }
             } else {
-                try await store.markTFAFactorVerified(id: approving.id, at: environment.nowMillis)
+                try await store.markTFAFactorVerified(id: approving.id, at: clock.millis)
                 // The factor that approved: finalizing tells a browser's approval from a phone's.
                 try await store.setTFAChallengeFactor(assertionHash: challenge.assertionHash, factorId: approving.id)
             }
@@ -163,8 +159,8 @@ struct PushFactor: Sendable {
     /// fraud report, none in the cool-down after too many rejected or unanswered ones, and no more than the hourly
     /// number. Worked out from the account's recent push sign-ins (so every server process agrees); returns them.
     private func admit(_ flow: TFAFlowRecord) async throws -> [OperationRecord] {
-        let limits = try await Limits(flows.policy(flow.applicationId), defaults: environment.tfa)
-        let now = environment.nowMillis
+        let limits = try await Limits(flows.policy(flow.applicationId), defaults: tfa)
+        let now = clock.millis
         let recent = try await recentSignIns(applicationId: flow.applicationId, userId: flow.userId)
         func seconds(until end: Millis) -> Int { Int(max(1, (end - now + 999) / 1000)) }
         if let (end, _) = suspension(recent, seconds: limits.fraudSuspension) {
@@ -226,13 +222,13 @@ struct PushFactor: Sendable {
             .max { ($0.finishedAt ?? 0) < ($1.finishedAt ?? 0) }
         guard let reported, let at = reported.finishedAt else { return nil }
         let end = at + Millis(seconds) * 1000
-        return environment.nowMillis < end ? (end, reported.id) : nil
+        return clock.millis < end ? (end, reported.id) : nil
     }
 
     /// Until when the account's push sign-ins are suspended after a fraud report, and the reported sign-in (for the
     /// console's user page).
     func suspension(applicationId: String, userId: String) async throws -> (until: Millis, operationId: String)? {
-        let limits = try await Limits(flows.policy(applicationId), defaults: environment.tfa)
+        let limits = try await Limits(flows.policy(applicationId), defaults: tfa)
         return suspension(
             try await recentSignIns(applicationId: applicationId, userId: userId), seconds: limits.fraudSuspension)
     }
@@ -261,7 +257,7 @@ struct PushFactor: Sendable {
         devices: [String]? = nil
     ) async throws -> TFAPushSent {
         let application = try await flows.applicationRecord(id: flow.applicationId)
-        let lifetime = max(30, Int((challenge.expiresAt - environment.nowMillis) / 1000))
+        let lifetime = max(30, Int((challenge.expiresAt - clock.millis) / 1000))
         let operation = try await operations.create(
             CreateOperationRequest(
                 userId: flow.userId, name: name,

@@ -5,11 +5,12 @@ import Foundation
 /// The operator's side of login accounts: create and remove accounts, add e-mail factors, remove factors, list and
 /// revoke remembered devices. The person's own side (registering factors, signing in) is ``TFAService``.
 public struct TFAAccountService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any TFAStore & RateLimitStore { environment.store }
-
-    public init(environment: ServerEnvironment) { self.environment = environment }
+    let store: any TFAStore & RateLimitStore
+    let clock: WallClock
+    let audit: Auditor
+    let tfa: TFASettings
+    let grants: GrantRevocation
 
     /// An account with its active factors.
     public struct Account: Sendable {
@@ -32,18 +33,18 @@ public struct TFAAccountService: Sendable {
             throw AssentServerError.invalidRequest("emails are at most 10 plain addresses (name@example.com).")
         }
         var hash: String?
-        if let password { hash = try await environment.tfa.passwordHasher.hash(password) }
+        if let password { hash = try await tfa.passwordHasher.hash(password) }
         let account = TFAAccountRecord(
-            applicationId: application.id, userId: userId, passwordHash: hash, createdAt: environment.nowMillis,
+            applicationId: application.id, userId: userId, passwordHash: hash, createdAt: clock.millis,
             displayName: displayName)
         guard try await store.insertTFAAccount(account) else {
             throw AssentServerError.accountExists(userId)
         }
         // A millisecond apart, so that listings (ordered by creation) keep the order given.
         for (index, email) in emails.enumerated() {
-            try await insertEmail(email, to: account, at: environment.nowMillis + Millis(index))
+            try await insertEmail(email, to: account, at: clock.millis + Millis(index))
         }
-        await environment.audit(
+        await audit(
             .tfaAccountCreated, userId: userId, application: application.id, actor: actor, "Login account created.")
         return try await withFactors(account)
     }
@@ -56,7 +57,7 @@ public struct TFAAccountService: Sendable {
         guard try await store.setTFAAccountName(applicationId: application.id, userId: userId, name: displayName) else {
             throw AssentServerError.notFound("No login account has user id \(userId).")
         }
-        await environment.audit(
+        await audit(
             .tfaAccountRenamed, userId: userId, application: application.id, actor: actor,
             displayName == nil ? "Display name removed." : "Display name set.")
         return try await get(userId: userId, in: application)
@@ -91,10 +92,10 @@ public struct TFAAccountService: Sendable {
     public func delete(userId: String, in application: ApplicationRecord, actor: String) async throws {
         let account = try await record(userId: userId, in: application)
         _ = try await store.deleteTFAAccount(applicationId: account.applicationId, userId: account.userId)
-        await environment.audit(
+        await audit(
             .tfaAccountRemoved, userId: account.userId, application: application.id, actor: actor,
             "Login account removed with its factors and remembered devices.")
-        try await GrantRevocation(environment: environment).revokeAll(
+        try await grants.revokeAll(
             applicationId: application.id, userId: account.userId, because: .accountRemoved, actor: actor)
     }
 
@@ -105,7 +106,7 @@ public struct TFAAccountService: Sendable {
         -> (refreshTokens: Int, sessions: Int)
     {
         let account = try await record(userId: userId, in: application)
-        return try await GrantRevocation(environment: environment).revokeAll(
+        return try await grants.revokeAll(
             applicationId: application.id, userId: account.userId, because: .signedOutEverywhere, actor: actor)
     }
 
@@ -118,12 +119,12 @@ public struct TFAAccountService: Sendable {
         let account = try await record(userId: userId, in: application)
         guard (account.disabledAt != nil) != disabled else { return }
         _ = try await store.setTFAAccountDisabled(
-            applicationId: application.id, userId: account.userId, disabledAt: disabled ? environment.nowMillis : nil)
-        await environment.audit(
+            applicationId: application.id, userId: account.userId, disabledAt: disabled ? clock.millis : nil)
+        await audit(
             disabled ? .tfaAccountDisabled : .tfaAccountEnabled, userId: account.userId, application: application.id,
             actor: actor, disabled ? "Login account disabled." : "Login account enabled.")
         if disabled {
-            try await GrantRevocation(environment: environment).revokeAll(
+            try await grants.revokeAll(
                 applicationId: application.id, userId: account.userId, because: .accountDisabled, actor: actor)
         }
     }
@@ -136,8 +137,8 @@ public struct TFAAccountService: Sendable {
             throw AssentServerError.invalidRequest("email is a plain address (name@example.com).")
         }
         let account = try await record(userId: userId, in: application)
-        let factor = try await insertEmail(email, to: account, at: environment.nowMillis)
-        await environment.audit(
+        let factor = try await insertEmail(email, to: account, at: clock.millis)
+        await audit(
             .tfaEmailAdded, userId: account.userId, application: application.id, actor: actor,
             "E-mail factor \(factor.id) added.")
         return factor
@@ -152,7 +153,7 @@ public struct TFAAccountService: Sendable {
             try await store.deleteTFAFactor(
                 id: id, applicationId: account.applicationId, userId: account.userId)
         else { throw AssentServerError.notFound("The account has no factor with id \(id).") }
-        await environment.audit(
+        await audit(
             .tfaFactorRemoved, userId: account.userId, application: application.id, actor: actor,
             "Factor \(id) removed.")
     }
@@ -168,8 +169,8 @@ public struct TFAAccountService: Sendable {
     public func revokeDevice(id: String, in application: ApplicationRecord, actor: String) async throws {
         guard let device = try await store.rememberedDevice(id: id), device.applicationId == application.id
         else { throw AssentServerError.notFound("No remembered device has id \(id).") }
-        if try await store.revokeRememberedDevice(id: id, at: environment.nowMillis) {
-            await environment.audit(
+        if try await store.revokeRememberedDevice(id: id, at: clock.millis) {
+            await audit(
                 .tfaDeviceRevoked, userId: device.userId, application: application.id, actor: actor,
                 "Device \(id) revoked.")
         }
@@ -181,7 +182,7 @@ public struct TFAAccountService: Sendable {
         -> (count: Int, until: Millis)?
     {
         try await store.rateLimit(
-            key: "\(Self.failureScope):\(application.id):\(userId)", now: environment.nowMillis
+            key: "\(Self.failureScope):\(application.id):\(userId)", now: clock.millis
         ).map { ($0.count, $0.windowEnd) }
     }
 
@@ -193,7 +194,7 @@ public struct TFAAccountService: Sendable {
         let key = "\(application.id):\(account.userId)"
         let cleared = try await store.clearRateLimits(
             key: "\(Self.failureScope):\(key)", prefix: "\(Self.failureScope)-address:\(key)|")
-        await environment.audit(
+        await audit(
             .tfaAccountUnlocked, userId: account.userId, application: application.id, actor: actor,
             "Wrong-password counters cleared (\(cleared)).")
         return cleared

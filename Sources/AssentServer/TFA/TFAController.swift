@@ -7,23 +7,13 @@ import Hummingbird
 /// calls, finalize. Bodies are JSON; answers are never cached. Interruptions answer 403 with the
 /// ``TFAInterruption``; flow errors answer `{"code","errorCode"?,"message","attemptsLeft"?}`.
 struct TFAController {
-    let environment: ServerEnvironment
+    let clock: WallClock
     let flows: TFAService
     let totp: TOTPFactor
     let codes: CodeFactor
     let push: PushFactor
     let passkey: PasskeyFactor
     let backup: BackupCodeFactor
-
-    init(environment: ServerEnvironment) {
-        backup = BackupCodeFactor(environment: environment)
-        passkey = PasskeyFactor(environment: environment)
-        self.environment = environment
-        flows = TFAService(environment: environment)
-        totp = TOTPFactor(environment: environment)
-        codes = CodeFactor(environment: environment)
-        push = PushFactor(environment: environment)
-    }
 
     func addRoutes(to router: APIRoutes) {
         router.group("api/tfa")
@@ -111,7 +101,7 @@ struct TFAController {
                 context: { site in
                     LoginContext(
                         site: site, userAgent: body.userAgent, address: body.ipAddress,
-                        at: environment.now())
+                        at: clock.now())
                 }))
     }
 

@@ -9,17 +9,16 @@ import Foundation
 /// random assertion (only hashes are stored); a passed challenge yields a proof (`providerAssertion`) that
 /// finalizes the flow exactly once.
 struct TFAService: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any ApplicationStore & TFAStore & ActivationStore & PasskeyStore { environment.store }
+    let store: any ApplicationStore & TFAStore & ActivationStore & PasskeyStore
+    let clock: WallClock
+    let audit: Auditor
+    let tfa: TFASettings
+    /// Each application's rate limits and two-factor policy.
+    let applicationLimits: ApplicationRateLimitService
+    let applications: ApplicationService
     let tokens: TFATokens
     let limiter: RateLimiter
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        tokens = TFATokens(environment: environment)
-        limiter = RateLimiter(environment: environment)
-    }
 
     /// The outcome of a first factor.
     enum Outcome: Sendable {
@@ -33,13 +32,13 @@ struct TFAService: Sendable {
     func login(_ request: TFALoginRequest, address: String?) async throws -> Outcome {
         let application = try await application(request.application)
         let userKey = "\(application.id):\(request.userId)"
-        let rules = try await ApplicationRateLimitService(environment: environment).rules(application.id)
+        let rules = try await applicationLimits.rules(application.id)
         if let address { try await limiter.check(rules.loginFailuresPerAddress, "login.address", address) }
         try await limiter.checkAccount(
             rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, TFAAccountService.failureScope,
             account: userKey,
             address: address)
-        let hasher = environment.tfa.passwordHasher
+        let hasher = tfa.passwordHasher
         let account = try await store.tfaAccount(applicationId: application.id, userId: request.userId)
         let valid: Bool
         if let stored = account?.passwordHash {
@@ -56,7 +55,7 @@ struct TFAService: Sendable {
             if let address { await limiter.recordFailure(rules.loginFailuresPerAddress, "login.address", address) }
             // The user id only when it is an account's: one that is none may be a password typed into the wrong
             // field, and it never reaches the audit.
-            await environment.audit(
+            await audit(
                 .tfaLoginFailed, userId: account == nil ? nil : request.userId, application: application.id,
                 actor: "user", account == nil ? "A user id that is no account's, refused." : "Wrong password.")
             throw TFAError.invalidLogin()
@@ -77,7 +76,7 @@ struct TFAService: Sendable {
         if let deviceToken,
             let device = try await rememberedDevice(deviceToken, application: application, userId: userId)
         {
-            try await store.touchRememberedDevice(id: device.id, at: environment.nowMillis)
+            try await store.touchRememberedDevice(id: device.id, at: clock.millis)
             return .success(try await success(application, userId, amr: first, provider: "remembered-device"))
         }
         let policy = try await policy(application.id)
@@ -85,15 +84,15 @@ struct TFAService: Sendable {
         if active.isEmpty && !policy.required {
             return .success(try await success(application, userId, amr: first, provider: nil))
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         let flow = TFAFlowRecord(
             id: TFATokens.id(), applicationId: application.id, userId: userId,
             kind: active.isEmpty ? .registration : .verification, firstFactor: firstFactor, createdAt: now,
-            expiresAt: now + Millis(environment.tfa.flowLifetime) * 1000)
+            expiresAt: now + Millis(tfa.flowLifetime) * 1000)
         try await store.insertTFAFlow(flow)
         let (regToken, expiresAt) = try await tokens.sign(
             .registration, id: flow.id, userId: userId, applicationId: application.id,
-            lifetime: environment.tfa.flowLifetime)
+            lifetime: tfa.flowLifetime)
         let inactive = Self.registrable(policy, active: active)
         let verification = flow.kind == .verification
         return .interruption(
@@ -114,14 +113,14 @@ struct TFAService: Sendable {
     func stepUp(applicationId: String, userId: String) async throws -> (regToken: String, providers: [TFAProvider]) {
         let application = try await applicationRecord(id: applicationId)
         let active = try await activeProviders(application.id, userId, policy: try await policy(application.id))
-        let now = environment.nowMillis
+        let now = clock.millis
         let flow = TFAFlowRecord(
             id: TFATokens.id(), applicationId: application.id, userId: userId, kind: .verification,
-            firstFactor: "pwd", createdAt: now, expiresAt: now + Millis(environment.tfa.flowLifetime) * 1000)
+            firstFactor: "pwd", createdAt: now, expiresAt: now + Millis(tfa.flowLifetime) * 1000)
         try await store.insertTFAFlow(flow)
         let (regToken, _) = try await tokens.sign(
             .registration, id: flow.id, userId: userId, applicationId: application.id,
-            lifetime: environment.tfa.flowLifetime)
+            lifetime: tfa.flowLifetime)
         return (regToken, active)
     }
 
@@ -144,7 +143,7 @@ struct TFAService: Sendable {
         let flow = try await openFlow(request.regToken)
         let policy = try await policy(flow.applicationId)
         guard policy.providers.contains(request.provider),
-            environment.tfa.offeredProviders.contains(request.provider)
+            tfa.offeredProviders.contains(request.provider)
         else {
             throw TFAError(
                 status: .badRequest, error: .providerNotAllowed,
@@ -180,13 +179,13 @@ struct TFAService: Sendable {
                 status: .badRequest, error: .providerNotRegistered,
                 message: "The account has no second factor yet: register one (mode register).")
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         let assertion = TFATokens.bearer()
-        let expiresAt = min(flow.expiresAt, now + Millis(environment.tfa.challengeLifetime) * 1000)
+        let expiresAt = min(flow.expiresAt, now + Millis(tfa.challengeLifetime) * 1000)
         try await store.insertTFAChallenge(
             TFAChallengeRecord(
                 assertionHash: assertion.hash, flowId: flow.id, provider: request.provider, mode: request.mode,
-                factorId: factorId, attemptsLeft: environment.tfa.attemptsPerChallenge, createdAt: now,
+                factorId: factorId, attemptsLeft: tfa.attemptsPerChallenge, createdAt: now,
                 expiresAt: expiresAt))
         return TFAInitResponse(assertion: assertion.value, expiresAt: Date(millis: expiresAt))
     }
@@ -204,7 +203,7 @@ struct TFAService: Sendable {
                 status: .badRequest, error: .invalidProviderAssertion,
                 message: "The providerAssertion does not prove a second factor of this login.")
         }
-        guard try await store.finishTFAFlow(id: flow.id, at: environment.nowMillis) else {
+        guard try await store.finishTFAFlow(id: flow.id, at: clock.millis) else {
             throw TFAError.invalidRegToken()
         }
         let application = try await applicationRecord(id: flow.applicationId)
@@ -223,7 +222,7 @@ struct TFAService: Sendable {
             provider = BrowserApprovers.provider
         }
         let amr = (flow.firstFactor.map { [$0] } ?? []) + second + ["mfa"]
-        await environment.audit(
+        await audit(
             .tfaLogin, userId: flow.userId, application: flow.applicationId, actor: "user",
             "Second factor \(provider) (\(challenge.mode.rawValue)) passed.")
         return try await success(
@@ -242,7 +241,7 @@ struct TFAService: Sendable {
                 status: .badRequest, error: .invalidAssertion,
                 message: "The assertion is unknown or belongs to another provider: call /api/tfa/init first.")
         }
-        let now = environment.nowMillis
+        let now = clock.millis
         guard flow.finishedAt == nil, flow.expiresAt > now, challenge.expiresAt > now, challenge.passedAt == nil else {
             throw TFAError.challengeSpent()
         }
@@ -254,7 +253,7 @@ struct TFAService: Sendable {
         try await checkFailureLimit(flow)
         guard
             let left = try await store.takeTFAChallengeAttempt(
-                assertionHash: challenge.assertionHash, at: environment.nowMillis)
+                assertionHash: challenge.assertionHash, at: clock.millis)
         else { throw TFAError.challengeSpent() }
         return left
     }
@@ -262,15 +261,15 @@ struct TFAService: Sendable {
     /// Refuses (429) when the account has used up its wrong codes for the window.
     func checkFailureLimit(_ flow: TFAFlowRecord) async throws {
         try await limiter.check(
-            try await ApplicationRateLimitService(environment: environment).rules(flow.applicationId)
+            try await applicationLimits.rules(flow.applicationId)
                 .tfaFailuresPerUser, "tfa.user", "\(flow.applicationId):\(flow.userId)")
     }
 
     /// Counts a wrong code against the account.
     func recordFailure(_ flow: TFAFlowRecord) async {
         let rule =
-            (try? await ApplicationRateLimitService(environment: environment).rules(flow.applicationId))?
-            .tfaFailuresPerUser ?? environment.rateLimits.tfaFailuresPerUser
+            (try? await applicationLimits.rules(flow.applicationId))?
+            .tfaFailuresPerUser ?? limiter.rateLimits.tfaFailuresPerUser
         await limiter.recordFailure(rule, "tfa.user", "\(flow.applicationId):\(flow.userId)")
     }
 
@@ -279,7 +278,7 @@ struct TFAService: Sendable {
         let proof = TFATokens.bearer()
         guard
             try await store.passTFAChallenge(
-                assertionHash: challenge.assertionHash, proofHash: proof.hash, at: environment.nowMillis)
+                assertionHash: challenge.assertionHash, proofHash: proof.hash, at: clock.millis)
         else { throw TFAError.challengeSpent() }
         return TFAProofResponse(providerAssertion: proof.value)
     }
@@ -291,7 +290,7 @@ struct TFAService: Sendable {
         guard let claims = try await tokens.verify(regToken, use: .registration),
             let flow = try await store.tfaFlow(id: claims.jti),
             flow.userId == claims.sub, flow.applicationId == claims.aud, flow.finishedAt == nil,
-            flow.expiresAt > environment.nowMillis
+            flow.expiresAt > clock.millis
         else { throw TFAError.invalidRegToken() }
         return flow
     }
@@ -300,9 +299,9 @@ struct TFAService: Sendable {
     func policy(_ applicationId: String) async throws -> TFAPolicy {
         var policy =
             try await store.tfaPolicy(applicationId: applicationId)
-            ?? TFAPolicy(required: true, providers: environment.tfa.offeredProviders)
+            ?? TFAPolicy(required: true, providers: tfa.offeredProviders)
         policy.numberMatching = policy.numberMatching ?? NumberMatching.choose
-        let defaults = environment.tfa
+        let defaults = tfa
         policy.pushLoginsPerHour = policy.pushLoginsPerHour ?? defaults.pushLoginsPerHour
         policy.pushRefusalLimit = policy.pushRefusalLimit ?? defaults.pushRefusalLimit
         policy.pushRefusalWindow = policy.pushRefusalWindow ?? defaults.pushRefusalWindow
@@ -314,12 +313,12 @@ struct TFAService: Sendable {
     /// a conflict with the server's configuration rather than a bad request), and a required second factor allows
     /// at least one.
     func setPolicy(_ policy: TFAPolicy, applicationId: String, actor: String) async throws {
-        let missing = policy.providers.filter { !environment.tfa.offeredProviders.contains($0) }
+        let missing = policy.providers.filter { !tfa.offeredProviders.contains($0) }
         guard missing.isEmpty else {
             throw AssentServerError(
                 .providerNotOffered,
                 "This server does not offer \(missing.map(\.rawValue).joined(separator: ", ")) yet; it "
-                    + "offers " + environment.tfa.offeredProviders.map(\.rawValue).joined(separator: ", ") + ".")
+                    + "offers " + tfa.offeredProviders.map(\.rawValue).joined(separator: ", ") + ".")
         }
         guard !policy.required || !policy.providers.isEmpty else {
             throw AssentServerError.invalidRequest("A policy that requires a second factor allows at least one.")
@@ -339,7 +338,7 @@ struct TFAService: Sendable {
         }
         if let passkeys = policy.passkeys { try Self.validate(passkeys) }
         try await store.putTFAPolicy(applicationId: applicationId, policy)
-        await environment.audit(
+        await audit(
             .tfaPolicySet, application: applicationId, actor: actor,
             "Second factor \(policy.required ? "required" : "optional"), providers "
                 + policy.providers.map(\.rawValue).joined(separator: ", ") + ".")
@@ -405,7 +404,7 @@ struct TFAService: Sendable {
     {
         guard let claims = try await tokens.verify(token, use: .device), claims.aud == application.id,
             claims.sub == userId, let device = try await store.rememberedDevice(id: claims.jti),
-            device.revokedAt == nil, device.expiresAt > environment.nowMillis, device.userId == userId,
+            device.revokedAt == nil, device.expiresAt > clock.millis, device.userId == userId,
             device.applicationId == application.id
         else { return nil }
         return device
@@ -417,13 +416,13 @@ struct TFAService: Sendable {
     ) async throws -> TFALoginSuccess {
         // Also when the account was disabled while its second factor was under way.
         try await refuseDisabled(application, userId)
-        let settings = environment.tfa
+        let settings = tfa
         let (loginToken, _) = try await tokens.sign(
             .login, id: TFATokens.id(), userId: userId, applicationId: application.id,
             lifetime: settings.loginTokenLifetime, amr: amr, provider: provider)
         var result = TFALoginSuccess(userId: userId, loginToken: loginToken)
         if remember {
-            let now = environment.nowMillis
+            let now = clock.millis
             let device = RememberedDeviceRecord(
                 id: TFATokens.id(), applicationId: application.id, userId: userId, createdAt: now,
                 expiresAt: now + Millis(settings.rememberedDeviceLifetime) * 1000)
@@ -433,7 +432,7 @@ struct TFAService: Sendable {
                 lifetime: settings.rememberedDeviceLifetime)
             result.deviceToken = token
             result.deviceTokenExpiresAt = Date(millis: expiresAt)
-            await environment.audit(
+            await audit(
                 .tfaDeviceRemembered, userId: userId, application: application.id, actor: "user",
                 "Device \(device.id) remembered.")
         }
@@ -445,14 +444,13 @@ struct TFAService: Sendable {
         guard try await store.tfaAccount(applicationId: application.id, userId: userId)?.disabledAt != nil else {
             return
         }
-        await environment.audit(
+        await audit(
             .tfaLoginFailed, userId: userId, application: application.id, actor: "user", "The account is disabled.")
         throw TFAError.accountDisabled()
     }
 
     /// The application a login names by id or key; the default one when it names none.
     func application(_ name: String?) async throws -> ApplicationRecord {
-        let applications = ApplicationService(environment: environment)
         guard let name else { return try await applications.defaultApplication() }
         if let byId = try await store.application(id: name) { return byId }
         if let byKey = try await store.application(key: name) { return byKey }

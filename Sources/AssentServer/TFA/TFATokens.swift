@@ -8,13 +8,9 @@ import Foundation
 /// - `tfa-device`: a remembered device (`jti` = its row, which can be revoked);
 /// - `login`: the success a relying party verifies (`aud` = the application).
 struct TFATokens: Sendable {
-    let environment: ServerEnvironment
+    let clock: WallClock
+    let openID: OpenIDSettings
     let keys: SigningKeyService
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        keys = SigningKeyService(environment: environment)
-    }
 
     enum Use: String, Codable {
         case registration = "tfa-reg"
@@ -39,9 +35,9 @@ struct TFATokens: Sendable {
         _ use: Use, id: String, userId: String, applicationId: String, lifetime: Int, amr: [String]? = nil,
         provider: String? = nil
     ) async throws -> (token: String, expiresAt: Millis) {
-        let now = environment.nowMillis
+        let now = clock.millis
         let claims = Claims(
-            iss: environment.openID.issuer, sub: userId, aud: applicationId, iat: now / 1000,
+            iss: openID.issuer, sub: userId, aud: applicationId, iat: now / 1000,
             exp: now / 1000 + Int64(lifetime), jti: id, use: use, amr: amr, tfa: provider)
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -55,8 +51,8 @@ struct TFATokens: Sendable {
         guard token.utf8.count <= 4096, (try? CompactJWS.header(of: token))?.alg == "ES256",
             let payload = try? CompactJWS.verify(token, keys: try await keys.jwks()),
             let claims = try? JSONDecoder().decode(Claims.self, from: payload),
-            claims.use == use, claims.iss == environment.openID.issuer,
-            claims.exp * 1000 > environment.nowMillis
+            claims.use == use, claims.iss == openID.issuer,
+            claims.exp * 1000 > clock.millis
         else { return nil }
         return claims
     }

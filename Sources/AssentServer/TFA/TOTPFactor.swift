@@ -8,11 +8,11 @@ import Foundation
 /// and the next one, and never the same step twice.
 struct TOTPFactor: Sendable {
     let flows: TFAService
-    var environment: ServerEnvironment { flows.environment }
     /// The part of the store this sees.
-    var store: any TFAStore { environment.store }
-
-    init(environment: ServerEnvironment) { flows = TFAService(environment: environment) }
+    let store: any TFAStore
+    let clock: WallClock
+    let audit: Auditor
+    let tfa: TFASettings
 
     /// `accounts.tfa.totp.register`: a new pending secret for the flow's account.
     func register(_ request: TOTPRegisterRequest) async throws -> TOTPRegisterResponse {
@@ -32,17 +32,17 @@ struct TOTPFactor: Sendable {
         } else {
             factor = TFAFactorRecord(
                 id: TFATokens.id(), applicationId: flow.applicationId, userId: flow.userId, provider: .totp,
-                state: .pending, secret: Bytes.random(count: 20), createdAt: environment.nowMillis)
+                state: .pending, secret: Bytes.random(count: 20), createdAt: clock.millis)
             try await store.insertTFAFactor(factor)
             try await store.setTFAChallengeFactor(
                 assertionHash: challenge.assertionHash, factorId: factor.id)
         }
         let uri = OTPKeyURI(
-            issuer: Self.labelPart(environment.tfa.totpIssuer ?? application.name),
+            issuer: Self.labelPart(tfa.totpIssuer ?? application.name),
             account: Self.labelPart(flow.userId), secret: factor.secret ?? Data()
         ).text
         let qr = try QRCode(text: uri, errorCorrection: .medium)
-        await environment.audit(
+        await audit(
             .tfaTotpRegistered, userId: flow.userId, application: flow.applicationId, actor: "user",
             "TOTP secret issued.")
         return TOTPRegisterResponse(qrCode: qr.pngDataURL(), uri: uri, sctToken: factor.id)
@@ -69,7 +69,7 @@ struct TOTPFactor: Sendable {
         else { throw TFAError.challengeSpent() }
         let left = try await flows.takeAttempt(challenge, flow: flow)
         let totp = try TOTP(secret: secret)
-        let now = environment.now()
+        let now = clock.now()
         guard request.code.count == totp.hotp.digits, request.code.allSatisfy(\.isASCII),
             let step = totp.validate(request.code, at: UInt64(max(0, now.timeIntervalSince1970)))
         else {

@@ -12,17 +12,14 @@ import Hummingbird
 struct AccountPages: Sendable {
     let login: LoginPages
     let account: AccountService
-    var environment: ServerEnvironment { login.environment }
+    /// Whether this server sends Web Push (browsers may subscribe for sign-in requests).
+    let webPush: Bool
+    var clock: WallClock { login.clock }
     let pages = WebPages.shared
     typealias Session = WebSessions<LoginState>.Session
 
     /// How recent the two-factor sign-in must be.
     static let freshness: Millis = 15 * 60 * 1000
-
-    init(login: LoginPages) {
-        self.login = login
-        account = AccountService(environment: login.environment)
-    }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("account", use: show)
@@ -142,7 +139,7 @@ struct AccountPages: Sendable {
         }
         let application = try await login.flows.applicationRecord(id: session.state.application)
         let gate = try await LoginFlow.accountGate(
-            session.state, now: environment.nowMillis, freshness: Self.freshness
+            session.state, now: clock.millis, freshness: Self.freshness
         ) { userId in
             try await login.flows.stepUp(applicationId: application.id, userId: userId)
         }
@@ -184,7 +181,7 @@ struct AccountPages: Sendable {
             _ = try await login.sessions.save(&shown, lifetime: login.lifetime(shown.state))
         }
         var content = AccountPage(overview, userId: userId, texts: Texts(frame.language))
-        content.webPush = environment.push?.webPush != nil
+        content.webPush = webPush
         content.webPushKeyURL = "/api/push/webpush/key?application=\(FormEncoding.escape(application.id))"
         if let id = shown.state.newPhone {
             if let text = try await account.newPhoneQR(id, userId: userId) {

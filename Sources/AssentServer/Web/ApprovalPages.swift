@@ -10,15 +10,10 @@ import Hummingbird
 /// them out (`POST /api/v1/operations/{id}/approval-link`); whoever holds one may watch the operation, never answer it
 /// — except a link that offers offline approval (`off`), whose holder may submit the code the person's app shows.
 struct ApprovalLinks: Sendable {
-    let environment: ServerEnvironment
+    let clock: WallClock
+    let openID: OpenIDSettings
     let keys: SigningKeyService
     let operations: OperationService
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        keys = SigningKeyService(environment: environment)
-        operations = OperationService(environment: environment)
-    }
 
     struct Claims: Codable {
         var iss: String
@@ -50,7 +45,7 @@ struct ApprovalLinks: Sendable {
             throw AssentServerError.invalidRequest(
                 "returnUrl is an absolute http or https URL of at most 2048 characters.")
         }
-        let now = environment.nowMillis / 1000
+        let now = clock.millis / 1000
         let expires: Int64
         if let expiresIn = request.expiresIn {
             guard (60...86_400).contains(expiresIn) else {
@@ -61,11 +56,11 @@ struct ApprovalLinks: Sendable {
             expires = operation.expiresAt / 1000 + 600
         }
         let claims = Claims(
-            iss: environment.openID.issuer, sub: operation.id, aud: operation.applicationId, iat: now, exp: expires,
+            iss: openID.issuer, sub: operation.id, aud: operation.applicationId, iat: now, exp: expires,
             use: "approve", ret: request.returnUrl, off: request.offline == true ? true : nil)
         let token = try await sign(claims)
         return ApprovalLinkResponse(
-            url: "\(environment.openID.base)\(ApprovalPages.path(operation.id))?t=\(token)",
+            url: "\(openID.base)\(ApprovalPages.path(operation.id))?t=\(token)",
             expiresAt: Date(millis: expires * 1000))
     }
 
@@ -75,8 +70,8 @@ struct ApprovalLinks: Sendable {
         guard let token, token.utf8.count <= 4096, (try? CompactJWS.header(of: token))?.alg == "ES256",
             let payload = try? CompactJWS.verify(token, keys: try await keys.jwks()),
             let claims = try? JSONDecoder().decode(Claims.self, from: payload),
-            claims.use == use, claims.iss == environment.openID.issuer, claims.sub == operationId,
-            claims.exp * 1000 > environment.nowMillis
+            claims.use == use, claims.iss == openID.issuer, claims.sub == operationId,
+            claims.exp * 1000 > clock.millis
         else { return nil }
         return claims
     }
@@ -94,18 +89,15 @@ struct ApprovalLinks: Sendable {
 /// operation with a proximity check shows its QR code (the current TOTP as the unsigned JWT the app scans), which the
 /// script refreshes every ten seconds.
 struct ApprovalPages: Sendable {
-    let environment: ServerEnvironment
+    let clock: WallClock
+    let openID: OpenIDSettings
+    /// Wakes the page that waits for the phone's answer.
+    let events: EventHub
+    let branding: ApplicationBrandingService
     let links: ApprovalLinks
     let applications: ApplicationService
     let activations: ActivationService
     let pages = WebPages.shared
-
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        links = ApprovalLinks(environment: environment)
-        applications = ApplicationService(environment: environment)
-        activations = ActivationService(environment: environment)
-    }
 
     static func path(_ operationId: String) -> String { "/approve/\(FormEncoding.escape(operationId))" }
 
@@ -183,7 +175,8 @@ struct ApprovalPages: Sendable {
     /// `GET /approve/{id}/events`: `done` once the phone answered.
     @Sendable func answerEvents(_ request: Request, context: AssentRequestContext) async throws -> Response {
         try await answer(request, context) { operation, _, _ in
-            WebPages.waitForAnswer(environment, operationId: operation.id, userId: operation.userId)
+            WebPages.waitForAnswer(
+                links.operations, events: events, operationId: operation.id, userId: operation.userId)
         }
     }
 
@@ -237,7 +230,7 @@ struct ApprovalPages: Sendable {
             content,
             frame: LayoutFrame(
                 title: title, application: application?.name ?? "Assent", message: message,
-                brand: try await ApplicationBrandingService(environment: environment).pageBrand(
+                brand: try await branding.pageBrand(
                     operation.applicationId), language: pageLanguage))
     }
 
@@ -273,7 +266,7 @@ struct ApprovalPages: Sendable {
             content,
             frame: LayoutFrame(
                 title: "Approve without a connection", application: application?.name ?? "Assent", message: message,
-                brand: try await ApplicationBrandingService(environment: environment).pageBrand(
+                brand: try await branding.pageBrand(
                     operation.applicationId), language: pageLanguage),
             status: status, formTargets: WebPages.origin(of: claims.ret).map { [$0] } ?? [])
     }

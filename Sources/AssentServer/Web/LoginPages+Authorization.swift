@@ -28,7 +28,7 @@ extension LoginPages {
         }
         let session = try await sessions.load(request)
         let decision = try await flow.authorize(
-            authorization, session: session?.state, now: environment.nowMillis
+            authorization, session: session?.state, now: clock.millis
         ) { userId in
             try await authorizations.needsConsent(authorization, userId: userId)
         }
@@ -98,7 +98,7 @@ extension LoginPages {
         }
         var client: OpenIDClientRecord?
         if let clientId = parameters["client_id"] ?? hint?.clientId {
-            client = try await ClientService(environment: environment).find(id: clientId)
+            client = try await clients.find(id: clientId)
             guard client != nil else {
                 return pages.error(.badRequest, "The sign-out link names no client of this server.", next: nil)
             }

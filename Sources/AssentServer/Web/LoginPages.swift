@@ -14,7 +14,16 @@ import Logging
 /// entries are the same. Forms are POSTed with the session's CSRF token and answered with a 303 to the next step's
 /// page (post/redirect/get); the session lives in a `__Host-` cookie (see ``WebSessions``).
 struct LoginPages: Sendable {
-    let environment: ServerEnvironment
+    let clock: WallClock
+    let openID: OpenIDSettings
+    let tfa: TFASettings
+    /// Wakes the page that waits for a phone's answer.
+    let events: EventHub
+    let applications: ApplicationService
+    let branding: ApplicationBrandingService
+    let activations: ActivationService
+    let operations: OperationService
+    let clients: ClientService
     let flows: TFAService
     let totp: TOTPFactor
     let codes: CodeFactor
@@ -34,28 +43,37 @@ struct LoginPages: Sendable {
     /// The sign-in form's CSRF token before a session exists (double-submit: the form carries the same value).
     let formToken = SignInFormToken(cookie: "__Host-assent-csrf", lifetime: 900)
 
-    init(environment: ServerEnvironment) {
-        self.environment = environment
-        flows = TFAService(environment: environment)
-        totp = TOTPFactor(environment: environment)
-        codes = CodeFactor(environment: environment)
-        push = PushFactor(environment: environment)
-        passkey = PasskeyFactor(environment: environment)
-        backup = BackupCodeFactor(environment: environment)
+    /// Takes from the composition root the services the pages call, and the settings they read.
+    init(_ services: Services, _ environment: ServerEnvironment) {
+        clock = services.clock
+        openID = environment.openID
+        tfa = environment.tfa
+        events = environment.events
+        applications = services.applications
+        branding = services.branding
+        activations = services.activations
+        operations = services.operations
+        clients = services.clients
+        flows = services.tfa
+        totp = services.totp
+        codes = services.codes
+        push = services.pushFactor
+        passkey = services.passkeyFactor
+        backup = services.backupCodes
         var sessions = WebSessions<LoginState>(
-            environment: environment, cookieName: "__Host-assent-login", kind: "login", lifetime: 900,
-            sameSite: "Lax", cookieLifetime: environment.openID.sessionLifetime)
+            store: services.webStore, clock: services.clock, cookieName: "__Host-assent-login", kind: "login",
+            lifetime: 900, sameSite: "Lax", cookieLifetime: openID.sessionLifetime)
         sessions.owner = { state in state.signIn.map { GrantRevocation.owner(state.application, $0.userId) } }
         self.sessions = sessions
-        authorizations = AuthorizationService(environment: environment)
-        accounts = TFAAccountService(environment: environment)
-        flow = LoginFlow(issuer: environment.openID.issuer)
+        authorizations = services.authorizations
+        accounts = services.accounts
+        flow = LoginFlow(issuer: openID.issuer)
     }
 
     /// How long a session lives after this save: a signed-in one as long as single sign-on lasts, one still
     /// signing in fifteen minutes.
     func lifetime(_ state: LoginState) -> Int? {
-        state.step == .signedIn ? environment.openID.sessionLifetime : nil
+        state.step == .signedIn ? openID.sessionLifetime : nil
     }
 
     func addRoutes(to router: Router<AssentRequestContext>) {
@@ -145,7 +163,7 @@ struct LoginPages: Sendable {
                 .forbidden, "This form is stale or did not come from this site: open the sign-in page again.")
         }
         guard let id = form["application"], id.utf8.count <= 64,
-            let application = try await ApplicationService(environment: environment).application(id: id)
+            let application = try await applications.application(id: id)
         else {
             return pages.error(.notFound, "This sign-in page belongs to no application: check the link you followed.")
         }
@@ -295,17 +313,17 @@ struct LoginPages: Sendable {
         _ application: ApplicationRecord, csrf: String, userId: String?, uiLocales: String? = nil,
         account: String? = nil
     ) async throws -> LoginFrame {
-        let brand = try await ApplicationBrandingService(environment: environment).pageBrand(application.id)
+        let brand = try await branding.pageBrand(application.id)
         return LoginFrame(
             title: "Sign in", application: application.name, applicationId: application.id, csrf: csrf,
-            userId: userId ?? "", rememberDays: environment.tfa.rememberedDeviceLifetime / 86_400, brand: brand,
+            userId: userId ?? "", rememberDays: tfa.rememberedDeviceLifetime / 86_400, brand: brand,
             language: Languages.choose(uiLocales: uiLocales, account: account, application: brand?.language),
             uiLocales: uiLocales)
     }
 
     /// The language of this sign-in's pages, for what it sends (a code's e-mail or SMS).
     func language(_ state: LoginState) async throws -> String {
-        let brand = try await ApplicationBrandingService(environment: environment).pageBrand(state.application)
+        let brand = try await branding.pageBrand(state.application)
         return Languages.choose(
             uiLocales: state.uiLocales, account: state.accountLanguage, application: brand?.language)
     }
@@ -335,7 +353,7 @@ struct LoginPages: Sendable {
             page.newPhone = true
             page.phone = true
         case (.push, _):
-            let devices = try await ActivationService(environment: environment).active(
+            let devices = try await activations.active(
                 userId: state.userId ?? "", applicationId: state.application)
             page.devices = choices(devices.map { ($0.id, $0.deviceLabel) })
             page.noDevices = devices.isEmpty
@@ -460,7 +478,7 @@ struct LoginPages: Sendable {
             let sent = try await push.send(TFAAssertionRequest(assertion: assertion)) { application in
                 LoginContext(
                     site: site ?? application, userAgent: input.userAgent, address: input.address,
-                    at: environment.now())
+                    at: clock.now())
             }
             return .next(.factorPrepared(.push(operationId: sent.operationId, number: sent.number)))
         case .passkeyOptions(let assertion):
@@ -493,7 +511,7 @@ struct LoginPages: Sendable {
                 TFAFinalizeRequest(
                     regToken: regToken, assertion: assertion, providerAssertion: proof, rememberDevice: remember))
             if let token = success.deviceToken, let expiresAt = success.deviceTokenExpiresAt {
-                let maxAge = max(0, Int(expiresAt.timeIntervalSince(environment.now())))
+                let maxAge = max(0, Int(expiresAt.timeIntervalSince(clock.now())))
                 cookies.append(hostCookie(Self.deviceCookie, token, maxAge: maxAge))
             }
             var signedIn = try await signedIn(success, application: state.application)
@@ -545,7 +563,7 @@ struct LoginPages: Sendable {
     func signedIn(_ success: TFALoginSuccess, application: String) async throws -> LoginFlow.SignedIn {
         LoginFlow.SignedIn(
             userId: success.userId, methods: Self.methods(of: success.loginToken),
-            facts: SignInFacts(loginToken: success.loginToken, userId: success.userId, at: environment.nowMillis),
+            facts: SignInFacts(loginToken: success.loginToken, userId: success.userId, at: clock.millis),
             accountLanguage: try await accounts.language(userId: success.userId, applicationId: application))
     }
 
@@ -574,7 +592,8 @@ struct LoginPages: Sendable {
         else {
             return Response(status: .notFound, headers: WebPages.securityHeaders)
         }
-        return WebPages.waitForAnswer(environment, operationId: operationId, userId: session.state.userId)
+        return WebPages.waitForAnswer(
+            operations, events: events, operationId: operationId, userId: session.state.userId)
     }
 
     // MARK: Forms

@@ -111,9 +111,10 @@ struct WebPages: Sendable {
     /// An event stream that sends `done` once the operation is no longer pending (or after 15 minutes), for a page
     /// that waits for a phone's answer. Woken by the one event stream for the operation's user, re-checked every
     /// 15 s (which also keeps proxies from closing the connection).
-    static func waitForAnswer(_ environment: ServerEnvironment, operationId: String, userId: String?) -> Response {
-        let subscription = userId.map { environment.events.subscribe(userId: $0) }
-        let operations = OperationService(environment: environment)
+    static func waitForAnswer(
+        _ operations: OperationService, events: EventHub, operationId: String, userId: String?
+    ) -> Response {
+        let subscription = userId.map { events.subscribe(userId: $0) }
         return eventStream(subscription: subscription, state: ()) { writer, _, pause in
             if try await operations.get(id: operationId).status != .pending {
                 try await writer.write(ByteBuffer(string: "event: done\ndata: answered\n\n"))

@@ -8,9 +8,9 @@ import Hummingbird
 /// domain), of which the database keeps only the SHA-256; the page flow's state sealed in the row; and a
 /// per-session token every form carries back (CSRF protection that does not depend on SameSite).
 struct WebSessions<State: Codable & Sendable>: Sendable {
-    let environment: ServerEnvironment
     /// The part of the store this sees.
-    var store: any WebStore { environment.store }
+    let store: any WebStore
+    let clock: WallClock
     /// The cookie's name (with the `__Host-` prefix browsers enforce).
     let cookieName: String
     /// The `kind` column of this session type's rows.
@@ -44,11 +44,11 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
             return nil
         }
         let idHash = TFATokens.hash(value)
-        guard let record = try await store.webSession(idHash: idHash, at: environment.nowMillis),
+        guard let record = try await store.webSession(idHash: idHash, at: clock.millis),
             record.kind == kind
         else { return nil }
         guard let state = try? JSONDecoder().decode(State.self, from: record.state) else { return nil }
-        if let maxLifetime, environment.nowMillis >= record.createdAt + Millis(maxLifetime) * 1000 { return nil }
+        if let maxLifetime, clock.millis >= record.createdAt + Millis(maxLifetime) * 1000 { return nil }
         return Session(
             idHash: idHash, csrfToken: record.csrfToken, state: state, expiresAt: record.expiresAt,
             createdAt: record.createdAt)
@@ -58,7 +58,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     func create(_ state: State, lifetime: Int? = nil) async throws -> (Session, cookie: String) {
         let value = Base64URL.encode(Bytes.random(count: 32))
         let idHash = TFATokens.hash(value)
-        let now = environment.nowMillis
+        let now = clock.millis
         let session = Session(
             idHash: idHash, csrfToken: Base64URL.encode(Bytes.random(count: 24)), state: state,
             expiresAt: expiry(now: now, createdAt: now, lifetime: lifetime), createdAt: now)
@@ -72,7 +72,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     /// Stores the session's state and extends its life (by `lifetime` seconds, else the kind's); `false` when it
     /// ended meanwhile.
     func save(_ session: inout Session, lifetime: Int? = nil) async throws -> Bool {
-        session.expiresAt = expiry(now: environment.nowMillis, createdAt: session.createdAt, lifetime: lifetime)
+        session.expiresAt = expiry(now: clock.millis, createdAt: session.createdAt, lifetime: lifetime)
         return try await store.updateWebSession(
             idHash: session.idHash, state: try JSONEncoder().encode(session.state), expiresAt: session.expiresAt,
             owner: owner(session.state))
@@ -82,7 +82,7 @@ struct WebSessions<State: Codable & Sendable>: Sendable {
     /// state (a visit that only reads must not overwrite what an action saved meanwhile). Written only when it gains
     /// at least a minute, so that a busy person's every page is not a write.
     func touch(_ session: inout Session) async throws {
-        let extended = expiry(now: environment.nowMillis, createdAt: session.createdAt, lifetime: nil)
+        let extended = expiry(now: clock.millis, createdAt: session.createdAt, lifetime: nil)
         guard extended - session.expiresAt >= 60_000 else { return }
         try await store.extendWebSession(idHash: session.idHash, expiresAt: extended)
         session.expiresAt = extended

@@ -37,7 +37,7 @@ struct APIKeyCommand: AsyncParsableCommand {
                 let store = try await ServerBootstrap.openStore(storage.location, logger: logger)
                 do {
                     let environment = ServerEnvironment(store: store, logger: logger)
-                    let (record, key) = try await APIKeyService(environment: environment).create(
+                    let (record, key) = try await Services(environment).apiKeys.create(
                         name: name, scopes: scopes,
                         applications: applications.map {
                             $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
