@@ -28,9 +28,7 @@ public enum AssentServerApplication {
             })
         router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
         router.add(middleware: LanguageMiddleware())
-        router.get("health") { _, _ in
-            try HTTPSupport.json(["status": "UP"])
-        }
+        HealthController(schema: environment.store).addRoutes(to: router)
         router.get("metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],

@@ -146,4 +146,48 @@ struct MigrationTests {
         ).run()
         #expect(try await store.outboxItems(subject: "op-2").map(\.subject) == ["op-2"])
     }
+
+    @Test("A schema is current, behind or ahead of this build's migrations")
+    func schemaStates() {
+        #expect(SchemaState(applied: [1, 2, 3], known: [1, 2, 3]) == .current)
+        #expect(SchemaState(applied: [1], known: [1, 2, 3]) == .behind(missing: [2, 3]))
+        #expect(SchemaState(applied: [], known: [1, 2]) == .behind(missing: [1, 2]))
+        #expect(SchemaState(applied: [1, 2, 3, 5, 4], known: [1, 2, 3]) == .ahead(unknown: [4, 5]))
+        // Newer versions count even where an older one is missing.
+        #expect(SchemaState(applied: [1, 4], known: [1, 2, 3]) == .ahead(unknown: [4]))
+    }
+
+    @Test("Ready only with the database up, the schema current and no stop begun; each failure named")
+    func readiness() {
+        #expect(Readiness(schema: .current, draining: false).isReady)
+        let down = Readiness(schema: nil, draining: false)
+        #expect(!down.isReady && down.database == "DOWN" && down.schema == nil)
+        let behind = Readiness(schema: .behind(missing: [40]), draining: false)
+        #expect(!behind.isReady && behind.database == "UP" && behind.schema == "BEHIND")
+        #expect(Readiness(schema: .ahead(unknown: [99]), draining: false).schema == "AHEAD")
+        let draining = Readiness(schema: .current, draining: true)
+        #expect(!draining.isReady && draining.draining && draining.status == "DOWN")
+    }
+
+    @Test(
+        "A server does not start on a schema a newer version migrated, and says why; readiness reports it",
+        arguments: Backend.all)
+    func newerSchema(backend: Backend) async throws {
+        let store = try await Self.emptyStore(backend)
+        defer { Task { try? await store.shutdown() } }
+        #expect(try await store.schemaState() == .behind(missing: Migrations.all.map(\.version)))
+        try await store.migrate()
+        #expect(try await store.schemaState() == .current)
+        let newest = try #require(Migrations.all.map(\.version).max())
+        try await store.database.raw(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: newest + 1), 0)"
+        ).run()
+        #expect(try await store.schemaState() == .ahead(unknown: [newest + 1]))
+        let error = await #expect(throws: SchemaNewerThanServer.self) { try await store.migrate() }
+        #expect(
+            error?.description.contains("version \(newest + 1), newer than this server knows (up to \(newest))") == true
+        )
+        let readiness = Readiness(schema: try await store.schemaState(), draining: false)
+        #expect(!readiness.isReady && readiness.schema == "AHEAD")
+    }
 }

@@ -1,3 +1,4 @@
+import AssentModel
 import AssentServer
 import AssentTesting
 import Foundation
@@ -48,6 +49,15 @@ struct RouterTests {
         try await app.test(.router) { client in
             try await client.execute(uri: "/health", method: .get) { response in
                 #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/health/ready", method: .get) { response in
+                #expect(response.status == .ok)
+                let answer = try JSONDecoder().decode([String: JSONValue].self, from: Data(buffer: response.body))
+                #expect(
+                    answer == [
+                        "status": .string("UP"), "database": .string("UP"), "schema": .string("CURRENT"),
+                        "draining": .bool(false),
+                    ])
             }
             try await client.execute(uri: "/nowhere", method: .get) { response in
                 #expect(response.status == .notFound)

@@ -7,7 +7,8 @@ import Foundation
 ///
 /// Security state changes are single conditional statements: ``updateActivation(_:expectedVersion:)`` only
 /// succeeds if nobody changed the row since it was read, so concurrent requests cannot both win.
-public protocol AssentStore: ApplicationStore, ApplicationVersionStore, OperatorStore, OperatorPasskeyStore,
+public protocol AssentStore: SchemaStore, ApplicationStore, ApplicationVersionStore, OperatorStore,
+    OperatorPasskeyStore,
     OperatorPhoneStore,
     ActivationStore, ReplayGuard,
     APIKeyStore,
@@ -20,6 +21,7 @@ public protocol AssentStore: ApplicationStore, ApplicationVersionStore, Operator
     ConsoleStore, KeyRingStore
 {
     /// Creates or upgrades the schema. Safe to run from several processes at once.
+    /// - Throws: ``SchemaNewerThanServer`` when a newer server migrated the database.
     func migrate() async throws
     /// Closes connections.
     func shutdown() async throws
@@ -30,6 +32,13 @@ public protocol AssentStore: ApplicationStore, ApplicationVersionStore, Operator
 
     /// Deletes expired temporary keys and replay-guard entries.
     func purgeExpired(before: Millis) async throws
+}
+
+/// The schema's version, as readiness reports it.
+public protocol SchemaStore: Sendable {
+    /// Where the schema stands against this build's migrations (reads the applied versions; throws when the
+    /// database cannot be reached).
+    func schemaState() async throws -> SchemaState
 }
 
 /// The one outbox of every delivery channel (webhooks, push, CIBA callbacks, codes).

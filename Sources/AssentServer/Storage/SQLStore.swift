@@ -163,6 +163,8 @@ public final class SQLStore: AssentStore {
             do {
                 try await migrateOnce()
                 break
+            } catch let error as SchemaNewerThanServer {
+                throw error
             } catch  where attempt < 3 {
                 attempt += 1
                 try await Task.sleep(for: .milliseconds(200 * attempt))
@@ -171,14 +173,40 @@ public final class SQLStore: AssentStore {
         try await adoptSealingKey()
     }
 
+    public func schemaState() async throws -> SchemaState {
+        let exists: Bool
+        switch backend {
+        case .sqlite:
+            exists = try await !database.raw(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+            ).all().isEmpty
+        case .postgres:
+            exists = try await !database.raw(
+                """
+                SELECT table_name FROM information_schema.tables
+                WHERE table_schema = current_schema() AND table_name = 'schema_migrations'
+                """
+            ).all().isEmpty
+        }
+        let applied = exists ? try await appliedVersions() : []
+        return SchemaState(applied: applied, known: Migrations.all.map(\.version))
+    }
+
+    private func appliedVersions() async throws -> Set<Int> {
+        Set(
+            try await database.raw("SELECT version FROM schema_migrations").all().map {
+                try $0.decode(column: "version", as: Int.self)
+            })
+    }
+
     private func migrateOnce() async throws {
         try await database.raw(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
         ).run()
-        let applied = Set(
-            try await database.raw("SELECT version FROM schema_migrations").all().map {
-                try $0.decode(column: "version", as: Int.self)
-            })
+        let applied = try await appliedVersions()
+        if case .ahead(let unknown) = SchemaState(applied: applied, known: Migrations.all.map(\.version)) {
+            throw SchemaNewerThanServer(unknown: unknown, known: Migrations.all.map(\.version).max() ?? 0)
+        }
         for migration in Migrations.all where !applied.contains(migration.version) {
             // SQLite (one connection, transactional DDL) applies a version whole or not at all; PostgreSQL's
             // statements are idempotent, as concurrent starts of several processes need.
