@@ -14,9 +14,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# build_load: release builds of the server and the load generator; sets LOAD.
+# build_load: release builds of the server (unless ASSENT_BINARY names one: then the working tree is not built, so
+# an A/B is not disturbed by edits or builds meanwhile) and the load generator; sets LOAD.
 build_load() {
-    swift build -c release --product assent
+    [ -n "${ASSENT_BINARY:-}" ] || swift build -c release --product assent
     swift build -c release --package-path Benchmarks --product assent-load
     LOAD="$PWD/Benchmarks/.build/release/assent-load"
 }

@@ -14,6 +14,11 @@ enum PostgresTestCluster {
     /// The cluster's base URL (without a database), started once per test process.
     static let shared = Task<(host: String, port: Int, user: String, bindir: String), any Error> { try start() }
 
+    /// The path of one of the cluster's programs (`pg_dump`, `pg_restore`, …).
+    static func program(_ name: String) async throws -> String {
+        "\(try await shared.value.bindir)/\(name)"
+    }
+
     /// Creates a new empty database and returns its URL.
     static func makeDatabase() async throws -> String {
         let cluster = try await shared.value

@@ -129,6 +129,15 @@ struct TestServer: Sendable {
             rateLimits: environment.rateLimits, tfa: environment.tfa)
     }
 
+    /// A server on a restored copy of this one's database at `location`, with `keyEncryptionKey` (this one's unless
+    /// given).
+    func restored(at location: String, keyEncryptionKey: Data? = nil) async throws -> TestServer {
+        try await Self.open(
+            backend, location: location, keyEncryptionKey: keyEncryptionKey ?? self.keyEncryptionKey,
+            policy: environment.policy, apiKey: apiKey, outbox: environment.outbox,
+            streamHeartbeat: environment.streamHeartbeat, rateLimits: environment.rateLimits, tfa: environment.tfa)
+    }
+
     /// Another server process on the same database whose key-encryption key ring is `ring`.
     func sibling(ring: [Data]) async throws -> TestServer {
         try await Self.open(

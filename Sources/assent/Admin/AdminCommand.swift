@@ -10,12 +10,14 @@ struct AdminCommand: AsyncParsableCommand {
             "Manage a running Assent server: applications, activations, operations, API keys, operator accounts, audit, clients, two-factor login, the key-encryption key.",
         discussion: """
             Commands talk to the operator API at --url with --api-key (or ASSENT_URL / ASSENT_API_KEY). \
-            `api-key create` works on the store directly, so it can bootstrap a server's first key; so does `kek`, \
+            `api-key create` works on the store directly, so it can bootstrap a server's first key; so do `kek` \
+            and `backup`, \
             so key material never crosses HTTP.
             """,
         subcommands: [
             ApplicationCommand.self, ActivationCommand.self, OperationCommand.self, APIKeyCommand.self,
             AuditCommand.self, ClientCommand.self, TFACommand.self, OperatorCommand.self, KEKCommand.self,
+            BackupCommand.self,
         ]
     )
 }
