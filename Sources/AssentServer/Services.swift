@@ -66,28 +66,31 @@ public final class Services: Sendable {
         self.announcer = announcer
         webStore = store
 
+        // The approval's services first: the others share them rather than build their own.
+        let operations = Self.operations(over: store, announcer: announcer, e)
+        self.operations = operations
+        powerAuth = operations.powerAuth
+        limiter = operations.limiter
+        templates = operations.templates
+        applicationLimits = operations.applicationLimits
+        let applications = operations.powerAuth.applications
+        self.applications = applications
+        versions = applications.versions
+
         signingKeys = SigningKeyService(store: store, clock: clock, audit: audit, openID: e.openID)
         apiKeys = APIKeyService(store: store, clock: clock, audit: audit)
-        versions = ApplicationVersionService(store: store, clock: clock, audit: audit, cache: e.applications)
-        applications = Self.applications(over: store, audit: audit, e)
         branding = ApplicationBrandingService(store: store, clock: clock, audit: audit)
         webhooks = ApplicationWebhookService(
             store: store, clock: clock, audit: audit, egress: e.egress, webhook: e.webhook, cache: e.applications)
-        applicationLimits = ApplicationRateLimitService(
-            store: store, clock: clock, audit: audit, rateLimits: e.rateLimits)
         applicationPush = ApplicationPushService(
             store: store, clock: clock, audit: audit, push: e.push, cache: e.applications, applications: applications)
-        templates = OperationTemplateService(store: store, clock: clock, audit: audit)
         grants = GrantRevocation(store: store, clock: clock, audit: audit)
-        limiter = Self.limiter(over: store, e)
         tokens = TokenAuthenticator(store: store, clock: clock, policy: e.policy)
         auditTrail = AuditService(store: store)
         userInfo = UserInfoService(store: store)
         console = ConsoleService(store: store)
         activations = ActivationService(
             store: store, clock: clock, audit: audit, logger: e.logger, policy: e.policy)
-        operations = Self.operations(over: store, announcer: announcer, e)
-        powerAuth = operations.powerAuth
 
         tfaTokens = TFATokens(clock: clock, openID: e.openID, keys: signingKeys)
         tfa = TFAService(
