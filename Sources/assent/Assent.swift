@@ -15,11 +15,24 @@ struct Assent: AsyncParsableCommand {
             current state, 6 server unreachable.
             """,
         version: "0.3.0",
-        subcommands: [ServeCommand.self, AdminCommand.self, TokenCommand.self, AuditToolCommand.self, RPCommand.self]
+        subcommands: [
+            ServeCommand.self, ConfigCommand.self, AdminCommand.self, TokenCommand.self, AuditToolCommand.self,
+            RPCommand.self,
+        ]
     )
 
     static func main() async {
-        let arguments = SharedOptions.reordered(Array(CommandLine.arguments.dropFirst()))
+        var arguments = SharedOptions.reordered(Array(CommandLine.arguments.dropFirst()))
+        let environment: [String: String]
+        do {
+            (arguments, environment) = try ServeConfiguration.expanding(
+                arguments, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            let lines = error.mistakes.map { "error: \(error.path): \($0)\n" }.joined()
+            FileHandle.standardError.write(Data((lines + "Check it with: assent config check \(error.path)\n").utf8))
+            Foundation.exit(2)
+        }
+        SettingsEnvironment.use(environment)
         var parsed: (any ParsableCommand.Type)?
         do {
             var command = try parseAsRoot(arguments)

@@ -25,14 +25,13 @@ struct AuditOptions: ParsableArguments {
                 """))
     var auditWitness: [String] = []
 
-    func apply(to settings: inout AuditSettings) throws {
+    func apply(to settings: inout AuditSettings, environment: [String: String]) throws {
         guard (1...100_000).contains(auditCheckpointRows) else {
             throw ValidationError("--audit-checkpoint-rows is 1 to 100000.")
         }
         guard (1...1440).contains(auditCheckpointMinutes) else {
             throw ValidationError("--audit-checkpoint-minutes is 1 to 1440.")
         }
-        let environment = ProcessInfo.processInfo.environment
         let witnesses =
             !auditWitness.isEmpty
             ? auditWitness : (environment["ASSENT_AUDIT_WITNESS"] ?? "").split(separator: ",").map(String.init)

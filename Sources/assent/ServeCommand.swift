@@ -110,75 +110,56 @@ struct ServeCommand: AsyncParsableCommand {
     var organisation: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
 
-    /// The webhook settings from `--webhook-url` / `ASSENT_WEBHOOK_URL` and `ASSENT_WEBHOOK_SECRET`.
-    func webhookSettings() throws -> WebhookSettings? {
-        let environment = ProcessInfo.processInfo.environment
-        guard let text = webhookURL ?? environment["ASSENT_WEBHOOK_URL"] else { return nil }
-        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            throw ValidationError("The webhook URL must be an http(s) URL.")
-        }
-        guard let secret = environment["ASSENT_WEBHOOK_SECRET"], secret.utf8.count >= 16 else {
-            throw ValidationError("Set ASSENT_WEBHOOK_SECRET (at least 16 characters) to sign webhook deliveries.")
-        }
-        return WebhookSettings(url: url, secret: Data(secret.utf8))
+    @Option(
+        help: ArgumentHelp(
+            "A YAML file of settings: each key is a flag's name (port: 8080). Env: ASSENT_CONFIG.",
+            discussion: """
+                Secrets may be keys too (smtp-password, webhook-secret, kek, …) or come from files \
+                (smtp-password-file: /run/credentials/assent.service/smtp-password). A flag on the command line \
+                wins over the environment, which wins over the file. `assent config keys` lists every key, \
+                `assent config check FILE` names each mistake in a file.
+                """))
+    var config: String?
+
+    /// What ``settings(environment:)`` found wrong: a sentence per setting.
+    struct Mistakes: Error {
+        var sentences: [String]
     }
 
-    /// `--trusted-proxy` / `ASSENT_TRUSTED_PROXIES`.
-    func trustedProxySettings() throws -> TrustedProxies {
-        let texts =
-            trustedProxies.isEmpty
-            ? (ProcessInfo.processInfo.environment["ASSENT_TRUSTED_PROXIES"] ?? "").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }.filter { !$0.isEmpty } : trustedProxies
-        do {
-            return TrustedProxies(try texts.map(IPNetwork.init(parsing:)))
-        } catch let error as AssentServerError {
-            throw ValidationError(error.message)
-        }
+    /// Everything `serve` starts with besides its listener and storage.
+    struct Settings {
+        var logLevel: Logger.Level
+        var policy: SecurityPolicy
+        var limits: RateLimits
+        var webhook: WebhookSettings?
+        var proxies: TrustedProxies
+        var push: PushSettings
+        var tfa: TFASettings
+        var egress: Egress
+        var audit: AuditSettings
+        var consoleSessions: ConsoleSessionSettings
+        var issuer: String?
+        var organisation: String?
     }
 
-    /// `--egress-allow` / `ASSENT_EGRESS_ALLOW`, and the CA certificates of `--push-ca-file`.
-    func egressSettings(trustRootsPEM: String?) throws -> Egress {
-        let texts =
-            egressAllow.isEmpty
-            ? (ProcessInfo.processInfo.environment["ASSENT_EGRESS_ALLOW"] ?? "").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }.filter { !$0.isEmpty } : egressAllow
-        do {
-            return Egress(
-                policy: EgressPolicy(allowing: try texts.map(IPNetwork.init(parsing:))),
-                trustRoots: try trustRootsPEM.map(Egress.certificates(pem:)) ?? [])
-        } catch let error as AssentServerError {
-            throw ValidationError(error.message)
+    /// The settings the flags and `environment` describe.
+    /// - Throws: ``Mistakes`` naming every setting that is wrong, not only the first.
+    func settings(environment: [String: String]) async throws(Mistakes) -> Settings {
+        var mistakes: [String] = []
+        func checked<T>(_ body: () throws -> T) -> T? {
+            do {
+                return try body()
+            } catch {
+                mistakes.append(Self.sentence(error))
+                return nil
+            }
         }
-    }
-
-    /// `--organisation` / `ASSENT_ORGANISATION`: 1 to 100 characters, not only spaces.
-    func organisationName() throws -> String? {
-        guard let text = organisation ?? ProcessInfo.processInfo.environment["ASSENT_ORGANISATION"] else { return nil }
-        guard let name = InputText.displayName(text) else {
-            throw ValidationError("The organisation's name has 1 to 100 characters, not only spaces.")
-        }
-        return name
-    }
-
-    /// `--issuer` / `ASSENT_ISSUER`: an absolute http(s) URL without query or fragment.
-    func issuerURL() throws -> String? {
-        guard let text = issuer ?? ProcessInfo.processInfo.environment["ASSENT_ISSUER"] else { return nil }
-        guard let url = URLComponents(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil,
-            url.query == nil, url.fragment == nil
-        else { throw ValidationError("The issuer must be an http(s) URL without query or fragment.") }
-        return text
-    }
-
-    func run() async throws {
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw ValidationError("Unknown log level \(logLevel).")
-        }
-        LoggingSystem.bootstrap { label in
-            var handler = JSONLogHandler(label: label)
-            handler.logLevel = level
-            return handler
+        let level = checked { () throws -> Logger.Level in
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                throw ValidationError(
+                    "Unknown log level \(logLevel): trace, debug, info, notice, warning, error or critical.")
+            }
+            return level
         }
         var policy = SecurityPolicy()
         policy.counterLookAhead = lookAhead
@@ -190,67 +171,145 @@ struct ServeCommand: AsyncParsableCommand {
         policy.pinAlphanumeric = pinAlphanumeric
         policy.biometryEnabled = !disableBiometry
         policy.maximumPINAge = maxPinAge.map { $0 * 86_400 }
+        _ = checked { try policy.validate() }
         var limits = RateLimits()
         limits.enabled = !noRateLimits
         for text in rateLimits {
-            do {
-                try limits.set(text)
-            } catch let error as AssentServerError {
-                throw ValidationError(error.message)
-            }
+            _ = checked { try limits.set(text) }
         }
-        let webhook = try webhookSettings()
-        let proxies = try trustedProxySettings()
-        let pushSettings: PushSettings
-        do {
-            pushSettings = try push.settings()
-        } catch let error as AssentServerError {
-            throw ValidationError(error.message)
-        }
+        let webhook = checked { try webhookSettings(environment) }
+        let proxies = checked { try trustedProxySettings(environment) }
+        let pushSettings = checked { try push.settings(environment: environment) }
         var tfaSettings = TFASettings()
-        try tfa.apply(to: &tfaSettings)
-        let egress = try egressSettings(trustRootsPEM: pushSettings.additionalTrustRootsPEM)
-        // The operator's own destinations obey the same policy: refused now rather than at the first delivery.
-        for (flag, url) in [("--webhook-url", webhook?.url), ("--phone-gateway-url", tfaSettings.phoneGateway?.url)] {
-            guard let url else { continue }
-            do {
-                _ = try await egress.check(url.absoluteString)
-            } catch {
-                throw ValidationError("\(flag) is refused: \(error.message)")
-            }
-        }
+        let tfaApplied: Void? = checked { try tfa.apply(to: &tfaSettings, environment: environment) }
+        let egress = checked { try egressSettings(environment, trustRootsPEM: pushSettings?.additionalTrustRootsPEM) }
         var auditSettings = AuditSettings()
-        try audit.apply(to: &auditSettings)
-        for witness in auditSettings.witnesses {
-            guard case .webhook(let url, _) = witness.destination else { continue }
-            do {
-                _ = try await egress.check(url.absoluteString)
-            } catch {
-                throw ValidationError("--audit-witness \(url) is refused: \(error.message)")
-            }
-        }
+        let auditApplied: Void? = checked { try audit.apply(to: &auditSettings, environment: environment) }
         var consoleSessions = ConsoleSessionSettings()
         (consoleSessions.idleTimeout, consoleSessions.maxLifetime) = (consoleIdleTimeout, consoleMaxSession)
+        _ = checked { try consoleSessions.validate() }
+        let issuer = checked { try issuerURL(environment) }
+        let organisation = checked { try organisationName(environment) }
+        // The operator's own destinations obey the egress policy: refused now rather than at the first delivery.
+        if let egress {
+            var destinations = [
+                ("--webhook-url", webhook??.url), ("--phone-gateway-url", tfaSettings.phoneGateway?.url),
+            ]
+            for witness in auditSettings.witnesses {
+                guard case .webhook(let url, _) = witness.destination else { continue }
+                destinations.append(("--audit-witness \(url)", url))
+            }
+            for (flag, url) in destinations {
+                guard let url else { continue }
+                do {
+                    _ = try await egress.check(url.absoluteString)
+                } catch {
+                    mistakes.append("\(flag) is refused: \(error.message)")
+                }
+            }
+        }
+        guard mistakes.isEmpty, let level, let webhook, let proxies, let pushSettings, tfaApplied != nil,
+            let egress, auditApplied != nil, let issuer, let organisation
+        else { throw Mistakes(sentences: mistakes) }
+        return Settings(
+            logLevel: level, policy: policy, limits: limits, webhook: webhook, proxies: proxies, push: pushSettings,
+            tfa: tfaSettings, egress: egress, audit: auditSettings, consoleSessions: consoleSessions, issuer: issuer,
+            organisation: organisation)
+    }
+
+    /// The sentence an error of a setting says.
+    static func sentence(_ error: any Error) -> String {
+        switch error {
+        case let error as ValidationError: error.message
+        case let error as AssentServerError: error.message
+        default: "\(error)"
+        }
+    }
+
+    /// The webhook settings from `--webhook-url` / `ASSENT_WEBHOOK_URL` and `ASSENT_WEBHOOK_SECRET`.
+    func webhookSettings(_ environment: [String: String]) throws -> WebhookSettings? {
+        guard let text = webhookURL ?? environment["ASSENT_WEBHOOK_URL"] else { return nil }
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ValidationError("The webhook URL must be an http(s) URL.")
+        }
+        guard let secret = environment["ASSENT_WEBHOOK_SECRET"], secret.utf8.count >= 16 else {
+            throw ValidationError(
+                "Set ASSENT_WEBHOOK_SECRET or webhook-secret (at least 16 characters) to sign webhook deliveries.")
+        }
+        return WebhookSettings(url: url, secret: Data(secret.utf8))
+    }
+
+    /// The values of a repeatable option, else of its environment variable (comma-separated).
+    static func list(_ given: [String], _ variable: String, _ environment: [String: String]) -> [String] {
+        guard given.isEmpty else { return given }
+        return (environment[variable] ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
+    }
+
+    /// `--trusted-proxy` / `ASSENT_TRUSTED_PROXIES`.
+    func trustedProxySettings(_ environment: [String: String]) throws -> TrustedProxies {
+        TrustedProxies(
+            try Self.list(trustedProxies, "ASSENT_TRUSTED_PROXIES", environment).map(IPNetwork.init(parsing:)))
+    }
+
+    /// `--egress-allow` / `ASSENT_EGRESS_ALLOW`, and the CA certificates of `--push-ca-file`.
+    func egressSettings(_ environment: [String: String], trustRootsPEM: String?) throws -> Egress {
+        Egress(
+            policy: EgressPolicy(
+                allowing: try Self.list(egressAllow, "ASSENT_EGRESS_ALLOW", environment).map(IPNetwork.init(parsing:))),
+            trustRoots: try trustRootsPEM.map(Egress.certificates(pem:)) ?? [])
+    }
+
+    /// `--organisation` / `ASSENT_ORGANISATION`: 1 to 100 characters, not only spaces.
+    func organisationName(_ environment: [String: String]) throws -> String? {
+        guard let text = organisation ?? environment["ASSENT_ORGANISATION"] else { return nil }
+        guard let name = InputText.displayName(text) else {
+            throw ValidationError("The organisation's name has 1 to 100 characters, not only spaces.")
+        }
+        return name
+    }
+
+    /// `--issuer` / `ASSENT_ISSUER`: an absolute http(s) URL without query or fragment.
+    func issuerURL(_ environment: [String: String]) throws -> String? {
+        guard let text = issuer ?? environment["ASSENT_ISSUER"] else { return nil }
+        guard let url = URLComponents(string: text), url.scheme == "https" || url.scheme == "http", url.host != nil,
+            url.query == nil, url.fragment == nil
+        else { throw ValidationError("The issuer must be an http(s) URL without query or fragment.") }
+        return text
+    }
+
+    func run() async throws {
+        let environment = SettingsEnvironment.current
+        let settings: Settings
         do {
-            try consoleSessions.validate()
-        } catch let error as AssentServerError {
-            throw ValidationError(error.message)
+            settings = try await self.settings(environment: environment)
+        } catch {
+            throw ValidationError(error.sentences.joined(separator: "\n"))
+        }
+        let (policy, limits, webhook, pushSettings, tfaSettings) = (
+            settings.policy, settings.limits, settings.webhook, settings.push, settings.tfa
+        )
+        LoggingSystem.bootstrap { label in
+            var handler = JSONLogHandler(label: label)
+            handler.logLevel = settings.logLevel
+            return handler
         }
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
-            try policy.validate()
-            let store = try await ServerBootstrap.openStore(storage.location, logger: logger)
+            let store = try await ServerBootstrap.openStore(
+                storage.location(environment), environment: environment, logger: logger)
             var environment = ServerEnvironment(
                 store: store, policy: policy, logger: logger, webhook: webhook, push: pushSettings)
             environment.rateLimits = limits
-            environment.trustedProxies = proxies
-            environment.egress = egress
+            environment.trustedProxies = settings.proxies
+            environment.egress = settings.egress
             environment.tfa = tfaSettings
-            environment.audit = auditSettings
+            environment.audit = settings.audit
             environment.consoleAPIKeySignIn = consoleAPIKeySignIn
-            environment.consoleSessions = consoleSessions
-            environment.openID.configuredIssuer = try issuerURL()
-            let prepared = try await ServerBootstrap.prepare(environment, organisation: try organisationName())
+            environment.consoleSessions = settings.consoleSessions
+            environment.openID.configuredIssuer = settings.issuer
+            let prepared = try await ServerBootstrap.prepare(environment, organisation: settings.organisation)
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.
             try await Services(environment).signingKeys.ensureKeys()
             let openID = environment.openID
@@ -266,7 +325,7 @@ struct ServeCommand: AsyncParsableCommand {
                 say("OpenID issuer: \(openID.issuer) (discovery at /.well-known/openid-configuration)")
             }
             say(
-                "Database: \(store.backend.rawValue)\(storage.databaseURL == nil ? " in \(storage.dataDirectory)" : "")"
+                "Database: \(store.backend.rawValue)\(store.backend == .sqlite ? " in \(storage.dataDirectory)" : "")"
             )
             say("Application key: \(prepared.application.applicationKey)")
             if prepared.applicationCreated {
@@ -319,11 +378,18 @@ struct StorageOptions: ParsableArguments {
     )
     var databaseOption: String?
 
-    var databaseURL: String? { databaseOption ?? ProcessInfo.processInfo.environment["ASSENT_DATABASE_URL"] }
+    var databaseURL: String? { databaseURL(ProcessInfo.processInfo.environment) }
 
-    var location: ServerBootstrap.Location {
+    func databaseURL(_ environment: [String: String]) -> String? {
+        databaseOption ?? environment["ASSENT_DATABASE_URL"]
+    }
+
+    var location: ServerBootstrap.Location { location(ProcessInfo.processInfo.environment) }
+
+    func location(_ environment: [String: String]) -> ServerBootstrap.Location {
         ServerBootstrap.Location(
-            dataDirectory: URL(fileURLWithPath: dataDirectory, isDirectory: true), databaseURL: databaseURL)
+            dataDirectory: URL(fileURLWithPath: dataDirectory, isDirectory: true), databaseURL: databaseURL(environment)
+        )
     }
 }
 
