@@ -17,6 +17,46 @@ public enum ServerBootstrap {
         }
     }
 
+    /// What ``migrateSchema(_:logger:)`` did.
+    public struct Migration: Sendable {
+        /// The versions it applied, oldest first (none when the schema was current).
+        public var applied: [Int]
+        /// The newest version the schema now has.
+        public var version: Int
+        public var backend: SQLStore.Backend
+    }
+
+    /// `assent migrate`: applies the migrations the schema lacks, with the privileges of the URL's role (on
+    /// PostgreSQL, the schema's owner; the servers' role may only read and write rows). Touches no secret: the
+    /// key-encryption key is not needed, and none is made.
+    public static func migrateSchema(_ location: Location, logger: Logger) async throws -> Migration {
+        // Migrations are statements only: nothing is sealed, so a key of the moment stands in for the ring.
+        let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
+        let store: SQLStore
+        if let url = location.databaseURL, !url.isEmpty {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw AssentServerError.configuration("--database takes a postgres:// URL; omit it for SQLite.")
+            }
+            store = try await SQLStore.postgres(url: url, secretBox: box, logger: logger, maxConnections: 2)
+        } else {
+            try FileManager.default.createDirectory(
+                at: location.dataDirectory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+            store = try await SQLStore.sqlite(
+                path: location.dataDirectory.appendingPathComponent("assent.sqlite").path, secretBox: box,
+                logger: logger)
+        }
+        do {
+            let applied = try await store.migrateSchema()
+            try await store.shutdown()
+            return Migration(
+                applied: applied, version: Migrations.all.map(\.version).max() ?? 0, backend: store.backend)
+        } catch {
+            try? await store.shutdown()
+            throw error
+        }
+    }
+
     /// Opens and migrates the store; the key-encryption key comes from `ASSENT_KEK` or the data directory.
     public static func openStore(
         _ location: Location, environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger

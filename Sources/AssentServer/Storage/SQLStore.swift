@@ -155,14 +155,30 @@ public final class SQLStore: AssentStore {
 
     // MARK: Migrations
 
-    /// Migrates the schema, then seals with the key-encryption key the database names.
+    /// Migrates the schema when it is behind, then seals with the key-encryption key the database names. A schema
+    /// that is current is not touched, so a server whose role may not change the schema starts on it.
+    /// - Throws: ``SchemaNewerThanServer`` when a newer server migrated the database; a configuration error when the
+    ///   schema is behind and this role may not change it.
     public func migrate() async throws {
+        switch try await schemaState() {
+        case .current: break
+        case .ahead(let unknown):
+            throw SchemaNewerThanServer(unknown: unknown, known: Migrations.all.map(\.version).max() ?? 0)
+        case .behind: _ = try await migrateSchema()
+        }
+        try await adoptSealingKey()
+    }
+
+    /// Applies the migrations the schema lacks (`assent migrate`); the versions it applied.
+    public func migrateSchema() async throws -> [Int] {
+        if backend == .postgres, case .behind(let missing) = try await schemaState() {
+            try await requireSchemaPrivileges(missing: missing)
+        }
         // Concurrent starts may race on CREATE TABLE IF NOT EXISTS; the statements are idempotent, so retry.
         var attempt = 0
         while true {
             do {
-                try await migrateOnce()
-                break
+                return try await migrateOnce()
             } catch let error as SchemaNewerThanServer {
                 throw error
             } catch  where attempt < 3 {
@@ -170,7 +186,28 @@ public final class SQLStore: AssentStore {
                 try await Task.sleep(for: .milliseconds(200 * attempt))
             }
         }
-        try await adoptSealingKey()
+    }
+
+    /// PostgreSQL: refuses, with a sentence, a role that may not create tables in the schema or does not own its
+    /// tables — the server's least-privilege role (docs/DEPLOY.md); `assent migrate` runs with the owner's.
+    private func requireSchemaPrivileges(missing: [Int]) async throws {
+        let row = try await database.raw(
+            """
+            SELECT current_user AS role, has_schema_privilege(current_schema(), 'CREATE') AS may_create, \
+            coalesce((SELECT bool_and(pg_has_role(current_user, tableowner, 'USAGE')) FROM pg_tables \
+            WHERE schemaname = current_schema()), true) AS owns_tables
+            """
+        ).first()
+        let role = try row?.decode(column: "role", as: String.self) ?? "?"
+        let mayCreate = try row?.decode(column: "may_create", as: Bool.self) ?? false
+        let ownsTables = try row?.decode(column: "owns_tables", as: Bool.self) ?? false
+        guard mayCreate && ownsTables else {
+            throw AssentServerError.configuration(
+                "The database's schema lacks this build's migrations (versions "
+                    + missing.map(String.init).joined(separator: ", ")
+                    + ") and role \(role) may not change it: run `assent migrate` with the schema owner's database "
+                    + "URL first (docs/DEPLOY.md).")
+        }
     }
 
     public func schemaState() async throws -> SchemaState {
@@ -199,7 +236,7 @@ public final class SQLStore: AssentStore {
             })
     }
 
-    private func migrateOnce() async throws {
+    private func migrateOnce() async throws -> [Int] {
         try await database.raw(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
         ).run()
@@ -207,6 +244,7 @@ public final class SQLStore: AssentStore {
         if case .ahead(let unknown) = SchemaState(applied: applied, known: Migrations.all.map(\.version)) {
             throw SchemaNewerThanServer(unknown: unknown, known: Migrations.all.map(\.version).max() ?? 0)
         }
+        var done: [Int] = []
         for migration in Migrations.all where !applied.contains(migration.version) {
             // SQLite (one connection, transactional DDL) applies a version whole or not at all; PostgreSQL's
             // statements are idempotent, as concurrent starts of several processes need.
@@ -226,7 +264,9 @@ public final class SQLStore: AssentStore {
                 if backend == .sqlite { try? await database.raw("ROLLBACK").run() }
                 throw error
             }
+            done.append(migration.version)
         }
+        return done
     }
 }
 
