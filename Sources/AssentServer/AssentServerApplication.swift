@@ -21,6 +21,7 @@ public enum AssentServerApplication {
         let s = services
         let router = Router(context: AssentRequestContext.self)
         let known = KnownRoutes()
+        router.add(middleware: RequestIDMiddleware(proxies: environment.trustedProxies))
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(
             middleware: ErrorMiddleware(routes: known) {

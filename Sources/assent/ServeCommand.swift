@@ -290,11 +290,12 @@ struct ServeCommand: AsyncParsableCommand {
         let (policy, limits, webhook, pushSettings, tfaSettings) = (
             settings.policy, settings.limits, settings.webhook, settings.push, settings.tfa
         )
-        LoggingSystem.bootstrap { label in
-            var handler = JSONLogHandler(label: label)
-            handler.logLevel = settings.logLevel
-            return handler
-        }
+        LoggingSystem.bootstrap(
+            { label, provider in
+                var handler = JSONLogHandler(label: label, metadataProvider: provider)
+                handler.logLevel = settings.logLevel
+                return handler
+            }, metadataProvider: RequestID.metadataProvider)
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
             let store = try await ServerBootstrap.openStore(

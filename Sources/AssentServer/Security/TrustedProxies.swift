@@ -102,5 +102,11 @@ public struct TrustedProxies: Sendable, Equatable {
         return client
     }
 
+    /// Whether the TCP peer `peer` is one of the trusted proxies.
+    func trusts(peer: String?) -> Bool {
+        guard let peer, let bytes = IPNetwork.bytes(of: peer) else { return false }
+        return isTrusted(bytes)
+    }
+
     private func isTrusted(_ address: [UInt8]) -> Bool { networks.contains { $0.contains(address) } }
 }

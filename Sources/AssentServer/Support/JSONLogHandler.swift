@@ -6,9 +6,14 @@ import Logging
 public struct JSONLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
+    /// Metadata of the moment, such as the id of the request being served (``RequestID/metadataProvider``).
+    public var metadataProvider: Logger.MetadataProvider?
     let label: String
 
-    public init(label: String) { self.label = label }
+    public init(label: String, metadataProvider: Logger.MetadataProvider? = nil) {
+        self.label = label
+        self.metadataProvider = metadataProvider
+    }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -20,7 +25,10 @@ public struct JSONLogHandler: LogHandler {
             "ts": Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
             "level": event.level.rawValue, "label": label, "msg": "\(event.message)",
         ]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
+        let present = metadataProvider?.get() ?? [:]
+        for (key, value) in metadata.merging(present, uniquingKeysWith: { $1 }).merging(
+            event.metadata ?? [:], uniquingKeysWith: { $1 })
+        {
             object[key] = "\(value)"
         }
         let encoder = JSONEncoder()
