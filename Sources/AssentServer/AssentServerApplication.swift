@@ -30,11 +30,10 @@ public enum AssentServerApplication {
         router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
         router.add(middleware: LanguageMiddleware())
         HealthController(schema: environment.store).addRoutes(to: router)
-        router.get("metrics") { _, _ in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
-                body: .init(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-        }
+        MetricsController(
+            registry: registry, schema: environment.store, outbox: environment.store, audit: environment.store,
+            clock: s.clock
+        ).addRoutes(to: router)
         // Each API answers failures in its own dialect (ErrorDialect); pages and the routes above use the plain one.
         func api(_ dialect: ErrorDialect) -> APIRoutes { APIRoutes(dialect, on: router, known: known) }
         PowerAuthController(service: s.powerAuth).addRoutes(to: api(.powerAuth))

@@ -160,6 +160,16 @@ struct DeploymentTests {
             }
             #expect(ready.output.hasSuffix("200 2"), "\(ready.output) \(ready.errors)")
             #expect(ready.output.contains(#""schema":"CURRENT""#))
+            // X-Request-Id: nginx's $request_id, which the server trusts from its proxy and answers.
+            let headers = try await Spawn.runOnThread([
+                curl, "-sk", "--http2", "-D", "-", "-o", "/dev/null", "\(base)/health",
+            ])
+            #expect(headers.output.lowercased().contains("x-request-id: "), "\(headers.output)")
+            // The metrics stay inside: Prometheus scrapes the servers, the site refuses them.
+            let metrics = try await Spawn.runOnThread([
+                curl, "-sk", "--http2", "-o", "/dev/null", "-w", "%{http_code}", "\(base)/metrics",
+            ])
+            #expect(metrics.output == "403", "\(metrics.output)")
 
             // A pending operation's waiting page: its stream sends a comment every 15 s while nothing happens; through
             // the site it reaches the browser while the stream is still open.

@@ -160,6 +160,12 @@ struct RateLimiter: Sendable {
         "\(account)|\(address ?? "unknown")"
     }
 
+    static var refusals: MetricNameDescriptor {
+        MetricNameDescriptor(
+            namespace: "assent", subsystem: "rate_limit", metricName: "refusals", unitName: "total",
+            helpText: "Requests a rate limit refused, by scope (such as login.address or operator.key).")
+    }
+
     static var slowed: MetricNameDescriptor {
         MetricNameDescriptor(
             namespace: "assent", subsystem: "sign_in", metricName: "slowed", unitName: "total",
@@ -185,6 +191,7 @@ struct RateLimiter: Sendable {
     }
 
     private func refusal(_ scope: String, windowEnd: Millis, now: Millis) -> AssentServerError {
+        metrics.makeCounter(descriptor: Self.refusals, labels: [("scope", scope)]).increment()
         logger.notice("rate limited", metadata: ["scope": "\(scope)"])
         return .rateLimited(retryAfter: Int(max(1, (windowEnd - now + 999) / 1000)))
     }

@@ -61,6 +61,17 @@ public protocol OutboxStore: Sendable {
     /// Every message about `subject`, oldest first (for tests and diagnostics: no index serves it, so it reads the
     /// whole outbox).
     func outboxItems(subject: String) async throws -> [OutboxItem]
+    /// The messages still to deliver, per channel that has any: how many, and when the oldest was recorded (for
+    /// `/metrics`; the state index serves it).
+    func outboxBacklog() async throws -> [OutboxBacklog]
+}
+
+/// A channel's messages still to deliver.
+public struct OutboxBacklog: Sendable, Equatable {
+    public var channel: OutboxChannel
+    public var pending: Int
+    /// When the oldest of them was recorded.
+    public var oldest: Millis
 }
 
 /// The device event log the live streams read.

@@ -85,6 +85,20 @@ extension SQLStore {
         }
     }
 
+    public func outboxBacklog() async throws -> [OutboxBacklog] {
+        try await database.raw(
+            """
+            SELECT channel, count(*) AS pending, min(at) AS oldest FROM outbox WHERE state = 'pending' \
+            GROUP BY channel
+            """
+        ).all().map { row in
+            OutboxBacklog(
+                channel: OutboxChannel(rawValue: try row.decode(column: "channel", as: String.self)),
+                pending: Int(try row.decode(column: "pending", as: Int64.self)),
+                oldest: try row.decode(column: "oldest", as: Int64.self))
+        }
+    }
+
     public func outboxItems(subject: String) async throws -> [OutboxItem] {
         try await database.raw("SELECT * FROM outbox WHERE subject = \(bind: subject) ORDER BY id").all()
             .map(decodeOutboxItem)
