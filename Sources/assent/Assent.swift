@@ -16,7 +16,8 @@ struct Assent: AsyncParsableCommand {
             """,
         version: "0.3.0",
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, ConfigCommand.self, AdminCommand.self, TokenCommand.self,
+            ServeCommand.self, MigrateCommand.self, ConfigCommand.self, DoctorCommand.self, AdminCommand.self,
+            TokenCommand.self,
             AuditToolCommand.self,
             RPCommand.self,
         ]

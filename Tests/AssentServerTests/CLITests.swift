@@ -274,13 +274,14 @@ struct CLITests {
 
     /// Starts `assent serve` on a free port with its data under `work`; returns the process and the lines it
     /// printed as `label: value` (and `url`), once it listens.
-    static func serve(_ work: URL, arguments: [String] = []) async throws -> (Process, [String: String]) {
+    static func serve(_ work: URL, port: Int = 0, arguments: [String] = []) async throws -> (Process, [String: String])
+    {
         let log = work.appendingPathComponent("serve.out")
         #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
         let server = Process()
         server.executableURL = Self.executable
         server.arguments =
-            ["serve", "--port", "0", "--data-dir", work.appendingPathComponent("data").path] + arguments
+            ["serve", "--port", String(port), "--data-dir", work.appendingPathComponent("data").path] + arguments
         server.standardOutput = try FileHandle(forWritingTo: log)
         let logLines = work.appendingPathComponent("serve.err")
         #expect(FileManager.default.createFile(atPath: logLines.path, contents: nil))

@@ -102,6 +102,15 @@ public final class SQLStore: AssentStore {
         guard let host = core.host, let port = core.port else {
             throw AssentServerError.configuration("The database URL must name a host and port.")
         }
+        // One connection first, to fail at once with the reason: the pool retries a refused connection for a minute
+        // before it gives up, without saying why.
+        do {
+            let probe = try await PostgresConnection.connect(configuration: core, id: 0, logger: logger)
+            try await probe.close()
+        } catch {
+            throw AssentServerError.configuration(
+                "Cannot connect to PostgreSQL at \(host):\(port): \(Self.reason(connecting: error))")
+        }
         let tls: PostgresClient.Configuration.TLS =
             core.tls.isEnforced
             ? .require(.makeClientConfiguration()) : core.tls.isAllowed ? .prefer(.makeClientConfiguration()) : .disable
@@ -125,6 +134,17 @@ public final class SQLStore: AssentStore {
     }
 
     public func shutdown() async throws { try await close() }
+
+    /// Why a connection failed, in a few words: the server's message (a refused login, a missing database) or the
+    /// network's, never the URL's password (PostgresNIO's own description hides everything).
+    static func reason(connecting error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return String(describing: underlying) }
+            return "\(error.code)"
+        }
+        return String(describing: error)
+    }
 
     /// PostgreSQL: `body` runs on one leased connection inside one transaction, committed when it returns and rolled
     /// back when it throws — a request's writes cost one commit (one WAL flush) instead of one each. SQLite: `body`

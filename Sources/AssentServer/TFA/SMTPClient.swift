@@ -70,8 +70,19 @@ public struct SMTPClient: Sendable {
         let message = Self.message(
             from: settings.senderAddress, name: settings.senderName, to: recipient, subject: subject, body: body,
             date: date)
+        try await withTimeout { try await session(sending: (recipient, message)) }
+    }
+
+    /// Connects, secures the connection as configured, signs in with the relay's credentials and says QUIT: the
+    /// relay is reachable, its certificate verifies and the credentials are accepted, and no message is sent
+    /// (`assent doctor`).
+    public func check() async throws {
+        try await withTimeout { try await session(sending: nil) }
+    }
+
+    private func withTimeout(_ body: @escaping @Sendable () async throws -> Void) async throws {
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await session(recipient: recipient, message: message) }
+            group.addTask { try await body() }
             group.addTask {
                 try await Task.sleep(for: settings.timeout)
                 throw SMTPError(message: "The mail relay did not finish within \(settings.timeout).", permanent: false)
@@ -81,7 +92,8 @@ public struct SMTPClient: Sendable {
         }
     }
 
-    private func session(recipient: String, message: String) async throws {
+    /// One connection: a message to its recipient, or none (``check()``).
+    private func session(sending mail: (recipient: String, message: String)?) async throws {
         let tls = try tlsContext()
         let host = settings.host
         let implicitTLS = settings.security == .tls
@@ -171,10 +183,12 @@ public struct SMTPClient: Sendable {
                         message: "The mail relay offers neither AUTH PLAIN nor AUTH LOGIN.", permanent: true)
                 }
             }
-            _ = try await command("MAIL FROM:<\(settings.senderAddress)>", expect: 250...250)
-            _ = try await command("RCPT TO:<\(recipient)>", expect: 250...251)
-            _ = try await command("DATA", expect: 354...354)
-            _ = try await command(message + ".", expect: 250...250, shown: "the message")
+            if let mail {
+                _ = try await command("MAIL FROM:<\(settings.senderAddress)>", expect: 250...250)
+                _ = try await command("RCPT TO:<\(mail.recipient)>", expect: 250...251)
+                _ = try await command("DATA", expect: 354...354)
+                _ = try await command(mail.message + ".", expect: 250...250, shown: "the message")
+            }
             _ = try? await command("QUIT", expect: 221...221)
         }
     }
