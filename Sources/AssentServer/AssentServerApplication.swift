@@ -4,6 +4,7 @@ import Hummingbird
 import Logging
 import Prometheus
 import ServiceLifecycle
+import UnixSignals
 
 /// Builds the Assent HTTP application over a store: device endpoints, operator API, health and metrics.
 public enum AssentServerApplication {
@@ -22,6 +23,7 @@ public enum AssentServerApplication {
         let router = Router(context: AssentRequestContext.self)
         let known = KnownRoutes()
         router.add(middleware: RequestIDMiddleware(proxies: environment.trustedProxies))
+        router.add(middleware: ConnectionDrainMiddleware(drain: environment.drain))
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(
             middleware: ErrorMiddleware(routes: known) {
@@ -29,10 +31,10 @@ public enum AssentServerApplication {
             })
         router.add(middleware: ClientAddressMiddleware(proxies: environment.trustedProxies))
         router.add(middleware: LanguageMiddleware())
-        HealthController(schema: environment.store).addRoutes(to: router)
+        HealthController(schema: environment.store, drain: environment.drain).addRoutes(to: router)
         MetricsController(
             registry: registry, schema: environment.store, outbox: environment.store, audit: environment.store,
-            clock: s.clock
+            clock: s.clock, drain: environment.drain
         ).addRoutes(to: router)
         // Each API answers failures in its own dialect (ErrorDialect); pages and the routes above use the plain one.
         func api(_ dialect: ErrorDialect) -> APIRoutes { APIRoutes(dialect, on: router, known: known) }
@@ -96,6 +98,8 @@ public enum AssentServerApplication {
                 wakeup: environment.outboxWakeup, senders: senders, policy: environment.outbox))
         return Application(
             router: router(built, environment, registry: registry),
+            // Each connection hears of a graceful stop a moment after the listener closed (QuiesceDelay).
+            server: .http1(configuration: .init(additionalChannelHandlers: [QuiesceDelay()])),
             configuration: .init(address: .hostname(host, port: port), serverName: "Assent"),
             services: services,
             onServerRunning: { channel in
@@ -109,16 +113,37 @@ public enum AssentServerApplication {
 }
 
 extension AssentServerApplication {
-    /// Runs `app` until SIGTERM or SIGINT, then stops it gracefully: the listener closes, every event stream
+    /// Runs `app` until SIGTERM or SIGINT, then drains for `drainFor` — still serving, readiness 503, every answer
+    /// with `Connection: close` (``DrainState``) — and stops it gracefully: the listener closes, every event stream
     /// (console, waiting and login pages, device streams) ends at once with a clean close, requests in flight
-    /// finish, the outbox gives up its leases; each step is logged.
-    public static func serve(_ app: some ApplicationProtocol, logger: Logger) async throws {
+    /// finish, the outbox gives up its leases; each step is logged. A second signal ends the drain at once.
+    public static func serve(
+        _ app: some ApplicationProtocol, logger: Logger, drain: DrainState = DrainState(), drainFor: Duration = .zero
+    ) async throws {
         let started = ContinuousClock.now
         // A service group shuts its services down last to first: the notice first, then the application.
         let group = ServiceGroup(
             configuration: .init(
-                services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+                services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [], logger: logger))
+        let signals = Task {
+            var draining: Task<Void, Never>?
+            for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) {
+                guard draining == nil, drainFor > .zero else {
+                    draining?.cancel()
+                    await group.triggerGracefulShutdown()
+                    return
+                }
+                drain.begin()
+                logger.notice(
+                    "draining: serving with Connection: close and readiness 503 before the listener closes",
+                    metadata: ["drain.seconds": "\(drainFor.components.seconds)"])
+                draining = Task {
+                    try? await Task.sleep(for: drainFor)
+                    await group.triggerGracefulShutdown()
+                }
+            }
+        }
+        defer { signals.cancel() }
         try await group.run()
         logger.notice("stopped", metadata: ["uptime.seconds": "\((ContinuousClock.now - started).components.seconds)"])
     }

@@ -29,6 +29,7 @@ public struct ServerEnvironment: Sendable {
         var consoleSessions = ConsoleSessionSettings()
         let outboxWakeup = Wakeup()
         let events = EventHub()
+        let drain = DrainState()
         var streamHeartbeat: Duration = .seconds(15)
         var keyRingInterval: Duration = .seconds(5)
         let applications = ApplicationCache()
@@ -130,6 +131,8 @@ public struct ServerEnvironment: Sendable {
     public var outboxWakeup: Wakeup { box.values.outboxWakeup }
     /// Wakes this process's live event streams of a user.
     public var events: EventHub { box.values.events }
+    /// Whether this process drains before it stops (readiness 503, `Connection: close` on every answer).
+    public var drain: DrainState { box.values.drain }
     /// How often a live stream sends a heartbeat and re-checks its token (default 15 s).
     public var streamHeartbeat: Duration {
         get { box.values.streamHeartbeat }

@@ -109,6 +109,16 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var organisation: String?
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.") var logLevel = "info"
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a stopping server keeps serving before it closes its listener (0-300).",
+            discussion: """
+                On SIGTERM or SIGINT the server first drains: it answers readiness with 503 and every request with \
+                Connection: close, so a proxy closes its connections to it instead of sending a request on one the \
+                server is closing. Make it longer than the proxy's idle timeout for upstream connections \
+                (keepalive_timeout 2s in deploy/nginx/assent.conf). A second signal stops at once.
+                """))
+    var drainSeconds = 5
 
     @Option(
         help: ArgumentHelp(
@@ -185,6 +195,7 @@ struct ServeCommand: AsyncParsableCommand {
         let egress = checked { try egressSettings(environment, trustRootsPEM: pushSettings?.additionalTrustRootsPEM) }
         var auditSettings = AuditSettings()
         let auditApplied: Void? = checked { try audit.apply(to: &auditSettings, environment: environment) }
+        if !(0...300).contains(drainSeconds) { mistakes.append("--drain-seconds is 0 to 300.") }
         var consoleSessions = ConsoleSessionSettings()
         (consoleSessions.idleTimeout, consoleSessions.maxLifetime) = (consoleIdleTimeout, consoleMaxSession)
         _ = checked { try consoleSessions.validate() }
@@ -357,7 +368,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
 
             do {
-                try await AssentServerApplication.serve(app, logger: logger)
+                try await AssentServerApplication.serve(
+                    app, logger: logger, drain: environment.drain, drainFor: .seconds(drainSeconds))
             } catch {
                 try? await store.shutdown()
                 throw error

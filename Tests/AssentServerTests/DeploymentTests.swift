@@ -70,7 +70,11 @@ struct DeploymentTests {
         let configuration: URL
         let port: Int
 
-        static func make(upstream: Int) async throws -> Site {
+        static func make(upstream: Int) async throws -> Site { try await make(upstreams: [upstream]) }
+
+        /// The site over `upstreams`, one `server` line each; with `plainHTTP` its main listener speaks HTTP/1.1
+        /// without TLS (everything else — upstream, proxy headers, stream locations — is the site's own).
+        static func make(upstreams: [Int], plainHTTP: Bool = false) async throws -> Site {
             let folder = try DeploymentTests.folder()
             let openssl = try #require(Spawn.program("openssl"), "openssl is missing")
             let made = try await Spawn.runOnThread([
@@ -82,10 +86,16 @@ struct DeploymentTests {
             let port = try PostgresTestCluster.freePort()
             let plain = try PostgresTestCluster.freePort()
             var site = try DeploymentTests.text("deploy/nginx/assent.conf")
+            let servers = upstreams.map { "server 127.0.0.1:\($0) max_fails=1 fail_timeout=5s;" }
+                .joined(separator: "\n    ")
             for (from, to) in [
                 ("/etc/ssl/assent/", folder.path + "/"),
-                ("listen 443 ssl http2;", "listen 127.0.0.1:\(port) ssl http2;"),
-                ("listen 80;", "listen 127.0.0.1:\(plain);"), ("server 127.0.0.1:8080", "server 127.0.0.1:\(upstream)"),
+                (
+                    "listen 443 ssl http2;",
+                    plainHTTP ? "listen 127.0.0.1:\(port);" : "listen 127.0.0.1:\(port) ssl http2;"
+                ),
+                ("listen 80;", "listen 127.0.0.1:\(plain);"),
+                ("server 127.0.0.1:8080 max_fails=1 fail_timeout=5s;", servers),
             ] {
                 #expect(site.contains(from), "the site no longer has \(from)")
                 site = site.replacingOccurrences(of: from, with: to)

@@ -9,6 +9,8 @@ import ServiceLifecycle
 struct HealthController {
     /// Reads the schema's state (and so whether the database answers).
     let schema: any SchemaStore
+    /// Whether a stop has begun with a drain (before the graceful shutdown proper).
+    let drain: DrainState
 
     func addRoutes(to router: Router<AssentRequestContext>) {
         router.get("health", use: live)
@@ -21,7 +23,7 @@ struct HealthController {
 
     @Sendable func ready(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let state = try? await schema.schemaState()
-        let readiness = Readiness(schema: state, draining: Task.isShuttingDownGracefully)
+        let readiness = Readiness(schema: state, draining: Task.isShuttingDownGracefully || drain.isDraining)
         return try HTTPSupport.json(readiness, status: readiness.isReady ? .ok : .serviceUnavailable)
     }
 }

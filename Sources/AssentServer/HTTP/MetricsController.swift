@@ -15,15 +15,17 @@ struct MetricsController {
     let outbox: any OutboxStore
     let audit: any AuditChainStore
     let clock: WallClock
+    let drain: DrainState
 
     /// Every channel of the one outbox, reported even when empty.
     static let channels: [OutboxChannel] = [.webhook, .push, .email, .phone, .ciba, .logout, .notice]
 
     init(
         registry: PrometheusCollectorRegistry, schema: any SchemaStore, outbox: any OutboxStore,
-        audit: any AuditChainStore, clock: WallClock
+        audit: any AuditChainStore, clock: WallClock, drain: DrainState
     ) {
         (self.registry, self.schema, self.outbox, self.audit, self.clock) = (registry, schema, outbox, audit, clock)
+        self.drain = drain
         for service in PushPlatform.allCases {
             for outcome in PushDeliveryRecord.Outcome.allCases {
                 _ = registry.makeCounter(
@@ -54,7 +56,7 @@ struct MetricsController {
     /// A part the database does not answer keeps its last value; `assent_ready` says it is down.
     func refresh() async {
         let state = try? await schema.schemaState()
-        let ready = Readiness(schema: state, draining: Task.isShuttingDownGracefully).isReady
+        let ready = Readiness(schema: state, draining: Task.isShuttingDownGracefully || drain.isDraining).isReady
         registry.makeGauge(descriptor: Self.ready).set(ready ? 1.0 : 0.0)
         let now = clock.millis
         if let backlog = try? await outbox.outboxBacklog() {
