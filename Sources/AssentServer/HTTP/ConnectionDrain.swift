@@ -1,5 +1,6 @@
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// Whether this server is draining: asked to stop, it still serves for a while
@@ -15,6 +16,10 @@ public final class DrainState: Sendable {
     public var isDraining: Bool { flag.load(ordering: .relaxed) }
 
     public func begin() { flag.store(true, ordering: .relaxed) }
+
+    /// Whether this server is on its way out, draining or past it (the graceful stop of the calling task's group):
+    /// what readiness reports as `draining`.
+    var isStopping: Bool { isDraining || Task.isShuttingDownGracefully }
 }
 
 /// Holds a connection's "stop" (`ChannelShouldQuiesceEvent`) back for a moment. A graceful stop closes the listener

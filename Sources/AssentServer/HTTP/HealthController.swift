@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import ServiceLifecycle
 
 /// `GET /health`: the process answers (liveness). `GET /health/ready`: whether this server should get traffic —
 /// the database answers, its schema is the one this build knows, and no graceful stop has begun — 200, or 503
@@ -23,7 +22,7 @@ struct HealthController {
 
     @Sendable func ready(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let state = try? await schema.schemaState()
-        let readiness = Readiness(schema: state, draining: Task.isShuttingDownGracefully || drain.isDraining)
+        let readiness = Readiness(schema: state, draining: drain.isStopping)
         return try HTTPSupport.json(readiness, status: readiness.isReady ? .ok : .serviceUnavailable)
     }
 }

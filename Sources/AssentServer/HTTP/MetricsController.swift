@@ -2,7 +2,6 @@ import AssentModel
 import Foundation
 import Hummingbird
 import Prometheus
-import ServiceLifecycle
 
 /// `GET /metrics`: the Prometheus exposition. Besides what the server counts as it goes (requests, push attempts,
 /// rate-limit refusals, witness failures), each scrape reads what only the database knows: whether this server is
@@ -56,7 +55,7 @@ struct MetricsController {
     /// A part the database does not answer keeps its last value; `assent_ready` says it is down.
     func refresh() async {
         let state = try? await schema.schemaState()
-        let ready = Readiness(schema: state, draining: Task.isShuttingDownGracefully || drain.isDraining).isReady
+        let ready = Readiness(schema: state, draining: drain.isStopping).isReady
         registry.makeGauge(descriptor: Self.ready).set(ready ? 1.0 : 0.0)
         let now = clock.millis
         if let backlog = try? await outbox.outboxBacklog() {
