@@ -59,17 +59,14 @@ public enum Doctor {
         do {
             // Without the ring, a key of the moment opens the database for the checks that need no secret.
             let opening = try box ?? SecretBox(keyEncryptionKey: Bytes.random(count: 32))
-            if let url = location.databaseURL, !url.isEmpty {
-                store = try await SQLStore.postgres(url: url, secretBox: opening, logger: logger, maxConnections: 2)
-            } else {
-                let path = location.dataDirectory.appendingPathComponent("assent.sqlite").path
-                guard FileManager.default.fileExists(atPath: path) else {
-                    findings.append(
-                        Finding("database", ok: false, "No SQLite database at \(path): the first start makes one."))
-                    return findings
-                }
-                store = try await SQLStore.sqlite(path: path, secretBox: opening, logger: logger)
+            guard location.usesPostgres || FileManager.default.fileExists(atPath: location.sqlitePath) else {
+                findings.append(
+                    Finding(
+                        "database", ok: false,
+                        "No SQLite database at \(location.sqlitePath): the first start makes one."))
+                return findings
             }
+            store = try await ServerBootstrap.open(location, box: opening, logger: logger, maxConnections: 2)
         } catch {
             findings.append(Finding("database", ok: false, sentence(error)))
             return findings

@@ -15,6 +15,26 @@ public enum ServerBootstrap {
             self.dataDirectory = dataDirectory
             self.databaseURL = databaseURL
         }
+
+        /// Whether the data lives in PostgreSQL (a `--database` URL), not in the data directory's SQLite file.
+        var usesPostgres: Bool { databaseURL.map { !$0.isEmpty } ?? false }
+
+        /// The SQLite file in the data directory.
+        var sqlitePath: String { dataDirectory.appendingPathComponent("assent.sqlite").path }
+    }
+
+    /// The store at `location`, sealed with `box`, neither migrated nor prepared: PostgreSQL when a URL is given,
+    /// else the SQLite file (made if missing).
+    static func open(_ location: Location, box: SecretBox, logger: Logger, maxConnections: Int = 20) async throws
+        -> SQLStore
+    {
+        guard let url = location.databaseURL, location.usesPostgres else {
+            return try await SQLStore.sqlite(path: location.sqlitePath, secretBox: box, logger: logger)
+        }
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+            throw AssentServerError.configuration("--database takes a postgres:// URL; omit it for SQLite.")
+        }
+        return try await SQLStore.postgres(url: url, secretBox: box, logger: logger, maxConnections: maxConnections)
     }
 
     /// What ``migrateSchema(_:logger:)`` did.
@@ -32,20 +52,12 @@ public enum ServerBootstrap {
     public static func migrateSchema(_ location: Location, logger: Logger) async throws -> Migration {
         // Migrations are statements only: nothing is sealed, so a key of the moment stands in for the ring.
         let box = try SecretBox(keyEncryptionKey: Bytes.random(count: 32))
-        let store: SQLStore
-        if let url = location.databaseURL, !url.isEmpty {
-            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw AssentServerError.configuration("--database takes a postgres:// URL; omit it for SQLite.")
-            }
-            store = try await SQLStore.postgres(url: url, secretBox: box, logger: logger, maxConnections: 2)
-        } else {
+        if !location.usesPostgres {
             try FileManager.default.createDirectory(
                 at: location.dataDirectory, withIntermediateDirectories: true,
                 attributes: [.posixPermissions: 0o700])
-            store = try await SQLStore.sqlite(
-                path: location.dataDirectory.appendingPathComponent("assent.sqlite").path, secretBox: box,
-                logger: logger)
         }
+        let store = try await open(location, box: box, logger: logger, maxConnections: 2)
         do {
             let applied = try await store.migrateSchema()
             try await store.shutdown()
@@ -65,17 +77,7 @@ public enum ServerBootstrap {
         try FileManager.default.createDirectory(
             at: location.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let box = try SecretBox.load(dataDirectory: location.dataDirectory, environment: environment)
-        let store: SQLStore
-        if let url = location.databaseURL, !url.isEmpty {
-            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw AssentServerError.configuration("--database takes a postgres:// URL; omit it for SQLite.")
-            }
-            store = try await SQLStore.postgres(url: url, secretBox: box, logger: logger)
-        } else {
-            store = try await SQLStore.sqlite(
-                path: location.dataDirectory.appendingPathComponent("assent.sqlite").path, secretBox: box,
-                logger: logger)
-        }
+        let store = try await open(location, box: box, logger: logger)
         do {
             try await store.migrate()
         } catch {
