@@ -71,7 +71,7 @@ public enum Doctor {
             findings.append(Finding("database", ok: false, sentence(error)))
             return findings
         }
-        let known = Migrations.all.map(\.version).max() ?? 0
+        let known = store.newestKnown
         var current = false
         do {
             switch try await store.schemaState() {
@@ -87,6 +87,13 @@ public enum Doctor {
                         "\(store.backend.rawValue) answers, but its schema lacks versions "
                             + missing.map(String.init).joined(separator: ", ")
                             + ": run `assent migrate` (with the schema owner's URL on PostgreSQL)."))
+            case .aheadCompatible(let unknown):
+                current = true
+                findings.append(
+                    Finding(
+                        "database", ok: true,
+                        "\(store.backend.rawValue) answers; schema at version \(unknown.last ?? 0), newer than this "
+                            + "build (\(known)) and declared to serve it: a newer Assent migrated it first."))
             case .ahead(let unknown):
                 findings.append(
                     Finding(

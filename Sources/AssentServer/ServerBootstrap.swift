@@ -44,6 +44,8 @@ public enum ServerBootstrap {
         /// The newest version the schema now has.
         public var version: Int
         public var backend: SQLStore.Backend
+        /// Whether a newer Assent migrated the schema past this build (whose servers still serve it).
+        public var newerThanBuild: Bool
     }
 
     /// `assent migrate`: applies the migrations the schema lacks, with the privileges of the URL's role (on
@@ -60,9 +62,12 @@ public enum ServerBootstrap {
         let store = try await open(location, box: box, logger: logger, maxConnections: 2)
         do {
             let applied = try await store.migrateSchema()
+            let state = try await store.schemaState()
             try await store.shutdown()
+            var version = store.newestKnown
+            if case .aheadCompatible(let unknown) = state { version = unknown.last ?? version }
             return Migration(
-                applied: applied, version: Migrations.all.map(\.version).max() ?? 0, backend: store.backend)
+                applied: applied, version: version, backend: store.backend, newerThanBuild: version > store.newestKnown)
         } catch {
             try? await store.shutdown()
             throw error

@@ -12,9 +12,10 @@ struct MigrateCommand: AsyncParsableCommand {
             On PostgreSQL, run it with the URL of the role that owns the schema before new servers start: the \
             servers' own role may read and write rows but not change the schema (docs/DEPLOY.md), and a server \
             refuses to start on a schema that lacks its migrations. A server whose role owns the schema migrates \
-            at start, as on SQLite. Migrations only add (columns, tables, indexes) while servers of the previous \
-            version still run; a server refuses a schema newer than it knows. No secret is read: the \
-            key-encryption key is not needed.
+            at start, as on SQLite. A version's migrations only add (columns, tables, indexes) and say so, so \
+            servers of the previous version keep serving, and may restart, on the migrated schema; what a version \
+            removes it removes in a later one, and a server refuses a schema newer than it serves. No secret is \
+            read: the key-encryption key is not needed.
 
             Example: assent migrate --database postgres://assent_owner@db.internal:5432/assent
             """)
@@ -36,6 +37,10 @@ struct MigrateCommand: AsyncParsableCommand {
                 say(
                     #"{"applied":[\#(migration.applied.map(String.init).joined(separator: ","))],"version":\#(migration.version)}"#
                 )
+            } else if migration.newerThanBuild {
+                say(
+                    "The \(migration.backend.rawValue) schema is at version \(migration.version), newer than this "
+                        + "build, whose servers still serve it: nothing to apply.")
             } else if migration.applied.isEmpty {
                 say("The \(migration.backend.rawValue) schema is current: version \(migration.version).")
             } else {

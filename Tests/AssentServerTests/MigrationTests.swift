@@ -157,6 +157,93 @@ struct MigrationTests {
         #expect(SchemaState(applied: [1, 4], known: [1, 2, 3]) == .ahead(unknown: [4]))
     }
 
+    @Test("A newer schema is served only when every newer version declared this build serves it")
+    func compatibleSchemaStates() {
+        // Version 41 only added, declaring builds knowing 40 serve it.
+        #expect(
+            SchemaState(applied: [1, 40, 41], known: [1, 40], compatibleFrom: [40: 39, 41: 40])
+                == .aheadCompatible(unknown: [41]))
+        // 42 removed what 40 read: served from 41 on.
+        #expect(
+            SchemaState(applied: [1, 40, 41, 42], known: [1, 40], compatibleFrom: [40: 39, 41: 40, 42: 41])
+                == .ahead(unknown: [41, 42]))
+        #expect(
+            SchemaState(applied: [1, 40, 41, 42], known: [1, 40, 41], compatibleFrom: [41: 40, 42: 41])
+                == .aheadCompatible(unknown: [42]))
+        // A newer version that recorded nothing, or a version this build has that the schema lacks under a newer one.
+        #expect(SchemaState(applied: [1, 40, 41], known: [1, 40]) == .ahead(unknown: [41]))
+        #expect(
+            SchemaState(applied: [1, 41], known: [1, 40], compatibleFrom: [41: 1]) == .ahead(unknown: [41]))
+        #expect(SchemaState.aheadCompatible(unknown: [41]).isServable && SchemaState.current.isServable)
+        #expect(!SchemaState.ahead(unknown: [41]).isServable && !SchemaState.behind(missing: [1]).isServable)
+    }
+
+    @Test("Every migration from the recorded one on names an older or equal version as the oldest build serving it")
+    func migrationsDeclareCompatibility() {
+        let versions = Migrations.all.map(\.version)
+        #expect(versions == versions.sorted() && Set(versions).count == versions.count)
+        #expect(versions.contains(Migrations.compatibilityRecorded))
+        for migration in Migrations.all {
+            #expect(migration.compatibleFrom <= migration.version, "\(migration.version)")
+        }
+    }
+
+    /// What a later version of Assent adds, then removes: a column on a table every request writes, a table and an
+    /// index built without locking writers (on PostgreSQL), declared to serve this build; then the column dropped,
+    /// declared to serve only builds that know the version adding it.
+    static func laterVersions(after newest: Int) -> (adds: Migrations.Migration, removes: Migrations.Migration) {
+        let adds = Migrations.Migration(
+            version: newest + 1,
+            sqlite: [
+                "ALTER TABLE operations ADD COLUMN rollout_channel TEXT NOT NULL DEFAULT 'api'",
+                "CREATE TABLE IF NOT EXISTS rollout_notes (id INTEGER PRIMARY KEY, note TEXT NOT NULL)",
+                "CREATE INDEX IF NOT EXISTS operations_rollout_channel ON operations (rollout_channel)",
+            ],
+            postgres: [
+                "ALTER TABLE operations ADD COLUMN IF NOT EXISTS rollout_channel TEXT NOT NULL DEFAULT 'api'",
+                "CREATE TABLE IF NOT EXISTS rollout_notes (id BIGSERIAL PRIMARY KEY, note TEXT NOT NULL)",
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS operations_rollout_channel ON operations (rollout_channel)",
+            ],
+            compatibleFrom: newest)
+        let removes = Migrations.Migration(
+            version: newest + 2,
+            sqlite: [
+                "DROP INDEX IF EXISTS operations_rollout_channel", "ALTER TABLE operations DROP COLUMN rollout_channel",
+            ],
+            postgres: ["ALTER TABLE operations DROP COLUMN IF EXISTS rollout_channel"], compatibleFrom: newest + 1)
+        return (adds, removes)
+    }
+
+    @Test(
+        "This build serves and restarts on a schema a later version migrated by adding, not on one it removed from",
+        arguments: Backend.all)
+    func laterVersionMigrates(backend: Backend) async throws {
+        let store = try await Self.emptyStore(backend)
+        defer { Task { try? await store.shutdown() } }
+        try await store.migrate()
+        let newest = store.newestKnown
+        let later = Self.laterVersions(after: newest)
+        #expect(try await store.knowing(Migrations.all + [later.adds]).migrateSchema() == [newest + 1])
+        #expect(try await store.schemaState() == .aheadCompatible(unknown: [newest + 1]))
+        // This build starts on it (nothing to apply) and is ready; the later one finds it current.
+        try await store.migrate()
+        #expect(try await store.migrateSchema() == [])
+        #expect(Readiness(schema: try await store.schemaState(), draining: false).schema == "AHEAD_COMPATIBLE")
+        #expect(Readiness(schema: try await store.schemaState(), draining: false).isReady)
+        #expect(try await store.knowing(Migrations.all + [later.adds]).schemaState() == .current)
+
+        // The version after it removes the column: only builds knowing newest + 1 serve that.
+        let latest = store.knowing(Migrations.all + [later.adds, later.removes])
+        #expect(try await latest.migrateSchema() == [newest + 2])
+        #expect(try await store.schemaState() == .ahead(unknown: [newest + 1, newest + 2]))
+        #expect(
+            try await store.knowing(Migrations.all + [later.adds]).schemaState()
+                == .aheadCompatible(unknown: [newest + 2]))
+        let error = await #expect(throws: SchemaNewerThanServer.self) { try await store.migrate() }
+        #expect(error?.description.contains("no longer serves builds as old as this one") == true)
+        #expect(!Readiness(schema: try await store.schemaState(), draining: false).isReady)
+    }
+
     @Test("Ready only with the database up, the schema current and no stop begun; each failure named")
     func readiness() {
         #expect(Readiness(schema: .current, draining: false).isReady)

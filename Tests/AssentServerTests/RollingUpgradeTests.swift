@@ -2,15 +2,20 @@ import AssentCrypto
 import AssentModel
 import AssentTesting
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
+@testable import AssentServer
 @testable import AssentServerTesting
 
 /// A rolling restart behind the real proxy: three `assent serve` processes on one PostgreSQL behind Debian's nginx
 /// with the site of deploy/, phones approving operations, reads and held event streams going through nginx, while
 /// each server in turn is stopped with SIGTERM and started again. Nothing may fail, no approval may be lost, and
-/// every stream resumes on another server without missing an event (`Last-Event-ID`).
+/// every stream resumes on another server without missing an event (`Last-Event-ID`). Before the restarts, a later
+/// version's migration (a column on the operations every approval writes, a table, an index built without locking
+/// writers) is applied under that load, as the new version's `assent migrate` would be: the servers keep serving, stay
+/// ready and start again on the schema it made; a migration after it that removes the column stops them.
 @Suite("Rolling restart behind nginx: three servers, one PostgreSQL, no one dropped")
 struct RollingUpgradeTests {
     /// One `assent serve` process on a fixed port.
@@ -226,8 +231,29 @@ struct RollingUpgradeTests {
             }
         }
 
-        // Each server in turn: SIGTERM, gone, started again, ready; the others carry the load meanwhile.
+        // The later version migrates under load (a role that owns the schema, as `assent migrate` runs with).
         try await Task.sleep(for: .seconds(2))
+        var logger = Logger(label: "assent.test")
+        logger.logLevel = .critical
+        let schema = try await SQLStore.postgres(
+            url: database, secretBox: try SecretBox(keyEncryptionKey: Bytes.random(count: 32)), logger: logger,
+            maxConnections: 2)
+        defer { Task { try? await schema.shutdown() } }
+        let newest = schema.newestKnown
+        let later = MigrationTests.laterVersions(after: newest)
+        let migrated = ContinuousClock.now
+        #expect(try await schema.knowing(Migrations.all + [later.adds]).migrateSchema() == [newest + 1])
+        let migrating = ContinuousClock.now - migrated
+        #expect(try await schema.schemaState() == .aheadCompatible(unknown: [newest + 1]))
+        let requestsBeforeRoll = tally.requests.load(ordering: .relaxed)
+        for server in servers {
+            let ready = try await HTTPClient(base: URL(string: "http://127.0.0.1:\(server.port)")!).send(
+                "GET", "/health/ready")
+            #expect(ready.status == 200 && ready.text.contains("AHEAD_COMPATIBLE"), "\(ready.status) \(ready.text)")
+        }
+
+        // Each server in turn: SIGTERM, gone, started again, ready; the others carry the load meanwhile.
+        try await Task.sleep(for: .seconds(1))
         for _ in 0..<rounds {
             for server in servers {
                 let status = try await server.stop()
@@ -295,6 +321,24 @@ struct RollingUpgradeTests {
                 $0.id.flatMap { Int64($0) }
             }
             #expect(ids == ids.sorted() && Set(ids).count == ids.count, "events repeated or out of order: \(ids)")
+        }
+        print("rolling: the later version's migration took \(migrating) under load, \(requestsBeforeRoll) requests in")
+
+        // The version after removes what it added, declaring only builds that know the addition serve it: this
+        // build's servers are no longer ready, and one does not start on it, saying why.
+        #expect(
+            try await schema.knowing(Migrations.all + [later.adds, later.removes]).migrateSchema() == [newest + 2])
+        let ready = try await HTTPClient(base: URL(string: "http://127.0.0.1:\(ports[0])")!).send(
+            "GET", "/health/ready")
+        #expect(ready.status == 503 && ready.text.contains(#""schema":"AHEAD""#), "\(ready.status) \(ready.text)")
+        let refused = Server(port: try PostgresTestCluster.freePort(), work: work, environment: environment)
+        defer { refused.process.withLock { $0?.terminate() } }
+        do {
+            try await refused.start(arguments)
+            Issue.record("a server started on a schema declared not to serve it")
+        } catch {
+            #expect("\(error)".contains("newer than this server knows (up to \(newest))"), "\(error)")
+            #expect(refused.process.withLock { $0?.isRunning } == false)
         }
     }
 }

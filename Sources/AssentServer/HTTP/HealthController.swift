@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 
 /// `GET /health`: the process answers (liveness). `GET /health/ready`: whether this server should get traffic —
-/// the database answers, its schema is the one this build knows, and no graceful stop has begun — 200, or 503
+/// the database answers, its schema is the one this build knows (or a newer one declared to serve it), and no graceful stop has begun — 200, or 503
 /// naming the part that is not ready. Load balancers and orchestrators route by it; a proxy stops sending new
 /// requests to a draining server while its requests in flight finish.
 struct HealthController {
@@ -28,7 +28,8 @@ struct HealthController {
 }
 
 /// The answer of `/health/ready`: `status` `UP` or `DOWN`, `database` `UP` or `DOWN`, `schema` `CURRENT`,
-/// `BEHIND` or `AHEAD` (when the database answered), and `draining`.
+/// `BEHIND`, `AHEAD_COMPATIBLE` (a newer version migrated it, declaring this one still serves it: ready) or `AHEAD`
+/// (when the database answered), and `draining`.
 struct Readiness: Encodable, Equatable {
     var status: String
     var database: String
@@ -40,7 +41,7 @@ struct Readiness: Encodable, Equatable {
         database = schema == nil ? "DOWN" : "UP"
         self.schema = schema?.name
         self.draining = draining
-        status = schema == .current && !draining ? "UP" : "DOWN"
+        status = schema?.isServable == true && !draining ? "UP" : "DOWN"
     }
 
     var isReady: Bool { status == "UP" }

@@ -1,12 +1,30 @@
 import AssentCrypto
 
 /// The versioned schema. A migration is a list of statements per dialect; versions only ever grow.
+///
+/// A rolling upgrade runs the new version's migrations while the old version still serves, so a migration either
+/// only adds (a nullable or defaulted column, a table, an index) and says which older builds can still serve the
+/// schema it makes (``Migration/compatibleFrom``), or it removes what an older build used and is served only by
+/// builds that know it: add first, remove in a later version once nothing reads it.
 enum Migrations {
-    struct Migration {
+    struct Migration: Sendable {
         let version: Int
         let sqlite: [String]
         let postgres: [String]
+        /// The oldest build that can serve a schema with this migration applied, named by the newest migration that
+        /// build knows: a version before this one for a migration that only adds, this version itself (the default)
+        /// for one that removes or changes what older builds read. Recorded with the version, so an older server
+        /// reading the database learns it.
+        let compatibleFrom: Int
+
+        init(version: Int, sqlite: [String], postgres: [String], compatibleFrom: Int? = nil) {
+            (self.version, self.sqlite, self.postgres) = (version, sqlite, postgres)
+            self.compatibleFrom = compatibleFrom ?? version
+        }
     }
+
+    /// The version from which `schema_migrations` records each version's ``Migration/compatibleFrom``.
+    static let compatibilityRecorded = 40
 
     static let all: [Migration] = [
         Migration(
@@ -84,6 +102,12 @@ enum Migrations {
         Migration(version: 37, sqlite: vapidPerApplicationV37(.sqlite), postgres: vapidPerApplicationV37(.postgres)),
         Migration(version: 38, sqlite: operationStatusActorV38(.sqlite), postgres: operationStatusActorV38(.postgres)),
         Migration(version: 39, sqlite: languagesV39(.sqlite), postgres: languagesV39(.postgres)),
+        // Each version records the oldest build that can serve the schema (only adds a column builds up to 39 do
+        // not read).
+        Migration(
+            version: 40, sqlite: ["ALTER TABLE schema_migrations ADD COLUMN compatible_from INTEGER"],
+            postgres: ["ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS compatible_from INTEGER"],
+            compatibleFrom: 39),
     ]
 
     /// The SQL dialects the migrations are written for.

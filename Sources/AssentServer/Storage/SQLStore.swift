@@ -33,15 +33,27 @@ public final class SQLStore: AssentStore {
         let entries = Mutex<[String: (OperationContent, AllowedSignatureType)]>([:])
     }
 
+    /// The migrations this build knows: ``Migrations/all``, or in a test a later version's.
+    let migrations: [Migrations.Migration]
+
     private init(
         backend: Backend, database: any SQLDatabase, box: SecretBox, contentCache: ContentCache = ContentCache(),
-        close: @escaping @Sendable () async throws -> Void
+        migrations: [Migrations.Migration] = Migrations.all, close: @escaping @Sendable () async throws -> Void
     ) {
         self.backend = backend
         self.database = database
         self.box = box
         self.contentCache = contentCache
+        self.migrations = migrations
         self.close = close
+    }
+
+    /// This store's database as a build knowing `migrations` sees it (a newer version, in the tests of rolling
+    /// upgrades); closing it leaves the database open.
+    func knowing(_ migrations: [Migrations.Migration]) -> SQLStore {
+        SQLStore(
+            backend: backend, database: database, box: box, contentCache: contentCache, migrations: migrations,
+            close: {})
     }
 
     /// Opens (creating if needed) the SQLite file at `path` in WAL mode.
@@ -154,7 +166,7 @@ public final class SQLStore: AssentStore {
         return try await postgres.client.withConnection { connection in
             let bound = SQLStore(
                 backend: .postgres, database: connection.sql(queryLogLevel: nil), box: box,
-                contentCache: contentCache, close: {})
+                contentCache: contentCache, migrations: migrations, close: {})
             _ = try await connection.query("BEGIN", logger: postgres.logger).get()
             let value: T
             do {
@@ -176,18 +188,21 @@ public final class SQLStore: AssentStore {
     // MARK: Migrations
 
     /// Migrates the schema when it is behind, then seals with the key-encryption key the database names. A schema
-    /// that is current is not touched, so a server whose role may not change the schema starts on it.
-    /// - Throws: ``SchemaNewerThanServer`` when a newer server migrated the database; a configuration error when the
-    ///   schema is behind and this role may not change it.
+    /// that is current, or newer with versions that declared this build still serves it, is not touched, so a
+    /// server whose role may not change the schema starts on it.
+    /// - Throws: ``SchemaNewerThanServer`` when a newer server migrated the database past what this build serves; a
+    ///   configuration error when the schema is behind and this role may not change it.
     public func migrate() async throws {
         switch try await schemaState() {
-        case .current: break
-        case .ahead(let unknown):
-            throw SchemaNewerThanServer(unknown: unknown, known: Migrations.all.map(\.version).max() ?? 0)
+        case .current, .aheadCompatible: break
+        case .ahead(let unknown): throw SchemaNewerThanServer(unknown: unknown, known: newestKnown)
         case .behind: _ = try await migrateSchema()
         }
         try await adoptSealingKey()
     }
+
+    /// The newest version this build knows.
+    var newestKnown: Int { migrations.map(\.version).max() ?? 0 }
 
     /// Applies the migrations the schema lacks (`assent migrate`); the versions it applied.
     public func migrateSchema() async throws -> [Int] {
@@ -231,41 +246,54 @@ public final class SQLStore: AssentStore {
     }
 
     public func schemaState() async throws -> SchemaState {
-        let exists: Bool
-        switch backend {
-        case .sqlite:
-            exists = try await !database.raw(
-                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-            ).all().isEmpty
-        case .postgres:
-            exists = try await !database.raw(
-                """
-                SELECT table_name FROM information_schema.tables
-                WHERE table_schema = current_schema() AND table_name = 'schema_migrations'
-                """
-            ).all().isEmpty
-        }
-        let applied = exists ? try await appliedVersions() : []
-        return SchemaState(applied: applied, known: Migrations.all.map(\.version))
+        let applied = try await appliedVersions()
+        return SchemaState(
+            applied: Set(applied.keys), known: migrations.map(\.version),
+            compatibleFrom: applied.compactMapValues { $0 })
     }
 
-    private func appliedVersions() async throws -> Set<Int> {
-        Set(
-            try await database.raw("SELECT version FROM schema_migrations").all().map {
-                try $0.decode(column: "version", as: Int.self)
-            })
+    /// The versions the schema has, each with the oldest build that serves it where the schema records that;
+    /// empty before the first migration.
+    private func appliedVersions() async throws -> [Int: Int?] {
+        let columns: [String]
+        switch backend {
+        case .sqlite:
+            columns = try await database.raw("SELECT name FROM pragma_table_info('schema_migrations')").all().map {
+                try $0.decode(column: "name", as: String.self)
+            }
+        case .postgres:
+            columns = try await database.raw(
+                """
+                SELECT column_name FROM information_schema.columns
+                WHERE table_schema = current_schema() AND table_name = 'schema_migrations'
+                """
+            ).all().map { try $0.decode(column: "column_name", as: String.self) }
+        }
+        guard !columns.isEmpty else { return [:] }
+        let recorded = columns.contains("compatible_from")
+        let rows = try await database.raw(
+            recorded
+                ? "SELECT version, compatible_from FROM schema_migrations" : "SELECT version FROM schema_migrations"
+        ).all()
+        var versions: [Int: Int?] = [:]
+        for row in rows {
+            versions[try row.decode(column: "version", as: Int.self)] =
+                recorded ? try row.decode(column: "compatible_from", as: Int?.self) : nil
+        }
+        return versions
     }
 
     private func migrateOnce() async throws -> [Int] {
         try await database.raw(
             "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
         ).run()
-        let applied = try await appliedVersions()
-        if case .ahead(let unknown) = SchemaState(applied: applied, known: Migrations.all.map(\.version)) {
-            throw SchemaNewerThanServer(unknown: unknown, known: Migrations.all.map(\.version).max() ?? 0)
+        let state = try await schemaState()
+        if case .ahead(let unknown) = state {
+            throw SchemaNewerThanServer(unknown: unknown, known: newestKnown)
         }
+        guard case .behind(let missing) = state else { return [] }
         var done: [Int] = []
-        for migration in Migrations.all where !applied.contains(migration.version) {
+        for migration in migrations where missing.contains(migration.version) {
             // SQLite (one connection, transactional DDL) applies a version whole or not at all; PostgreSQL's
             // statements are idempotent, as concurrent starts of several processes need.
             if backend == .sqlite { try await database.raw("BEGIN IMMEDIATE").run() }
@@ -273,12 +301,23 @@ public final class SQLStore: AssentStore {
                 for statement in backend == .sqlite ? migration.sqlite : migration.postgres {
                     try await database.raw(SQLQueryString(statement)).run()
                 }
-                try await database.raw(
-                    """
-                    INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: migration.version), \
-                    \(bind: Date().millis)) ON CONFLICT DO NOTHING
-                    """
-                ).run()
+                // Versions before the column existed record none; each later one the oldest build serving it.
+                if migration.version >= Migrations.compatibilityRecorded {
+                    try await database.raw(
+                        """
+                        INSERT INTO schema_migrations (version, applied_at, compatible_from) \
+                        VALUES (\(bind: migration.version), \(bind: Date().millis), \(bind: migration.compatibleFrom)) \
+                        ON CONFLICT DO NOTHING
+                        """
+                    ).run()
+                } else {
+                    try await database.raw(
+                        """
+                        INSERT INTO schema_migrations (version, applied_at) VALUES (\(bind: migration.version), \
+                        \(bind: Date().millis)) ON CONFLICT DO NOTHING
+                        """
+                    ).run()
+                }
                 if backend == .sqlite { try await database.raw("COMMIT").run() }
             } catch {
                 if backend == .sqlite { try? await database.raw("ROLLBACK").run() }
