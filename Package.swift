@@ -59,6 +59,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.0"),
         // The configuration file `assent serve --config` reads (YAML, every key checked against the flags).
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.0.0"),
+        // Spans for each request, transaction and delivery (Hummingbird's middleware, swift-distributed-tracing),
+        // exported over OTLP/HTTP when `serve --otlp-endpoint` is set; gRPC is left out (its build costs minutes).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.1.0"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         .target(
@@ -110,6 +114,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             resources: [.copy("Resources/openapi.json"), .copy("Resources/web"), .copy("Resources/locales")],
             swiftSettings: strictSettings
@@ -143,6 +148,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "OTel", package: "swift-otel"),
             ],
             swiftSettings: strictSettings
         ),

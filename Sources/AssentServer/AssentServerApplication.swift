@@ -23,6 +23,7 @@ public enum AssentServerApplication {
         let router = Router(context: AssentRequestContext.self)
         let known = KnownRoutes()
         router.add(middleware: RequestIDMiddleware(proxies: environment.trustedProxies))
+        if environment.traceRequests { router.add(middleware: RequestSpanMiddleware()) }
         router.add(middleware: ConnectionDrainMiddleware(drain: environment.drain))
         router.add(middleware: MetricsMiddleware(registry: registry))
         router.add(
@@ -118,13 +119,17 @@ extension AssentServerApplication {
     /// (console, waiting and login pages, device streams) ends at once with a clean close, requests in flight
     /// finish, the outbox gives up its leases; each step is logged. A second signal ends the drain at once.
     public static func serve(
-        _ app: some ApplicationProtocol, logger: Logger, drain: DrainState = DrainState(), drainFor: Duration = .zero
+        _ app: some ApplicationProtocol, alongside: [any Service] = [], logger: Logger,
+        drain: DrainState = DrainState(),
+        drainFor: Duration = .zero
     ) async throws {
         let started = ContinuousClock.now
-        // A service group shuts its services down last to first: the notice first, then the application.
+        // A service group shuts its services down last to first: the notice first, then the application, then the
+        // services alongside it (the span exporter sends the last requests' spans).
         let group = ServiceGroup(
             configuration: .init(
-                services: [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [], logger: logger))
+                services: alongside + [app, ShutdownNotice(logger: logger)], gracefulShutdownSignals: [],
+                logger: logger))
         let signals = Task {
             var draining: Task<Void, Never>?
             for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) {

@@ -26,6 +26,7 @@ public struct ServerEnvironment: Sendable {
         var outbox = OutboxPolicy()
         var audit = AuditSettings()
         var consoleAPIKeySignIn = false
+        var traceRequests = false
         var consoleSessions = ConsoleSessionSettings()
         let outboxWakeup = Wakeup()
         let events = EventHub()
@@ -111,6 +112,11 @@ public struct ServerEnvironment: Sendable {
     public var consoleAPIKeySignIn: Bool {
         get { box.values.consoleAPIKeySignIn }
         set { change { $0.consoleAPIKeySignIn = newValue } }
+    }
+    /// Whether each request is served in a span of its own (the tracer is bootstrapped: `serve --otlp-endpoint`).
+    public var traceRequests: Bool {
+        get { box.values.traceRequests }
+        set { change { $0.traceRequests = newValue } }
     }
     /// How long a console session lasts: idle, and at most.
     public var consoleSessions: ConsoleSessionSettings {

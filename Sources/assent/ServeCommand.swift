@@ -42,6 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup(title: "Push notifications") var push: PushOptions
     @OptionGroup(title: "Two-factor login") var tfa: TFAOptions
     @OptionGroup(title: "Audit trail") var audit: AuditOptions
+    @OptionGroup(title: "Tracing") var tracing: TracingOptions
     @Option(
         name: .customLong("rate-limit"),
         help: ArgumentHelp(
@@ -150,6 +151,8 @@ struct ServeCommand: AsyncParsableCommand {
         var consoleSessions: ConsoleSessionSettings
         var issuer: String?
         var organisation: String?
+        /// Where spans go, when anywhere.
+        var tracing: TracingOptions.Settings?
     }
 
     /// The settings the flags and `environment` describe.
@@ -200,6 +203,7 @@ struct ServeCommand: AsyncParsableCommand {
         (consoleSessions.idleTimeout, consoleSessions.maxLifetime) = (consoleIdleTimeout, consoleMaxSession)
         _ = checked { try consoleSessions.validate() }
         let issuer = checked { try issuerURL(environment) }
+        let tracingSettings = checked { try tracing.settings(environment: environment) }
         let organisation = checked { try organisationName(environment) }
         // The operator's own destinations obey the egress policy: refused now rather than at the first delivery.
         if let egress {
@@ -220,12 +224,12 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         guard mistakes.isEmpty, let level, let webhook, let proxies, let pushSettings, tfaApplied != nil,
-            let egress, auditApplied != nil, let issuer, let organisation
+            let egress, auditApplied != nil, let issuer, let organisation, let tracingSettings
         else { throw Mistakes(sentences: mistakes) }
         return Settings(
             logLevel: level, policy: policy, limits: limits, webhook: webhook, proxies: proxies, push: pushSettings,
             tfa: tfaSettings, egress: egress, audit: auditSettings, consoleSessions: consoleSessions, issuer: issuer,
-            organisation: organisation)
+            organisation: organisation, tracing: tracingSettings)
     }
 
     /// The sentence an error of a setting says.
@@ -306,9 +310,13 @@ struct ServeCommand: AsyncParsableCommand {
                 var handler = JSONLogHandler(label: label, metadataProvider: provider)
                 handler.logLevel = settings.logLevel
                 return handler
-            }, metadataProvider: RequestID.metadataProvider)
+            },
+            metadataProvider: settings.tracing == nil
+                ? RequestID.metadataProvider
+                : .multiplex([RequestID.metadataProvider, TracingOptions.Settings.logMetadata]))
         let logger = Logger(label: "assent")
         try await CLIFailure.reporting {
+            let exporting = try settings.tracing?.bootstrap()
             let store = try await ServerBootstrap.openStore(
                 storage.location(environment), environment: environment, logger: logger)
             var environment = ServerEnvironment(
@@ -321,6 +329,7 @@ struct ServeCommand: AsyncParsableCommand {
             environment.consoleAPIKeySignIn = consoleAPIKeySignIn
             environment.consoleSessions = settings.consoleSessions
             environment.openID.configuredIssuer = settings.issuer
+            environment.traceRequests = exporting != nil
             let prepared = try await ServerBootstrap.prepare(environment, organisation: settings.organisation)
             // The OpenID signing keys, so that the first token request does not wait for an RSA key.
             try await Services(environment).signingKeys.ensureKeys()
@@ -369,7 +378,8 @@ struct ServeCommand: AsyncParsableCommand {
 
             do {
                 try await AssentServerApplication.serve(
-                    app, logger: logger, drain: environment.drain, drainFor: .seconds(drainSeconds))
+                    app, alongside: exporting.map { [$0] } ?? [], logger: logger, drain: environment.drain,
+                    drainFor: .seconds(drainSeconds))
             } catch {
                 try? await store.shutdown()
                 throw error

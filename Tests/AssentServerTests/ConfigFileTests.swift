@@ -51,9 +51,11 @@ struct ConfigFileTests {
         #expect(flags.subtracting(names).isEmpty, "flags without a key: \(flags.subtracting(names).sorted())")
         // The variables serve's options read, from their source.
         var variables: Set<String> = []
-        for file in [
-            "ServeCommand.swift", "PushOptions.swift", "TFAOptions.swift", "AuditOptions.swift",
-        ] {
+        let options = try FileManager.default.contentsOfDirectory(
+            atPath: Self.root.appendingPathComponent("Sources/assent").path
+        ).filter { $0.hasSuffix("Options.swift") }
+        #expect(options.contains("TracingOptions.swift"))
+        for file in ["ServeCommand.swift"] + options {
             let text = try String(
                 contentsOf: Self.root.appendingPathComponent("Sources/assent/\(file)"), encoding: .utf8)
             variables.formUnion(text.matches(of: /ASSENT_[A-Z0-9_]+/).map { String($0.0) })

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// How the outbox retries.
 public struct OutboxPolicy: Sendable {
@@ -112,7 +113,15 @@ struct OutboxDispatcher: Service {
 
     private func attempt(_ item: OutboxItem) async {
         guard let sender = senders[item.channel] else { return }
-        let outcome = await sender.deliver(item)
+        // Each attempt is a trace of its own when requests are traced (the delivery's HTTP call inside it).
+        let outcome = await withSpan("outbox deliver \(item.channel)", ofKind: .client) { span in
+            span.attributes["assent.outbox.channel"] = "\(item.channel)"
+            span.attributes["assent.outbox.event"] = "\(item.event)"
+            span.attributes["assent.outbox.attempt"] = item.attempts + 1
+            let outcome = await sender.deliver(item)
+            if case .delivered = outcome {} else { span.setStatus(SpanStatus(code: .error)) }
+            return outcome
+        }
         let attempts = item.attempts + 1
         let now = clock.millis
         let result: OutboxAttempt

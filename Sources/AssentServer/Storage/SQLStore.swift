@@ -7,6 +7,7 @@ import NIOPosix
 import PostgresKit
 import SQLKit
 import Synchronization
+import Tracing
 
 /// ``AssentStore`` over SQLKit, with two backends: an embedded SQLite file (the default) and PostgreSQL
 /// (several server processes sharing one database).
@@ -163,7 +164,17 @@ public final class SQLStore: AssentStore {
     /// gets this store; every write is durable by group commit already and one connection serves every request.
     public func inOneCommit<T: Sendable>(_ body: (any AssentStore) async throws -> T) async throws -> T {
         guard let postgres = database as? PostgresClientDatabase else { return try await body(self) }
-        return try await postgres.client.withConnection { connection in
+        // A span of the transaction, child of the request's when requests are traced.
+        return try await withSpan("db transaction", ofKind: .client) { span in
+            span.attributes["db.system.name"] = "postgresql"
+            return try await inOneCommit(postgres, body)
+        }
+    }
+
+    private func inOneCommit<T: Sendable>(
+        _ postgres: PostgresClientDatabase, _ body: (any AssentStore) async throws -> T
+    ) async throws -> T {
+        try await postgres.client.withConnection { connection in
             let bound = SQLStore(
                 backend: .postgres, database: connection.sql(queryLogLevel: nil), box: box,
                 contentCache: contentCache, migrations: migrations, close: {})
