@@ -99,8 +99,6 @@ public enum AssentServerApplication {
                 wakeup: environment.outboxWakeup, senders: senders, policy: environment.outbox))
         return Application(
             router: router(built, environment, registry: registry),
-            // Each connection hears of a graceful stop a moment after the listener closed (QuiesceDelay).
-            server: .http1(configuration: .init(additionalChannelHandlers: [QuiesceDelay()])),
             configuration: .init(address: .hostname(host, port: port), serverName: "Assent"),
             services: services,
             onServerRunning: { channel in
