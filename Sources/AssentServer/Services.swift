@@ -38,6 +38,8 @@ public final class Services: Sendable {
     let backupCodes: BackupCodeFactor
     let codes: CodeFactor
     let pushFactor: PushFactor
+    /// VPNs' and hosts' sign-ins (FreeRADIUS, PAM) on top of two-factor login.
+    let access: AccessService
     let passkeys: PasskeyService
     let passkeyFactor: PasskeyFactor
     public let accounts: TFAAccountService
@@ -102,6 +104,8 @@ public final class Services: Sendable {
             flows: tfa, store: store, clock: clock, audit: audit, tfa: e.tfa, outboxWakeup: e.outboxWakeup,
             applicationLimits: applicationLimits)
         pushFactor = PushFactor(flows: tfa, operations: operations, store: store, clock: clock, tfa: e.tfa)
+        access = AccessService(
+            flows: tfa, totp: totp, backup: backupCodes, push: pushFactor, store: store, clock: clock)
         passkeys = PasskeyService(store: store, clock: clock, audit: audit, openID: e.openID, tfa: e.tfa, flows: tfa)
         passkeyFactor = PasskeyFactor(
             passkeys: passkeys, store: store, audit: audit, applicationLimits: applicationLimits)

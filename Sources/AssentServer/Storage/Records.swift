@@ -175,6 +175,8 @@ public enum APIScope: String, Sendable, Codable, CaseIterable {
     case tfaRead = "tfa:read"
     /// Create and remove login accounts, start second factors, revoke remembered devices, set the policy.
     case tfaWrite = "tfa:write"
+    /// Check people's sign-ins for a VPN or a host (FreeRADIUS, PAM): password and second factor.
+    case accessCheck = "access:check"
     /// Everything.
     case all = "*"
 }

@@ -29,7 +29,9 @@ struct TFAService: Sendable {
     // MARK: First factor
 
     /// A password login from `address`: the success when no second factor is due, else the interruption.
-    func login(_ request: TFALoginRequest, address: String?) async throws -> Outcome {
+    /// `countsFailure` false: a wrong password is refused without counting it or auditing it — for a reading of a
+    /// typed field (password and code together) that another reading follows, which counts.
+    func login(_ request: TFALoginRequest, address: String?, countsFailure: Bool = true) async throws -> Outcome {
         let application = try await application(request.application)
         let userKey = "\(application.id):\(request.userId)"
         let rules = try await applicationLimits.rules(application.id)
@@ -48,6 +50,7 @@ struct TFAService: Sendable {
             valid = false
         }
         guard valid else {
+            guard countsFailure else { throw TFAError.invalidLogin() }
             await limiter.recordAccountFailure(
                 rules.loginFailuresPerUser, rules.loginFailuresPerUserAndAddress, TFAAccountService.failureScope,
                 account: userKey,
@@ -140,34 +143,39 @@ struct TFAService: Sendable {
     /// providers; only a registration flow (an account without factors) registers one, so a stolen password
     /// never suffices to add a factor.
     func start(_ request: TFAInitRequest) async throws -> TFAInitResponse {
-        let flow = try await openFlow(request.regToken)
+        try await start(try await openFlow(request.regToken), provider: request.provider, mode: request.mode)
+    }
+
+    /// A challenge of `provider` in the open `flow` (a sign-in a RADIUS server or a host asks about holds its flow
+    /// by a challenge's assertion rather than the flow's token).
+    func start(_ flow: TFAFlowRecord, provider: TFAProvider, mode: TFAMode) async throws -> TFAInitResponse {
         let policy = try await policy(flow.applicationId)
-        guard policy.providers.contains(request.provider),
-            tfa.offeredProviders.contains(request.provider)
+        guard policy.providers.contains(provider),
+            tfa.offeredProviders.contains(provider)
         else {
             throw TFAError(
                 status: .badRequest, error: .providerNotAllowed,
-                message: "This application does not offer \(request.provider.rawValue) as a second factor.")
+                message: "This application does not offer \(provider.rawValue) as a second factor.")
         }
         var factorId: String?
-        switch (flow.kind, request.mode) {
+        switch (flow.kind, mode) {
         case (.registration, .register):
-            guard request.provider != .email else {
+            guard provider != .email else {
                 throw TFAError(
                     status: .badRequest, error: .registrationNotAllowed,
                     message: "E-mail addresses are registered by the operator, not in a login.")
             }
-            guard request.provider != .backup else {
+            guard provider != .backup else {
                 throw TFAError(
                     status: .badRequest, error: .registrationNotAllowed,
                     message: "Backup codes are made after a sign-in with another factor, not as the first one.")
             }
         case (.verification, .verify):
             let factors = try await store.tfaFactors(applicationId: flow.applicationId, userId: flow.userId)
-            guard let factor = factors.last(where: { $0.state == .active && $0.provider == request.provider }) else {
+            guard let factor = factors.last(where: { $0.state == .active && $0.provider == provider }) else {
                 throw TFAError(
                     status: .badRequest, error: .providerNotRegistered,
-                    message: "The account has no \(request.provider.rawValue) factor to verify.")
+                    message: "The account has no \(provider.rawValue) factor to verify.")
             }
             factorId = factor.id
         case (.verification, .register):
@@ -184,7 +192,7 @@ struct TFAService: Sendable {
         let expiresAt = min(flow.expiresAt, now + Millis(tfa.challengeLifetime) * 1000)
         try await store.insertTFAChallenge(
             TFAChallengeRecord(
-                assertionHash: assertion.hash, flowId: flow.id, provider: request.provider, mode: request.mode,
+                assertionHash: assertion.hash, flowId: flow.id, provider: provider, mode: mode,
                 factorId: factorId, attemptsLeft: tfa.attemptsPerChallenge, createdAt: now,
                 expiresAt: expiresAt))
         return TFAInitResponse(assertion: assertion.value, expiresAt: Date(millis: expiresAt))
@@ -193,11 +201,19 @@ struct TFAService: Sendable {
     /// Ends the flow (`accounts.tfa.finalizeTFA`): the proof must belong to a passed challenge of this flow, and
     /// the flow finishes exactly once; `rememberDevice` adds a device token.
     func finalize(_ request: TFAFinalizeRequest) async throws -> TFALoginSuccess {
-        let flow = try await openFlow(request.regToken)
+        try await finalize(
+            try await openFlow(request.regToken), assertion: request.assertion,
+            providerAssertion: request.providerAssertion, rememberDevice: request.rememberDevice ?? false)
+    }
+
+    /// Ends the open `flow` with the proof of one of its passed challenges, exactly once.
+    func finalize(
+        _ flow: TFAFlowRecord, assertion: String, providerAssertion: String, rememberDevice: Bool = false
+    ) async throws -> TFALoginSuccess {
         guard
-            let challenge = try await store.tfaChallenge(assertionHash: TFATokens.hash(request.assertion)),
+            let challenge = try await store.tfaChallenge(assertionHash: TFATokens.hash(assertion)),
             challenge.flowId == flow.id, challenge.passedAt != nil, let proof = challenge.proofHash,
-            Bytes.constantTimeEqual(proof, TFATokens.hash(request.providerAssertion))
+            Bytes.constantTimeEqual(proof, TFATokens.hash(providerAssertion))
         else {
             throw TFAError(
                 status: .badRequest, error: .invalidProviderAssertion,
@@ -226,8 +242,7 @@ struct TFAService: Sendable {
             .tfaLogin, userId: flow.userId, application: flow.applicationId, actor: "user",
             "Second factor \(provider) (\(challenge.mode.rawValue)) passed.")
         return try await success(
-            application, flow.userId, amr: amr, provider: provider,
-            remember: request.rememberDevice ?? false)
+            application, flow.userId, amr: amr, provider: provider, remember: rememberDevice)
     }
 
     /// The challenge an assertion names, if it belongs to an open flow and `provider`.

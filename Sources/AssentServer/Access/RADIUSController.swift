@@ -1,0 +1,125 @@
+import AssentModel
+import Foundation
+import Hummingbird
+
+/// `POST /api/v1/radius/access`: FreeRADIUS's `rest` module asks about an Access-Request (integrations/freeradius/).
+/// The body is the request's attributes as rlm_rest writes them (`{"User-Name":{"type":"string","value":["alice"]},
+/// …}`); the answer is the attributes FreeRADIUS puts in its reply, as rlm_rest reads them: 200 with
+/// `control:Auth-Type` `Accept` (Access-Accept) or `control:Response-Packet-Type` `Access-Challenge` with
+/// `reply:State`, or 401 (Access-Reject) — each with a `reply:Reply-Message` the person reads. The key needs
+/// `access:check`; the sign-in is the selected application's.
+struct RADIUSController {
+    let applications: ApplicationService
+    let access: AccessService
+
+    func addRoutes(to api: RouterGroup<AssentRequestContext>) {
+        api.requiring(.accessCheck).post("radius/access", use: check)
+    }
+
+    @Sendable func check(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let attributes = try await HTTPSupport.decode(RADIUSAttributes.self, from: request)
+        let question = try attributes.accessRequest()
+        let decision = try await access.check(question, application: try await applications.selected(context))
+        return try Self.response(decision)
+    }
+
+    /// The attributes rlm_rest reads from the answer, and its status: 200 (accept, challenge) or 401 (reject).
+    static func reply(_ decision: AccessDecision) -> (status: Int, attributes: [String: String]) {
+        switch decision {
+        case .accept(let message):
+            (200, ["reply:Reply-Message": message, "control:Auth-Type": "Accept"])
+        case .challenge(let message, let state):
+            (
+                200,
+                [
+                    "reply:Reply-Message": message, "reply:State": state,
+                    "control:Response-Packet-Type": "Access-Challenge",
+                ]
+            )
+        case .reject(let message):
+            (401, ["reply:Reply-Message": message])
+        }
+    }
+
+    static func response(_ decision: AccessDecision) throws -> Response {
+        let (status, attributes) = reply(decision)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Response(
+            status: HTTPResponse.Status(code: status),
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(attributes))))
+    }
+}
+
+/// An Access-Request's attributes as FreeRADIUS's rlm_rest sends them (`body = json`): each attribute's values,
+/// strings or numbers; octets (`State`) as `0x` and hexadecimal digits.
+struct RADIUSAttributes: Decodable, Sendable {
+    struct Attribute: Decodable, Sendable {
+        var type: String?
+        var value: [Value]
+    }
+
+    enum Value: Decodable, Sendable {
+        case text(String)
+        case number(Double)
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let text = try? container.decode(String.self) {
+                self = .text(text)
+            } else {
+                self = .number(try container.decode(Double.self))
+            }
+        }
+
+        var text: String {
+            switch self {
+            case .text(let text): text
+            case .number(let number): number == number.rounded() ? String(Int64(number)) : String(number)
+            }
+        }
+    }
+
+    var attributes: [String: Attribute]
+
+    init(from decoder: any Decoder) throws {
+        attributes = try decoder.singleValueContainer().decode([String: Attribute].self)
+    }
+
+    init(_ attributes: [String: Attribute]) { self.attributes = attributes }
+
+    /// The first value of `name`, as text; octets decoded from their hexadecimal form.
+    func first(_ name: String) -> String? {
+        guard let attribute = attributes[name], let value = attribute.value.first?.text else { return nil }
+        if attribute.type == "octets", value.hasPrefix("0x") {
+            return Self.bytes(hex: value.dropFirst(2)).flatMap { String(bytes: $0, encoding: .utf8) }
+        }
+        return value
+    }
+
+    static func bytes(hex: Substring) -> [UInt8]? {
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+
+    /// The sign-in it asks about: `User-Name`, `User-Password`, `State`, the gateway (`NAS-Identifier`, else
+    /// `NAS-IP-Address`) and the person's address (`Calling-Station-Id`).
+    func accessRequest() throws -> AccessRequest {
+        guard let user = first("User-Name") else {
+            throw AssentServerError.invalidRequest("The Access-Request has no User-Name.")
+        }
+        return AccessRequest(
+            userId: user, typed: first("User-Password") ?? "", state: first("State"), service: "VPN",
+            gateway: first("NAS-Identifier") ?? first("NAS-IP-Address"),
+            clientAddress: first("Calling-Station-Id"))
+    }
+}
