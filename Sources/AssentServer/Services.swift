@@ -40,6 +40,7 @@ public final class Services: Sendable {
     let pushFactor: PushFactor
     /// VPNs' and hosts' sign-ins (FreeRADIUS, PAM) on top of two-factor login.
     let access: AccessService
+    public let radiusClients: RADIUSClientService
     let passkeys: PasskeyService
     let passkeyFactor: PasskeyFactor
     public let accounts: TFAAccountService
@@ -106,6 +107,7 @@ public final class Services: Sendable {
         pushFactor = PushFactor(flows: tfa, operations: operations, store: store, clock: clock, tfa: e.tfa)
         access = AccessService(
             flows: tfa, totp: totp, backup: backupCodes, push: pushFactor, store: store, clock: clock)
+        radiusClients = RADIUSClientService(store: store, clock: clock, audit: audit, applications: applications)
         passkeys = PasskeyService(store: store, clock: clock, audit: audit, openID: e.openID, tfa: e.tfa, flows: tfa)
         passkeyFactor = PasskeyFactor(
             passkeys: passkeys, store: store, audit: audit, applicationLimits: applicationLimits)

@@ -13,35 +13,48 @@ import Testing
 final class FreeRADIUS: Sendable {
     let folder: URL
     let port: Int
-    let secret = "a-long-shared-secret-of-the-tests"
+    /// The gateway's shared secret, as Assent gave it (the test's clients send from 127.0.0.1).
+    let secret: String
     let process: Process
 
-    /// Starts FreeRADIUS with Assent at `assent` and `apiKey` as its credential; waits until it listens.
-    init(assent: URL, apiKey: String) async throws {
+    /// Starts FreeRADIUS with Assent at `assent` and `apiKey` as its credential, learning its gateways from Assent
+    /// (kept for `lifetime` seconds); `secret` is the registered gateway's. Waits until it listens.
+    /// `accessAt`: where the module asking about sign-ins finds Assent, when not at `assent` (the gateways' module).
+    init(assent: URL, apiKey: String, secret: String, lifetime: Int = 600, accessAt: URL? = nil) async throws {
         folder = try ConfigFileTests.folder()
         port = try PostgresTestCluster.freePort()
+        self.secret = secret
+        let folder = self.folder
         let root = ConfigFileTests.root.appendingPathComponent("integrations/freeradius")
+        func install(_ from: String, _ to: String, _ changes: [(String, String)]) throws {
+            var text = try String(contentsOf: root.appendingPathComponent(from), encoding: .utf8)
+            for (old, new) in changes {
+                #expect(text.contains(old), "\(from) has no \(old)")
+                text = text.replacingOccurrences(of: old, with: new)
+            }
+            try text.write(to: folder.appendingPathComponent(to), atomically: true, encoding: .utf8)
+        }
         let fileManager = FileManager.default
         for name in ["mods-enabled", "sites-enabled", "logs", "run"] {
             try fileManager.createDirectory(
                 at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
         }
-        let module = try String(contentsOf: root.appendingPathComponent("mods-available/assent"), encoding: .utf8)
-            .replacingOccurrences(of: "http://127.0.0.1:8080", with: assent.absoluteString)
-        let site = try String(contentsOf: root.appendingPathComponent("sites-available/assent"), encoding: .utf8)
-            .replacingOccurrences(of: "ipaddr = *", with: "ipaddr = 127.0.0.1")
-            .replacingOccurrences(of: "port = 1812", with: "port = \(port)")
-        #expect(module.contains(assent.absoluteString) && site.contains("port = \(port)"))
-        try module.write(to: folder.appendingPathComponent("mods-enabled/assent"), atomically: true, encoding: .utf8)
-        try site.write(to: folder.appendingPathComponent("sites-enabled/assent"), atomically: true, encoding: .utf8)
-        try """
-        client loopback {
-        	ipaddr = 127.0.0.1
-        	secret = \(secret)
-        	require_message_authenticator = yes
-        	shortname = vpn-gateway
-        }
-        """.write(to: folder.appendingPathComponent("clients.conf"), atomically: true, encoding: .utf8)
+        try install(
+            "mods-available/assent", "mods-enabled/assent",
+            [
+                (
+                    "connect_uri = \"http://127.0.0.1:8080\"\n\tconnect_timeout = 4.0\n\n\ttls {\n\t\t# ca_info_file = /etc/ssl/certs/ca-certificates.crt\n\t\tcheck_cert = yes\n\t\tcheck_cert_cn = yes\n\t}\n\n\tauthorize {\n\t\t# The gateway",
+                    "connect_uri = \"\((accessAt ?? assent).absoluteString)\"\n\tconnect_timeout = 4.0\n\n\ttls {\n\t\t# ca_info_file = /etc/ssl/certs/ca-certificates.crt\n\t\tcheck_cert = yes\n\t\tcheck_cert_cn = yes\n\t}\n\n\tauthorize {\n\t\t# The gateway"
+                ),
+                ("http://127.0.0.1:8080", assent.absoluteString),
+            ])
+        try install(
+            "sites-available/assent", "sites-enabled/assent",
+            [("ipaddr = *", "ipaddr = 127.0.0.1"), ("port = 1812", "port = \(port)")])
+        try install("sites-available/assent-clients", "sites-enabled/assent-clients", [])
+        try install(
+            "clients.conf", "clients.conf",
+            [("192.0.2.0/24", "127.0.0.0/8"), ("lifetime = 600", "lifetime = \(lifetime)")])
         try Self.server(folder).write(
             to: folder.appendingPathComponent("radiusd.conf"), atomically: true, encoding: .utf8)
         let log = folder.appendingPathComponent("radiusd.log")
@@ -61,6 +74,9 @@ final class FreeRADIUS: Sendable {
         }
         throw TestFailure("FreeRADIUS did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
+
+    /// What FreeRADIUS logged.
+    var log: String { (try? String(contentsOf: folder.appendingPathComponent("radiusd.log"), encoding: .utf8)) ?? "" }
 
     func stop() {
         if process.isRunning { process.terminate() }
@@ -247,6 +263,13 @@ final class FreeRADIUS: Sendable {
 struct RADIUSTests {
     static let password = "correct horse battery"
 
+    /// Registers the test's gateway (127.0.0.1) in Assent; its shared secret.
+    static func gateway(_ server: TestServer, name: String = "vpn-gw-1") async throws -> String {
+        try await Services(server.environment).radiusClients.add(
+            name: name, network: "127.0.0.1", applicationId: nil, actor: "test"
+        ).secret
+    }
+
     /// A key FreeRADIUS presents: `access:check` only.
     static func radiusKey(_ server: TestServer, _ http: HTTPClient) async throws -> String {
         struct Created: Decodable { var apiKey: String }
@@ -269,7 +292,9 @@ struct RADIUSTests {
                 server.clock.advance(by: 30)
                 return try await Oathtool.code(uri: uri, at: server.clock.now)
             }
-            let radius = try await FreeRADIUS(assent: http.base, apiKey: try await Self.radiusKey(server, http))
+            let radius = try await FreeRADIUS(
+                assent: http.base, apiKey: try await Self.radiusKey(server, http),
+                secret: try await Self.gateway(server))
             defer { radius.stop() }
 
             // The password followed by the code, in one field.
@@ -354,7 +379,9 @@ struct RADIUSTests {
                 throw TestFailure("The phone never received the sign-in request.")
             }
 
-            let radius = try await FreeRADIUS(assent: http.base, apiKey: try await Self.radiusKey(server, http))
+            let radius = try await FreeRADIUS(
+                assent: http.base, apiKey: try await Self.radiusKey(server, http),
+                secret: try await Self.gateway(server))
             defer { radius.stop() }
 
             // Number matching (the default): the challenge shows the number; the phone approves with it.
@@ -405,28 +432,72 @@ struct RADIUSTests {
         }
     }
 
-    @Test("FreeRADIUS refuses when Assent refuses its key or cannot be reached: fail-closed")
+    @Test(
+        "Gateways come from Assent; FreeRADIUS refuses when Assent refuses its key or cannot be reached, and drops a removed gateway"
+    )
     func failClosed() async throws {
         let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
         try await server.live { http in
-            try await TFAClient(server: server, client: http).createAccount("alice")
-            // A key without access:check.
-            struct Created: Decodable { var apiKey: String }
-            let reader = try await server.operatorCall(
+            let flow = TFAClient(server: server, client: http)
+            try await flow.createAccount("alice")
+            _ = try await flow.registerTOTP("alice")
+            struct Created: Decodable {
+                var apiKey: String
+                var id: String
+            }
+            let key = try await server.operatorCall(
                 http, "POST", "/api/v1/api-keys",
-                body: try OperatorJSON.encoder().encode(CreateAPIKeyRequest(name: "reader", scopes: ["tfa:read"])),
-                as: Created.self
-            ).apiKey
-            let refusedKey = try await FreeRADIUS(assent: http.base, apiKey: reader)
-            defer { refusedKey.stop() }
-            #expect(try await refusedKey.radclient("alice", Self.password).code == "Access-Reject")
-            // Nothing listens at Assent's address.
+                body: try OperatorJSON.encoder().encode(
+                    CreateAPIKeyRequest(name: "freeradius", scopes: ["access:check"])),
+                as: Created.self)
+            let secret = try await Self.gateway(server)
+            // The gateway endpoint: a registered address answers its secret, another nothing.
+            let known = try await http.send(
+                "GET", "/api/v1/radius/clients/127.0.0.1", headers: ["Authorization": "Bearer \(key.apiKey)"])
+            #expect(known.status == 200 && known.text.contains(secret) && known.text.contains("vpn-gw-1"))
+            let unknown = try await http.send(
+                "GET", "/api/v1/radius/clients/10.9.9.9", headers: ["Authorization": "Bearer \(key.apiKey)"])
+            #expect(unknown.status == 404)
+            // Registering an overlapping network or a taken name is refused.
+            let services = Services(server.environment)
+            await #expect(throws: AssentServerError.self) {
+                try await services.radiusClients.add(
+                    name: "other", network: "127.0.0.0/8", applicationId: nil, actor: "test")
+            }
+            await #expect(throws: AssentServerError.self) {
+                try await services.radiusClients.add(
+                    name: "vpn-gw-1", network: "10.0.0.1", applicationId: nil, actor: "test")
+            }
+
+            let radius = try await FreeRADIUS(assent: http.base, apiKey: key.apiKey, secret: secret)
+            defer { radius.stop() }
+            #expect(try await radius.radclient("alice", Self.password).code == "Access-Challenge")
+            // A wrong shared secret: the gateway's packets do not verify, nothing is answered.
+            let forged = try await Spawn.runOnThread(
+                ["/usr/bin/radclient", "-r", "1", "-t", "2", "127.0.0.1:\(radius.port)", "auth", "not-the-secret"],
+                input: "User-Name = \"alice\"\nUser-Password = \"x\"\nMessage-Authenticator = 0x00\n")
+            #expect(!forged.output.contains("Received"), "\(forged.output)")
+            // The key revoked: Assent refuses FreeRADIUS, FreeRADIUS refuses the person.
+            let revoked = try await server.operatorSend(http, "DELETE", "/api/v1/api-keys/\(key.id)")
+            #expect((200..<300).contains(revoked.status), "\(revoked.text)")
+            #expect(try await radius.radclient("alice", Self.password).code == "Access-Reject")
+
+            // Assent's sign-in endpoint unreachable (the gateways still known): refused.
+            let second = try await Self.radiusKey(server, http)
             let closed = URL(string: "http://127.0.0.1:\(try PostgresTestCluster.freePort())")!
-            let unreachable = try await FreeRADIUS(assent: closed, apiKey: try await Self.radiusKey(server, http))
+            let unreachable = try await FreeRADIUS(
+                assent: http.base, apiKey: second, secret: secret, lifetime: 1, accessAt: closed)
             defer { unreachable.stop() }
             let reply = try await unreachable.radclient("alice", Self.password, timeout: 10)
-            #expect(reply.code == "Access-Reject", "\(reply.output)")
+            #expect(reply.code == "Access-Reject", "\(reply.output) \(unreachable.log.suffix(3000))")
+            // The gateway removed: once FreeRADIUS's entry expires, its packets are dropped.
+            try await services.radiusClients.remove(name: "vpn-gw-1", actor: "test")
+            try await Task.sleep(for: .seconds(2))
+            let dropped = try await unreachable.radclient("alice", Self.password, timeout: 2)
+            #expect(dropped.code == nil, "\(dropped.output)")
+            let events = try await server.store.auditEvents(AuditFilter(typePrefix: "radius_client."), limit: 10)
+            #expect(Set(events.map(\.type)) == ["radius_client.added", "radius_client.removed"])
         }
     }
 }

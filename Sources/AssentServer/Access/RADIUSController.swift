@@ -8,19 +8,54 @@ import Hummingbird
 /// `control:Auth-Type` `Accept` (Access-Accept) or `control:Response-Packet-Type` `Access-Challenge` with
 /// `reply:State`, or 401 (Access-Reject) — each with a `reply:Reply-Message` the person reads. The key needs
 /// `access:check`; the sign-in is the selected application's.
+///
+/// `GET /api/v1/radius/clients/{address}`: FreeRADIUS's dynamic-client server asks whether a packet's sender is a
+/// registered gateway (``RADIUSClientService``); 200 with the `FreeRADIUS-Client-*` attributes (its secret, its name,
+/// Message-Authenticator required) or 404 (FreeRADIUS drops the packet). With `?client=ADDRESS`, `radius/access`
+/// decides in the application of the gateway at that address.
 struct RADIUSController {
     let applications: ApplicationService
     let access: AccessService
+    let clients: RADIUSClientService
 
     func addRoutes(to api: RouterGroup<AssentRequestContext>) {
-        api.requiring(.accessCheck).post("radius/access", use: check)
+        api.requiring(.accessCheck)
+            .post("radius/access", use: check)
+            .get("radius/clients/{address}", use: client)
     }
 
     @Sendable func check(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let attributes = try await HTTPSupport.decode(RADIUSAttributes.self, from: request)
         let question = try attributes.accessRequest()
-        let decision = try await access.check(question, application: try await applications.selected(context))
-        return try Self.response(decision)
+        let application: ApplicationRecord
+        if let address = request.uri.queryParameters.get("client") {
+            guard let gateway = try await clients.client(at: address),
+                let owner = try await applications.application(id: gateway.applicationId),
+                context.permits(owner.id)
+            else {
+                return try Self.response(.reject(message: "This gateway is not registered with Assent."))
+            }
+            application = owner
+        } else {
+            application = try await applications.selected(context)
+        }
+        return try Self.response(try await access.check(question, application: application))
+    }
+
+    @Sendable func client(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let address = try context.parameter("address")
+        guard let gateway = try await clients.client(at: address) else {
+            throw AssentServerError.notFound("No RADIUS client sends from \(address.prefix(64)).")
+        }
+        let attributes = [
+            "control:FreeRADIUS-Client-IP-Address": address, "control:FreeRADIUS-Client-Secret": gateway.secret,
+            "control:FreeRADIUS-Client-Shortname": gateway.name, "control:FreeRADIUS-Client-Require-MA": "yes",
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return Response(
+            status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(attributes))))
     }
 
     /// The attributes rlm_rest reads from the answer, and its status: 200 (accept, challenge) or 401 (reject).

@@ -81,6 +81,8 @@ public enum AuditEventType: String, Sendable, CaseIterable {
     case passkeySignIn = "passkey.sign_in"
     case pushRegistered = "push.registered"
     case pushUnregistered = "push.unregistered"
+    case radiusClientAdded = "radius_client.added"
+    case radiusClientRemoved = "radius_client.removed"
     case securityFraudReported = "security.fraud_reported"
     case signatureFailed = "signature.failed"
     case signatureReplayed = "signature.replayed"

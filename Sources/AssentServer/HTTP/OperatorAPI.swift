@@ -60,7 +60,9 @@ struct OperatorAPI {
             audit: services.auditTrail, chain: services.auditChain,
             applications: applications
         ).addRoutes(to: api)
-        RADIUSController(applications: applications, access: services.access).addRoutes(to: api)
+        RADIUSController(
+            applications: applications, access: services.access, clients: services.radiusClients
+        ).addRoutes(to: api)
         APIKeyController(apiKeys: apiKeys).addRoutes(to: api)
         OperatorController(operators: services.operators).addRoutes(to: api)
     }

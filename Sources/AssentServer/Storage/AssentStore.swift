@@ -18,7 +18,7 @@ public protocol AssentStore: SchemaStore, ApplicationStore, ApplicationVersionSt
     OpenIDStore, TFAStore,
     PasskeyStore,
     BackupCodeStore, NoticeStore, WebStore,
-    ConsoleStore, KeyRingStore
+    ConsoleStore, KeyRingStore, RADIUSClientStore
 {
     /// Creates or upgrades the schema. Safe to run from several processes at once.
     /// - Throws: ``SchemaNewerThanServer`` when a newer server migrated the database.

@@ -108,6 +108,9 @@ enum Migrations {
             version: 40, sqlite: ["ALTER TABLE schema_migrations ADD COLUMN compatible_from INTEGER"],
             postgres: ["ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS compatible_from INTEGER"],
             compatibleFrom: 39),
+        // A new table older builds do not read.
+        Migration(
+            version: 41, sqlite: radiusClientsV41(.sqlite), postgres: radiusClientsV41(.postgres), compatibleFrom: 40),
     ]
 
     /// The SQL dialects the migrations are written for.

@@ -17,7 +17,7 @@ struct AdminCommand: AsyncParsableCommand {
         subcommands: [
             ApplicationCommand.self, ActivationCommand.self, OperationCommand.self, APIKeyCommand.self,
             AuditCommand.self, ClientCommand.self, TFACommand.self, OperatorCommand.self, KEKCommand.self,
-            BackupCommand.self,
+            BackupCommand.self, RADIUSClientCommand.self,
         ]
     )
 }

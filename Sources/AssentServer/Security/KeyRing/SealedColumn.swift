@@ -20,6 +20,7 @@ enum SealedColumn: CaseIterable, Sendable {
     case auditKey
     case vapidKey
     case pushToken, pushWebPushKeys
+    case radiusClientSecret
 
     /// A row key column: text, or bytes (a web session's id hash).
     enum Key: Sendable {
@@ -52,6 +53,7 @@ enum SealedColumn: CaseIterable, Sendable {
         case .auditKey: "audit_keys"
         case .vapidKey: "push_vapid_keys"
         case .pushToken, .pushWebPushKeys: "push_registrations"
+        case .radiusClientSecret: "radius_clients"
         }
     }
 
@@ -59,7 +61,7 @@ enum SealedColumn: CaseIterable, Sendable {
         switch self {
         case .applicationSecret, .applicationVersionSecret: "application_secret"
         case .applicationMasterKey: "master_private_key"
-        case .applicationWebhookSecret, .tokenSecret, .tfaFactorSecret: "secret"
+        case .applicationWebhookSecret, .tokenSecret, .tfaFactorSecret, .radiusClientSecret: "secret"
         case .applicationPushSettings: "settings"
         case .activationServerKey: "server_private_key"
         case .activationMasterSecret: "master_secret"
@@ -117,6 +119,7 @@ enum SealedColumn: CaseIterable, Sendable {
         case .vapidKey: first == "vapid" ? "push.vapid_key" : "push.vapid_key:\(first)"
         case .pushToken: "push.token:\(first)"
         case .pushWebPushKeys: "push.webpush_keys:\(first)"
+        case .radiusClientSecret: "radius_client.secret:\(first)"
         }
     }
 }
