@@ -41,7 +41,12 @@ struct DeploymentTests {
         let folder = try Self.folder()
         let unit = try Self.unit(in: folder)
         let verified = try await Spawn.runOnThread([analyze, "verify", "--man=no", unit.path])
-        #expect(verified.status == 0 && verified.errors.isEmpty && verified.output.isEmpty, "\(verified.errors)")
+        // Complaints about the machine's own units (systemd reads those the unit's targets pull in) are not ours.
+        let complaints = verified.errors.split(separator: "\n").filter { line in
+            !["/lib/systemd/", "/usr/lib/systemd/", "/etc/systemd/"].contains { line.hasPrefix($0) }
+                && !line.trimmingCharacters(in: .whitespaces).isEmpty
+        }
+        #expect(verified.status == 0 && complaints.isEmpty && verified.output.isEmpty, "\(verified.errors)")
         // A mistake is reported: the check reads the file, it does not just accept it.
         let broken = try Self.unit(in: folder, name: "broken.service") {
             $0.replacingOccurrences(of: "NoNewPrivileges=yes", with: "NoNewPrivileges=perhaps")

@@ -113,6 +113,11 @@ struct MonitoringTests {
                 _ = try await client.send("GET", "/api/v1/audit", headers: ["Authorization": "Bearer ak_wrong"])
             }
             _ = try await client.send("GET", "/health/ready")
+            // The checkpoint age exists once the chain has its first checkpoint, which the server seals soon after
+            // it starts (later on a busy machine).
+            for _ in 0..<200 where try await server.store.latestAuditCheckpoint() == nil {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             let exposition = try await client.send("GET", "/metrics").text
             let served = Set(
                 exposition.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
