@@ -21,6 +21,8 @@ struct AccessService: Sendable {
     var pushWait: Duration = .seconds(25)
     /// How often the wait looks at the approval.
     var pushPoll: Duration = .milliseconds(200)
+    /// The length of the authenticator apps' codes Assent registers (TOTPFactor).
+    static let totpDigits = 6
 
     /// The decision for `request` in `application`. Refusals the person can act on are rejections with a sentence;
     /// a failure of Assent itself throws (the gateway then refuses: fail-closed).
@@ -43,11 +45,8 @@ struct AccessService: Sendable {
         guard UserID.isValid(request.userId), !request.typed.isEmpty else {
             return .reject(message: "Type your user name and password.")
         }
-        let factors = try await store.tfaFactors(applicationId: application.id, userId: request.userId)
-            .filter { $0.state == .active }
-        let totpDigits = try factors.first { $0.provider == .totp }?.secret.map { try TOTP(secret: $0).hotp.digits }
-        let readings = TypedField.readings(
-            request.typed, totpDigits: totpDigits, backupCodes: factors.contains { $0.provider == .backup })
+        // The readings do not depend on the account, so their number (and the time they take) tells nothing of it.
+        let readings = TypedField.readings(request.typed, totpDigits: Self.totpDigits, backupCodes: true)
         // Each reading's password is tried; only the last (the whole field) counts a wrong one.
         for (index, reading) in readings.enumerated() {
             let outcome: TFAService.Outcome
@@ -71,6 +70,8 @@ struct AccessService: Sendable {
                 if let code = reading.code {
                     return try await verify(code, in: flow, userId: request.userId)
                 }
+                let factors = try await store.tfaFactors(applicationId: application.id, userId: request.userId)
+                    .filter { $0.state == .active }
                 return try await secondFactor(request, flow: flow, factors: factors)
             }
         }
