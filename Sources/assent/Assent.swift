@@ -19,6 +19,7 @@ struct Assent: AsyncParsableCommand {
             ServeCommand.self, MigrateCommand.self, ConfigCommand.self, DoctorCommand.self, AdminCommand.self,
             TokenCommand.self,
             AuditToolCommand.self,
+            PAMCommand.self,
             RPCommand.self,
         ]
     )

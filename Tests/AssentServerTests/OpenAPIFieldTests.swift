@@ -33,6 +33,7 @@ struct OpenAPIFieldTests {
         ("OperationAuthorizeRequest", OperationAuthorizeRequest.self),
         ("OperationRejectRequest", OperationRejectRequest.self),
         ("ActivationStatusRequest", ActivationStatusRequest.self),
+        ("HostAccessRequest", HostAccessRequest.self),
     ]
 
     static func schemas() throws -> [String: [String: Any]] {

@@ -270,6 +270,42 @@ struct RADIUSTests {
         ).secret
     }
 
+    /// An account `user` (password ``password``) with a phone activated under `root` and opted in to its sign-in
+    /// approvals (the phone approved the opt-in); the phone's operations.
+    static func accountWithPhone(_ user: String, _ server: TestServer, _ http: HTTPClient, _ root: URL) async throws
+        -> OperationsService
+    {
+        let flow = TFAClient(server: server, client: http)
+        try await flow.createAccount(user)
+        let phone = try await SDKClients.activatedClient(
+            server, http, directory: root.appendingPathComponent("phone"), userId: user)
+        let operations = OperationsService(client: phone)
+        let first = try await flow.interruption(user)
+        let optIn = try await flow.start(first.regToken, .register, provider: .push)
+        let asked = try await flow.post(
+            "/api/tfa/push/optin",
+            TFAPushOptInRequest(assertion: optIn, activationId: try #require(await phone.registrationId))
+        ).decode(TFAPushSent.self)
+        let request = try #require(try await operations.pending().value.first { $0.id == asked.operationId })
+        try await operations.authorize(request, factor: .pin("1234"))
+        let optedIn = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: optIn))
+            .decode(TFAPushStatus.self)
+        _ = try await flow.post(
+            "/api/tfa/finalize",
+            TFAFinalizeRequest(
+                regToken: first.regToken, assertion: optIn, providerAssertion: try #require(optedIn.providerAssertion)))
+        return operations
+    }
+
+    /// The phone's one pending request, once it has arrived.
+    static func pending(_ operations: OperationsService) async throws -> MobileOperation {
+        for _ in 0..<100 {
+            if let waiting = try await operations.pending().value.first { return waiting }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestFailure("The phone never received the sign-in request.")
+    }
+
     /// A key FreeRADIUS presents: `access:check` only.
     static func radiusKey(_ server: TestServer, _ http: HTTPClient) async throws -> String {
         struct Created: Decodable { var apiKey: String }
@@ -350,34 +386,8 @@ struct RADIUSTests {
         let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
-            let flow = TFAClient(server: server, client: http)
-            try await flow.createAccount("bob")
-            let phone = try await SDKClients.activatedClient(
-                server, http, directory: root.appendingPathComponent("phone"), userId: "bob")
-            let operations = OperationsService(client: phone)
-            // Opt the phone in to sign-in approvals.
-            let first = try await flow.interruption("bob")
-            let optIn = try await flow.start(first.regToken, .register, provider: .push)
-            let asked = try await flow.post(
-                "/api/tfa/push/optin",
-                TFAPushOptInRequest(assertion: optIn, activationId: try #require(await phone.registrationId))
-            ).decode(TFAPushSent.self)
-            let request = try #require(try await operations.pending().value.first { $0.id == asked.operationId })
-            try await operations.authorize(request, factor: .pin("1234"))
-            let optedIn = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: optIn))
-                .decode(TFAPushStatus.self)
-            _ = try await flow.post(
-                "/api/tfa/finalize",
-                TFAFinalizeRequest(
-                    regToken: first.regToken, assertion: optIn,
-                    providerAssertion: try #require(optedIn.providerAssertion)))
-            func pending() async throws -> MobileOperation {
-                for _ in 0..<100 {
-                    if let waiting = try await operations.pending().value.first { return waiting }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                throw TestFailure("The phone never received the sign-in request.")
-            }
+            let operations = try await Self.accountWithPhone("bob", server, http, root)
+            func pending() async throws -> MobileOperation { try await Self.pending(operations) }
 
             let radius = try await FreeRADIUS(
                 assent: http.base, apiKey: try await Self.radiusKey(server, http),

@@ -27,15 +27,18 @@ struct AccessService: Sendable {
     /// The decision for `request` in `application`. Refusals the person can act on are rejections with a sentence;
     /// a failure of Assent itself throws (the gateway then refuses: fail-closed).
     func check(_ request: AccessRequest, application: ApplicationRecord) async throws -> AccessDecision {
-        do {
+        try await check(request, application: application, wait: .seconds(5))
+    }
+
+    /// `wait`: how long an answer after a push waits for the phone before asking again.
+    private func check(_ request: AccessRequest, application: ApplicationRecord, wait: Duration) async throws
+        -> AccessDecision
+    {
+        try await refusing {
             if let state = request.state {
-                return try await answer(request, state: state, application: application)
+                return try await answer(request, state: state, application: application, wait: wait)
             }
             return try await first(request, application: application)
-        } catch let error as TFAError {
-            return .reject(message: error.message)
-        } catch let error as AssentServerError where (400..<500).contains(error.status) {
-            return .reject(message: error.message)
         }
     }
 
@@ -57,30 +60,73 @@ struct AccessService: Sendable {
             } catch let error as TFAError where error.error == .invalidLogin && index < readings.count - 1 {
                 continue
             }
-            switch outcome {
-            case .success:
-                return .accept(message: "Welcome, \(request.userId).")
-            case .interruption(let interruption):
-                let flow = try await flows.openFlow(interruption.regToken)
-                guard flow.kind == .verification else {
-                    return .reject(
-                        message: "Your account has no second factor yet: add one where you manage your account, "
-                            + "then sign in again.")
-                }
-                if let code = reading.code {
-                    return try await verify(code, in: flow, userId: request.userId)
-                }
-                let factors = try await store.tfaFactors(applicationId: application.id, userId: request.userId)
-                    .filter { $0.state == .active }
-                return try await secondFactor(request, flow: flow, factors: factors)
-            }
+            return try await after(outcome, request, application: application, code: reading.code, holdPush: true)
         }
         return .reject(message: "The user name or password is wrong.")
     }
 
+    /// After the first factor: in when no second factor is due; else the typed code decides, or the second factor
+    /// starts (a push held for its answer when `holdPush`, else answered with the challenge at once).
+    private func after(
+        _ outcome: TFAService.Outcome, _ request: AccessRequest, application: ApplicationRecord, code: String?,
+        holdPush: Bool
+    ) async throws -> AccessDecision {
+        switch outcome {
+        case .success:
+            return .accept(message: "Welcome, \(request.userId).")
+        case .interruption(let interruption):
+            let flow = try await flows.openFlow(interruption.regToken)
+            guard flow.kind == .verification else {
+                return .reject(
+                    message: "Your account has no second factor yet: add one where you manage your account, "
+                        + "then sign in again.")
+            }
+            if let code { return try await verify(code, in: flow, userId: request.userId) }
+            let factors = try await store.tfaFactors(applicationId: application.id, userId: request.userId)
+                .filter { $0.state == .active }
+            return try await secondFactor(request, flow: flow, factors: factors, holdPush: holdPush)
+        }
+    }
+
+    /// `body`'s decision; a refusal the person can act on (a TFA error, a 4xx) becomes a rejection with its sentence.
+    private func refusing(_ body: () async throws -> AccessDecision) async throws -> AccessDecision {
+        do {
+            return try await body()
+        } catch let error as TFAError {
+            return .reject(message: error.message)
+        } catch let error as AssentServerError where (400..<500).contains(error.status) {
+            return .reject(message: error.message)
+        }
+    }
+
+    // MARK: A host's sign-in (PAM)
+
+    /// A host checked the first factor itself (an SSH key, the Unix password): the second factor starts — accepted at
+    /// once when the policy asks for none, else a challenge the host shows before its prompt (the push is sent and
+    /// never waited for here: the person must read the number first).
+    func startSecondFactor(_ request: AccessRequest, application: ApplicationRecord) async throws -> AccessDecision {
+        try await refusing {
+            guard UserID.isValid(request.userId) else { return .reject(message: "This user cannot sign in here.") }
+            let outcome = try await flows.secondFactor(
+                application: application, userId: request.userId, firstFactor: nil, deviceToken: nil)
+            return try await after(outcome, request, application: application, code: nil, holdPush: false)
+        }
+    }
+
+    /// The answer to ``startSecondFactor(_:application:)``'s challenge: a typed code, or nothing once the phone
+    /// approved (waited for up to ``pushWait``); no further challenge — a host asks once.
+    func finishSecondFactor(_ request: AccessRequest, application: ApplicationRecord) async throws -> AccessDecision {
+        guard request.state != nil else { return .reject(message: "No sign-in is in progress: sign in again.") }
+        let decision = try await check(request, application: application, wait: pushWait)
+        if case .challenge = decision {
+            return .reject(message: "The sign-in was not approved on the phone in time.")
+        }
+        return decision
+    }
+
     /// After the password: a push to the person's phones when they have one, else a challenge for a code.
     private func secondFactor(
-        _ request: AccessRequest, flow: TFAFlowRecord, factors: [TFAFactorRecord]
+        _ request: AccessRequest, flow: TFAFlowRecord, factors: [TFAFactorRecord], holdPush: Bool
     ) async throws -> AccessDecision {
         let providers = Set(factors.map(\.provider))
         if providers.contains(.push) {
@@ -92,6 +138,13 @@ struct AccessService: Sendable {
             }
             let state = AccessState(waiting: .push, assertion: started.assertion).text
             let codes = providers.contains(.totp) || providers.contains(.backup)
+            guard holdPush else {
+                return .challenge(
+                    message: "Approve the sign-in on your phone"
+                        + (sent.number.map { " and choose \($0) there" } ?? "") + ", then press Enter"
+                        + (codes ? " (or type a code from your authenticator app)." : "."),
+                    state: state)
+            }
             if let number = sent.number {
                 return .challenge(
                     message: "Approve the sign-in on your phone and choose \(number) there, then press Enter"
@@ -116,9 +169,9 @@ struct AccessService: Sendable {
 
     // MARK: An answer to a challenge
 
-    private func answer(_ request: AccessRequest, state text: String, application: ApplicationRecord) async throws
-        -> AccessDecision
-    {
+    private func answer(
+        _ request: AccessRequest, state text: String, application: ApplicationRecord, wait: Duration
+    ) async throws -> AccessDecision {
         guard let state = AccessState(text) else {
             return .reject(message: "This answer belongs to no sign-in in progress: sign in again.")
         }
@@ -132,7 +185,7 @@ struct AccessService: Sendable {
             return try await verify(typed, in: flow, userId: request.userId)
         }
         guard state.waiting == .push else { return .reject(message: "Type the code to sign in.") }
-        return try await awaitApproval(state.assertion, flow: flow, state: text, codes: false, wait: .seconds(5))
+        return try await awaitApproval(state.assertion, flow: flow, state: text, codes: false, wait: wait)
     }
 
     /// The provider of a code challenge: TOTP or backup codes.

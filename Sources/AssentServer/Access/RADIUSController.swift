@@ -158,3 +158,45 @@ struct RADIUSAttributes: Decodable, Sendable {
             clientAddress: first("Calling-Station-Id"))
     }
 }
+
+/// `/api/v1/access/start` and `/finish`: a host's second factor (`assent pam`, docs/INTEGRATIONS.md). The key needs
+/// `access:check`; the sign-in is the selected application's.
+struct HostAccessController {
+    let applications: ApplicationService
+    let access: AccessService
+
+    func addRoutes(to api: RouterGroup<AssentRequestContext>) {
+        api.requiring(.accessCheck)
+            .post("access/start", use: start)
+            .post("access/finish", use: finish)
+    }
+
+    @Sendable func start(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let body = try await HTTPSupport.decode(HostAccessRequest.self, from: request)
+        let decision = try await access.startSecondFactor(
+            Self.question(body), application: try await applications.selected(context))
+        return try HTTPSupport.operatorJSON(Self.response(decision))
+    }
+
+    @Sendable func finish(_ request: Request, context: AssentRequestContext) async throws -> Response {
+        let body = try await HTTPSupport.decode(HostAccessRequest.self, from: request)
+        let decision = try await access.finishSecondFactor(
+            Self.question(body), application: try await applications.selected(context))
+        return try HTTPSupport.operatorJSON(Self.response(decision))
+    }
+
+    static func question(_ body: HostAccessRequest) -> AccessRequest {
+        AccessRequest(
+            userId: body.userId, typed: body.typed ?? "", state: body.state, service: "SSH",
+            gateway: body.host.flatMap { InputText.displayName($0) }, clientAddress: body.clientAddress)
+    }
+
+    static func response(_ decision: AccessDecision) -> HostAccessResponse {
+        switch decision {
+        case .accept(let message): HostAccessResponse(decision: "ACCEPT", message: message)
+        case .reject(let message): HostAccessResponse(decision: "REJECT", message: message)
+        case .challenge(let message, let state):
+            HostAccessResponse(decision: "CHALLENGE", message: message, state: state)
+        }
+    }
+}

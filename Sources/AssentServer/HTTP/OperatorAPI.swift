@@ -60,6 +60,7 @@ struct OperatorAPI {
             audit: services.auditTrail, chain: services.auditChain,
             applications: applications
         ).addRoutes(to: api)
+        HostAccessController(applications: applications, access: services.access).addRoutes(to: api)
         RADIUSController(
             applications: applications, access: services.access, clients: services.radiusClients
         ).addRoutes(to: api)

@@ -1,0 +1,141 @@
+import AssentCrypto
+import AssentModel
+import AssentSDK
+import AssentTesting
+import Foundation
+import Testing
+
+@testable import AssentServer
+@testable import AssentServerTesting
+
+/// `assent pam start|finish` as PAM's pam_exec runs them: the PAM environment (`PAM_TYPE`, `PAM_USER`,
+/// `PAM_RHOST`), start's standard output shown before the prompt, finish reading what was typed (and a NUL) on
+/// standard input, the exit status deciding.
+@Suite("SSH second factor through PAM: assent pam start and finish")
+struct PAMTests {
+    /// A host's key file (access:check, mode 600) and the arguments both steps take.
+    static func host(_ server: TestServer, _ http: HTTPClient, _ folder: URL, extra: [String] = []) async throws
+        -> [String]
+    {
+        let key = try await RADIUSTests.radiusKey(server, http)
+        let file = folder.appendingPathComponent("host.key")
+        #expect(
+            FileManager.default.createFile(
+                atPath: file.path, contents: Data(key.utf8), attributes: [.posixPermissions: 0o600]))
+        return [
+            "--url", http.base.absoluteString, "--key-file", file.path, "--host", "db-1", "--state-dir",
+            folder.appendingPathComponent("state").path,
+        ] + extra
+    }
+
+    static func pam(_ step: String, _ arguments: [String], user: String, typed: String = "") async throws
+        -> CLITests.Result
+    {
+        try await CLITests.run(
+            ["pam", step] + arguments,
+            environment: ["PAM_TYPE": "auth", "PAM_USER": user, "PAM_RHOST": "198.51.100.23", "PAM_SERVICE": "sshd"],
+            input: typed + "\u{0}")
+    }
+
+    @Test("A push: the number shown before the prompt, approved on the phone; rejected or another number refused")
+    func push() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let root = SDKClients.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await server.live { http in
+            let operations = try await RADIUSTests.accountWithPhone("bob", server, http, root)
+            let arguments = try await Self.host(server, http, try ConfigFileTests.folder())
+
+            let started = try await Self.pam("start", arguments, user: "bob")
+            #expect(started.status == 0, "\(started.output) \(started.errors)")
+            let number = try #require(
+                started.output.firstMatch(of: /choose (\d+)/).flatMap { Int($0.1) }, "\(started.output)")
+            let login = try await RADIUSTests.pending(operations)
+            #expect(login.formData.title == "Sign in to SSH db-1?")
+            #expect(login.formData.attributes.first { $0.id == "login.address" }?.value == "198.51.100.23")
+            try await operations.authorize(login, factor: .pin("1234"), number: number)
+            let finished = try await Self.pam("finish", arguments, user: "bob")
+            #expect(finished.status == 0, "\(finished.errors)")
+            // The state is spent: a second finish is refused.
+            #expect(try await Self.pam("finish", arguments, user: "bob").status != 0)
+
+            // Rejected on the phone.
+            #expect(try await Self.pam("start", arguments, user: "bob").status == 0)
+            try await operations.reject(
+                id: try await RADIUSTests.pending(operations).id, reason: RejectReason.unexpectedOperation)
+            let rejected = try await Self.pam("finish", arguments, user: "bob")
+            #expect(rejected.status != 0 && rejected.errors.contains("rejected"), "\(rejected.errors)")
+
+            // Another number than the one shown.
+            let again = try await Self.pam("start", arguments, user: "bob")
+            let shown = try #require(again.output.firstMatch(of: /choose (\d+)/).flatMap { Int($0.1) })
+            let request = try await RADIUSTests.pending(operations)
+            let other = try #require(request.numberMatching?.choices.first { $0 != shown })
+            await #expect(throws: AssentError.self) {
+                try await operations.authorize(request, factor: .pin("1234"), number: other)
+            }
+            #expect(try await Self.pam("finish", arguments, user: "bob").status != 0)
+        }
+    }
+
+    @Test(
+        "A code typed at the prompt; a wrong one refused; outside PAM's auth stack and with a readable key, nothing runs"
+    )
+    func code() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            let flow = TFAClient(server: server, client: http)
+            try await flow.createAccount("alice")
+            let (uri, _) = try await flow.registerTOTP("alice")
+            let folder = try ConfigFileTests.folder()
+            let arguments = try await Self.host(server, http, folder)
+            let started = try await Self.pam("start", arguments, user: "alice")
+            #expect(started.status == 0 && started.output.contains("Type the code"), "\(started.output)")
+            server.clock.advance(by: 30)
+            let code = try await Oathtool.code(uri: uri, at: server.clock.now)
+            #expect(try await Self.pam("finish", arguments, user: "alice", typed: code).status == 0)
+            #expect(try await Self.pam("start", arguments, user: "alice").status == 0)
+            let wrong = try await Self.pam("finish", arguments, user: "alice", typed: TFACodes.other(than: code))
+            #expect(wrong.status != 0 && wrong.errors.contains("The code is wrong"), "\(wrong.errors)")
+            // Someone else's state cannot be finished by another user.
+            #expect(try await Self.pam("start", arguments, user: "alice").status == 0)
+            #expect(try await Self.pam("finish", arguments, user: "mallory", typed: code).status != 0)
+
+            // Not in an auth stack, or a key file others may read: refused before asking.
+            let session = try await CLITests.run(
+                ["pam", "start"] + arguments, environment: ["PAM_TYPE": "session", "PAM_USER": "alice"])
+            #expect(session.status != 0 && session.errors.contains("auth stack"), "\(session.errors)")
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o644], ofItemAtPath: folder.appendingPathComponent("host.key").path)
+            let exposed = try await Self.pam("start", arguments, user: "alice")
+            #expect(exposed.status != 0 && exposed.errors.contains("chmod 600"), "\(exposed.errors)")
+        }
+    }
+
+    @Test("Assent unreachable: refused, except a break-glass user; a key Assent refuses is never broken through")
+    func unreachable() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        try await server.live { http in
+            try await TFAClient(server: server, client: http).createAccount("alice")
+            let folder = try ConfigFileTests.folder()
+            var arguments = try await Self.host(server, http, folder, extra: ["--break-glass", "root"])
+            let closed = "http://127.0.0.1:\(try PostgresTestCluster.freePort())"
+            arguments[1] = closed
+            let refused = try await Self.pam("start", arguments, user: "alice")
+            #expect(refused.status != 0 && refused.output.contains("cannot be reached"), "\(refused.output)")
+            let glass = try await Self.pam("start", arguments, user: "root")
+            #expect(glass.status == 0 && glass.output.contains("break-glass"), "\(glass.output)")
+            #expect(try await Self.pam("finish", arguments, user: "root").status == 0)
+            // Reachable, with a key Assent refuses: the break-glass user is refused too.
+            try "ak_not_a_key".write(
+                to: folder.appendingPathComponent("host.key"), atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o600], ofItemAtPath: folder.appendingPathComponent("host.key").path)
+            arguments[1] = http.base.absoluteString
+            #expect(try await Self.pam("start", arguments, user: "root").status != 0)
+        }
+    }
+}
