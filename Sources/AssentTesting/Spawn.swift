@@ -12,7 +12,7 @@ import Foundation
 /// Foundation's `Process` with pipes is not used: a long-lived process another test spawns at the same moment (a
 /// server, `pg_ctl`'s daemon) can inherit a pipe's write end, and a reader would then wait for EOF forever.
 public enum Spawn {
-    public struct Outcome {
+    public struct Outcome: Sendable {
         /// The exit status, or 128 + the signal that ended the program.
         public var status: Int32
         public var output: String

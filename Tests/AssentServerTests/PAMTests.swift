@@ -139,3 +139,178 @@ struct PAMTests {
         }
     }
 }
+
+/// OpenSSH's sshd (Debian's) on a loopback port with a PAM stack of `assent pam`, signed in to by paramiko: an SSH key
+/// first, then keyboard-interactive — the prompt carries the number, the phone approves or rejects. Root only (sshd
+/// and its PAM service file need it); CI runs as root.
+@Suite("SSH logins through a real sshd and PAM, by paramiko")
+struct SSHLoginTests {
+    /// sshd copied under a name of its own, whose PAM service file (`/etc/pam.d/<name>`) is the test's.
+    final class SSHD: Sendable {
+        let folder: URL
+        let port: Int
+        let name: String
+        let process: Process
+
+        init(pamArguments: [String]) async throws {
+            folder = try ConfigFileTests.folder()
+            port = try PostgresTestCluster.freePort()
+            name = "assent-sshd-\(UUID().uuidString.prefix(8).lowercased())"
+            let folder = self.folder
+            let binary = folder.appendingPathComponent(name)
+            try FileManager.default.copyItem(atPath: "/usr/sbin/sshd", toPath: binary.path)
+            try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+            for key in ["host", "client"] {
+                let made = try await Spawn.runOnThread([
+                    "/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
+                    folder.appendingPathComponent(key).path,
+                ])
+                #expect(made.status == 0, "\(made.errors)")
+            }
+            try FileManager.default.copyItem(
+                at: folder.appendingPathComponent("client.pub"), to: folder.appendingPathComponent("authorized_keys"))
+            let assent = CLITests.executable.path
+            let arguments = pamArguments.joined(separator: " ")
+            try """
+            auth requisite pam_exec.so stdout quiet \(assent) pam start \(arguments)
+            auth required pam_exec.so expose_authtok quiet \(assent) pam finish \(arguments)
+            account required pam_permit.so
+            session required pam_permit.so
+
+            """.write(toFile: "/etc/pam.d/\(name)", atomically: true, encoding: .utf8)
+            try """
+            Port \(port)
+            ListenAddress 127.0.0.1
+            HostKey \(folder.path)/host
+            PidFile \(folder.path)/sshd.pid
+            AuthorizedKeysFile \(folder.path)/authorized_keys
+            UsePAM yes
+            KbdInteractiveAuthentication yes
+            PasswordAuthentication no
+            AuthenticationMethods publickey,keyboard-interactive
+            PermitRootLogin yes
+            StrictModes no
+
+            """.write(to: folder.appendingPathComponent("sshd_config"), atomically: true, encoding: .utf8)
+            process = Process()
+            process.executableURL = binary
+            process.arguments = ["-D", "-e", "-f", folder.appendingPathComponent("sshd_config").path]
+            let log = folder.appendingPathComponent("sshd.log")
+            #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
+            process.standardError = try FileHandle(forWritingTo: log)
+            process.standardOutput = try FileHandle(forWritingTo: log)
+            try process.run()
+            for _ in 0..<100 {
+                if ((try? String(contentsOf: log, encoding: .utf8)) ?? "").contains("Server listening") { return }
+                guard process.isRunning else { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            throw TestFailure("sshd did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
+        }
+
+        func stop() {
+            if process.isRunning { process.terminate() }
+            try? FileManager.default.removeItem(atPath: "/etc/pam.d/\(name)")
+        }
+
+        /// A login by paramiko as root: the SSH key, then keyboard-interactive. `answer` gets the prompt's text and
+        /// returns what to type. Whether the login succeeded, and the prompts' text.
+        func login(_ answer: @Sendable (String) async throws -> String) async throws -> (Bool, String) {
+            let run = folder.appendingPathComponent("login-\(UUID().uuidString.prefix(6))")
+            try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+            try Self.client.write(to: run.appendingPathComponent("login.py"), atomically: true, encoding: .utf8)
+            let login = Task {
+                try await Spawn.runOnThread([
+                    "/usr/bin/python3", run.appendingPathComponent("login.py").path, String(port),
+                    folder.appendingPathComponent("client").path, run.path,
+                ])
+            }
+            let prompt = run.appendingPathComponent("prompt")
+            for _ in 0..<300 where !FileManager.default.fileExists(atPath: prompt.path) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let text = (try? String(contentsOf: prompt, encoding: .utf8)) ?? ""
+            let typed = text.isEmpty ? "" : try await answer(text)
+            try typed.write(to: run.appendingPathComponent("answer"), atomically: true, encoding: .utf8)
+            let outcome = try await login.value
+            return (outcome.output.contains("authenticated: True"), text + outcome.output + outcome.errors)
+        }
+
+        static let client = #"""
+            import os, sys, time, paramiko
+            port, keyfile, run = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+            t = paramiko.Transport(("127.0.0.1", port))
+            t.connect()
+            t.auth_publickey("root", paramiko.Ed25519Key.from_private_key_file(keyfile))
+            def handler(title, instructions, prompts):
+                if not prompts:
+                    return []
+                with open(os.path.join(run, "prompt.tmp"), "w") as f:
+                    f.write(instructions + "\n" + "\n".join(p for p, _ in prompts))
+                os.rename(os.path.join(run, "prompt.tmp"), os.path.join(run, "prompt"))
+                for _ in range(600):
+                    if os.path.exists(os.path.join(run, "answer")):
+                        break
+                    time.sleep(0.1)
+                with open(os.path.join(run, "answer")) as f:
+                    return [f.read() for _ in prompts]
+            try:
+                t.auth_interactive("root", handler)
+            except paramiko.AuthenticationException as e:
+                print("refused:", e)
+            print("authenticated:", t.is_authenticated())
+            t.close()
+            """#
+    }
+
+    @Test(
+        "Approved on the phone with the number in the prompt: in; rejected, another number, Assent unreachable: out",
+        .enabled(if: getuid() == 0 && FileManager.default.fileExists(atPath: "/usr/sbin/sshd")))
+    func login() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let root = SDKClients.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await server.live { http in
+            let operations = try await RADIUSTests.accountWithPhone("root", server, http, root)
+            let arguments = try await PAMTests.host(server, http, try ConfigFileTests.folder())
+            let sshd = try await SSHD(pamArguments: arguments)
+            defer { sshd.stop() }
+
+            let (approved, shown) = try await sshd.login { prompt in
+                let number = try #require(prompt.firstMatch(of: /choose (\d+)/).flatMap { Int($0.1) }, "\(prompt)")
+                let request = try await RADIUSTests.pending(operations)
+                #expect(request.formData.title == "Sign in to SSH db-1?")
+                try await operations.authorize(request, factor: .pin("1234"), number: number)
+                return ""
+            }
+            #expect(approved, "\(shown) \(sshd.folder.path)")
+
+            let (rejected, _) = try await sshd.login { _ in
+                try await operations.reject(
+                    id: try await RADIUSTests.pending(operations).id, reason: RejectReason.unexpectedOperation)
+                return ""
+            }
+            #expect(!rejected)
+
+            let (wrongNumber, _) = try await sshd.login { prompt in
+                let shown = try #require(prompt.firstMatch(of: /choose (\d+)/).flatMap { Int($0.1) })
+                let request = try await RADIUSTests.pending(operations)
+                let other = try #require(request.numberMatching?.choices.first { $0 != shown })
+                await #expect(throws: AssentError.self) {
+                    try await operations.authorize(request, factor: .pin("1234"), number: other)
+                }
+                return ""
+            }
+            #expect(!wrongNumber)
+
+            // Assent unreachable: refused (root is no break-glass user here).
+            var closed = arguments
+            closed[1] = "http://127.0.0.1:\(try PostgresTestCluster.freePort())"
+            let unreachable = try await SSHD(pamArguments: closed)
+            defer { unreachable.stop() }
+            let (lonely, said) = try await unreachable.login { _ in "" }
+            #expect(!lonely, "\(said)")
+        }
+    }
+}
