@@ -18,6 +18,7 @@ struct PAMCommand: AsyncParsableCommand {
             publickey,keyboard-interactive), as the auth stack:
               auth requisite pam_exec.so stdout quiet /usr/local/bin/assent pam start --url URL --key-file FILE
               auth required pam_exec.so expose_authtok quiet /usr/local/bin/assent pam finish --url URL --key-file FILE
+              auth required pam_permit.so
             The key (scope access:check) is read from FILE, which only its owner may read. When Assent cannot be \
             reached the login is refused, except for the users named by --break-glass; a refusal by Assent is never \
             overridden. docs/INTEGRATIONS.md.

@@ -174,6 +174,7 @@ struct SSHLoginTests {
             try """
             auth requisite pam_exec.so stdout quiet \(assent) pam start \(arguments)
             auth required pam_exec.so expose_authtok quiet \(assent) pam finish \(arguments)
+            auth required pam_permit.so
             account required pam_permit.so
             session required pam_permit.so
 
