@@ -264,43 +264,104 @@ struct SSHLoginTests {
             """#
     }
 
+    /// The phone is `assent token`: a CLI token profile activated for `user`, opted in to sign-in pushes.
+    struct TokenPhone {
+        let profile: [String]
+
+        init(_ user: String, _ server: TestServer, _ http: HTTPClient, _ folder: URL) async throws {
+            profile = ["--profile", folder.appendingPathComponent("token").path]
+            let activation = try await server.operatorCall(
+                http, "POST", "/api/v1/activations",
+                body: try OperatorJSON.encoder().encode(CreateActivationRequest(userId: user, commitMode: "auto")),
+                as: CreateActivationResponse.self)
+            let activated = try await CLITests.run(
+                [
+                    "token", "activate", "--server", http.base.absoluteString, "--config",
+                    try server.configuration.text, activation.activationCode, "--pin-stdin",
+                ] + profile, input: "2468\n")
+            #expect(activated.status == 0, "\(activated.errors)")
+            let flow = TFAClient(server: server, client: http)
+            try await flow.createAccount(user)
+            let first = try await flow.interruption(user)
+            let optIn = try await flow.start(first.regToken, .register, provider: .push)
+            let asked = try await flow.post(
+                "/api/tfa/push/optin",
+                TFAPushOptInRequest(assertion: optIn, activationId: activation.activationId)
+            ).decode(TFAPushSent.self)
+            let approved = try await approve(asked.operationId, number: nil)
+            #expect(approved.status == 0, "\(approved.errors)")
+            let optedIn = try await flow.post("/api/tfa/push/verify", TFAAssertionRequest(assertion: optIn))
+                .decode(TFAPushStatus.self)
+            _ = try await flow.post(
+                "/api/tfa/finalize",
+                TFAFinalizeRequest(
+                    regToken: first.regToken, assertion: optIn,
+                    providerAssertion: try #require(optedIn.providerAssertion)))
+        }
+
+        /// `assent token list`, until the sign-in request has arrived.
+        func pending() async throws -> MobileOperation {
+            for _ in 0..<100 {
+                let listed = try await CLITests.run(["token", "list", "--json"] + profile)
+                if let waiting = try MobileTokenJSON.decoder().decode(
+                    [MobileOperation].self, from: Data(listed.output.utf8)
+                )
+                .first {
+                    return waiting
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            throw TestFailure("assent token never listed the sign-in request.")
+        }
+
+        func approve(_ id: String, number: Int?) async throws -> CLITests.Result {
+            try await CLITests.run(
+                ["token", "approve", id, "--pin-stdin"] + (number.map { ["--number", "\($0)"] } ?? []) + profile,
+                input: "2468\n")
+        }
+
+        func reject(_ id: String) async throws -> CLITests.Result {
+            try await CLITests.run(["token", "reject", id, "--reason", "UNEXPECTED_OPERATION"] + profile)
+        }
+    }
+
     @Test(
-        "Approved on the phone with the number in the prompt: in; rejected, another number, Assent unreachable: out",
+        "Approved by assent token with the number in the prompt: in; rejected, another number, Assent unreachable: out",
         .enabled(if: getuid() == 0 && FileManager.default.fileExists(atPath: "/usr/sbin/sshd")))
     func login() async throws {
         let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
-        let root = SDKClients.directory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let folder = try ConfigFileTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
         try await server.live { http in
-            let operations = try await RADIUSTests.accountWithPhone("root", server, http, root)
-            let arguments = try await PAMTests.host(server, http, try ConfigFileTests.folder())
+            let phone = try await TokenPhone("root", server, http, folder)
+            let arguments = try await PAMTests.host(server, http, folder)
             let sshd = try await SSHD(pamArguments: arguments)
             defer { sshd.stop() }
 
             let (approved, shown) = try await sshd.login { prompt in
                 let number = try #require(prompt.firstMatch(of: /choose (\d+)/).flatMap { Int($0.1) }, "\(prompt)")
-                let request = try await RADIUSTests.pending(operations)
+                let request = try await phone.pending()
                 #expect(request.formData.title == "Sign in to SSH db-1?")
-                try await operations.authorize(request, factor: .pin("1234"), number: number)
+                let approval = try await phone.approve(request.id, number: number)
+                #expect(approval.status == 0, "\(approval.errors)")
                 return ""
             }
             #expect(approved, "\(shown) \(sshd.folder.path)")
 
             let (rejected, _) = try await sshd.login { _ in
-                try await operations.reject(
-                    id: try await RADIUSTests.pending(operations).id, reason: RejectReason.unexpectedOperation)
+                let rejection = try await phone.reject(try await phone.pending().id)
+                #expect(rejection.status == 0, "\(rejection.errors)")
                 return ""
             }
             #expect(!rejected)
 
             let (wrongNumber, _) = try await sshd.login { prompt in
                 let shown = try #require(prompt.firstMatch(of: /choose (\d+)/).flatMap { Int($0.1) })
-                let request = try await RADIUSTests.pending(operations)
+                let request = try await phone.pending()
                 let other = try #require(request.numberMatching?.choices.first { $0 != shown })
-                await #expect(throws: AssentError.self) {
-                    try await operations.authorize(request, factor: .pin("1234"), number: other)
-                }
+                let refused = try await phone.approve(request.id, number: other)
+                #expect(refused.status != 0, "\(refused.output)")
                 return ""
             }
             #expect(!wrongNumber)
