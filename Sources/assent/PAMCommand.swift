@@ -1,4 +1,5 @@
 import ArgumentParser
+import AssentCrypto
 import AssentModel
 import Crypto
 import Foundation
@@ -71,7 +72,7 @@ struct PAMCommand: AsyncParsableCommand {
             let directory = URL(fileURLWithPath: stateDir, isDirectory: true)
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let name = SHA256.hash(data: Data(user.utf8)).prefix(12).map { String(format: "%02x", $0) }.joined()
+            let name = Hex.encode(Data(SHA256.hash(data: Data(user.utf8)).prefix(12)))
             return directory.appendingPathComponent("\(getppid())-\(name)")
         }
 

@@ -67,7 +67,7 @@ struct TracingTests {
         static func hex(_ id: String?) -> String? {
             guard let id, !id.isEmpty else { return nil }
             if id.count == 32 || id.count == 16, id.allSatisfy(\.isHexDigit) { return id.lowercased() }
-            return Data(base64Encoded: id).map { $0.map { String(format: "%02x", $0) }.joined() }
+            return Data(base64Encoded: id).map(Hex.encode)
         }
     }
 

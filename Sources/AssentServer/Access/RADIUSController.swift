@@ -1,3 +1,4 @@
+import AssentCrypto
 import AssentModel
 import Foundation
 import Hummingbird
@@ -128,22 +129,9 @@ struct RADIUSAttributes: Decodable, Sendable {
     func first(_ name: String) -> String? {
         guard let attribute = attributes[name], let value = attribute.value.first?.text else { return nil }
         if attribute.type == "octets", value.hasPrefix("0x") {
-            return Self.bytes(hex: value.dropFirst(2)).flatMap { String(bytes: $0, encoding: .utf8) }
+            return Hex.decode(String(value.dropFirst(2))).flatMap { String(data: $0, encoding: .utf8) }
         }
         return value
-    }
-
-    static func bytes(hex: Substring) -> [UInt8]? {
-        guard hex.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 
     /// The sign-in it asks about: `User-Name`, `User-Password`, `State`, the gateway (`NAS-Identifier`, else
