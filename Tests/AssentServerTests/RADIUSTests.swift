@@ -170,6 +170,28 @@ final class FreeRADIUS: Sendable {
             state: value("State").map { String($0.dropFirst(2)) }, output: result.output + result.errors)
     }
 
+    /// One EAP-GTC sign-in by eapol_test (Debian's eapoltest, wpa_supplicant's EAP code) as a gateway forwarding its
+    /// client's EAP would send it: whether it ended in EAP-Success (`-n`: EAP-GTC derives no keys to compare).
+    func eapGTC(_ user: String, _ typed: String, timeout: Int = 10) async throws -> (success: Bool, output: String) {
+        let configuration = folder.appendingPathComponent("eapol-\(UUID().uuidString.prefix(8)).conf")
+        try """
+        network={
+        \tkey_mgmt=IEEE8021X
+        \teap=GTC
+        \tidentity="\(user)"
+        \tpassword="\(typed)"
+        }
+
+        """.write(to: configuration, atomically: true, encoding: .utf8)
+        let result = try await Spawn.runOnThread([
+            "/usr/bin/eapol_test", "-n", "-c", configuration.path, "-a", "127.0.0.1", "-p", String(port), "-s", secret,
+            "-t", String(timeout), "-N", "32:s:vpn-gw-3", "-N", "31:s:192.0.2.44",
+        ])
+        try? FileManager.default.removeItem(at: configuration)
+        let lines = result.output.split(separator: "\n")
+        return (lines.last == "SUCCESS", result.output.suffix(3000) + result.errors)
+    }
+
     /// One Access-Request by pyrad (Debian's python3-pyrad): pyrad encodes the request (hiding the password) and
     /// decodes the reply; the script adds the Message-Authenticator and checks the reply's authenticators.
     func pyrad(_ user: String, _ password: String, state: String? = nil) async throws -> Reply {
@@ -441,6 +463,64 @@ struct RADIUSTests {
             let rejected = try await refusedLater
             #expect(rejected.code == "Access-Reject", "\(rejected.output)")
             #expect(rejected.message == "The user rejected the sign-in on the phone.")
+        }
+    }
+
+    @Test(
+        "EAP-GTC (what strongSwan's eap-radius forwards): password and code in one field; a push only without number matching"
+    )
+    func eap() async throws {
+        let server = try await TestServer.make(.sqlite)
+        defer { Task { await server.shutdown() } }
+        let root = SDKClients.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        try await server.live { http in
+            let flow = TFAClient(server: server, client: http)
+            try await flow.createAccount("alice")
+            let (uri, _) = try await flow.registerTOTP("alice")
+            func nextCode() async throws -> String {
+                server.clock.advance(by: 30)
+                return try await Oathtool.code(uri: uri, at: server.clock.now)
+            }
+            let operations = try await Self.accountWithPhone("bob", server, http, root)
+            let radius = try await FreeRADIUS(
+                assent: http.base, apiKey: try await Self.radiusKey(server, http),
+                secret: try await Self.gateway(server))
+            defer { radius.stop() }
+
+            let accepted = try await radius.eapGTC("alice", Self.password + (try await nextCode()))
+            #expect(accepted.success, "\(accepted.output) \(radius.log.suffix(3000))")
+            let wrong = try await radius.eapGTC("alice", Self.password + TFACodes.other(than: try await nextCode()))
+            #expect(!wrong.success, "\(wrong.output)")
+            let badPassword = try await radius.eapGTC("alice", "not the password" + (try await nextCode()))
+            #expect(!badPassword.success)
+            // The password alone cannot be followed by a challenge over EAP-GTC: refused.
+            let alone = try await radius.eapGTC("alice", Self.password)
+            #expect(!alone.success)
+
+            // Number matching: no push is sent that the person could not finish.
+            let numbered = try await radius.eapGTC("bob", Self.password)
+            #expect(!numbered.success)
+            #expect(try await operations.pending().value.isEmpty)
+            // Without number matching the sign-in is held until the phone approves.
+            _ = try await server.operatorCall(
+                http, "PUT", "/api/v1/tfa/policy",
+                body: try OperatorJSON.encoder().encode(
+                    TFAPolicy(required: true, providers: [.totp, .push, .backup], numberMatching: "off")),
+                as: TFAPolicy.self)
+            async let held = radius.eapGTC("bob", Self.password, timeout: 35)
+            let waiting = try await Self.pending(operations)
+            #expect(waiting.formData.title == "Sign in to VPN vpn-gw-3?")
+            #expect(waiting.formData.attributes.first { $0.id == "login.address" }?.value == "192.0.2.44")
+            try await operations.authorize(waiting, factor: .pin("1234"))
+            let approved = try await held
+            #expect(approved.success, "\(approved.output)")
+            async let refusedLater = radius.eapGTC("bob", Self.password, timeout: 35)
+            try await operations.reject(
+                id: try await Self.pending(operations).id, reason: RejectReason.unexpectedOperation)
+            #expect(!(try await refusedLater).success)
+            let events = try await server.store.auditEvents(AuditFilter(userId: "alice"), limit: 100).map(\.type)
+            #expect(events.contains("tfa.login") && events.contains("tfa.login_failed"), "\(events)")
         }
     }
 

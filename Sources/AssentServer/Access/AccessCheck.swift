@@ -16,6 +16,9 @@ struct AccessRequest: Sendable, Equatable {
     var gateway: String?
     /// The address the person connects from (`Calling-Station-Id`; `PAM_RHOST`).
     var clientAddress: String?
+    /// Whether the gateway can show a challenge and send its answer. Not over EAP-GTC, whose one round carries the
+    /// typed field only: there the code comes in the same field, or a push is approved without a number.
+    var challenges = true
 }
 
 /// Assent's answer: let in, keep out, or ask once more (the gateway shows `message` and sends the answer back with

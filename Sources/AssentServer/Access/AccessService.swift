@@ -34,12 +34,19 @@ struct AccessService: Sendable {
     private func check(_ request: AccessRequest, application: ApplicationRecord, wait: Duration) async throws
         -> AccessDecision
     {
-        try await refusing {
+        let decision = try await refusing {
             if let state = request.state {
                 return try await answer(request, state: state, application: application, wait: wait)
             }
             return try await first(request, application: application)
         }
+        if case .challenge(let message, _) = decision, !request.challenges {
+            return .reject(
+                message: message.hasPrefix("Approve")
+                    ? "The sign-in was not approved on the phone in time."
+                    : "Type your password followed by the code from your authenticator app.")
+        }
+        return decision
     }
 
     // MARK: The first request
@@ -129,6 +136,14 @@ struct AccessService: Sendable {
         _ request: AccessRequest, flow: TFAFlowRecord, factors: [TFAFactorRecord], holdPush: Bool
     ) async throws -> AccessDecision {
         let providers = Set(factors.map(\.provider))
+        if providers.contains(.push), !request.challenges,
+            try await flows.policy(flow.applicationId).numberMatching ?? NumberMatching.choose != NumberMatching.off
+        {
+            // The gateway cannot show the number: no push the person could not finish.
+            return .reject(
+                message: "This gateway cannot show the number to choose on your phone: type your password followed "
+                    + "by the code from your authenticator app.")
+        }
         if providers.contains(.push) {
             let started = try await flows.start(flow, provider: .push, mode: .verify)
             let site = [request.service, request.gateway].compactMap { $0 }.joined(separator: " ")

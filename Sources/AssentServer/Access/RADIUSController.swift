@@ -13,7 +13,8 @@ import Hummingbird
 /// `GET /api/v1/radius/clients/{address}`: FreeRADIUS's dynamic-client server asks whether a packet's sender is a
 /// registered gateway (``RADIUSClientService``); 200 with the `FreeRADIUS-Client-*` attributes (its secret, its name,
 /// Message-Authenticator required) or 404 (FreeRADIUS drops the packet). With `?client=ADDRESS`, `radius/access`
-/// decides in the application of the gateway at that address.
+/// decides in the application of the gateway at that address; with `?challenges=no` (FreeRADIUS's EAP-GTC path) it
+/// answers accept or reject only.
 struct RADIUSController {
     let applications: ApplicationService
     let access: AccessService
@@ -27,7 +28,12 @@ struct RADIUSController {
 
     @Sendable func check(_ request: Request, context: AssentRequestContext) async throws -> Response {
         let attributes = try await HTTPSupport.decode(RADIUSAttributes.self, from: request)
-        let question = try attributes.accessRequest()
+        var question = try attributes.accessRequest()
+        if request.uri.queryParameters.get("challenges") == "no" {
+            // EAP-GTC: the request's State is the EAP conversation's, never an answer to Assent's challenge.
+            question.challenges = false
+            question.state = nil
+        }
         let application: ApplicationRecord
         if let address = request.uri.queryParameters.get("client") {
             guard let gateway = try await clients.client(at: address),
