@@ -57,42 +57,4 @@ for round in $(seq "$rounds"); do
     done
 done
 
-python3 - "$out" "$rounds" <<'PY'
-import re, statistics, sys
-from pathlib import Path
-
-out, rounds = Path(sys.argv[1]), int(sys.argv[2])
-cpu = re.compile(r"^\[(\w+)\] (\w+): server CPU ([0-9.]+) µs/request(?:, ([0-9.]+)× health)?")
-rate = re.compile(r"^\[(\w+)\] (\w+)(?: \(wrk\))?: .*?([0-9.]+) req/s.*?p99 ([0-9.]+) ?(us|ms|s)\b")
-scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
-values = {}  # (database, scenario, metric, side) -> [values]
-for side in ("base", "head"):
-    for n in range(1, rounds + 1):
-        for line in (out / f"{side}-{n}.txt").read_text().splitlines():
-            if m := cpu.match(line):
-                values.setdefault((m[1], m[2], "cpu", side), []).append(float(m[3]))
-                if m[4]:
-                    values.setdefault((m[1], m[2], "health×", side), []).append(float(m[4]))
-            elif m := rate.match(line):
-                values.setdefault((m[1], m[2], "req/s", side), []).append(float(m[3]))
-                values.setdefault((m[1], m[2], "p99 ms", side), []).append(float(m[4]) * scale[m[5]])
-
-def cell(xs):
-    if not xs:
-        return "—"
-    fmt = "{:,.0f}" if max(xs) >= 100 else "{:.2f}"
-    return f"{fmt.format(statistics.median(xs))} [{fmt.format(min(xs))}–{fmt.format(max(xs))}]"
-
-rows = sorted({(d, s) for (d, s, _, _) in values}, key=lambda k: (k[0], k[1] != "health", k[1]))
-print(f"\n{rounds} rounds, alternated; median [min–max] of each side, HEAD ÷ BASE of the medians\n")
-print("| database | scenario | measure | BASE | HEAD | HEAD ÷ BASE |")
-print("|---|---|---|---|---|---|")
-for database, scenario in rows:
-    for metric in ("cpu", "health×", "req/s", "p99 ms"):
-        b, h = values.get((database, scenario, metric, "base"), []), values.get((database, scenario, metric, "head"), [])
-        if not b and not h:
-            continue
-        ratio = f"{statistics.median(h) / statistics.median(b):.2f}" if b and h and statistics.median(b) else "—"
-        name = "server CPU µs/request" if metric == "cpu" else "CPU ÷ health's" if metric == "health×" else metric
-        print(f"| {database} | {scenario} | {name} | {cell(b)} | {cell(h)} | {ratio} |")
-PY
+python3 Benchmarks/table.py "$out" "$rounds" base head

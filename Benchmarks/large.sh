@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The hot paths on large tables, against the same paths on an empty database, in one run (loopback only): each
+# database is prepared twice — empty, and holding a history of HISTORY_ACTIVATIONS (default 1,000,000) activations and
+# HISTORY_OPERATIONS (default 10,000,000) operations of other users, all finished — and the two alternate over ROUNDS
+# (default 2) runs of health, list, authorize and validate, as compare.sh alternates two builds.
+#   DATABASES="sqlite postgres" Benchmarks/large.sh [load.sh options: --duration 15 --concurrency 64 --activations 1000]
+# SCENARIOS, GENERATOR and PIN as for Benchmarks/load.sh. Prints the seeding's time and size, the query plans of the
+# hot statements on the large database, then per database and scenario each side's median [min–max] of the server's
+# CPU per request, its ratio to health's, throughput and p99, and LARGE ÷ EMPTY of the medians. Raw lines are kept in
+# .build/large/last/. Needs sqlite3 (the command-line shell) for SQLite, and about 8 GB free for each database.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. Benchmarks/common.sh
+load_setup "$@"
+rounds=${ROUNDS:-2}
+activations=${HISTORY_ACTIVATIONS:-1000000}
+operations=${HISTORY_OPERATIONS:-10000000}
+out="$PWD/.build/large/last"
+rm -rf "$out"
+mkdir -p "$out"
+
+# The history, as SQL for DIALECT (sqlite or postgres): the activations of users history-1…N of the first
+# application, ten operations each on average over the last year, every one finished.
+history_sql() {
+    local dialect=$1 uuid
+    if [ "$dialect" = sqlite ]; then
+        series() { echo "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"; }
+        bytes() { echo "randomblob($1)"; }
+        uuid="lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-a' || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))"
+        echo "PRAGMA journal_mode = WAL; BEGIN;"
+    else
+        series() { echo "WITH n(i) AS (SELECT generate_series(1, $1))"; }
+        bytes() { echo "decode(substr(md5(random()::text) || md5(random()::text), 1, $(($1 * 2))), 'hex')"; }
+        uuid="gen_random_uuid()::text"
+        echo "BEGIN;"
+    fi
+    local now; now=$(date +%s)000
+    cat <<SQL
+$(series "$activations")
+INSERT INTO activations (id, application_id, user_id, state, code_expires_at, commit_mode, activation_name, platform,
+    server_private_key, counter_data, counter, failed_attempts, max_failed_attempts, version, created_at, updated_at,
+    last_used_at)
+SELECT $uuid, (SELECT id FROM applications ORDER BY created_at LIMIT 1), 'history-' || i, 3, $now, 'auto',
+    'Phone ' || i, 'ios', $(bytes 32), $(bytes 16), i % 1000, 0, 5, 1, $now - (i % 31536000) * 1000, $now,
+    $now - (i % 86400) * 1000
+FROM n;
+$(series "$operations")
+INSERT INTO operations (id, application_id, user_id, name, data, status, content, signature_type, failed_attempts,
+    max_failed_attempts, created_at, expires_at, updated_at, finished_at, version)
+SELECT $uuid, (SELECT id FROM applications ORDER BY created_at LIMIT 1), 'history-' || (1 + i % $activations),
+    'payment', 'A1*A' || (i % 10000) || '.00CZK*ICZ5508000000001234567890*Q' || i,
+    CASE i % 20 WHEN 0 THEN 'REJECTED' WHEN 1 THEN 'EXPIRED' WHEN 2 THEN 'CANCELED' ELSE 'APPROVED' END,
+    '{"title":"Payment","message":"Pay ' || (i % 10000) || '.00 CZK to CZ5508000000001234567890","attributes":[{"type":"AMOUNT","id":"operation.amount","label":"Amount","amount":' || (i % 10000) || ',"currency":"CZK"}]}',
+    'possession_knowledge', 0, 5, $now - (i % 31536000) * 1000, $now - (i % 31536000) * 1000 + 300000,
+    $now - (i % 31536000) * 1000 + 30000, $now - (i % 31536000) * 1000 + 30000, 2
+FROM n;
+COMMIT;
+SQL
+    [ "$dialect" = sqlite ] && echo "ANALYZE;" || echo "VACUUM ANALYZE activations; VACUUM ANALYZE operations;"
+}
+
+# The hot statements' plans on the large database: the list, an operation and an activation by id, the expiry sweep.
+plans_sql() {
+    local explain=$1
+    cat <<SQL
+$explain SELECT * FROM operations WHERE user_id = 'history-42' AND status = 'PENDING' ORDER BY created_at DESC LIMIT 100;
+$explain SELECT * FROM operations WHERE id = (SELECT id FROM operations LIMIT 1);
+$explain SELECT * FROM activations WHERE id = (SELECT id FROM activations LIMIT 1);
+$explain SELECT * FROM activations WHERE user_id = 'history-42';
+$explain SELECT id FROM operations WHERE status = 'PENDING' AND expires_at < 0 LIMIT 100;
+SQL
+}
+
+# prepare DATABASE SIDE: a server's first start on a new database (the schema and the operator key), then for the
+# large side the history; sets the side's key and connection options.
+declare -A keys options
+prepare() {
+    local database=$1 side=$2 label="$1-$2" started elapsed
+    options[$label]=""
+    if [ "$database" = postgres ]; then
+        "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U assent "assent_$side"
+        options[$label]="--database postgres://assent@127.0.0.1:$pg_port/assent_$side?sslmode=disable"
+    fi
+    # shellcheck disable=SC2086
+    start_server "$label" ${options[$label]}
+    keys[$label]=$key
+    stop_server
+    [ "$side" = large ] || return 0
+    started=$(date +%s)
+    if [ "$database" = sqlite ]; then
+        history_sql sqlite | sqlite3 "$work/$label/assent.sqlite" >/dev/null
+        elapsed=$(($(date +%s) - started))
+        echo "[$database] history: $activations activations, $operations operations in ${elapsed} s;" \
+            "$(du -h "$work/$label/assent.sqlite" | cut -f1) on disk" | tee -a "$out/history.txt"
+        plans_sql "EXPLAIN QUERY PLAN" | sqlite3 "$work/$label/assent.sqlite" | tee -a "$out/plans-$database.txt"
+    else
+        history_sql postgres | "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" >/dev/null
+        elapsed=$(($(date +%s) - started))
+        echo "[$database] history: $activations activations, $operations operations in ${elapsed} s;" \
+            "$("$pg_bin/psql" -Atq -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" \
+                -c "SELECT pg_size_pretty(pg_database_size(current_database()))") on disk" | tee -a "$out/history.txt"
+        plans_sql "EXPLAIN (COSTS OFF)" | "$pg_bin/psql" -Atq -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" \
+            | tee -a "$out/plans-$database.txt"
+    fi
+}
+
+databases=" ${DATABASES:-sqlite postgres} "
+command -v sqlite3 >/dev/null || [[ "$databases" != *" sqlite "* ]] || {
+    echo "The SQLite side needs sqlite3 (apt-get install sqlite3)." >&2
+    exit 1
+}
+for database in sqlite postgres; do
+    [[ "$databases" == *" $database "* ]] || continue
+    if [ "$database" = postgres ]; then
+        start_postgres assent_setup
+        pg_port=$(sed -n 's|.*@127.0.0.1:\([0-9]*\)/.*|\1|p' <<<"$pg_url")
+    fi
+    prepare "$database" empty
+    prepare "$database" large
+    for round in $(seq "$rounds"); do
+        order="empty large"
+        [ $((round % 2)) = 0 ] && order="large empty"
+        for side in $order; do
+            echo "== $database, round $round of $rounds: $side" >&2
+            # shellcheck disable=SC2086
+            start_server "$database-$side" ${options[$database-$side]}
+            key=${keys[$database-$side]}
+            run_scenarios "$database" | tee -a "$out/$side-$round.txt" >&2
+            stop_server
+        done
+    done
+done
+python3 Benchmarks/table.py "$out" "$rounds" empty large
