@@ -20,19 +20,22 @@ rm -rf "$out"
 mkdir -p "$out"
 
 # The history, as SQL for DIALECT (sqlite or postgres): the activations of users history-1…N of the first
-# application, ten operations each on average over the last year, every one finished.
+# application, ten operations each on average over the last year, every one finished. Their server keys are a copy of
+# a real activation's sealed key (history-template's), so the key ring's keeper finds every value under the current
+# key, as on a real database, and settles.
 history_sql() {
     local dialect=$1 uuid
     if [ "$dialect" = sqlite ]; then
         series() { echo "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"; }
         bytes() { echo "randomblob($1)"; }
         uuid="lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-a' || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))"
-        echo "PRAGMA journal_mode = WAL; BEGIN;"
+        # Loaded without a journal's copy of every page; the server's WAL mode comes back at the end.
+        echo "PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF; PRAGMA cache_size = -1000000; BEGIN;"
     else
-        series() { echo "WITH n(i) AS (SELECT generate_series(1, $1))"; }
+        series() { echo "WITH n(i) AS (SELECT generate_series(1::bigint, $1))"; }
         bytes() { echo "decode(substr(md5(random()::text) || md5(random()::text), 1, $(($1 * 2))), 'hex')"; }
         uuid="gen_random_uuid()::text"
-        echo "BEGIN;"
+        echo "SET synchronous_commit = off; SET maintenance_work_mem = '1GB'; BEGIN;"
     fi
     local now; now=$(date +%s)000
     cat <<SQL
@@ -41,7 +44,8 @@ INSERT INTO activations (id, application_id, user_id, state, code_expires_at, co
     server_private_key, counter_data, counter, failed_attempts, max_failed_attempts, version, created_at, updated_at,
     last_used_at)
 SELECT $uuid, (SELECT id FROM applications ORDER BY created_at LIMIT 1), 'history-' || i, 3, $now, 'auto',
-    'Phone ' || i, 'ios', $(bytes 32), $(bytes 16), i % 1000, 0, 5, 1, $now - (i % 31536000) * 1000, $now,
+    'Phone ' || i, 'ios', (SELECT server_private_key FROM activations WHERE user_id = 'history-template'),
+    $(bytes 16), i % 1000, 0, 5, 1, $now - (i % 31536000) * 1000, $now,
     $now - (i % 86400) * 1000
 FROM n;
 $(series "$operations")
@@ -56,7 +60,8 @@ SELECT $uuid, (SELECT id FROM applications ORDER BY created_at LIMIT 1), 'histor
 FROM n;
 COMMIT;
 SQL
-    [ "$dialect" = sqlite ] && echo "ANALYZE;" || echo "VACUUM ANALYZE activations; VACUUM ANALYZE operations;"
+    [ "$dialect" = sqlite ] && echo "ANALYZE; PRAGMA journal_mode = WAL;" \
+        || echo "VACUUM ANALYZE activations; VACUUM ANALYZE operations;"
 }
 
 # The hot statements' plans on the large database: the list, an operation and an activation by id, the expiry sweep.
@@ -84,17 +89,21 @@ prepare() {
     # shellcheck disable=SC2086
     start_server "$label" ${options[$label]}
     keys[$label]=$key
+    if [ "$side" = large ]; then
+        curl -sf -o /dev/null -X POST -H "Authorization: Bearer $key" -H 'Content-Type: application/json' \
+            -d '{"userId":"history-template"}' "http://127.0.0.1:$port/api/v1/activations"
+    fi
     stop_server
     [ "$side" = large ] || return 0
     started=$(date +%s)
     if [ "$database" = sqlite ]; then
-        history_sql sqlite | sqlite3 "$work/$label/assent.sqlite" >/dev/null
+        history_sql sqlite | sqlite3 -bail "$work/$label/assent.sqlite" >/dev/null
         elapsed=$(($(date +%s) - started))
         echo "[$database] history: $activations activations, $operations operations in ${elapsed} s;" \
             "$(du -h "$work/$label/assent.sqlite" | cut -f1) on disk" | tee -a "$out/history.txt"
         plans_sql "EXPLAIN QUERY PLAN" | sqlite3 "$work/$label/assent.sqlite" | tee -a "$out/plans-$database.txt"
     else
-        history_sql postgres | "$pg_bin/psql" -q -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" >/dev/null
+        history_sql postgres | "$pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" >/dev/null
         elapsed=$(($(date +%s) - started))
         echo "[$database] history: $activations activations, $operations operations in ${elapsed} s;" \
             "$("$pg_bin/psql" -Atq -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" \
@@ -102,6 +111,18 @@ prepare() {
         plans_sql "EXPLAIN (COSTS OFF)" | "$pg_bin/psql" -Atq -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" \
             | tee -a "$out/plans-$database.txt"
     fi
+}
+
+# wait_idle: until the server spends under a tenth of a core for a second (its start-up passes over the tables done).
+wait_idle() {
+    local before after
+    for _ in $(seq 600); do
+        before=$(cpu_seconds "$server_pid")
+        sleep 1
+        after=$(cpu_seconds "$server_pid")
+        awk -v a="$before" -v b="$after" 'BEGIN { exit !(b - a < 0.1) }' && return 0
+    done
+    echo "The server was still busy after ten minutes." >&2
 }
 
 databases=" ${DATABASES:-sqlite postgres} "
@@ -125,6 +146,7 @@ for database in sqlite postgres; do
             # shellcheck disable=SC2086
             start_server "$database-$side" ${options[$database-$side]}
             key=${keys[$database-$side]}
+            wait_idle
             run_scenarios "$database" | tee -a "$out/$side-$round.txt" >&2
             stop_server
         done
