@@ -40,9 +40,9 @@ struct AccessService: Sendable {
             }
             return try await first(request, application: application)
         }
-        if case .challenge(let message, _) = decision, !request.challenges {
+        if case .challenge(_, let state) = decision, !request.challenges {
             return .reject(
-                message: message.hasPrefix("Approve")
+                message: AccessState(state)?.waiting == .push
                     ? "The sign-in was not approved on the phone in time."
                     : "Type your password followed by the code from your authenticator app.")
         }
