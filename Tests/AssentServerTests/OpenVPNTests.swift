@@ -171,18 +171,10 @@ struct OpenVPNTests {
         let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
-            let flow = TFAClient(server: server, client: http)
-            try await flow.createAccount("alice")
-            let (uri, _) = try await flow.registerTOTP("alice")
-            func nextCode() async throws -> String {
-                server.clock.advance(by: 30)
-                return try await Oathtool.code(uri: uri, at: server.clock.now)
-            }
-            let operations = try await RADIUSTests.accountWithPhone("bob", server, http, root)
-            let radius = try await FreeRADIUS(
-                assent: http.base, apiKey: try await RADIUSTests.radiusKey(server, http),
-                secret: try await RADIUSTests.gateway(server))
+            let scene = try await RADIUSTests.Scene(server, http, phoneAt: root)
+            let (radius, operations) = (scene.radius, scene.phone)
             defer { radius.stop() }
+            func nextCode() async throws -> String { try await scene.nextCode() }
             let vpn = try await OpenVPN(radius: radius)
             defer { vpn.stop() }
             let password = RADIUSTests.password

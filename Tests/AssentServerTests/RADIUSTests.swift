@@ -330,6 +330,33 @@ struct RADIUSTests {
         throw TestFailure("The phone never received the sign-in request.")
     }
 
+    /// What the VPN tests start from: `alice` with an authenticator app, `bob` with a phone opted in to sign-in
+    /// approvals, and the test's FreeRADIUS in front of Assent with the test's gateway registered.
+    struct Scene {
+        let server: TestServer
+        let radius: FreeRADIUS
+        /// bob's phone.
+        let phone: OperationsService
+        let uri: String
+
+        init(_ server: TestServer, _ http: HTTPClient, phoneAt root: URL) async throws {
+            let flow = TFAClient(server: server, client: http)
+            try await flow.createAccount("alice")
+            uri = try await flow.registerTOTP("alice").uri
+            phone = try await RADIUSTests.accountWithPhone("bob", server, http, root)
+            radius = try await FreeRADIUS(
+                assent: http.base, apiKey: try await RADIUSTests.radiusKey(server, http),
+                secret: try await RADIUSTests.gateway(server))
+            self.server = server
+        }
+
+        /// alice's code of the next time step (the server's clock moved on by one).
+        func nextCode() async throws -> String {
+            server.clock.advance(by: 30)
+            return try await Oathtool.code(uri: uri, at: server.clock.now)
+        }
+    }
+
     /// A key FreeRADIUS presents: `access:check` only.
     static func radiusKey(_ server: TestServer, _ http: HTTPClient) async throws -> String {
         struct Created: Decodable { var apiKey: String }
@@ -344,18 +371,13 @@ struct RADIUSTests {
     func codes() async throws {
         let server = try await TestServer.make(.sqlite)
         defer { Task { await server.shutdown() } }
+        let root = SDKClients.directory()
+        defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
-            let flow = TFAClient(server: server, client: http)
-            try await flow.createAccount("alice")
-            let (uri, _) = try await flow.registerTOTP("alice")
-            func nextCode() async throws -> String {
-                server.clock.advance(by: 30)
-                return try await Oathtool.code(uri: uri, at: server.clock.now)
-            }
-            let radius = try await FreeRADIUS(
-                assent: http.base, apiKey: try await Self.radiusKey(server, http),
-                secret: try await Self.gateway(server))
+            let scene = try await Scene(server, http, phoneAt: root)
+            let radius = scene.radius
             defer { radius.stop() }
+            func nextCode() async throws -> String { try await scene.nextCode() }
 
             // The password followed by the code, in one field.
             let code = try await nextCode()
@@ -410,13 +432,10 @@ struct RADIUSTests {
         let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
-            let operations = try await Self.accountWithPhone("bob", server, http, root)
-            func pending() async throws -> MobileOperation { try await Self.pending(operations) }
-
-            let radius = try await FreeRADIUS(
-                assent: http.base, apiKey: try await Self.radiusKey(server, http),
-                secret: try await Self.gateway(server))
+            let scene = try await Scene(server, http, phoneAt: root)
+            let (radius, operations) = (scene.radius, scene.phone)
             defer { radius.stop() }
+            func pending() async throws -> MobileOperation { try await Self.pending(operations) }
 
             // Number matching (the default): the challenge shows the number; the phone approves with it.
             let challenge = try await radius.radclient("bob", Self.password)
@@ -475,18 +494,10 @@ struct RADIUSTests {
         let root = SDKClients.directory()
         defer { try? FileManager.default.removeItem(at: root) }
         try await server.live { http in
-            let flow = TFAClient(server: server, client: http)
-            try await flow.createAccount("alice")
-            let (uri, _) = try await flow.registerTOTP("alice")
-            func nextCode() async throws -> String {
-                server.clock.advance(by: 30)
-                return try await Oathtool.code(uri: uri, at: server.clock.now)
-            }
-            let operations = try await Self.accountWithPhone("bob", server, http, root)
-            let radius = try await FreeRADIUS(
-                assent: http.base, apiKey: try await Self.radiusKey(server, http),
-                secret: try await Self.gateway(server))
+            let scene = try await Scene(server, http, phoneAt: root)
+            let (radius, operations) = (scene.radius, scene.phone)
             defer { radius.stop() }
+            func nextCode() async throws -> String { try await scene.nextCode() }
 
             let accepted = try await radius.eapGTC("alice", Self.password + (try await nextCode()))
             #expect(accepted.success, "\(accepted.output) \(radius.log.suffix(3000))")
