@@ -57,6 +57,11 @@ final class FreeRADIUS: Sendable {
             [("192.0.2.0/24", "127.0.0.0/8"), ("lifetime = 600", "lifetime = \(lifetime)")])
         try Self.server(folder).write(
             to: folder.appendingPathComponent("radiusd.conf"), atomically: true, encoding: .utf8)
+        // radclient reads the secret from a file: one on its command line that starts with `-` reads as an option.
+        #expect(
+            fileManager.createFile(
+                atPath: folder.appendingPathComponent("gateway.secret").path, contents: Data(secret.utf8),
+                attributes: [.posixPermissions: 0o600]))
         let log = folder.appendingPathComponent("radiusd.log")
         #expect(fileManager.createFile(atPath: log.path, contents: nil))
         process = Process()
@@ -74,6 +79,9 @@ final class FreeRADIUS: Sendable {
         }
         throw TestFailure("FreeRADIUS did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
     }
+
+    /// The gateway's shared secret in a file, for radclient's `-S`.
+    var secretFile: URL { folder.appendingPathComponent("gateway.secret") }
 
     /// What FreeRADIUS logged.
     var log: String { (try? String(contentsOf: folder.appendingPathComponent("radiusd.log"), encoding: .utf8)) ?? "" }
@@ -148,7 +156,7 @@ final class FreeRADIUS: Sendable {
     /// One Access-Request by radclient (freeradius-utils), with a Message-Authenticator unless told otherwise.
     func radclient(
         _ user: String, _ password: String?, state: String? = nil, messageAuthenticator: Bool = true,
-        timeout: Int = 5
+        timeout: Int = 20
     ) async throws -> Reply {
         var lines = [
             "User-Name = \"\(user)\"", "NAS-Identifier = \"vpn-gw-1\"", "Calling-Station-Id = \"203.0.113.7\"",
@@ -157,7 +165,10 @@ final class FreeRADIUS: Sendable {
         if let state { lines.append("State = 0x\(state)") }
         if messageAuthenticator { lines.append("Message-Authenticator = 0x00") }
         let result = try await Spawn.runOnThread(
-            ["/usr/bin/radclient", "-x", "-r", "1", "-t", String(timeout), "127.0.0.1:\(port)", "auth", secret],
+            [
+                "/usr/bin/radclient", "-x", "-r", "1", "-t", String(timeout), "-S", secretFile.path,
+                "127.0.0.1:\(port)", "auth",
+            ],
             input: lines.joined(separator: "\n") + "\n")
         let received = result.output.components(separatedBy: "Received ").dropFirst().first ?? ""
         func value(_ name: String) -> String? {
@@ -172,7 +183,7 @@ final class FreeRADIUS: Sendable {
 
     /// One EAP-GTC sign-in by eapol_test (Debian's eapoltest, wpa_supplicant's EAP code) as a gateway forwarding its
     /// client's EAP would send it: whether it ended in EAP-Success (`-n`: EAP-GTC derives no keys to compare).
-    func eapGTC(_ user: String, _ typed: String, timeout: Int = 10) async throws -> (success: Bool, output: String) {
+    func eapGTC(_ user: String, _ typed: String, timeout: Int = 20) async throws -> (success: Bool, output: String) {
         let configuration = folder.appendingPathComponent("eapol-\(UUID().uuidString.prefix(8)).conf")
         try """
         network={
@@ -256,7 +267,7 @@ final class FreeRADIUS: Sendable {
         at = message_authenticator_offset(raw)
         raw[at:at + 16] = hmac.new(secret, bytes(raw), hashlib.md5).digest()
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        sock.settimeout(5)
+        sock.settimeout(20)
         sock.sendto(bytes(raw), ("127.0.0.1", port))
         try:
             data, _ = sock.recvfrom(4096)
@@ -449,7 +460,7 @@ struct RADIUSTests {
             #expect(login.formData.attributes.first { $0.id == "login.address" }?.value == "203.0.113.7")
             #expect(login.numberMatching?.choices.contains(number) == true)
             // Enter before approving: asked again, the same sign-in.
-            let early = try await radius.radclient("bob", nil, state: pushState, timeout: 10)
+            let early = try await radius.radclient("bob", nil, state: pushState, timeout: 20)
             #expect(early.code == "Access-Challenge" && early.state == challenge.state, "\(early.output)")
             try await operations.authorize(login, factor: .pin("1234"), number: number)
             let accepted = try await radius.radclient("bob", nil, state: pushState)
@@ -607,6 +618,15 @@ struct RADIUSTests {
 
 @Suite("Reading a VPN's sign-in: the typed field, the State, rlm_rest's attributes")
 struct AccessReadingTests {
+    @Test("A gateway's new secret: 32 Base64URL characters, never a leading '-' (read as an option on command lines)")
+    func gatewaySecret() {
+        let secrets = (0..<2_000).map { _ in RADIUSClientService.newSecret() }
+        #expect(secrets.allSatisfy { $0.count == 32 && !$0.hasPrefix("-") })
+        #expect(
+            secrets.allSatisfy { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) } })
+        #expect(Set(secrets).count == secrets.count)
+    }
+
     @Test("A typed field is read as password and code, the most specific reading first, the whole field last")
     func typedField() {
         #expect(

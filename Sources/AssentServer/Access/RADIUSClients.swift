@@ -100,6 +100,15 @@ public struct RADIUSClientService: Sendable {
         return try await add(name: name, network: network, application: application, actor: actor)
     }
 
+    /// 24 random bytes in Base64URL, never starting with `-`: gateways' tools and radclient take such a secret on
+    /// their command line for an option.
+    static func newSecret() -> String {
+        while true {
+            let secret = Base64URL.encode(Bytes.random(count: 24))
+            if !secret.hasPrefix("-") { return secret }
+        }
+    }
+
     /// Registers a gateway sending from `network` for `application`, with a new random secret (returned; it can be
     /// read again with ``list()``).
     /// - Throws: `ERR_REQUEST` for a name that is not 1 to 32 letters, digits, `-`, `_` or `.`, a name in use, an
@@ -130,7 +139,7 @@ public struct RADIUSClientService: Sendable {
         }
         let client = RADIUSClientRecord(
             id: TFATokens.id(), applicationId: application.id, name: name, network: network.description,
-            secret: Base64URL.encode(Bytes.random(count: 24)), createdAt: clock.millis)
+            secret: Self.newSecret(), createdAt: clock.millis)
         try await store.insertRADIUSClient(client)
         await audit(
             .radiusClientAdded, application: application.id, actor: actor,
