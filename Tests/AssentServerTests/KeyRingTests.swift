@@ -4,6 +4,7 @@ import AssentTesting
 import Crypto
 import Foundation
 import SQLKit
+import Synchronization
 import Testing
 
 @testable import AssentServer
@@ -178,5 +179,96 @@ struct KeyRingTests {
         #expect(
             try await server.store.application(id: application.id)?.applicationSecret == application.applicationSecret)
         #expect(try await server.store.keyRingHolders(at: Date().millis).count == 1)
+    }
+
+    @Test(
+        "Values no key opens: the keeper re-seals what it can past them, then reads no more until the ring changes",
+        arguments: Backend.all)
+    func unreadableValues(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        // Five gateways' secrets sealed under a key this ring lacks, then a sixth sealed before key ids (readable,
+        // not current): the keeper's batches of two meet the five first.
+        let lostKey = Bytes.random(count: 32)
+        let lost = try SecretBox(keyEncryptionKey: lostKey)
+        let current = SymmetricKey(data: server.keyEncryptionKey)
+        for n in 1...6 {
+            let id = "gw\(n)"
+            let context = SealedColumn.radiusClientSecret.context(id)
+            let plain = Data("secret \(n)".utf8)
+            let sealed =
+                n < 6
+                ? try lost.seal(plain, context: context)
+                : try #require(try AES.GCM.seal(plain, using: current, authenticating: Data(context.utf8)).combined)
+            try await server.store.database.raw(
+                """
+                INSERT INTO radius_clients (id, application_id, name, network, secret, created_at) VALUES \
+                (\(bind: id), \(bind: server.application.id), \(bind: id), '10.0.0.\(unsafeRaw: "\(n)")', \
+                \(bind: sealed), 0)
+                """
+            ).run()
+        }
+        let pending = { try await server.store.unsealedUnderCurrentKey().map { "\($0.column) \($0.count)" } }
+        #expect(try await pending() == ["radius_clients.secret 6"])
+
+        let store = CountingKeyRingStore(base: server.store)
+        let keeper = Task {
+            await KeyRingKeeper(store: store, logger: server.environment.logger, interval: .milliseconds(20), batch: 2)
+                .run()
+        }
+        defer { keeper.cancel() }
+        for _ in 0..<200 where try await pending() != ["radius_clients.secret 5"] {
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        #expect(try await pending() == ["radius_clients.secret 5"])
+
+        // The passes stop: no batch read over many intervals.
+        var passes = store.reseals
+        for _ in 0..<50 {
+            try await Task.sleep(for: .milliseconds(300))
+            let now = store.reseals
+            if now == passes { break }
+            passes = now
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(store.reseals == passes && passes > 0, "\(passes) batches, then \(store.reseals)")
+
+        // The lost key back in the ring: the keeper reads again and re-seals the five.
+        try server.store.secretBox.add([lostKey])
+        for _ in 0..<200 where try await !pending().isEmpty {
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        #expect(try await pending().isEmpty && store.reseals > passes)
+        let value = try #require(
+            try await server.store.database.raw("SELECT secret FROM radius_clients WHERE id = 'gw3'").first()?
+                .decode(column: "secret", as: Data.self))
+        #expect(
+            try server.store.secretBox.open(value, context: SealedColumn.radiusClientSecret.context("gw3"))
+                == Data("secret 3".utf8))
+    }
+}
+
+/// A key ring store that counts the re-seal's batches.
+final class CountingKeyRingStore: KeyRingStore {
+    let base: any KeyRingStore
+    private let count = Mutex(0)
+
+    init(base: any KeyRingStore) { self.base = base }
+
+    var reseals: Int { count.withLock { $0 } }
+    var secretBox: SecretBox { base.secretBox }
+    func keyRingState() async throws -> KeyRingState { try await base.keyRingState() }
+    func switchSealingKey(from old: String, to new: String, at now: Millis) async throws -> Bool {
+        try await base.switchSealingKey(from: old, to: new, at: now)
+    }
+    func putKeyRingHolder(_ h: KeyRingHolder) async throws { try await base.putKeyRingHolder(h) }
+    func keyRingHolders(at now: Millis) async throws -> [KeyRingHolder] { try await base.keyRingHolders(at: now) }
+    func deleteKeyRingHolder(id: String) async throws { try await base.deleteKeyRingHolder(id: id) }
+    func unsealedUnderCurrentKey() async throws -> [(column: String, count: Int)] {
+        try await base.unsealedUnderCurrentKey()
+    }
+    func reseal(limit: Int?, from cursor: ResealCursor) async throws -> ResealReport {
+        count.withLock { $0 += 1 }
+        return try await base.reseal(limit: limit, from: cursor)
     }
 }

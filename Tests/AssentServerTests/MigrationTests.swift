@@ -147,6 +147,33 @@ struct MigrationTests {
         #expect(try await store.outboxItems(subject: "op-2").map(\.subject) == ["op-2"])
     }
 
+    @Test(
+        "Version 42: the key ring's re-seal finds operations' proximity seeds by a partial index, not by reading the table",
+        arguments: Backend.all)
+    func proximitySeedIndex(backend: Backend) async throws {
+        let store = try await Self.emptyStore(backend)
+        defer { Task { try? await store.shutdown() } }
+        try await store.migrate()
+        let query = store.resealQuery(.operationProximitySeed, after: .text("op-1"), limit: 200)
+        let plan: [String]
+        switch backend {
+        case .sqlite:
+            plan = try await store.database.raw("EXPLAIN QUERY PLAN " + query).all().map {
+                try $0.decode(column: "detail", as: String.self)
+            }
+        case .postgres:
+            // An empty table is read whole whatever its indexes: the plan is asked without sequential scans.
+            plan = try await store.inOneCommit { bound in
+                let database = try #require(bound as? SQLStore).database
+                try await database.raw("SET LOCAL enable_seqscan = off").run()
+                return try await database.raw("EXPLAIN " + query).all().map {
+                    try $0.decode(column: "QUERY PLAN", as: String.self)
+                }
+            }
+        }
+        #expect(plan.contains { $0.contains("operations_proximity_seed") }, "\(plan)")
+    }
+
     @Test("A schema is current, behind or ahead of this build's migrations")
     func schemaStates() {
         #expect(SchemaState(applied: [1, 2, 3], known: [1, 2, 3]) == .current)

@@ -1,5 +1,5 @@
 /// The operations' schema: their tables, templates and the trigger that writes a status change's outbox row and
-/// audit event in the same statement (versions 2, 12 and 16).
+/// audit event in the same statement (versions 2, 12, 16 and 42).
 extension Migrations {
     /// The audit event of an operation's status change, written by the same trigger as the outbox row.
     static let auditInsert = auditInsert(withApplication: false)
@@ -85,6 +85,13 @@ extension Migrations {
         "DROP INDEX IF EXISTS outbox_subject",
         "DROP INDEX IF EXISTS operations_finished",
         "CREATE INDEX IF NOT EXISTS operations_finished ON operations(finished_at) WHERE finished_at IS NOT NULL",
+    ]
+
+    /// Version 42: the operations that hold a sealed proximity seed, by id. The key ring's re-seal looks for values
+    /// not sealed under the current key in key order; without this index, on a table of finished operations where few
+    /// have a seed, each process's first pass after a start read the whole table to find them.
+    static let proximitySeedsV42 = [
+        "CREATE INDEX IF NOT EXISTS operations_proximity_seed ON operations(id) WHERE proximity_seed IS NOT NULL"
     ]
 
     /// Version 16: number matching — an operation's mode, its number and the choices the phone offers; the TFA

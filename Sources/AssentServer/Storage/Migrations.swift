@@ -111,6 +111,8 @@ enum Migrations {
         // A new table older builds do not read.
         Migration(
             version: 41, sqlite: radiusClientsV41(.sqlite), postgres: radiusClientsV41(.postgres), compatibleFrom: 40),
+        // An index older builds do not need.
+        Migration(version: 42, sqlite: proximitySeedsV42, postgres: proximitySeedsV42, compatibleFrom: 41),
     ]
 
     /// The SQL dialects the migrations are written for.

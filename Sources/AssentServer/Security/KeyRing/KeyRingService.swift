@@ -159,6 +159,11 @@ public struct KeyRingService: Sendable {
 
 /// A server process's part: every ``interval`` it re-reads a file ring, seals with the key the database names,
 /// reports the keys it holds, and re-seals a batch of values not yet under the sealing key.
+///
+/// The re-seal goes through the sealed columns in key order, each batch after the last, and stops once a whole pass,
+/// begun well after the sealing key changed, rewrote nothing: values no key of the ring opens do not keep it reading
+/// every table every few seconds. It reads again when the sealing key or the ring's keys change (a restored key opens
+/// what did not open).
 struct KeyRingKeeper {
     let store: any KeyRingStore
     let logger: Logger
@@ -167,13 +172,23 @@ struct KeyRingKeeper {
     let id =
         "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier):\(UUID().uuidString.prefix(8))"
 
+    /// A whole pass of the re-seal over every sealed column, made of batches.
+    struct Pass {
+        /// The ring the pass re-seals for: the sealing key, then every key the ring holds.
+        var ring: [String]
+        var startedAt: Millis
+        var cursor = ResealCursor.start
+        var resealed = 0
+        var unreadable = 0
+    }
+
     /// Until cancelled; the process's report is removed at the end.
     func run() async {
         let box = store.secretBox
         var missing: String?
-        // The sealing key every value was found under, once a pass found none left well after the key changed (a
-        // process that had not switched yet may still write under the old one): the scans stop until it changes.
-        var settled: String?
+        var pass: Pass?
+        // The ring (sealing key, keys held) a whole pass found nothing left to re-seal for: no scans until it changes.
+        var settled: [String]?
         let milliseconds = Int64(
             interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
         while !Task.isCancelled {
@@ -191,13 +206,35 @@ struct KeyRingKeeper {
                     KeyRingHolder(
                         id: id, keyIds: box.keyIds, sealingKeyId: box.sealingKeyId, seenAt: Date().millis,
                         intervalMillis: max(milliseconds, 1)))
-                if settled != box.sealingKeyId {
-                    let started = Date().millis
-                    let report = try await store.reseal(limit: batch)
+                let ring = [box.sealingKeyId] + box.keyIds
+                if settled != ring {
+                    // A pass for another ring starts again from the first column.
+                    var current =
+                        pass.flatMap { $0.ring == ring ? $0 : nil } ?? Pass(ring: ring, startedAt: Date().millis)
+                    let report = try await store.reseal(limit: batch, from: current.cursor)
+                    current.resealed += report.resealed
+                    current.unreadable += report.unreadable
                     if report.resealed > 0 {
                         logger.notice("re-sealed under the current key", metadata: ["values": "\(report.resealed)"])
-                    } else if report.unreadable == 0, started - state.changedAt > 3 * milliseconds {
-                        settled = box.sealingKeyId
+                    }
+                    if let next = report.next {
+                        current.cursor = next
+                        pass = current
+                    } else {
+                        // A process that had not switched yet may still have written under the old key while the
+                        // pass ran: only a pass begun well after the change, rewriting nothing, settles.
+                        pass = nil
+                        if current.resealed == 0, current.startedAt - state.changedAt > 3 * milliseconds {
+                            settled = ring
+                            if current.unreadable > 0 {
+                                logger.error(
+                                    """
+                                    sealed values no key of this ring opens: add the key they are sealed under \
+                                    (`assent admin kek status` counts them per column)
+                                    """,
+                                    metadata: ["values": "\(current.unreadable)"])
+                            }
+                        }
                     }
                 }
             } catch {

@@ -56,7 +56,23 @@ public protocol KeyRingStore: Sendable {
     func keyRingHolders(at now: Millis) async throws -> [KeyRingHolder]
     func deleteKeyRingHolder(id: String) async throws
     func unsealedUnderCurrentKey() async throws -> [(column: String, count: Int)]
-    func reseal(limit: Int?) async throws -> ResealReport
+    /// Re-seals, from `cursor` on, values not sealed under the sealing key: up to `limit` values read (all of them
+    /// to the end with no limit).
+    func reseal(limit: Int?, from cursor: ResealCursor) async throws -> ResealReport
+}
+
+extension KeyRingStore {
+    /// ``reseal(limit:from:)`` from the first column's first row.
+    public func reseal(limit: Int?) async throws -> ResealReport { try await reseal(limit: limit, from: .start) }
+}
+
+/// Where a re-seal stopped: a sealed column (its place in ``SealedColumn/allCases``) and the key of the last row it
+/// read there, so the next pass goes on after it instead of reading the same rows again.
+public struct ResealCursor: Sendable, Equatable {
+    var column = 0
+    var after: SealedColumn.KeyValue?
+
+    public static let start = ResealCursor()
 }
 
 /// What one pass of the re-seal did.
@@ -65,6 +81,8 @@ public struct ResealReport: Sendable, Equatable {
     public var resealed = 0
     /// Values no key of the ring opens (left as they are, and counted).
     public var unreadable = 0
+    /// Where the next pass goes on; `nil` when this one reached the last column's end.
+    public var next: ResealCursor?
 }
 
 extension SQLStore {
@@ -157,59 +175,61 @@ extension SQLStore {
         return counts
     }
 
-    /// Rewrites up to `limit` values per column that are not sealed under the sealing key (all of them with no limit);
-    /// each row is rewritten only if it still holds the value read, so a concurrent write always wins.
-    public func reseal(limit: Int?) async throws -> ResealReport {
+    /// The re-seal's read: `column`'s values not sealed under the sealing key, in key order, after the key `after`.
+    /// (Operations' proximity seeds are read through the partial index `operations_proximity_seed`.)
+    func resealQuery(_ column: SealedColumn, after: SealedColumn.KeyValue?, limit: Int?) -> SQLQueryString {
+        var query: SQLQueryString =
+            "SELECT \(idents: column.keys.map(\.name), joinedBy: ", "), \(ident: column.column) AS sealed FROM "
+            + "\(ident: column.table) WHERE " + notCurrent(column)
+        if let after { query += " AND \(ident: column.keys[0].name) > \(bind: after.bindable)" }
+        query += " ORDER BY \(idents: column.keys.map(\.name), joinedBy: ", ")"
+        if let limit { query += " LIMIT \(literal: limit)" }
+        return query
+    }
+
+    /// Rewrites the values, from `cursor` on, that are not sealed under the sealing key: up to `limit` values read in
+    /// all (every one to the end with no limit). Each row is rewritten only if it still holds the value read, so a
+    /// concurrent write always wins; a value no key opens is counted and passed over.
+    public func reseal(limit: Int?, from cursor: ResealCursor) async throws -> ResealReport {
         var report = ResealReport()
-        for column in SealedColumn.allCases {
-            // Pages in key order, so a value that does not open is passed over rather than read again.
-            var after: (any Encodable & Sendable)?
-            var done = 0
-            // Composite keys (one small table) are read whole; others page on their key.
+        var cursor = cursor
+        var done = 0
+        let columns = SealedColumn.allCases
+        while cursor.column < columns.count {
+            if let limit, done >= limit {
+                report.next = cursor
+                break
+            }
+            let column = columns[cursor.column]
+            // Composite keys (one small table) are read whole; others page on their key, in key order.
             let paged = column.keys.count == 1
-            while limit.map({ done < $0 }) ?? true {
-                let batch = paged ? min(200, limit.map { $0 - done } ?? 200) : Int.max
-                let first = column.keys[0]
-                var query: SQLQueryString =
-                    "SELECT \(idents: column.keys.map(\.name), joinedBy: ", "), \(ident: column.column) AS sealed FROM "
-                    + "\(ident: column.table) WHERE " + notCurrent(column)
-                if let after { query += " AND \(ident: first.name) > \(bind: after)" }
-                query += " ORDER BY \(idents: column.keys.map(\.name), joinedBy: ", ")"
-                if paged { query += " LIMIT \(literal: batch)" }
-                let rows = try await database.raw(query).all()
-                if rows.isEmpty { break }
-                for row in rows {
-                    let keys: [any Encodable & Sendable] = try column.keys.map { key in
-                        switch key {
-                        case .text(let name): try row.decode(column: name, as: String.self)
-                        case .bytes(let name): try row.decode(column: name, as: Data.self)
-                        }
-                    }
-                    let contextKeys = keys.map { ($0 as? Data)?.base64EncodedString() ?? "\($0)" }
-                    let sealed = try row.decode(column: "sealed", as: Data.self)
-                    let context = column.context(contextKeys)
-                    guard let plain = try? box.open(sealed, context: context) else {
-                        report.unreadable += 1
-                        continue
-                    }
-                    let resealed = try box.seal(plain, context: context)
-                    var update: SQLQueryString =
-                        "UPDATE \(ident: column.table) SET \(ident: column.column) = \(bind: resealed) WHERE "
-                    for (key, value) in zip(column.keys, keys) {
-                        update += "\(ident: key.name) = \(bind: value) AND "
-                    }
-                    update += "\(ident: column.column) = \(bind: sealed)"
-                    try await database.raw(update).run()
-                    report.resealed += 1
+            let batch = paged ? min(200, limit.map { $0 - done } ?? 200) : Int.max
+            let rows = try await database.raw(
+                resealQuery(column, after: cursor.after, limit: paged ? batch : nil)
+            ).all()
+            for row in rows {
+                let keys = try column.keys.map { try $0.value(in: row) }
+                let sealed = try row.decode(column: "sealed", as: Data.self)
+                let context = column.context(keys.map(\.contextText))
+                guard let plain = try? box.open(sealed, context: context) else {
+                    report.unreadable += 1
+                    continue
                 }
-                done += rows.count
-                if !paged { break }
-                after = try rows.last.map { row -> any Encodable & Sendable in
-                    switch first {
-                    case .text(let name): try row.decode(column: name, as: String.self)
-                    case .bytes(let name): try row.decode(column: name, as: Data.self)
-                    }
+                let resealed = try box.seal(plain, context: context)
+                var update: SQLQueryString =
+                    "UPDATE \(ident: column.table) SET \(ident: column.column) = \(bind: resealed) WHERE "
+                for (key, value) in zip(column.keys, keys) {
+                    update += "\(ident: key.name) = \(bind: value.bindable) AND "
                 }
+                update += "\(ident: column.column) = \(bind: sealed)"
+                try await database.raw(update).run()
+                report.resealed += 1
+            }
+            done += rows.count
+            if paged, rows.count == batch, let last = rows.last {
+                cursor.after = try column.keys[0].value(in: last)
+            } else {
+                cursor = ResealCursor(column: cursor.column + 1)
             }
         }
         return report

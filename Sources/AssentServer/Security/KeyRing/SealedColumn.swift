@@ -1,4 +1,5 @@
 import Foundation
+import SQLKit
 
 /// Every column that holds a value sealed with the ``SecretBox``, with the row key and the context (associated data)
 /// it is sealed with: the stores seal and open through these contexts, and the re-seal after a key change walks
@@ -30,6 +31,35 @@ enum SealedColumn: CaseIterable, Sendable {
         var name: String {
             switch self {
             case .text(let name), .bytes(let name): name
+            }
+        }
+
+        /// This key column's value in `row`.
+        func value(in row: some SQLRow) throws -> KeyValue {
+            switch self {
+            case .text(let name): .text(try row.decode(column: name, as: String.self))
+            case .bytes(let name): .bytes(try row.decode(column: name, as: Data.self))
+            }
+        }
+    }
+
+    /// A row key column's value.
+    enum KeyValue: Sendable, Equatable {
+        case text(String)
+        case bytes(Data)
+
+        var bindable: any Encodable & Sendable {
+            switch self {
+            case .text(let text): text
+            case .bytes(let bytes): bytes
+            }
+        }
+
+        /// As the sealing context names it: the text, or Base64 of the bytes.
+        var contextText: String {
+            switch self {
+            case .text(let text): text
+            case .bytes(let bytes): bytes.base64EncodedString()
             }
         }
     }
