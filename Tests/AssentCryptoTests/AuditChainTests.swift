@@ -51,6 +51,15 @@ struct AuditChainTests {
         }
     }
 
+    @Test("Hex: two lower-case digits a byte, every byte value; decoding takes back what encoding gave")
+    func hex() {
+        let every = Data(0...255)
+        let encoded = Hex.encode(every)
+        #expect(encoded.count == 512 && encoded.hasPrefix("000102") && encoded.hasSuffix("fdfeff"))
+        #expect(encoded == every.map { String(format: "%02x", $0) }.joined())
+        #expect(Hex.decode(encoded) == every && Hex.encode(Data()) == "" && Hex.decode("abc") == nil)
+    }
+
     @Test("The content hash is the documented layout; a row's application comes after the detail, only when it has one")
     func contentHashLayout() throws {
         // Known answers computed apart from this code (Python's hashlib over the layout SECURITY.md documents).

@@ -71,6 +71,12 @@ struct LoadGenerator: AsyncParsableCommand {
         var lastAccepted: [Sent]
     }
 
+    /// This run's users' names: fresh for every run.
+    let run = UUID().uuidString.prefix(8).lowercased()
+
+    /// The user of device `index`.
+    func user(_ index: Int) -> String { "load-\(run)-\(index)" }
+
     /// One request of the scenario: method, path, headers, body.
     typealias Request = (method: HTTPRequest.Method, path: String, headers: HTTPFields, body: Data)
 
@@ -88,7 +94,8 @@ struct LoadGenerator: AsyncParsableCommand {
 
         print("Activating \(activations) devices…")
         let setupStart = ContinuousClock.now
-        // Device i belongs to user load-i: the chunks are put back in order after the parallel activation.
+        // Device i belongs to user load-<run>-i, names no earlier run on the same database used (its pending
+        // operations would show in this run's lists): the chunks are put back in order after the parallel activation.
         let devices = try await withThrowingTaskGroup(of: (Int, [TestDevice]).self) { group in
             let perTask = (activations + 15) / 16
             for task in 0..<16 {
@@ -96,7 +103,7 @@ struct LoadGenerator: AsyncParsableCommand {
                     var made: [TestDevice] = []
                     for index in stride(from: task * perTask, to: min(activations, (task + 1) * perTask), by: 1) {
                         let body = try OperatorJSON.encoder().encode(
-                            CreateActivationRequest(userId: "load-\(index)", commitMode: "auto"))
+                            CreateActivationRequest(userId: user(index), commitMode: "auto"))
                         let created = try await client.send("POST", "/api/v1/activations", headers: auth, body: body)
                         guard created.status == 201 else { throw TestFailure("create: \(created.text)") }
                         let code = try OperatorJSON.decoder().decode(CreateActivationResponse.self, from: created.body)
@@ -293,7 +300,7 @@ struct LoadGenerator: AsyncParsableCommand {
                 var device = device
                 let token = try await device.createToken()
                 if index < pending {
-                    _ = try await createOperation(client: client, auth: auth, userId: "load-\(index)")
+                    _ = try await createOperation(client: client, auth: auth, userId: user(index))
                 }
                 return (index, device, token)
             }
@@ -317,7 +324,7 @@ struct LoadGenerator: AsyncParsableCommand {
             let created = try await inParallel(Array(devices.indices)) { index in
                 var made: [(id: String, data: String)] = []
                 for _ in 0..<operationsPerActivation {
-                    made.append(try await createOperation(client: client, auth: auth, userId: "load-\(index)"))
+                    made.append(try await createOperation(client: client, auth: auth, userId: user(index)))
                 }
                 return (index, made)
             }

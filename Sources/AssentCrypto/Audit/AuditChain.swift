@@ -343,7 +343,20 @@ public enum AuditChain {
 
 /// Lower-case hexadecimal.
 public enum Hex {
-    public static func encode(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    /// Lower-case hex, two digits a byte (a sealed value's key id is read this way on every open: no formatting).
+    public static func encode(_ data: some Collection<UInt8>) -> String {
+        String(unsafeUninitializedCapacity: data.count * 2) { buffer in
+            var index = 0
+            for byte in data {
+                buffer[index] = digits[Int(byte >> 4)]
+                buffer[index + 1] = digits[Int(byte & 0x0F)]
+                index += 2
+            }
+            return index
+        }
+    }
 
     public static func decode(_ text: String) -> Data? {
         guard text.count.isMultiple(of: 2) else { return nil }

@@ -52,7 +52,7 @@ public enum WebhookSignature {
         var message = Data("\(timestamp).".utf8)
         message.append(body)
         let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: secret))
-        return "t=\(timestamp),v1=" + Data(mac).map { String(format: "%02x", $0) }.joined()
+        return "t=\(timestamp),v1=" + Hex.encode(Data(mac))
     }
 
     /// Whether `header` is a valid signature of `body` made within `tolerance` seconds of `now`.

@@ -60,7 +60,7 @@ public final class SecretBox: Sendable {
         guard key.count == 32 else {
             throw AssentServerError.configuration("A key-encryption key must be 32 bytes.")
         }
-        return hex(Data(SHA256.hash(data: Data("assent.kek.id".utf8) + key).prefix(8)))
+        return Hex.encode(Data(SHA256.hash(data: Data("assent.kek.id".utf8) + key).prefix(8)))
     }
 
     /// The id of the key that seals.
@@ -149,7 +149,7 @@ public final class SecretBox: Sendable {
     /// The key id in a sealed value's header, or `nil` for a value sealed before key ids.
     static func sealingKeyId(of sealed: Data) -> String? {
         guard sealed.count >= headerCount + 28, sealed.prefix(2).elementsEqual(magic) else { return nil }
-        return hex(Data(sealed.dropFirst(2).prefix(8)))
+        return Hex.encode(sealed.dropFirst(2).prefix(8))
     }
 
     /// The header of a value sealed under key `id`.
@@ -160,10 +160,6 @@ public final class SecretBox: Sendable {
             bytes.append(byte)
         }
         return bytes
-    }
-
-    private static func hex(_ bytes: Data) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
     }
 
     /// Loads the ring: `ASSENT_KEK` (Base64 keys separated by commas or spaces) if set, else `<dataDirectory>/kek`
