@@ -49,10 +49,33 @@ start_postgres() {
     pg_bin=$(pg_config --bindir 2>/dev/null || ls -d /usr/lib/postgresql/*/bin | tail -1)
     local pg_port; pg_port=$(free_port)
     as_pg "$pg_bin/initdb" -D "$work/pg" -U assent --auth=trust >/dev/null
+    # pg_stat_statements counts the statements the server sends (top level: each one a round trip).
     as_pg "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-        -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+        -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1 -c max_connections=200 \
+            -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top" start >/dev/null
     "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U assent "$1"
     pg_url="postgres://assent@127.0.0.1:$pg_port/$1?sslmode=disable"
+    psql -q "$pg_url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
+}
+
+# statements_reset: forgets the statements counted so far (when statements_url names the server's PostgreSQL).
+statements_reset() {
+    [ -n "${statements_url:-}" ] || return 0
+    psql -qAt "$statements_url" -c "SELECT pg_stat_statements_reset()" >/dev/null
+}
+
+# statements LABEL SCENARIO REQUESTS: the statements the server sent since statements_reset, per request — each
+# statement is one round trip to PostgreSQL (BEGIN and COMMIT included) —, and the most frequent of them.
+statements() {
+    [ -n "${statements_url:-}" ] && [ "${3:-0}" -gt 0 ] || return 0
+    psql -qAt -F ' ' "$statements_url" -v requests="$3" <<'SQL' | sed "s/^/[$1] $2: /"
+SELECT to_char(sum(calls)::numeric / :requests, 'FM990.00') || ' statements/request (round trips to PostgreSQL)'
+FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%';
+SELECT '  ' || to_char(calls::numeric / :requests, 'FM990.00') || ' × ' ||
+    left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' AND calls::numeric / :requests >= 0.01
+ORDER BY calls DESC LIMIT 12;
+SQL
 }
 
 # load_setup ARGUMENTS…: the options of a load run (--duration, --concurrency; all of them go on to assent-load as
@@ -99,6 +122,7 @@ with_wrk() {
         path=/api/auth/token/app/operation/list
     fi
     local threads=2 before after output requests
+    statements_reset
     before=$(cpu_seconds "$server_pid")
     if [ ${#lua[@]} -gt 0 ]; then
         output=$("${generator_prefix[@]}" wrk -t"$threads" -c"$concurrency" -d"${duration}s" --latency "${lua[@]}" \
@@ -114,6 +138,7 @@ with_wrk() {
         "p50 $(awk '$1 == "50%" { print $2 }' <<<"$output"), p99 $(awk '$1 == "99%" { print $2 }' <<<"$output")," \
         "errors ${errors:-0}"
     report "$label" "$scenario" "$(awk -v a="$before" -v b="$after" -v n="$requests" 'BEGIN { printf "%.1f", (b - a) * 1e6 / n }')"
+    statements "$label" "$scenario" "$requests"
     [ "${errors:-0}" = 0 ]
 }
 
@@ -129,10 +154,19 @@ run_scenarios() {
             with_wrk "$label" "$scenario"
             continue
         fi
-        local output
-        output=$("${generator_prefix[@]}" "$LOAD" --url "http://127.0.0.1:$port" --api-key "$key" --label "$label" \
-            --scenario "$scenario" --server-pid "$server_pid" "${args[@]}")
+        local output log="$work/$label-$scenario.log" generator
+        "${generator_prefix[@]}" "$LOAD" --url "http://127.0.0.1:$port" --api-key "$key" --label "$label" \
+            --scenario "$scenario" --server-pid "$server_pid" "${args[@]}" >"$log" &
+        generator=$!
+        # The statements are counted from the measured window's start (the generator's set-up sends its own).
+        if [ -n "${statements_url:-}" ]; then
+            until grep -q "Load started" "$log" 2>/dev/null || ! kill -0 "$generator" 2>/dev/null; do sleep 0.02; done
+            statements_reset
+        fi
+        wait "$generator"
+        output=$(cat "$log")
         grep -v "server CPU" <<<"$output"
         report "$label" "$scenario" "$(sed -n 's/.*server CPU \([0-9.]*\) µs.*/\1/p' <<<"$output")"
+        statements "$label" "$scenario" "$(sed -n "s/^\[$label\] $scenario: \([0-9]*\) requests in.*/\1/p" <<<"$output")"
     done
 }

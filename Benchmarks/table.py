@@ -10,6 +10,7 @@ sides = (sys.argv[3], sys.argv[4]) if len(sys.argv) > 4 else ("base", "head")
 first, second = (side.upper() for side in sides)
 cpu = re.compile(r"^\[(\w+)\] (\w+): server CPU ([0-9.]+) µs/request(?:, ([0-9.]+)× health)?")
 rate = re.compile(r"^\[(\w+)\] (\w+)(?: \(wrk\))?: .*?([0-9.]+) req/s.*?p99 ([0-9.]+) ?(us|ms|s)\b")
+statements = re.compile(r"^\[(\w+)\] (\w+): ([0-9.]+) statements/request")
 scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 values = {}  # (database, scenario, metric, side) -> [values]
 for side in sides:
@@ -19,6 +20,8 @@ for side in sides:
                 values.setdefault((m[1], m[2], "cpu", side), []).append(float(m[3]))
                 if m[4]:
                     values.setdefault((m[1], m[2], "health×", side), []).append(float(m[4]))
+            elif m := statements.match(line):
+                values.setdefault((m[1], m[2], "statements", side), []).append(float(m[3]))
             elif m := rate.match(line):
                 values.setdefault((m[1], m[2], "req/s", side), []).append(float(m[3]))
                 values.setdefault((m[1], m[2], "p99 ms", side), []).append(float(m[4]) * scale[m[5]])
@@ -34,10 +37,11 @@ print(f"\n{rounds} rounds, alternated; median [min–max] of each side, {second}
 print(f"| database | scenario | measure | {first} | {second} | {second} ÷ {first} |")
 print("|---|---|---|---|---|---|")
 for database, scenario in rows:
-    for metric in ("cpu", "health×", "req/s", "p99 ms"):
+    for metric in ("cpu", "health×", "req/s", "p99 ms", "statements"):
         b, h = values.get((database, scenario, metric, sides[0]), []), values.get((database, scenario, metric, sides[1]), [])
         if not b and not h:
             continue
         ratio = f"{statistics.median(h) / statistics.median(b):.2f}" if b and h and statistics.median(b) else "—"
-        name = "server CPU µs/request" if metric == "cpu" else "CPU ÷ health's" if metric == "health×" else metric
+        name = {"cpu": "server CPU µs/request", "health×": "CPU ÷ health's", "statements": "statements/request"}.get(
+            metric, metric)
         print(f"| {database} | {scenario} | {name} | {cell(b)} | {cell(h)} | {ratio} |")

@@ -1,10 +1,10 @@
 import AssentCrypto
 import AssentModel
-import AssentServer
 import AssentTesting
 import Foundation
 import Testing
 
+@testable import AssentServer
 @testable import AssentServerTesting
 
 @Suite("MAC tokens")
@@ -44,6 +44,70 @@ struct TokenTests {
             #expect(removed.status == 200)
             let fresh = TokenHeader.make(tokenId: token.tokenId, tokenSecret: secret, timestamp: now).value
             await #expect(throws: AssentServerError.self) { try await authenticator.authenticate(fresh) }
+        }
+    }
+
+    @Test(
+        "A token verified once is checked from memory, yet a blocked activation or a removed token refuses its next use",
+        arguments: Backend.all)
+    func knownTokens(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await server.activatedDevice(client)
+            let token = try await device.createToken()
+            let secret = try #require(Data(base64Encoded: token.tokenSecret))
+            // Two processes' authenticators on one database.
+            let services = Services(server.environment)
+            let (first, second) = (services.tokens, Services(server.environment).tokens)
+            var at = UInt64(server.clock.now.timeIntervalSince1970 * 1000)
+            func header() -> String {
+                at += 1
+                return TokenHeader.make(tokenId: token.tokenId, tokenSecret: secret, timestamp: at).value
+            }
+            func refusal(_ authenticator: TokenAuthenticator) async -> String? {
+                await Self.refusal(authenticator, header())
+            }
+            #expect(await refusal(first) == nil)
+
+            // Blocked through the other process: the first one's next use is refused, and again once unblocked.
+            _ = try await services.activations.block(id: device.activationId, reason: "test", actor: "test")
+            #expect(await refusal(first) == "The token's activation is not active.")
+            #expect(await refusal(second) == "The token's activation is not active.")
+            _ = try await services.activations.unblock(id: device.activationId, actor: "test")
+            #expect(await refusal(first) == nil)
+            #expect(await refusal(second) == nil)
+
+            // The stored secret damaged: a process that verified the token goes on from memory, one that did not
+            // refuses (it would have to read it).
+            try await server.store.database.raw(
+                "UPDATE tokens SET secret = \(bind: Data(repeating: 7, count: 60)) WHERE id = \(bind: token.tokenId)"
+            ).run()
+            #expect(await refusal(first) == nil)
+            #expect(await refusal(Services(server.environment).tokens) != nil)
+
+            // Removed: refused everywhere, the same nonce twice is a replay, a wrong secret never passes.
+            let same = header()
+            _ = try await first.authenticate(same)
+            #expect(await refusal(first) == nil)
+            await #expect(throws: AssentServerError.self) { try await first.authenticate(same) }
+            let forged = TokenHeader.make(tokenId: token.tokenId, tokenSecret: Bytes.random(count: 16), timestamp: at)
+            await #expect(throws: AssentServerError.self) { try await first.authenticate(forged.value) }
+            try await server.store.database.raw("DELETE FROM tokens WHERE id = \(bind: token.tokenId)").run()
+            #expect(await refusal(first) == "The token is unknown or its digest is wrong.")
+            #expect(await refusal(second) == "The token is unknown or its digest is wrong.")
+        }
+    }
+
+    /// Why `authenticator` refuses `header`, or `nil` when it accepts it.
+    static func refusal(_ authenticator: TokenAuthenticator, _ header: String) async -> String? {
+        do {
+            _ = try await authenticator.authenticate(header)
+            return nil
+        } catch let error as AssentServerError {
+            return error.message
+        } catch {
+            return "\(error)"
         }
     }
 }

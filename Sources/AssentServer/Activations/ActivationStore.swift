@@ -16,6 +16,10 @@ public protocol ActivationStore: Sendable {
     func token(id: String) async throws -> TokenRecord?
     /// The token with its activation's identity and state, in one read.
     func tokenWithActivation(id: String) async throws -> (TokenRecord, DevicePrincipal, ActivationState)?
+    /// Records a use of token `tokenId` (`nonce`: its nonce, single use until `expiresAt`) if the token still exists
+    /// and its activation is `ACTIVE`, in one statement: a token removed or an activation blocked before it refuses
+    /// the use.
+    func claimTokenUse(tokenId: String, nonce: String, expiresAt: Millis) async throws -> TokenUse
     /// Deletes the token if it belongs to the activation; returns whether one was deleted.
     func deleteToken(id: String, activationId: String) async throws -> Bool
 
@@ -24,4 +28,14 @@ public protocol ActivationStore: Sendable {
 
     /// Up to `limit` activations still `CREATED` whose code expired unused at or before `now`.
     func activationsWithExpiredCode(now: Millis, limit: Int) async throws -> [String]
+}
+
+/// What recording a MAC token's use found.
+public enum TokenUse: Sendable, Equatable {
+    /// The nonce was new and is now used.
+    case claimed
+    /// The nonce was used before.
+    case replayed
+    /// The token is gone, or its activation is not `ACTIVE`.
+    case refused
 }

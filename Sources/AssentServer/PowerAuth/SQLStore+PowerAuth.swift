@@ -57,6 +57,24 @@ extension SQLStore {
         return (token, principal, state)
     }
 
+    public func claimTokenUse(tokenId: String, nonce: String, expiresAt: Millis) async throws -> TokenUse {
+        let value = "\(tokenId):\(nonce)"
+        let claimed = try await database.raw(
+            """
+            INSERT INTO used_values (kind, value, expires_at) SELECT 'token', \(bind: value), \(bind: expiresAt) \
+            WHERE EXISTS (SELECT 1 FROM tokens t JOIN activations a ON a.id = t.activation_id \
+            WHERE t.id = \(bind: tokenId) AND a.state = \(bind: Int64(ActivationState.active.rawValue))) \
+            ON CONFLICT DO NOTHING RETURNING kind
+            """
+        ).first()
+        if claimed != nil { return .claimed }
+        // Refused: a nonce used before, or no token of an active activation (read apart, on this rare path).
+        let used = try await database.raw(
+            "SELECT 1 AS used FROM used_values WHERE kind = 'token' AND value = \(bind: value)"
+        ).first()
+        return used != nil ? .replayed : .refused
+    }
+
     public func deleteToken(id: String, activationId: String) async throws -> Bool {
         !(try await database.raw(
             "DELETE FROM tokens WHERE id = \(bind: id) AND activation_id = \(bind: activationId) RETURNING id"
