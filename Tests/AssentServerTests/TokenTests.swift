@@ -99,6 +99,37 @@ struct TokenTests {
         }
     }
 
+    @Test(
+        "A token's use with its user's pending operations (one statement on PostgreSQL): none, some, replay, blocked",
+        arguments: Backend.all)
+    func useWithPendingOperations(backend: Backend) async throws {
+        let server = try await TestServer.make(backend)
+        defer { Task { await server.shutdown() } }
+        try await server.live { client in
+            var device = try await server.activatedDevice(client)
+            let token = try await device.createToken()
+            let store = server.store
+            let use = { (nonce: String) in
+                try await store.claimTokenUse(
+                    tokenId: token.tokenId, nonce: nonce, expiresAt: Date().millis + 60_000, pendingOf: "alice")
+            }
+            let (none, empty) = try await use("n1")
+            #expect(none == .claimed && empty.isEmpty)
+            let first = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+            let second = try await server.createOperation(client, try OperationFixtures.payment(userId: "alice"))
+            _ = try await server.createOperation(client, try OperationFixtures.payment(userId: "bob"))
+            let (claimed, pending) = try await use("n2")
+            #expect(claimed == .claimed && Set(pending.map(\.id)) == [first.id, second.id])
+            #expect(pending.allSatisfy { $0.userId == "alice" && $0.status == .pending })
+            let (replayed, unread) = try await use("n2")
+            #expect(replayed == .replayed && unread.isEmpty)
+            _ = try await Services(server.environment).activations.block(
+                id: device.activationId, reason: "test", actor: "test")
+            let (refused, hidden) = try await use("n3")
+            #expect(refused == .refused && hidden.isEmpty)
+        }
+    }
+
     /// Why `authenticator` refuses `header`, or `nil` when it accepts it.
     static func refusal(_ authenticator: TokenAuthenticator, _ header: String) async -> String? {
         do {

@@ -18,8 +18,10 @@ public protocol ActivationStore: Sendable {
     func tokenWithActivation(id: String) async throws -> (TokenRecord, DevicePrincipal, ActivationState)?
     /// Records a use of token `tokenId` (`nonce`: its nonce, single use until `expiresAt`) if the token still exists
     /// and its activation is `ACTIVE`, in one statement: a token removed or an activation blocked before it refuses
-    /// the use.
-    func claimTokenUse(tokenId: String, nonce: String, expiresAt: Millis) async throws -> TokenUse
+    /// the use. With `pendingOf`, also reads that user's newest pending operations (up to 100, newest first) — on
+    /// PostgreSQL in the same statement, so a list is one round trip; they are empty unless the use is claimed.
+    func claimTokenUse(tokenId: String, nonce: String, expiresAt: Millis, pendingOf userId: String?) async throws
+        -> (TokenUse, [OperationRecord])
     /// Deletes the token if it belongs to the activation; returns whether one was deleted.
     func deleteToken(id: String, activationId: String) async throws -> Bool
 

@@ -25,8 +25,8 @@ struct MobileTokenController {
     }
 
     @Sendable func list(_ request: Request, context: AssentRequestContext) async throws -> Response {
-        let (_, device) = try await tokens.authenticate(request.headers[HTTPSupport.token])
-        let pending = try await operations.pending(for: device)
+        let (_, device, newest) = try await tokens.authenticateReadingPending(request.headers[HTTPSupport.token])
+        let pending = try await operations.pending(for: device, among: newest)
         let language = request.headers[HTTPSupport.acceptLanguage]
         return try respond(pending.map { Self.view($0, language: language) })
     }

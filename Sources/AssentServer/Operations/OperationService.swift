@@ -251,10 +251,16 @@ public struct OperationService: Sendable {
 
     /// The pending operations of the activation's user, oldest first.
     public func pending(for device: DevicePrincipal) async throws -> [OperationRecord] {
+        try await pending(
+            for: device, among: try await store.operations(userId: device.userId, status: .pending, limit: 100))
+    }
+
+    /// ``pending(for:)`` from the user's newest pending operations, already read (newest first).
+    public func pending(for device: DevicePrincipal, among newest: [OperationRecord]) async throws -> [OperationRecord]
+    {
         let now = clock.millis
         var result: [OperationRecord] = []
-        for operation in try await store.operations(userId: device.userId, status: .pending, limit: 100)
-        where Self.isVisible(operation, to: device) {
+        for operation in newest where Self.isVisible(operation, to: device) {
             if operation.expiresAt <= now {
                 _ = try? await get(id: operation.id)
             } else {

@@ -33,6 +33,12 @@ extension SQLStore {
         try await database.raw("SELECT * FROM operations WHERE id = \(bind: id)").first().map(decodeOperation)
     }
 
+    /// A user's pending operations, newest first, up to 100: what a device's list shows (before the service's filter).
+    static func pendingQuery(userId: String) -> SQLQueryString {
+        "SELECT * FROM operations WHERE user_id = \(bind: userId) AND status = \(bind: OperationStatus.pending.rawValue) "
+            + "ORDER BY created_at DESC LIMIT 100"
+    }
+
     public func operations(userId: String, status: OperationStatus?, limit: Int) async throws -> [OperationRecord] {
         var query = SQLQueryString("SELECT * FROM operations WHERE user_id = ")
         query.appendInterpolation(bind: userId)

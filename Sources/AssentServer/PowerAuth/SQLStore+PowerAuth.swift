@@ -57,22 +57,41 @@ extension SQLStore {
         return (token, principal, state)
     }
 
-    public func claimTokenUse(tokenId: String, nonce: String, expiresAt: Millis) async throws -> TokenUse {
+    public func claimTokenUse(tokenId: String, nonce: String, expiresAt: Millis, pendingOf userId: String?)
+        async throws -> (TokenUse, [OperationRecord])
+    {
         let value = "\(tokenId):\(nonce)"
-        let claimed = try await database.raw(
-            """
+        let claim: SQLQueryString = """
             INSERT INTO used_values (kind, value, expires_at) SELECT 'token', \(bind: value), \(bind: expiresAt) \
             WHERE EXISTS (SELECT 1 FROM tokens t JOIN activations a ON a.id = t.activation_id \
             WHERE t.id = \(bind: tokenId) AND a.state = \(bind: Int64(ActivationState.active.rawValue))) \
             ON CONFLICT DO NOTHING RETURNING kind
             """
-        ).first()
-        if claimed != nil { return .claimed }
+        let claimed: Bool
+        var pending: [OperationRecord] = []
+        switch (backend, userId) {
+        case (.postgres, let userId?):
+            // One statement: the claim, and the operations beside it (one row with no operation when there are none).
+            let rows = try await database.raw(
+                "WITH claim AS (" + claim + ") SELECT (SELECT count(*) FROM claim) AS claimed, o.* FROM (SELECT 1) one "
+                    + "LEFT JOIN LATERAL (" + Self.pendingQuery(userId: userId) + ") o ON true"
+            ).all()
+            claimed = try rows.first?.decode(column: "claimed", as: Int64.self) == 1
+            if claimed {
+                pending = try rows.filter { try $0.decodeNil(column: "id") == false }.map(decodeOperation)
+            }
+        default:
+            claimed = try await database.raw(claim).first() != nil
+            if claimed, let userId {
+                pending = try await database.raw(Self.pendingQuery(userId: userId)).all().map(decodeOperation)
+            }
+        }
+        if claimed { return (.claimed, pending) }
         // Refused: a nonce used before, or no token of an active activation (read apart, on this rare path).
         let used = try await database.raw(
             "SELECT 1 AS used FROM used_values WHERE kind = 'token' AND value = \(bind: value)"
         ).first()
-        return used != nil ? .replayed : .refused
+        return (used != nil ? .replayed : .refused, [])
     }
 
     public func deleteToken(id: String, activationId: String) async throws -> Bool {

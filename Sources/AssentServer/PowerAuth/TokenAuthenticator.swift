@@ -19,6 +19,21 @@ public struct TokenAuthenticator: Sendable {
 
     /// Returns the token and its activation's identity, or throws `POWERAUTH_AUTH_FAIL`.
     public func authenticate(_ headerValue: String?) async throws -> (TokenRecord, DevicePrincipal) {
+        let (token, principal, _) = try await authenticate(headerValue, readingPending: false)
+        return (token, principal)
+    }
+
+    /// ``authenticate(_:)``, and the user's newest pending operations (up to 100, newest first) read with the
+    /// token's use: a device's list in one statement once the token is known.
+    public func authenticateReadingPending(_ headerValue: String?) async throws
+        -> (TokenRecord, DevicePrincipal, [OperationRecord])
+    {
+        try await authenticate(headerValue, readingPending: true)
+    }
+
+    private func authenticate(_ headerValue: String?, readingPending: Bool) async throws
+        -> (TokenRecord, DevicePrincipal, [OperationRecord])
+    {
         guard let headerValue else {
             throw AssentServerError.authenticationFailed("The X-PowerAuth-Token header is missing.")
         }
@@ -34,11 +49,12 @@ public struct TokenAuthenticator: Sendable {
         guard header.timestamp <= UInt64(Int64.max), abs(Int64(header.timestamp) - now) <= tolerance else {
             throw AssentServerError.authenticationFailed("The token timestamp is too far from the server time.")
         }
-        switch try await store.claimTokenUse(
-            tokenId: token.id, nonce: header.nonce.base64EncodedString(), expiresAt: now + 2 * tolerance)
-        {
+        let (use, pending) = try await store.claimTokenUse(
+            tokenId: token.id, nonce: header.nonce.base64EncodedString(), expiresAt: now + 2 * tolerance,
+            pendingOf: readingPending ? principal.userId : nil)
+        switch use {
         case .claimed:
-            return (token, principal)
+            return (token, principal, pending)
         case .replayed:
             throw AssentServerError.authenticationFailed("The token nonce was already used (replay).")
         case .refused:
