@@ -130,6 +130,20 @@ struct TokenTests {
         }
     }
 
+    @Test("The tokens kept in memory are bounded: past the capacity a new one takes the place of another")
+    func knownTokensBound() {
+        let known = KnownTokens(capacity: 3)
+        let principal = DevicePrincipal(activationId: "a", applicationId: "app", userId: "u")
+        for n in 1...5 {
+            let token = TokenRecord(
+                id: "t\(n)", activationId: "a", secret: Data([UInt8(n)]), signatureType: .possession, createdAt: 0)
+            known["t\(n)"] = (token, principal)
+            #expect(known.count == min(n, 3) && known["t\(n)"]?.0 == token)
+        }
+        known["t5"] = nil
+        #expect(known.count == 2 && known["t5"] == nil)
+    }
+
     /// Why `authenticator` refuses `header`, or `nil` when it accepts it.
     static func refusal(_ authenticator: TokenAuthenticator, _ header: String) async -> String? {
         do {

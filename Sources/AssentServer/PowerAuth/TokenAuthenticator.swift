@@ -83,16 +83,23 @@ public struct TokenAuthenticator: Sendable {
 }
 
 /// The MAC tokens a process verified: their secrets and activations' identities, which never change while a token
-/// exists. Bounded: at ``capacity`` entries it starts afresh (a token read again costs one read).
+/// exists. Bounded: at ``capacity`` entries a new one takes the place of one of the others (a token read again costs
+/// one read).
 final class KnownTokens: Sendable {
-    static let capacity = 100_000
+    let capacity: Int
     private let entries = Mutex<[String: (TokenRecord, DevicePrincipal)]>([:])
+
+    init(capacity: Int = 100_000) { self.capacity = max(1, capacity) }
+
+    var count: Int { entries.withLock { $0.count } }
 
     subscript(id: String) -> (TokenRecord, DevicePrincipal)? {
         get { entries.withLock { $0[id] } }
         set {
             entries.withLock { entries in
-                if newValue != nil, entries[id] == nil, entries.count >= Self.capacity { entries.removeAll() }
+                if newValue != nil, entries[id] == nil, entries.count >= capacity {
+                    entries.remove(at: entries.startIndex)
+                }
                 entries[id] = newValue
             }
         }
