@@ -249,13 +249,8 @@ public struct OperationService: Sendable {
             && (operation.devices?.contains(device.activationId) ?? true)
     }
 
-    /// The pending operations of the activation's user, oldest first.
-    public func pending(for device: DevicePrincipal) async throws -> [OperationRecord] {
-        try await pending(
-            for: device, among: try await store.operations(userId: device.userId, status: .pending, limit: 100))
-    }
-
-    /// ``pending(for:)`` from the user's newest pending operations, already read (newest first).
+    /// The pending operations the activation may see, oldest first, from its user's newest pending ones (read with
+    /// the token's use: ``TokenAuthenticator/authenticateReadingPending(_:)``); those past their expiry are expired.
     public func pending(for device: DevicePrincipal, among newest: [OperationRecord]) async throws -> [OperationRecord]
     {
         let now = clock.millis

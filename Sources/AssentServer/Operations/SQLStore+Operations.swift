@@ -33,21 +33,16 @@ extension SQLStore {
         try await database.raw("SELECT * FROM operations WHERE id = \(bind: id)").first().map(decodeOperation)
     }
 
-    /// A user's pending operations, newest first, up to 100: what a device's list shows (before the service's filter).
-    static func pendingQuery(userId: String) -> SQLQueryString {
-        "SELECT * FROM operations WHERE user_id = \(bind: userId) AND status = \(bind: OperationStatus.pending.rawValue) "
-            + "ORDER BY created_at DESC LIMIT 100"
+    /// A user's operations (of one status, or all), newest first, up to `limit` (at most 1,000).
+    static func operationsQuery(userId: String, status: OperationStatus?, limit: Int) -> SQLQueryString {
+        var query: SQLQueryString = "SELECT * FROM operations WHERE user_id = \(bind: userId)"
+        if let status { query += " AND status = \(bind: status.rawValue)" }
+        return query + " ORDER BY created_at DESC LIMIT \(literal: max(1, min(limit, 1000)))"
     }
 
     public func operations(userId: String, status: OperationStatus?, limit: Int) async throws -> [OperationRecord] {
-        var query = SQLQueryString("SELECT * FROM operations WHERE user_id = ")
-        query.appendInterpolation(bind: userId)
-        if let status {
-            query.appendInterpolation(unsafeRaw: " AND status = ")
-            query.appendInterpolation(bind: status.rawValue)
-        }
-        query.appendInterpolation(unsafeRaw: " ORDER BY created_at DESC LIMIT \(max(1, min(limit, 1000)))")
-        return try await database.raw(query).all().map(decodeOperation)
+        try await database.raw(Self.operationsQuery(userId: userId, status: status, limit: limit)).all()
+            .map(decodeOperation)
     }
 
     public func updateOperation(_ o: OperationRecord, expectedVersion: Int64) async throws -> Bool {

@@ -69,12 +69,14 @@ extension SQLStore {
             """
         let claimed: Bool
         var pending: [OperationRecord] = []
-        switch (backend, userId) {
-        case (.postgres, let userId?):
+        // What a device's list shows: its user's newest pending operations.
+        let newest = userId.map { Self.operationsQuery(userId: $0, status: .pending, limit: 100) }
+        switch (backend, newest) {
+        case (.postgres, let newest?):
             // One statement: the claim, and the operations beside it (one row with no operation when there are none).
             let rows = try await database.raw(
                 "WITH claim AS (" + claim + ") SELECT (SELECT count(*) FROM claim) AS claimed, o.* FROM (SELECT 1) one "
-                    + "LEFT JOIN LATERAL (" + Self.pendingQuery(userId: userId) + ") o ON true"
+                    + "LEFT JOIN LATERAL (" + newest + ") o ON true"
             ).all()
             claimed = try rows.first?.decode(column: "claimed", as: Int64.self) == 1
             if claimed {
@@ -82,9 +84,7 @@ extension SQLStore {
             }
         default:
             claimed = try await database.raw(claim).first() != nil
-            if claimed, let userId {
-                pending = try await database.raw(Self.pendingQuery(userId: userId)).all().map(decodeOperation)
-            }
+            if claimed, let newest { pending = try await database.raw(newest).all().map(decodeOperation) }
         }
         if claimed { return (.claimed, pending) }
         // Refused: a nonce used before, or no token of an active activation (read apart, on this rare path).
