@@ -148,6 +148,32 @@ struct KeyRingTests {
         try await Self.expectServed(server, by: newKey, not: oldKey, device: device)
     }
 
+    @Test("A process that has not yet seen the switch re-seals nothing back under the key it still seals with")
+    func staleProcessReseals() async throws {
+        // Several server processes share PostgreSQL (SQLite serves one).
+        let (server, device) = try await Self.serverWithDevice(.postgres)
+        let oldKey = server.keyEncryptionKey
+        let newKey = Bytes.random(count: 32)
+        let (oldId, newId) = (try SecretBox.keyId(of: oldKey), try SecretBox.keyId(of: newKey))
+        // The other process holds both keys and still seals with the old one.
+        let sibling = try await server.sibling(ring: [oldKey, newKey])
+        #expect(sibling.store.secretBox.sealingKeyId == oldId)
+        try server.store.secretBox.add([newKey])
+        #expect(try await server.store.switchSealingKey(from: oldId, to: newId, at: Date().millis))
+        try server.store.secretBox.seal(with: newId)
+        let resealed = try await server.store.reseal(limit: nil)
+        #expect(resealed.resealed >= 8 && resealed.unreadable == 0, "\(resealed)")
+        #expect(try await server.store.unsealedUnderCurrentKey().isEmpty)
+
+        // Its re-seal finds every value "not under its key", opens them, and writes none back.
+        let stale = try await sibling.store.reseal(limit: nil)
+        #expect(stale.resealed == 0 && stale.unreadable == 0, "\(stale)")
+        #expect(try await server.store.unsealedUnderCurrentKey().isEmpty)
+        await sibling.shutdown()
+        await server.shutdown()
+        try await Self.expectServed(server, by: newKey, not: oldKey, device: device)
+    }
+
     @Test("A database sealed before key ids is re-sealed on the way, its values still read", arguments: Backend.all)
     func legacyValues(backend: Backend) async throws {
         let server = try await TestServer.make(backend)

@@ -207,7 +207,8 @@ struct KeyRingKeeper {
                         id: id, keyIds: box.keyIds, sealingKeyId: box.sealingKeyId, seenAt: Date().millis,
                         intervalMillis: max(milliseconds, 1)))
                 let ring = [box.sealingKeyId] + box.keyIds
-                if settled != ring {
+                // Re-sealing only under the key the database names (a ring lacking it waits for the key).
+                if settled != ring, box.sealingKeyId == state.sealingKeyId {
                     // A pass for another ring starts again from the first column.
                     var current =
                         pass.flatMap { $0.ring == ring ? $0 : nil } ?? Pass(ring: ring, startedAt: Date().millis)

@@ -221,9 +221,12 @@ extension SQLStore {
                 for (key, value) in zip(column.keys, keys) {
                     update += "\(ident: key.name) = \(bind: value.bindable) AND "
                 }
-                update += "\(ident: column.column) = \(bind: sealed)"
-                try await database.raw(update).run()
-                report.resealed += 1
+                // Only under the key the database names now: a process that has not yet seen a switch must not seal
+                // values back under the key it still holds.
+                update += "\(ident: column.column) = \(bind: sealed) AND EXISTS (SELECT 1 FROM kek_state WHERE id = 1 "
+                update +=
+                    "AND sealing_key_id = \(bind: SecretBox.sealingKeyId(of: resealed) ?? "")) RETURNING 1 AS done"
+                if try await database.raw(update).first() != nil { report.resealed += 1 }
             }
             done += rows.count
             if paged, rows.count == batch, let last = rows.last {
