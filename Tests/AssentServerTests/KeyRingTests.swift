@@ -243,25 +243,33 @@ struct KeyRingTests {
                 .run()
         }
         defer { keeper.cancel() }
-        for _ in 0..<200 where try await pending() != ["radius_clients.secret 5"] {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await pending() != ["radius_clients.secret 5"], ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(25))
         }
         #expect(try await pending() == ["radius_clients.secret 5"])
 
-        // The passes stop: no batch read over many intervals.
-        var passes = store.reseals
-        for _ in 0..<50 {
-            try await Task.sleep(for: .milliseconds(300))
-            let now = store.reseals
-            if now == passes { break }
-            passes = now
+        // The passes stop: counted in the keeper's own turns (each reports the ring, then re-seals a batch unless
+        // settled), not in time, which a loaded machine stretches. A whole turn without a batch means settled.
+        var (turns, passes) = (store.reports, store.reseals)
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            if store.reseals != passes {
+                (turns, passes) = (store.reports, store.reseals)
+            } else if store.reports >= turns + 2 {
+                break
+            }
         }
-        try await Task.sleep(for: .milliseconds(500))
+        let settledAt = store.reports
+        while store.reports < settledAt + 20, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(store.reports >= settledAt + 20, "the keeper never went a whole turn without a batch")
         #expect(store.reseals == passes && passes > 0, "\(passes) batches, then \(store.reseals)")
 
         // The lost key back in the ring: the keeper reads again and re-seals the five.
         try server.store.secretBox.add([lostKey])
-        for _ in 0..<200 where try await !pending().isEmpty {
+        while try await !pending().isEmpty, ContinuousClock.now < deadline + .seconds(30) {
             try await Task.sleep(for: .milliseconds(25))
         }
         #expect(try await pending().isEmpty && store.reseals > passes)
@@ -274,20 +282,25 @@ struct KeyRingTests {
     }
 }
 
-/// A key ring store that counts the re-seal's batches.
+/// A key ring store that counts the re-seal's batches and the keeper's reports (one per turn).
 final class CountingKeyRingStore: KeyRingStore {
     let base: any KeyRingStore
     private let count = Mutex(0)
+    private let reportCount = Mutex(0)
 
     init(base: any KeyRingStore) { self.base = base }
 
     var reseals: Int { count.withLock { $0 } }
+    var reports: Int { reportCount.withLock { $0 } }
     var secretBox: SecretBox { base.secretBox }
     func keyRingState() async throws -> KeyRingState { try await base.keyRingState() }
     func switchSealingKey(from old: String, to new: String, at now: Millis) async throws -> Bool {
         try await base.switchSealingKey(from: old, to: new, at: now)
     }
-    func putKeyRingHolder(_ h: KeyRingHolder) async throws { try await base.putKeyRingHolder(h) }
+    func putKeyRingHolder(_ h: KeyRingHolder) async throws {
+        reportCount.withLock { $0 += 1 }
+        try await base.putKeyRingHolder(h)
+    }
     func keyRingHolders(at now: Millis) async throws -> [KeyRingHolder] { try await base.keyRingHolders(at: now) }
     func deleteKeyRingHolder(id: String) async throws { try await base.deleteKeyRingHolder(id: id) }
     func unsealedUnderCurrentKey() async throws -> [(column: String, count: Int)] {
