@@ -144,6 +144,12 @@ struct TracingTests {
                 environment: environment, as: OperationInfo.self)
             let approved = try await device.authorizeOperation(id: operation.id, data: operation.data)
             #expect(approved.status == 200, "\(approved.text)")
+            // A refused one (other data than the operation's): the transaction its counter and attempt commit in.
+            let other = try await CLITests.admin(
+                ["operation", "create", "--user", "alice", "--data", "A1*A200CZK", "--title", "Pay"],
+                environment: environment, as: OperationInfo.self)
+            let mismatch = try await device.authorizeOperation(id: other.id, data: "A1*A999CZK")
+            #expect(mismatch.status == 400, "\(mismatch.text)")
 
             // A stop sends the spans not yet exported.
             server.terminate()
@@ -165,14 +171,21 @@ struct TracingTests {
             #expect(healthSpan.attribute("assent.request.id") == healthRequestID)
             #expect(healthSpan.attribute("http.route") == "/health")
 
-            let approval = try #require(
-                spans.first { $0.name == "POST /api/auth/token/app/operation/authorize" }, "\(spans.map(\.name))")
-            #expect(Span.hex(approval.parentSpanId) == nil, "a request without traceparent starts a trace")
-            let transaction = try #require(
-                spans.first { $0.name == "db transaction" && $0.parentSpanId == approval.spanId },
-                "no transaction span under the approval: \(spans.map { ($0.name, $0.parentSpanId) })")
-            #expect(transaction.traceId == approval.traceId)
-            #expect(transaction.attribute("db.system.name") == "postgresql")
+            let approvals = spans.filter { $0.name == "POST /api/auth/token/app/operation/authorize" }
+            #expect(approvals.count == 2, "\(spans.map(\.name))")
+            #expect(
+                approvals.allSatisfy { Span.hex($0.parentSpanId) == nil },
+                "a request without traceparent starts a trace")
+            let children = { (approval: Span) in
+                spans.filter { $0.parentSpanId == approval.spanId && $0.traceId == approval.traceId }.map(\.name)
+                    .sorted()
+            }
+            // The approval: its read and its write, no transaction.
+            #expect(approvals.contains { children($0) == ["db approval read", "db approval write"] })
+            // The refusal: the direct path's read, then the commit.
+            #expect(approvals.contains { children($0) == ["db approval read", "db transaction"] })
+            #expect(
+                spans.filter { $0.name.hasPrefix("db ") }.allSatisfy { $0.attribute("db.system.name") == "postgresql" })
 
             // The refusal's log line names its span.
             struct Line: Decodable {

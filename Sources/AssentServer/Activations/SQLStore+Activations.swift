@@ -44,9 +44,14 @@ extension SQLStore {
     }
 
     public func updateActivation(_ a: ActivationRecord, expectedVersion: Int64) async throws -> Bool {
+        !(try await database.raw(try activationUpdate(a, expectedVersion: expectedVersion)).all()).isEmpty
+    }
+
+    /// The conditional update of an activation: it writes `a` only while the stored version is `expectedVersion`,
+    /// and returns the id of the row it wrote.
+    func activationUpdate(_ a: ActivationRecord, expectedVersion: Int64) throws -> SQLQueryString {
         let masterSecret = try sealedMasterSecret(a)
-        let rows = try await database.raw(
-            """
+        return """
             UPDATE activations SET state = \(bind: Int64(a.state.rawValue)), activation_code = \(bind: a.activationCode),
             activation_name = \(bind: a.activationName), platform = \(bind: a.platform),
             device_info = \(bind: a.deviceInfo), extras = \(bind: a.extras),
@@ -59,8 +64,6 @@ extension SQLStore {
             WHERE id = \(bind: a.id) AND version = \(bind: expectedVersion)
             RETURNING id
             """
-        ).all()
-        return !rows.isEmpty
     }
 
     /// Counter values stored as one column: their 16-byte values one after another.

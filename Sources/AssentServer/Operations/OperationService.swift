@@ -310,6 +310,7 @@ public struct OperationService: Sendable {
     public func approveInOneCommit(_ approval: OperationAuthorizeRequest, authorization: String?, body: Data)
         async throws
     {
+        if try await approveDirectly(approval, authorization: authorization, body: body) { return }
         let refusal = try await commit { operations -> AssentServerError? in
             do {
                 _ = try await operations.approve(
@@ -320,6 +321,53 @@ public struct OperationService: Sendable {
             }
         }
         if let refusal { throw refusal }
+    }
+
+    /// `/operation/authorize` in its usual case in two statements, without a transaction: the activation and the
+    /// operation read together, the signature and the approval decided in memory, then the counter and the status
+    /// written by one conditional statement (``OperationStore/updateActivation(_:expectedVersion:then:expectedVersion:)``:
+    /// the operation only with the activation). The usual case is a valid signature approving a visible pending
+    /// operation without a proximity code; for anything else — a failed or replayed signature, a failed attempt, a
+    /// finished operation, the activation changed meanwhile — it writes nothing and returns false, and
+    /// ``approveInOneCommit(_:authorization:body:)`` answers as before, with its audit rows. When only the operation
+    /// changed meanwhile, the counter is written and the approval goes on as ``authorize(_:device:)`` on what is
+    /// stored now.
+    func approveDirectly(_ request: OperationAuthorizeRequest, authorization: String?, body: Data) async throws
+        -> Bool
+    {
+        guard request.proximityCheck == nil,
+            let signed = try? await powerAuth.signedRequest(
+                authorization: authorization, method: "POST", uriId: "/operation/authorize", body: body,
+                allowed: Set(SignatureType.allCases))
+        else { return false }
+        let (storedActivation, storedOperation) = try await store.activationAndOperation(
+            activationId: signed.header.activationId, operationId: request.id)
+        guard let storedActivation, let storedOperation else { return false }
+        let now = clock.millis
+        var activation = storedActivation
+        guard case (.accepted, _)? = try? powerAuth.check(signed, on: &activation, now: now) else { return false }
+        activation.updatedAt = now
+        let device = AuthenticatedDevice(
+            activation: activation, application: signed.application, signatureType: signed.header.signatureType)
+        guard (try? checkApproval(request, device: device)) != nil else { return false }
+        var operation = storedOperation
+        guard
+            case .approved? = try? operation.approve(
+                approval(request, device: device), now: now, tolerance: Millis(policy.timestampTolerance) * 1000)
+        else { return false }
+        operation.updatedAt = now
+        let written = try await store.updateActivation(
+            activation, expectedVersion: storedActivation.version, then: operation,
+            expectedVersion: storedOperation.version)
+        guard written.activation else { return false }
+        logger.debug(
+            "signature accepted", metadata: ["activation.id": "\(activation.id)", "uri.id": "/operation/authorize"])
+        if written.operation {
+            announcer.changed(userId: operation.userId)
+        } else {
+            _ = try await authorize(request, device: device)
+        }
+        return true
     }
 
     /// `/operation/authorize` from the request to the commit: verifies the device's signature — a failed one counts
@@ -352,25 +400,14 @@ public struct OperationService: Sendable {
         _ request: OperationAuthorizeRequest, device: AuthenticatedDevice
     ) async throws -> OperationRecord {
         let tolerance = Millis(policy.timestampTolerance) * 1000
-        if let context = request.mobileContext {
-            guard let decoded = Data(base64Encoded: context), decoded.count <= 4_096 else {
-                throw AssentServerError.invalidRequest("mobileContext is Base64 of at most 4096 bytes.")
-            }
-        }
-        if let maximumAge = policy.maximumPINAge, device.signatureType != .possession,
-            clock.millis - device.activation.pinSetAt > Millis(maximumAge) * 1000
-        {
-            throw AssentServerError.pinExpired()
-        }
+        try checkApproval(request, device: device)
         if request.proximityCheck != nil {
             let rules = try await applicationLimits.rules(
                 device.activation.applicationId)
             try await limiter.hit(
                 rules.proximityChecksPerOperation, "proximity.operation", request.id)
         }
-        let approval = OperationRecord.Approval(
-            device: device.activation.principal, data: request.data, signatureType: device.signatureType,
-            proximityCheck: request.proximityCheck, mobileContext: request.mobileContext, number: request.number)
+        let approval = approval(request, device: device)
         let (operation, outcome) = try await mutate(id: request.id) { operation, now in
             try operation.approve(approval, now: now, tolerance: tolerance)
         }
@@ -388,6 +425,28 @@ public struct OperationService: Sendable {
         }
         try Self.throwUnlessDone(outcome)
         return operation
+    }
+
+    /// What an approval asks of the request before the operation is read: a mobile context of at most 4 KiB, a PIN
+    /// not older than the policy allows.
+    func checkApproval(_ request: OperationAuthorizeRequest, device: AuthenticatedDevice) throws {
+        if let context = request.mobileContext {
+            guard let decoded = Data(base64Encoded: context), decoded.count <= 4_096 else {
+                throw AssentServerError.invalidRequest("mobileContext is Base64 of at most 4096 bytes.")
+            }
+        }
+        if let maximumAge = policy.maximumPINAge, device.signatureType != .possession,
+            clock.millis - device.activation.pinSetAt > Millis(maximumAge) * 1000
+        {
+            throw AssentServerError.pinExpired()
+        }
+    }
+
+    /// The approval `request` asks of the operation, by `device`.
+    func approval(_ request: OperationAuthorizeRequest, device: AuthenticatedDevice) -> OperationRecord.Approval {
+        OperationRecord.Approval(
+            device: device.activation.principal, data: request.data, signatureType: device.signatureType,
+            proximityCheck: request.proximityCheck, mobileContext: request.mobileContext, number: request.number)
     }
 
     /// `/operation/cancel`: the user rejects the operation.

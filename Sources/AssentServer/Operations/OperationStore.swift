@@ -11,6 +11,17 @@ public protocol OperationStore: Sendable {
     /// Writes `operation` (with its version bumped) if the stored version is still `expectedVersion`. A change of
     /// status also appends a webhook event in the same statement.
     func updateOperation(_ operation: OperationRecord, expectedVersion: Int64) async throws -> Bool
+    /// An approval's read: the activation and the operation in one statement, either nil when absent.
+    func activationAndOperation(activationId: String, operationId: String) async throws -> (
+        ActivationRecord?, OperationRecord?
+    )
+    /// An approval's write: `activation` if its stored version is still `expectedVersion`, then `operation` if its
+    /// own is still `operationVersion` — never the operation without the activation. One statement on PostgreSQL;
+    /// the operation may still be refused after the activation was written (a concurrent change of it).
+    func updateActivation(
+        _ activation: ActivationRecord, expectedVersion: Int64, then operation: OperationRecord,
+        expectedVersion operationVersion: Int64
+    ) async throws -> (activation: Bool, operation: Bool)
     /// Ids of pending operations whose expiry has passed.
     func overdueOperationIds(now: Millis, limit: Int) async throws -> [String]
 

@@ -46,8 +46,15 @@ extension SQLStore {
     }
 
     public func updateOperation(_ o: OperationRecord, expectedVersion: Int64) async throws -> Bool {
-        !(try await database.raw(
-            """
+        !(try await database.raw(Self.operationUpdate(o, expectedVersion: expectedVersion)).all()).isEmpty
+    }
+
+    /// The conditional update of an operation: it writes `o` only while the stored version is `expectedVersion` (and
+    /// `condition` holds), and returns the id of the row it wrote.
+    static func operationUpdate(_ o: OperationRecord, expectedVersion: Int64, and condition: SQLQueryString? = nil)
+        -> SQLQueryString
+    {
+        var query: SQLQueryString = """
             UPDATE operations SET user_id = \(bind: o.userId), status = \(bind: o.status.rawValue),
             status_reason = \(bind: o.statusReason), failed_attempts = \(bind: Int64(o.failedAttempts)),
             offline_nonce = \(bind: o.offlineNonce), offline_totp = \(bind: o.offlineTOTP),
@@ -56,9 +63,71 @@ extension SQLStore {
             updated_at = \(bind: o.updatedAt),
             finished_at = \(bind: o.finishedAt), version = \(bind: expectedVersion + 1)
             WHERE id = \(bind: o.id) AND version = \(bind: expectedVersion)
-            RETURNING id
             """
-        ).all()).isEmpty
+        if let condition { query += " AND " + condition }
+        return query + " RETURNING id"
+    }
+
+    // MARK: An approval's two statements
+
+    /// Every column of `activations` and of `operations`, as the combined read selects them (a test holds these
+    /// lists to the tables).
+    static let activationColumns = """
+        id application_id user_id state activation_code code_expires_at commit_mode activation_name platform \
+        device_info extras device_public_key server_private_key master_secret counter_data counter failed_attempts \
+        max_failed_attempts blocked_reason version created_at updated_at last_used_at used_counters pin_changed_at
+        """.split(separator: " ").map(String.init)
+    static let operationColumns = """
+        id application_id user_id name data status status_reason content signature_type failed_attempts \
+        max_failed_attempts proximity_seed offline_nonce offline_totp activation_id template created_at expires_at \
+        updated_at finished_at version approved_with mobile_context number_matching matching_number number_choices \
+        devices status_actor
+        """.split(separator: " ").map(String.init)
+
+    /// One row holding the activation's columns as `a_…` and the operation's as `o_…`, either side null when absent.
+    private static let approvalRead =
+        "SELECT "
+        + (activationColumns.map { "a.\($0) AS a_\($0)" } + operationColumns.map { "o.\($0) AS o_\($0)" })
+        .joined(separator: ", ")
+        + " FROM (SELECT 1) one LEFT JOIN activations a ON a.id = "
+
+    public func activationAndOperation(activationId: String, operationId: String) async throws -> (
+        ActivationRecord?, OperationRecord?
+    ) {
+        let query: SQLQueryString =
+            "\(unsafeRaw: Self.approvalRead)\(bind: activationId) LEFT JOIN operations o ON o.id = \(bind: operationId)"
+        guard let row = try await spanned("db approval read", { try await database.raw(query).first() }) else {
+            return (nil, nil)
+        }
+        let (a, o) = (PrefixedRow(base: row, prefix: "a_"), PrefixedRow(base: row, prefix: "o_"))
+        return (
+            try a.decodeNil(column: "id") ? nil : try decodeActivation(a),
+            try o.decodeNil(column: "id") ? nil : try decodeOperation(o)
+        )
+    }
+
+    public func updateActivation(
+        _ activation: ActivationRecord, expectedVersion: Int64, then operation: OperationRecord,
+        expectedVersion operationVersion: Int64
+    ) async throws -> (activation: Bool, operation: Bool) {
+        let activationUpdate = try activationUpdate(activation, expectedVersion: expectedVersion)
+        guard backend == .postgres else {
+            // SQLite: one process, one writer, each write durable when it returns; two statements in turn.
+            guard !(try await database.raw(activationUpdate).all()).isEmpty else { return (false, false) }
+            return (true, try await updateOperation(operation, expectedVersion: operationVersion))
+        }
+        // PostgreSQL: one statement; the operation's update sees the activation's through its RETURNING.
+        let operationUpdate = Self.operationUpdate(
+            operation, expectedVersion: operationVersion, and: "EXISTS (SELECT 1 FROM a)")
+        let row = try await spanned("db approval write") {
+            try await database.raw(
+                "WITH a AS (" + activationUpdate + "), o AS (" + operationUpdate + ") "
+                    + "SELECT (SELECT count(*) FROM a) AS a, (SELECT count(*) FROM o) AS o"
+            ).first()
+        }
+        return (
+            try row?.decode(column: "a", as: Int64.self) == 1, try row?.decode(column: "o", as: Int64.self) == 1
+        )
     }
 
     public func overdueOperationIds(now: Millis, limit: Int) async throws -> [String] {

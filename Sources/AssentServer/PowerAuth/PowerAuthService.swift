@@ -257,32 +257,15 @@ public struct PowerAuthService: Sendable {
     public func verify(
         authorization: String?, method: String, uriId: String, body: Data, allowed: Set<SignatureType>
     ) async throws -> Verdict {
-        guard let authorization else {
-            throw AssentServerError.authenticationFailed("The X-PowerAuth-Authorization header is missing.")
-        }
-        let header: AuthorizationHeader
-        do {
-            header = try AuthorizationHeader(parsing: authorization)
-        } catch {
-            throw AssentServerError.authenticationFailed("The X-PowerAuth-Authorization header is malformed.")
-        }
-        guard allowed.contains(header.signatureType) else {
-            throw AssentServerError.authenticationFailed("This endpoint needs a different signature type.")
-        }
-        guard policy.biometryEnabled || !header.signatureType.factors.contains(.biometry) else {
-            throw AssentServerError.authenticationFailed("Biometry is not enabled on this server.")
-        }
-        let application = try await applications.application(key: header.applicationKey)
-        let format = try SignatureFormat(protocolVersion: header.version)
-        let data = PowerAuthSignature.dataToSign(
-            method: method, uriId: uriId, nonce: header.nonce, body: body,
-            applicationSecret: application.applicationSecret)
+        let signed = try await signedRequest(
+            authorization: authorization, method: method, uriId: uriId, body: body, allowed: allowed)
+        let (header, application) = (signed.header, signed.application)
         let now = clock.millis
         let activation: ActivationRecord
         let outcome: Outcome
         do {
             (activation, outcome) = try await recordSignature(
-                header: header, application: application, data: data, format: format, now: now)
+                header: header, application: application, data: signed.data, format: signed.format, now: now)
         } catch let error as AssentServerError where error.code == .activationNotFound {
             // An unknown activation fails like a removed one, so signed endpoints do not reveal which ids exist.
             throw AssentServerError.authenticationFailed("The activation is not active.")
@@ -312,6 +295,43 @@ public struct PowerAuthService: Sendable {
         }
     }
 
+    /// A signed request as far as it can be checked before any activation is read: its header, the application it
+    /// names, and the bytes the signature covers.
+    struct SignedRequest: Sendable {
+        let header: AuthorizationHeader
+        let application: ApplicationRecord
+        let format: SignatureFormat
+        let data: Data
+    }
+
+    /// Parses `X-PowerAuth-Authorization` and builds what the signature covers. - Throws: a 401 for a missing or
+    /// malformed header, a signature type not `allowed`, biometry the server does not accept, an unknown application.
+    func signedRequest(
+        authorization: String?, method: String, uriId: String, body: Data, allowed: Set<SignatureType>
+    ) async throws -> SignedRequest {
+        guard let authorization else {
+            throw AssentServerError.authenticationFailed("The X-PowerAuth-Authorization header is missing.")
+        }
+        let header: AuthorizationHeader
+        do {
+            header = try AuthorizationHeader(parsing: authorization)
+        } catch {
+            throw AssentServerError.authenticationFailed("The X-PowerAuth-Authorization header is malformed.")
+        }
+        guard allowed.contains(header.signatureType) else {
+            throw AssentServerError.authenticationFailed("This endpoint needs a different signature type.")
+        }
+        guard policy.biometryEnabled || !header.signatureType.factors.contains(.biometry) else {
+            throw AssentServerError.authenticationFailed("Biometry is not enabled on this server.")
+        }
+        let application = try await applications.application(key: header.applicationKey)
+        return SignedRequest(
+            header: header, application: application, format: try SignatureFormat(protocolVersion: header.version),
+            data: PowerAuthSignature.dataToSign(
+                method: method, uriId: uriId, nonce: header.nonce, body: body,
+                applicationSecret: application.applicationSecret))
+    }
+
     enum Outcome: Sendable {
         case accepted(offset: Int)
         case failed(blocked: Bool)
@@ -320,7 +340,7 @@ public struct PowerAuthService: Sendable {
     }
 
     /// Thrown out of the activation update so that a replay writes nothing.
-    private struct ReplayedSignature: Error {
+    struct ReplayedSignature: Error {
         let activation: ActivationRecord
     }
 
@@ -360,37 +380,61 @@ public struct PowerAuthService: Sendable {
     ) async throws -> (ActivationRecord, (Outcome, SignatureType?)) {
         let lookAhead = policy.counterLookAhead
         let replayMemory = policy.replayMemory
-        return try await store.updateActivation(id: activationId, at: clock) {
-            activation -> (Outcome, SignatureType?) in
-            guard activation.applicationId == application.id, activation.state == .active,
-                let keys = try activation.keys()
-            else { throw AssentServerError.authenticationFailed("The activation is not active.") }
-            for type in types {
-                guard
-                    let match = try PowerAuthSignature.validate(
-                        signature, data: data, counter: activation.counterData, keys: keys.signatureKeys(for: type),
-                        format: format, lookAhead: lookAhead)
-                else { continue }
-                activation.usedCounters.append(
-                    contentsOf: sequence(first: activation.counterData) { $0.next() }.prefix(match.offset + 1))
-                activation.usedCounters.removeFirst(max(0, activation.usedCounters.count - replayMemory))
-                activation.counterData = match.nextCounter
-                activation.counter += Int64(match.offset + 1)
-                if type.provesUserPresence { activation.failedAttempts = 0 }
-                activation.lastUsedAt = now
-                return (Outcome.accepted(offset: match.offset), type)
-            }
-            for type in types {
-                let factorKeys = keys.signatureKeys(for: type)
-                for used in activation.usedCounters.reversed()
-                where try PowerAuthSignature.validate(
-                    signature, data: data, counter: used, keys: factorKeys, format: format, lookAhead: 1) != nil
-                {
-                    throw ReplayedSignature(activation: activation)
-                }
-            }
-            return (Outcome.failed(blocked: activation.countFailedSignature()), nil)
+        return try await store.updateActivation(id: activationId, at: clock) { activation in
+            try Self.check(
+                signature, types: types, on: &activation, application: application, data: data, format: format,
+                now: now, lookAhead: lookAhead, replayMemory: replayMemory)
         }
+    }
+
+    /// Checks `signed`'s signature against `activation` under this server's policy, as a verification does, and
+    /// writes the outcome into it without storing it (``check(_:types:on:application:data:format:now:lookAhead:replayMemory:)``).
+    func check(_ signed: SignedRequest, on activation: inout ActivationRecord, now: Millis) throws -> (
+        Outcome, SignatureType?
+    ) {
+        try Self.check(
+            signed.header.signature, types: [signed.header.signatureType], on: &activation,
+            application: signed.application, data: signed.data, format: signed.format, now: now,
+            lookAhead: policy.counterLookAhead, replayMemory: policy.replayMemory)
+    }
+
+    /// Checks `signature` as any of `types` (tried in order) against `activation`'s counter window and writes the
+    /// outcome into it: a match advances the counter, a mismatch counts a failed attempt (and may block). Pure: the
+    /// caller writes the activation back conditionally. - Throws: ``ReplayedSignature`` for a copy of a signature
+    /// already used (nothing to write), a 401 when the activation is not an active one of `application`.
+    static func check(
+        _ signature: String, types: [SignatureType], on activation: inout ActivationRecord,
+        application: ApplicationRecord, data: Data, format: SignatureFormat, now: Millis, lookAhead: Int,
+        replayMemory: Int
+    ) throws -> (Outcome, SignatureType?) {
+        guard activation.applicationId == application.id, activation.state == .active,
+            let keys = try activation.keys()
+        else { throw AssentServerError.authenticationFailed("The activation is not active.") }
+        for type in types {
+            guard
+                let match = try PowerAuthSignature.validate(
+                    signature, data: data, counter: activation.counterData, keys: keys.signatureKeys(for: type),
+                    format: format, lookAhead: lookAhead)
+            else { continue }
+            activation.usedCounters.append(
+                contentsOf: sequence(first: activation.counterData) { $0.next() }.prefix(match.offset + 1))
+            activation.usedCounters.removeFirst(max(0, activation.usedCounters.count - replayMemory))
+            activation.counterData = match.nextCounter
+            activation.counter += Int64(match.offset + 1)
+            if type.provesUserPresence { activation.failedAttempts = 0 }
+            activation.lastUsedAt = now
+            return (Outcome.accepted(offset: match.offset), type)
+        }
+        for type in types {
+            let factorKeys = keys.signatureKeys(for: type)
+            for used in activation.usedCounters.reversed()
+            where try PowerAuthSignature.validate(
+                signature, data: data, counter: used, keys: factorKeys, format: format, lookAhead: 1) != nil
+            {
+                throw ReplayedSignature(activation: activation)
+            }
+        }
+        return (Outcome.failed(blocked: activation.countFailedSignature()), nil)
     }
 
     /// `/pa/v3/signature/validate`: validates a 2FA signature over the request body.

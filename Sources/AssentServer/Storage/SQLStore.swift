@@ -171,6 +171,16 @@ public final class SQLStore: AssentStore {
         }
     }
 
+    /// On PostgreSQL, `body` in a span named `name`, child of the request's when requests are traced: the statements
+    /// a request's answer waits for outside a transaction (an approval's read and write).
+    func spanned<T: Sendable>(_ name: String, _ body: () async throws -> T) async throws -> T {
+        guard backend == .postgres else { return try await body() }
+        return try await withSpan(name, ofKind: .client) { span in
+            span.attributes["db.system.name"] = "postgresql"
+            return try await body()
+        }
+    }
+
     private func inOneCommit<T: Sendable>(
         _ postgres: PostgresClientDatabase, _ body: (any AssentStore) async throws -> T
     ) async throws -> T {
