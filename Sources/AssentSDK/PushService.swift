@@ -19,7 +19,7 @@ public struct PushService: Sendable {
         async throws
     {
         try await registerForPush(
-            token: token.map { String(format: "%02x", $0) }.joined(), platform: .apns, environment: environment,
+            token: Hex.encode(token), platform: .apns, environment: environment,
             language: language)
     }
 

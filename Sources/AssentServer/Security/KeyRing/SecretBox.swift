@@ -152,14 +152,9 @@ public final class SecretBox: Sendable {
         return Hex.encode(sealed.dropFirst(2).prefix(8))
     }
 
-    /// The header of a value sealed under key `id`.
+    /// The header of a value sealed under key `id` (``keyId(of:)``: 16 hex digits).
     static func header(_ id: String) -> Data {
-        var bytes = Data(magic)
-        var digits = id.makeIterator()
-        while let high = digits.next(), let low = digits.next(), let byte = UInt8(String([high, low]), radix: 16) {
-            bytes.append(byte)
-        }
-        return bytes
+        Data(magic) + (Hex.decode(id) ?? Data())
     }
 
     /// Loads the ring: `ASSENT_KEK` (Base64 keys separated by commas or spaces) if set, else `<dataDirectory>/kek`
