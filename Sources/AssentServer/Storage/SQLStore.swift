@@ -164,15 +164,11 @@ public final class SQLStore: AssentStore {
     /// gets this store; every write is durable by group commit already and one connection serves every request.
     public func inOneCommit<T: Sendable>(_ body: (any AssentStore) async throws -> T) async throws -> T {
         guard let postgres = database as? PostgresClientDatabase else { return try await body(self) }
-        // A span of the transaction, child of the request's when requests are traced.
-        return try await withSpan("db transaction", ofKind: .client) { span in
-            span.attributes["db.system.name"] = "postgresql"
-            return try await inOneCommit(postgres, body)
-        }
+        return try await spanned("db transaction") { try await inOneCommit(postgres, body) }
     }
 
-    /// On PostgreSQL, `body` in a span named `name`, child of the request's when requests are traced: the statements
-    /// a request's answer waits for outside a transaction (an approval's read and write).
+    /// On PostgreSQL, `body` in a span named `name`, child of the request's when requests are traced: a transaction,
+    /// or the statements a request's answer waits for outside one (an approval's read and write).
     func spanned<T: Sendable>(_ name: String, _ body: () async throws -> T) async throws -> T {
         guard backend == .postgres else { return try await body() }
         return try await withSpan(name, ofKind: .client) { span in
