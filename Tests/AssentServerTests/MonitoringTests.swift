@@ -184,8 +184,10 @@ struct MonitoringTests {
                 let answer = try #require(try await query(text), "\(text)")
                 #expect(answer.status == "success", "\(text): \(answer.error ?? "")")
             }
-            // Queries over this server's series answer with them.
-            let ready = try await query("sum(assent_ready)")
+            // Queries over this server's series answer with them. The series' last sample over a minute, not the
+            // instant value: on a busy machine a scrape can miss its one-second timeout, and Prometheus then marks
+            // the series stale, so an instant query finds nothing though every earlier scrape was served.
+            let ready = try await query("sum(last_over_time(assent_ready[1m]))")
             #expect(ready?.data?.result.count == 1)
             let refusals = try await query("sum by (scope) (rate(assent_rate_limit_refusals_total[1m]))")
             #expect(refusals?.data?.result.first?.metric["scope"] == "operator.key", "\(String(describing: refusals))")
