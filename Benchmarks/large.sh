@@ -20,7 +20,8 @@ rm -rf "$out"
 mkdir -p "$out"
 
 # The history, as SQL for DIALECT (sqlite or postgres): the activations of users history-1…N of the first
-# application, ten operations each on average over the last year, every one finished. Their server keys are a copy of
+# application, ten operations each on average over the last year, every one finished, with ids that carry their
+# creation time as the server's do (on PostgreSQL each in its month's partition). Their server keys are a copy of
 # a real activation's sealed key (history-template's), so the key ring's keeper finds every value under the current
 # key, as on a real database, and settles.
 history_sql() {
@@ -29,15 +30,27 @@ history_sql() {
         series() { echo "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)"; }
         bytes() { echo "randomblob($1)"; }
         uuid="lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-a' || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6)))"
+        hex12="printf('%012x', t)"
+        random_hex="lower(hex(randomblob(10)))"
         # Loaded without a journal's copy of every page; the server's WAL mode comes back at the end.
         echo "PRAGMA journal_mode = DELETE; PRAGMA synchronous = OFF; PRAGMA cache_size = -1000000; BEGIN;"
     else
         series() { echo "WITH n(i) AS (SELECT generate_series(1::bigint, $1))"; }
         bytes() { echo "decode(substr(md5(random()::text) || md5(random()::text), 1, $(($1 * 2))), 'hex')"; }
         uuid="gen_random_uuid()::text"
+        hex12="lpad(to_hex(t), 12, '0')"
+        random_hex="md5(random()::text)"
         echo "SET synchronous_commit = off; SET maintenance_work_mem = '1GB'; BEGIN;"
     fi
     local now; now=$(date +%s)000
+    if [ "$dialect" = postgres ]; then
+        # A partition for each month of the year's history, as a year of service would have made them (the first
+        # partition, which holds everything before next month, goes first).
+        echo "DROP TABLE operations_before_partitions;"
+        for months in 12 9 6 3 0; do
+            echo "SELECT assent_operation_partitions($now - $months * 2629800000, NULL);"
+        done
+    fi
     cat <<SQL
 $(series "$activations")
 INSERT INTO activations (id, application_id, user_id, state, code_expires_at, commit_mode, activation_name, platform,
@@ -51,25 +64,28 @@ FROM n;
 $(series "$operations")
 INSERT INTO operations (id, application_id, user_id, name, data, status, content, signature_type, failed_attempts,
     max_failed_attempts, created_at, expires_at, updated_at, finished_at, version)
-SELECT $uuid, (SELECT id FROM applications ORDER BY created_at LIMIT 1), 'history-' || (1 + i % $activations),
+SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 1, 3) || '-a' || substr(r, 4, 3) || '-'
+        || substr(r, 7, 12),
+    (SELECT id FROM applications ORDER BY created_at LIMIT 1), 'history-' || (1 + i % $activations),
     'payment', 'A1*A' || (i % 10000) || '.00CZK*ICZ5508000000001234567890*Q' || i,
     CASE i % 20 WHEN 0 THEN 'REJECTED' WHEN 1 THEN 'EXPIRED' WHEN 2 THEN 'CANCELED' ELSE 'APPROVED' END,
     '{"title":"Payment","message":"Pay ' || (i % 10000) || '.00 CZK to CZ5508000000001234567890","attributes":[{"type":"AMOUNT","id":"operation.amount","label":"Amount","amount":' || (i % 10000) || ',"currency":"CZK"}]}',
-    'possession_knowledge', 0, 5, $now - (i % 31536000) * 1000, $now - (i % 31536000) * 1000 + 300000,
-    $now - (i % 31536000) * 1000 + 30000, $now - (i % 31536000) * 1000 + 30000, 2
-FROM n;
+    'possession_knowledge', 0, 5, t, t + 300000, t + 30000, t + 30000, 2
+FROM (SELECT i, t, $hex12 AS h, $random_hex AS r FROM (SELECT i, $now - (i % 31536000) * 1000 AS t FROM n) times) ids;
 COMMIT;
 SQL
     [ "$dialect" = sqlite ] && echo "ANALYZE; PRAGMA journal_mode = WAL;" \
         || echo "VACUUM ANALYZE activations; VACUUM ANALYZE operations;"
 }
 
-# The hot statements' plans on the large database: the list, an operation and an activation by id, the expiry sweep.
+# The hot statements' plans on the large database: the list, an operation (by id alone, and by id and its time as the
+# server asks for one) and an activation by id, the expiry sweep.
 plans_sql() {
     local explain=$1
     cat <<SQL
 $explain SELECT * FROM operations WHERE user_id = 'history-42' AND status = 'PENDING' ORDER BY created_at DESC LIMIT 100;
 $explain SELECT * FROM operations WHERE id = (SELECT id FROM operations LIMIT 1);
+$explain SELECT * FROM operations WHERE id = '0190cafe-0000-7000-a000-000000000000' AND created_at = $(date +%s)000;
 $explain SELECT * FROM activations WHERE id = (SELECT id FROM activations LIMIT 1);
 $explain SELECT * FROM activations WHERE user_id = 'history-42';
 $explain SELECT id FROM operations WHERE status = 'PENDING' AND expires_at < 0 LIMIT 100;

@@ -237,6 +237,16 @@ struct Sweeper: Service {
                     lastPurge = .now
                     let now = services.clock.millis
                     try await environment.store.purgeExpired(before: now)
+                    let upkeep = try await environment.store.keepOperations(
+                        now: now,
+                        removingCreatedBefore: environment.policy.operationRetention.map { now - Millis($0) * 1000 })
+                    if upkeep.partitionsDropped + upkeep.rowsDeleted > 0 {
+                        environment.logger.notice(
+                            "operations past their retention removed",
+                            metadata: [
+                                "partitions": "\(upkeep.partitionsDropped)", "rows": "\(upkeep.rowsDeleted)",
+                            ])
+                    }
                     var undeliverable: [OutboxChannel] = []
                     if environment.webhook == nil,
                         try await !services.webhooks.anyApplicationHasWebhook()

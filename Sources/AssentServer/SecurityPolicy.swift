@@ -21,6 +21,9 @@ public struct SecurityPolicy: Sendable, Equatable {
     public var operationLifetime: Int = 300
     /// Failed approval attempts that fail an operation unless its creator says otherwise (default 5).
     public var operationMaxFailedAttempts: Int = 5
+    /// How long finished operations are kept after their creation, in seconds; `nil` (the default): kept for ever.
+    /// On PostgreSQL a month's partition goes once its whole month is past this, so rows stay up to a month longer.
+    public var operationRetention: Int? = nil
 
     /// The PIN rules devices check before they use a PIN (the PIN never reaches the server; devices read these from
     /// `GET /api/device/configuration`). Four to sixteen digits by default.
@@ -57,6 +60,10 @@ public struct SecurityPolicy: Sendable, Equatable {
         }
         guard pinMinimumLength >= 4, pinMaximumLength <= 64, pinMinimumLength <= pinMaximumLength else {
             throw AssentServerError.configuration("PIN lengths must satisfy 4 <= minimum <= maximum <= 64.")
+        }
+        if let operationRetention, !(86_400...36_500 * 86_400).contains(operationRetention) {
+            throw AssentServerError.configuration(
+                "The operation retention must be 1 to 36500 days (an operation stays approvable up to a day).")
         }
         if let maximumPINAge, maximumPINAge <= 0 {
             throw AssentServerError.configuration("The maximum PIN age must be positive.")

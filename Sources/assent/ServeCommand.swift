@@ -27,6 +27,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Failed signature attempts that block an activation (1-255).") var maxFailedAttempts = 5
     @Option(help: "Activation code lifetime in seconds.") var codeLifetime = 300
     @Option(help: "Operation lifetime in seconds unless the creator sets expiresIn.") var operationLifetime = 300
+    @Option(
+        help: """
+            Remove finished operations this many days after their creation (default: keep them). On PostgreSQL a \
+            month's partition is dropped once the whole month is past it.
+            """)
+    var operationRetentionDays: Int?
     @Option(help: "Shortest PIN devices accept (at least 4).") var pinMinLength = 4
     @Option(help: "Longest PIN devices accept (at most 64).") var pinMaxLength = 16
     @Flag(help: "Allow any characters in PINs, not only digits.") var pinAlphanumeric = false
@@ -184,6 +190,7 @@ struct ServeCommand: AsyncParsableCommand {
         policy.pinAlphanumeric = pinAlphanumeric
         policy.biometryEnabled = !disableBiometry
         policy.maximumPINAge = maxPinAge.map { $0 * 86_400 }
+        policy.operationRetention = operationRetentionDays.map { min($0, 1_000_000) * 86_400 }
         _ = checked { try policy.validate() }
         var limits = RateLimits()
         limits.enabled = !noRateLimits

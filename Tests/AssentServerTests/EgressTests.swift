@@ -233,10 +233,9 @@ struct EgressTests {
             guard case .failure(.noAnswer) = await Self.post(egress, "http://127.0.0.1:\(port)/slow") else {
                 throw TestFailure("a slow answer was waited for")
             }
-            // Bounded: it gave up while the receiver was still working on its answer (on a busy machine the
-            // request may reach the receiver's handler only after the client gave up: wait for it to be seen).
-            for _ in 0..<100 where receiver.count("slow") == 0 { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(receiver.count("slow") == 1 && receiver.count("slow-answered") == 0)
+            // Bounded: it gave up while the receiver was still working on its answer, 20 s from done — or, on a
+            // machine busy enough, before the request had reached the receiver's handler at all (CI saw that).
+            #expect(receiver.count("slow-answered") == 0 && receiver.count("slow") <= 1)
         }
     }
 

@@ -216,7 +216,8 @@ struct MigrationTests {
     }
 
     /// What a later version of Assent adds, then removes: a column on a table every request writes, a table and an
-    /// index built without locking writers (on PostgreSQL), declared to serve this build; then the column dropped,
+    /// index built without locking writers (on PostgreSQL; on a table that is not partitioned, as `CONCURRENTLY`
+    /// cannot build a partitioned table's index), declared to serve this build; then the column dropped,
     /// declared to serve only builds that know the version adding it.
     static func laterVersions(after newest: Int) -> (adds: Migrations.Migration, removes: Migrations.Migration) {
         let adds = Migrations.Migration(
@@ -224,18 +225,18 @@ struct MigrationTests {
             sqlite: [
                 "ALTER TABLE operations ADD COLUMN rollout_channel TEXT NOT NULL DEFAULT 'api'",
                 "CREATE TABLE IF NOT EXISTS rollout_notes (id INTEGER PRIMARY KEY, note TEXT NOT NULL)",
-                "CREATE INDEX IF NOT EXISTS operations_rollout_channel ON operations (rollout_channel)",
+                "CREATE INDEX IF NOT EXISTS activations_rollout ON activations (platform, user_id)",
             ],
             postgres: [
                 "ALTER TABLE operations ADD COLUMN IF NOT EXISTS rollout_channel TEXT NOT NULL DEFAULT 'api'",
                 "CREATE TABLE IF NOT EXISTS rollout_notes (id BIGSERIAL PRIMARY KEY, note TEXT NOT NULL)",
-                "CREATE INDEX CONCURRENTLY IF NOT EXISTS operations_rollout_channel ON operations (rollout_channel)",
+                "CREATE INDEX CONCURRENTLY IF NOT EXISTS activations_rollout ON activations (platform, user_id)",
             ],
             compatibleFrom: newest)
         let removes = Migrations.Migration(
             version: newest + 2,
             sqlite: [
-                "DROP INDEX IF EXISTS operations_rollout_channel", "ALTER TABLE operations DROP COLUMN rollout_channel",
+                "DROP INDEX IF EXISTS activations_rollout", "ALTER TABLE operations DROP COLUMN rollout_channel",
             ],
             postgres: ["ALTER TABLE operations DROP COLUMN IF EXISTS rollout_channel"], compatibleFrom: newest + 1)
         return (adds, removes)

@@ -94,6 +94,156 @@ extension Migrations {
         "CREATE INDEX IF NOT EXISTS operations_proximity_seed ON operations(id) WHERE proximity_seed IS NOT NULL"
     ]
 
+    /// Version 43, PostgreSQL: operations partitioned by month of `created_at`, so that retention drops a month's
+    /// partition instead of deleting its rows (SQLite keeps one table, and retention deletes there).
+    ///
+    /// The existing table becomes the first partition, from the oldest row to the first month boundary after both the
+    /// newest row and now: its indexes, triggers, foreign keys and grants are copied to the new parent table first
+    /// (the triggers are dropped from it, the parent's are cloned onto every partition), and its primary key is
+    /// widened to `(id, created_at)`, as a partitioned table's key must hold the partition's column. Attaching it reads
+    /// the table once and builds that key's index, under the table's lock. Then
+    /// ``operationPartitionsFunction`` makes the months ahead. One statement, so it is done whole or not at all; a
+    /// second process running it finds the table partitioned and does nothing.
+    static func operationPartitionsV43(_ dialect: Dialect) -> [String] {
+        guard dialect == .postgres else { return [] }
+        return [
+            operationPartitionBoundsFunction, operationPartitionsFunction,
+            """
+            DO $$
+            DECLARE
+                boundary bigint;
+                statement text;
+                statements text[] := '{}';
+                renames text[] := '{}';
+                triggers text[] := '{}';
+                grants record;
+            BEGIN
+                PERFORM pg_advisory_xact_lock(hashtext('assent.operations.partitions'));
+                IF (SELECT relkind FROM pg_class WHERE oid = 'operations'::regclass) = 'p' THEN RETURN; END IF;
+                LOCK TABLE operations IN ACCESS EXCLUSIVE MODE;
+                SELECT (extract(epoch FROM (date_trunc('month', to_timestamp(greatest(coalesce(max(created_at), 0),
+                    (extract(epoch FROM now()) * 1000)::bigint) / 1000.0) AT TIME ZONE 'UTC') + interval '1 month')
+                    AT TIME ZONE 'UTC') * 1000)::bigint
+                INTO boundary FROM operations;
+                FOR statement IN
+                    SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
+                    WHERE i.indrelid = 'operations'::regclass AND NOT i.indisprimary
+                LOOP statements := statements || statement; END LOOP;
+                FOR statement IN
+                    SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                    WHERE i.indrelid = 'operations'::regclass
+                LOOP renames := renames || statement; END LOOP;
+                FOR statement IN
+                    SELECT t.tgname FROM pg_trigger t WHERE t.tgrelid = 'operations'::regclass AND NOT t.tgisinternal
+                LOOP triggers := triggers || statement; END LOOP;
+                FOR statement IN
+                    SELECT pg_get_triggerdef(t.oid) FROM pg_trigger t
+                    WHERE t.tgrelid = 'operations'::regclass AND NOT t.tgisinternal
+                LOOP statements := statements || statement; END LOOP;
+                FOR statement IN
+                    SELECT format('ALTER TABLE operations ADD CONSTRAINT %I %s', c.conname, pg_get_constraintdef(c.oid))
+                    FROM pg_constraint c WHERE c.conrelid = 'operations'::regclass AND c.contype = 'f'
+                LOOP statements := statements || statement; END LOOP;
+                ALTER TABLE operations RENAME TO operations_before_partitions;
+                FOREACH statement IN ARRAY renames LOOP
+                    EXECUTE format('ALTER INDEX %I RENAME TO %I', statement, left(statement || '_before_partitions', 63));
+                END LOOP;
+                FOREACH statement IN ARRAY triggers LOOP
+                    EXECUTE format('DROP TRIGGER %I ON operations_before_partitions', statement);
+                END LOOP;
+                CREATE TABLE operations (LIKE operations_before_partitions INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
+                    PARTITION BY RANGE (created_at);
+                ALTER TABLE operations ADD PRIMARY KEY (id, created_at);
+                FOREACH statement IN ARRAY statements LOOP EXECUTE statement; END LOOP;
+                FOR grants IN
+                    SELECT a.privilege_type, a.grantee FROM pg_class c, aclexplode(c.relacl) a
+                    WHERE c.oid = 'operations_before_partitions'::regclass AND a.grantee <> c.relowner
+                LOOP
+                    IF grants.grantee = 0 THEN
+                        EXECUTE format('GRANT %s ON operations TO PUBLIC', grants.privilege_type);
+                    ELSE
+                        EXECUTE format('GRANT %s ON operations TO %I', grants.privilege_type,
+                            (SELECT rolname FROM pg_roles WHERE oid = grants.grantee));
+                    END IF;
+                END LOOP;
+                -- Its key gives way to the parent's, which attaching builds on it.
+                FOR statement IN
+                    SELECT conname FROM pg_constraint
+                    WHERE conrelid = 'operations_before_partitions'::regclass AND contype = 'p'
+                LOOP
+                    EXECUTE format('ALTER TABLE operations_before_partitions DROP CONSTRAINT %I', statement);
+                END LOOP;
+                EXECUTE format('ALTER TABLE operations ATTACH PARTITION operations_before_partitions '
+                    'FOR VALUES FROM (MINVALUE) TO (%s)', boundary);
+                PERFORM assent_operation_partitions((extract(epoch FROM now()) * 1000)::bigint, NULL);
+            END
+            $$
+            """,
+        ]
+    }
+
+    /// `assent_operation_partition_bounds()`, PostgreSQL: each partition of `operations` with its range, in Unix
+    /// milliseconds (a null low: from the first value).
+    static let operationPartitionBoundsFunction = """
+        CREATE OR REPLACE FUNCTION assent_operation_partition_bounds()
+        RETURNS TABLE (part_name text, part_low bigint, part_high bigint)
+        LANGUAGE sql STABLE AS $$
+            SELECT c.relname::text,
+                (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''?(-?[0-9]+)'))[1]::bigint,
+                (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''?(-?[0-9]+)'))[1]::bigint
+            FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'operations'::regclass
+        $$
+        """
+
+    /// `assent_operation_partitions(now, cutoff)`, PostgreSQL: makes the partitions of the month `now` (Unix
+    /// milliseconds) falls in and the two after it where none covers them yet, and drops every partition whose range
+    /// ends at or before `cutoff` (null: none) and a day before the database's own clock, and that holds no pending
+    /// operation; answers how many it made and dropped (a server whose clock runs ahead drops nothing recent). It runs with its owner's rights (the schema owner's, who ran the migration), so that the server's
+    /// role, which may not create or drop tables, keeps the partitions; it takes a lock, so servers calling it at
+    /// once take turns. Partitions are named by their month (`operations_2026_12`).
+    static let operationPartitionsFunction = """
+        CREATE OR REPLACE FUNCTION assent_operation_partitions(now_ms bigint, cutoff_ms bigint,
+            OUT made integer, OUT dropped integer)
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+        DECLARE
+            month timestamp;
+            month_low bigint;
+            month_high bigint;
+            part record;
+            busy boolean;
+        BEGIN
+            made := 0;
+            dropped := 0;
+            PERFORM pg_advisory_xact_lock(hashtext('assent.operations.partitions'));
+            FOR step IN 0..2 LOOP
+                month := date_trunc('month', to_timestamp(now_ms / 1000.0) AT TIME ZONE 'UTC')
+                    + make_interval(months => step);
+                month_low := (extract(epoch FROM month AT TIME ZONE 'UTC') * 1000)::bigint;
+                month_high := (extract(epoch FROM (month + interval '1 month') AT TIME ZONE 'UTC') * 1000)::bigint;
+                CONTINUE WHEN EXISTS (SELECT 1 FROM assent_operation_partition_bounds()
+                    WHERE coalesce(part_low, month_low) <= month_low AND month_low < part_high);
+                SELECT least(month_high, min(part_low)) INTO month_high FROM assent_operation_partition_bounds()
+                    WHERE part_low > month_low;
+                EXECUTE format('CREATE TABLE %I PARTITION OF operations FOR VALUES FROM (%s) TO (%s)',
+                    'operations_' || to_char(month, 'YYYY_MM'), month_low, month_high);
+                made := made + 1;
+            END LOOP;
+            IF cutoff_ms IS NOT NULL THEN
+                -- Never a month that ended less than a day ago by the database's clock, whatever the caller's says.
+                cutoff_ms := least(cutoff_ms, (extract(epoch FROM now()) * 1000)::bigint - 86400000);
+                FOR part IN SELECT * FROM assent_operation_partition_bounds() WHERE part_high <= cutoff_ms LOOP
+                    EXECUTE format('SELECT EXISTS (SELECT 1 FROM %I WHERE status = ''PENDING'')', part.part_name)
+                        INTO busy;
+                    CONTINUE WHEN busy;
+                    EXECUTE format('DROP TABLE %I', part.part_name);
+                    dropped := dropped + 1;
+                END LOOP;
+            END IF;
+        END
+        $$
+        """
+
     /// Version 16: number matching — an operation's mode, its number and the choices the phone offers; the TFA
     /// policy's mode for push sign-ins (existing policies get the default, `choose`) and its push-bombing limits (JSON;
     /// absent: the server's).

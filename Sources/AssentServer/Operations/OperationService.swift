@@ -130,7 +130,7 @@ public struct OperationService: Sendable {
         let now = clock.millis
         let (mode, number, choices) = try Self.numberMatching(request.numberMatching)
         var record = OperationRecord(
-            id: UUID().uuidString.lowercased(), applicationId: application.id, userId: request.userId, name: name,
+            id: OperationId.make(at: now), applicationId: application.id, userId: request.userId, name: name,
             data: data, status: .pending, statusReason: nil,
             content: OperationContent(defaultLanguage: defaultLanguage, formData: formData, ui: request.ui),
             allowedSignatureType: allowed, failedAttempts: 0, maxFailedAttempts: maxFailed,

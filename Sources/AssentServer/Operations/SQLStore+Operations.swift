@@ -30,7 +30,17 @@ extension SQLStore {
     }
 
     public func operation(id: String) async throws -> OperationRecord? {
-        try await database.raw("SELECT * FROM operations WHERE id = \(bind: id)").first().map(decodeOperation)
+        try await database.raw("SELECT * FROM operations WHERE " + Self.operationKey(id)).first().map(decodeOperation)
+    }
+
+    /// `id = <id>`, and for an id that carries its creation time (``OperationId``) also `created_at = <that time>`,
+    /// which on PostgreSQL names the one partition the row can be in. `prefix` qualifies the columns (`o.`).
+    static func operationKey(_ id: String, prefix: String = "") -> SQLQueryString {
+        var key: SQLQueryString = "\(unsafeRaw: prefix)id = \(bind: id)"
+        if let createdAt = OperationId.createdAt(id) {
+            key += " AND \(unsafeRaw: prefix)created_at = \(bind: createdAt)"
+        }
+        return key
     }
 
     /// A user's operations (of one status, or all), newest first, up to `limit` (at most 1,000).
@@ -62,8 +72,9 @@ extension SQLStore {
             mobile_context = \(bind: o.mobileContext), status_actor = \(bind: o.statusActor),
             updated_at = \(bind: o.updatedAt),
             finished_at = \(bind: o.finishedAt), version = \(bind: expectedVersion + 1)
-            WHERE id = \(bind: o.id) AND version = \(bind: expectedVersion)
+            WHERE
             """
+        query += " " + operationKey(o.id) + " AND version = \(bind: expectedVersion)"
         if let condition { query += " AND " + condition }
         return query + " RETURNING id"
     }
@@ -95,7 +106,8 @@ extension SQLStore {
         ActivationRecord?, OperationRecord?
     ) {
         let query: SQLQueryString =
-            "\(unsafeRaw: Self.approvalRead)\(bind: activationId) LEFT JOIN operations o ON o.id = \(bind: operationId)"
+            "\(unsafeRaw: Self.approvalRead)\(bind: activationId) LEFT JOIN operations o ON "
+            + Self.operationKey(operationId, prefix: "o.")
         guard let row = try await spanned("db approval read", { try await database.raw(query).first() }) else {
             return (nil, nil)
         }
@@ -138,6 +150,36 @@ extension SQLStore {
             """
         ).all().map { try $0.decode(column: "id", as: String.self) }
     }
+
+    public func keepOperations(now: Millis, removingCreatedBefore cutoff: Millis?) async throws -> OperationUpkeep {
+        switch backend {
+        case .postgres:
+            let row = try await database.raw(
+                "SELECT made, dropped FROM assent_operation_partitions(\(bind: now), \(bind: cutoff)::bigint)"
+            ).first()
+            return OperationUpkeep(
+                partitionsMade: try row?.decode(column: "made", as: Int.self) ?? 0,
+                partitionsDropped: try row?.decode(column: "dropped", as: Int.self) ?? 0)
+        case .sqlite:
+            guard let cutoff else { return OperationUpkeep() }
+            // In batches, so that no single write holds the database long (by the creation-time index).
+            var upkeep = OperationUpkeep()
+            while true {
+                let deleted = try await database.raw(
+                    """
+                    DELETE FROM operations WHERE rowid IN (SELECT rowid FROM operations \
+                    WHERE created_at < \(bind: cutoff) AND status <> \(bind: OperationStatus.pending.rawValue) \
+                    LIMIT \(literal: Self.operationDeletionBatch)) RETURNING id
+                    """
+                ).all().count
+                upkeep.rowsDeleted += deleted
+                if deleted < Self.operationDeletionBatch { return upkeep }
+            }
+        }
+    }
+
+    /// Rows one retention delete removes on SQLite.
+    static let operationDeletionBatch = 1000
 
     func decodeOperation(_ row: any SQLRow) throws -> OperationRecord {
         let id = try row.decode(column: "id", as: String.self)

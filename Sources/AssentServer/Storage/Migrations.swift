@@ -113,6 +113,11 @@ enum Migrations {
             version: 41, sqlite: radiusClientsV41(.sqlite), postgres: radiusClientsV41(.postgres), compatibleFrom: 40),
         // An index older builds do not need.
         Migration(version: 42, sqlite: proximitySeedsV42, postgres: proximitySeedsV42, compatibleFrom: 41),
+        // Operations partitioned by month on PostgreSQL (nothing on SQLite); older builds read and write the table as
+        // before.
+        Migration(
+            version: 43, sqlite: operationPartitionsV43(.sqlite), postgres: operationPartitionsV43(.postgres),
+            compatibleFrom: 42),
     ]
 
     /// The SQL dialects the migrations are written for.
