@@ -237,16 +237,6 @@ struct Sweeper: Service {
                     lastPurge = .now
                     let now = services.clock.millis
                     try await environment.store.purgeExpired(before: now)
-                    let upkeep = try await environment.store.keepOperations(
-                        now: now,
-                        removingCreatedBefore: environment.policy.operationRetention.map { now - Millis($0) * 1000 })
-                    if upkeep.partitionsDropped + upkeep.rowsDeleted > 0 {
-                        environment.logger.notice(
-                            "operations past their retention removed",
-                            metadata: [
-                                "partitions": "\(upkeep.partitionsDropped)", "rows": "\(upkeep.rowsDeleted)",
-                            ])
-                    }
                     var undeliverable: [OutboxChannel] = []
                     if environment.webhook == nil,
                         try await !services.webhooks.anyApplicationHasWebhook()
@@ -272,6 +262,17 @@ struct Sweeper: Service {
                     let retention = environment.push?.traceRetention ?? PushSettings.defaultTraceRetention
                     try await environment.store.purgePushDeliveries(
                         before: now - Int64(retention.components.seconds) * 1000)
+                    // Last: on PostgreSQL it may wait for a partition's lock.
+                    let upkeep = try await environment.store.keepOperations(
+                        now: now,
+                        removingCreatedBefore: environment.policy.operationRetention.map { now - Millis($0) * 1000 })
+                    if upkeep.partitionsDropped + upkeep.rowsDeleted > 0 {
+                        environment.logger.notice(
+                            "operations past their retention removed",
+                            metadata: [
+                                "partitions": "\(upkeep.partitionsDropped)", "rows": "\(upkeep.rowsDeleted)",
+                            ])
+                    }
                 }
             } catch {
                 environment.logger.warning("sweep failed", metadata: ["error": "\(String(reflecting: error))"])

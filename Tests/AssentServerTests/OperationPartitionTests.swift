@@ -261,3 +261,47 @@ struct OperationPartitionTests {
         }
     }
 }
+
+extension OperationPartitionTests {
+    @Test(
+        "A running server keeps the table: its sweeper makes the months ahead of its clock on PostgreSQL and removes finished operations past the retention on SQLite",
+        arguments: Backend.all)
+    func sweeperKeepsOperations(backend: Backend) async throws {
+        var policy = SecurityPolicy()
+        policy.operationRetention = 86_400
+        let server = try await TestServer.make(backend, policy: policy)
+        defer { Task { await server.shutdown() } }
+        // Forty days on by the server's clock: in the month after next at most, which the migration made.
+        server.clock.advance(by: 40 * 86_400)
+        let now = server.clock.now.millis
+        let old = Self.operation(server.application, at: now - 2 * Self.day)
+        let recent = Self.operation(server.application, at: now - Self.day / 2)
+        // Pending, and not yet due for expiry (else the sweeper expires it first, and then it is finished).
+        var pending = Self.operation(server.application, at: now - 2 * Self.day, .pending)
+        pending.expiresAt = now + 3_600_000
+        let waiting = pending
+        for record in [old, recent, waiting] { try await server.store.insertOperation(record) }
+        try await server.live { _ in
+            let deadline = ContinuousClock.now + .seconds(60)
+            switch backend {
+            case .sqlite:
+                while try await server.store.operation(id: old.id) != nil, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(try await server.store.operation(id: old.id) == nil)
+            case .postgres:
+                let ahead = Self.monthStart(now, plus: 2)
+                while try await Self.partitions(server.store).values.allSatisfy({ $0.low != ahead }),
+                    ContinuousClock.now < deadline
+                {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(try await Self.partitions(server.store).values.contains { $0.low == ahead })
+                // The old one's month ended less than a day ago by the database's clock: it stays.
+                #expect(try await server.store.operation(id: old.id) != nil)
+            }
+            #expect(try await server.store.operation(id: recent.id) != nil)
+            #expect(try await server.store.operation(id: waiting.id) != nil)
+        }
+    }
+}
