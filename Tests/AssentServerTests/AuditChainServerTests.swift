@@ -184,7 +184,9 @@ struct AuditChainServerTests {
                 "GET", "/api/v1/audit/export?from=yesterday", headers: ["Authorization": "Bearer \(frozen.apiKey)"])
             #expect(bad.status == 400)
 
-            // Retention: rows older than two days go, only up to the last checkpoint among them.
+            // Retention: rows older than two days go, only up to the last checkpoint among them. (PostgreSQL drops
+            // whole ranges of the chain, then the rows up to the next checkpoint: here the empty range before the
+            // first row and the rows up to the first checkpoint; AuditPartitionTests has the rest.)
             var pruning = frozen.environment
             pruning.audit.retention = .seconds(2 * 86_400)
             try await Services(pruning).auditChain.prune()

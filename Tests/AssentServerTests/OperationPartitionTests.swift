@@ -77,9 +77,12 @@ struct OperationPartitionTests {
         return record
     }
 
-    static func partitions(_ store: SQLStore) async throws -> [String: (low: Millis?, high: Millis?)] {
-        var result: [String: (low: Millis?, high: Millis?)] = [:]
-        for row in try await store.database.raw("SELECT * FROM assent_operation_partition_bounds()").all() {
+    /// The partitions of `operations` (or of the table `bounds` answers for) with their ranges.
+    static func partitions(_ store: SQLStore, bounds: String = "assent_operation_partition_bounds") async throws
+        -> [String: (low: Int64?, high: Int64?)]
+    {
+        var result: [String: (low: Int64?, high: Int64?)] = [:]
+        for row in try await store.database.raw("SELECT * FROM \(unsafeRaw: bounds)()").all() {
             result[try row.decode(column: "part_name", as: String.self)] = (
                 try row.decode(column: "part_low", as: Int64?.self),
                 try row.decode(column: "part_high", as: Int64?.self)
@@ -89,14 +92,16 @@ struct OperationPartitionTests {
     }
 
     /// The partitions `query` reads, by the plan PostgreSQL makes for it.
-    static func partitionsRead(_ store: SQLStore, _ query: SQLQueryString) async throws -> Set<String> {
+    static func partitionsRead(_ store: SQLStore, _ query: SQLQueryString, table: String = "operations") async throws
+        -> Set<String>
+    {
         let plan = try await store.database.raw("EXPLAIN " + query).all().map {
             try $0.decode(column: "QUERY PLAN", as: String.self)
         }
         return Set(
             plan.compactMap { line in
-                line.range(of: #"on operations_[a-z0-9_]+"#, options: .regularExpression).map {
-                    String(line[$0].dropFirst(3))
+                line.range(of: " on \(table)_[a-z0-9_]+", options: .regularExpression).map {
+                    String(line[$0].dropFirst(4))
                 }
             })
     }

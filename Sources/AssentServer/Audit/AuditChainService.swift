@@ -44,9 +44,18 @@ public struct AuditChainService: Sendable {
     /// The signing key once read (the server keeps one service for its life).
     let cachedKey = KeyCache()
 
+    /// How far the sealer may go (PostgreSQL's partitions), once asked.
+    let room = SealRoom()
+
     /// The key read once per service.
     final class KeyCache: Sendable {
         let key = Mutex<ECPrivateKey?>(nil)
+    }
+
+    /// The first `seq` the database has no partition for.
+    final class SealRoom: Sendable {
+        enum Limit { case unknown, unlimited, below(Int64) }
+        let limit = Mutex(Limit.unknown)
     }
 
     /// The audit key, made on first use and sealed (to read its public half: the state, the export's key).
@@ -98,34 +107,80 @@ public struct AuditChainService: Sendable {
     public func sealPending() async throws -> Int {
         var total = 0
         while !Task.isCancelled {
-            guard let sealed = try await sealBatch() else { return total }
+            let limit = try await sealLimit()
+            guard let (sealed, stopped) = try await sealBatch(below: limit) else { return total }
             total += sealed
+            if stopped {
+                // The head reached the last partition: more are made, or sealing stops (a row sealed past them
+                // would wait in the default partition).
+                guard let more = try await makeRoom(), more > limit ?? .max else {
+                    throw AssentServerError.internalError(
+                        "The audit table has no partition for row \(limit ?? 0), and none could be made.")
+                }
+                continue
+            }
             if sealed < settings.batch { break }
         }
         try await checkpointIfDue()
         return total
     }
 
-    /// Seals up to one batch in one transaction, signing a checkpoint at every `checkpointRows` rows; `nil` when
-    /// another process holds the chain.
-    func sealBatch() async throws -> Int? {
-        let (count, checkpoints) = try await sealBatchSigning()
-        await witness(checkpoints)
-        return count
+    /// The first `seq` the sealer may not give (PostgreSQL's partitions), asked once; `nil`: no limit.
+    func sealLimit() async throws -> Int64? {
+        switch room.limit.withLock({ $0 }) {
+        case .unknown: return try await makeRoom()
+        case .unlimited: return nil
+        case .below(let limit): return limit
+        }
     }
 
-    private func sealBatchSigning() async throws -> (Int?, [AuditChain.Checkpoint]) {
+    /// Has the database make partitions ahead of the head where they run short; answers the new limit.
+    @discardableResult
+    func makeRoom() async throws -> Int64? {
+        let upkeep = try await store.keepAuditPartitions(prunable: nil)
+        noteUpkeep(upkeep)
+        return upkeep?.sealLimit
+    }
+
+    /// Remembers the limit an upkeep answered, and says when partitions were made or dropped.
+    private func noteUpkeep(_ upkeep: AuditUpkeep?) {
+        room.limit.withLock { $0 = upkeep.map { .below($0.sealLimit) } ?? .unlimited }
+        guard let upkeep, upkeep.partitionsMade + upkeep.partitionsDropped > 0 else { return }
+        logger.notice(
+            "audit partitions kept",
+            metadata: [
+                "audit.partitions_made": "\(upkeep.partitionsMade)",
+                "audit.partitions_dropped": "\(upkeep.partitionsDropped)",
+                "audit.rows_deleted": "\(upkeep.rowsDeleted)", "audit.seal_limit": "\(upkeep.sealLimit)",
+            ])
+    }
+
+    /// Seals up to one batch in one transaction, below `limit`, signing a checkpoint at every `checkpointRows` rows;
+    /// `nil` when another process holds the chain. `stopped`: rows were left because the limit was reached.
+    func sealBatch(below limit: Int64?) async throws -> (sealed: Int, stopped: Bool)? {
+        let (result, checkpoints) = try await sealBatchSigning(below: limit)
+        await witness(checkpoints)
+        return result
+    }
+
+    private func sealBatchSigning(below limit: Int64?) async throws -> (
+        (sealed: Int, stopped: Bool)?, [AuditChain.Checkpoint]
+    ) {
         // One sealer at a time in this process too (SQLite has no lock to take).
         guard sealing.tryAcquire() else { return (nil, []) }
         defer { sealing.release() }
         let key = try await signingKey()
         let settings = settings
         let now = clock.millis
-        return try await commit { transaction -> (Int?, [AuditChain.Checkpoint]) in
+        return try await commit { transaction -> ((sealed: Int, stopped: Bool)?, [AuditChain.Checkpoint]) in
             guard try await transaction.lockAuditChain() else { return (nil, []) }
-            let events = try await transaction.unsealedAuditEvents(limit: settings.batch)
-            guard !events.isEmpty else { return (0, []) }
+            var events = try await transaction.unsealedAuditEvents(limit: settings.batch)
+            guard !events.isEmpty else { return ((0, false), []) }
             let head = try await transaction.auditChainHead()
+            let room = limit.map { max(0, $0 - 1 - (head?.seq ?? 0)) } ?? Int64(events.count)
+            let stopped = room < Int64(events.count)
+            events = Array(events.prefix(Int(min(room, Int64(events.count)))))
+            guard !events.isEmpty else { return ((0, stopped), []) }
             var previous = head?.hash ?? AuditChain.genesis
             var seq = head?.seq ?? 0
             let rows = events.map { event -> SealedAuditRow in
@@ -152,7 +207,7 @@ public struct AuditChainService: Sendable {
                 signed.append(checkpoint)
                 lastSigned = row.seq
             }
-            return (rows.count, signed)
+            return ((rows.count, stopped), signed)
         }
     }
 
@@ -276,14 +331,22 @@ public struct AuditChainService: Sendable {
         return info
     }
 
-    /// Deletes rows older than the retention, only up to a checkpoint, so the chain stays verifiable from it.
+    /// Deletes rows older than the retention, only up to a checkpoint, so the chain stays verifiable from it. On
+    /// PostgreSQL it also keeps partitions ahead of the head, and removes rows by dropping whole partitions: a row
+    /// waits until every row of its partition may go (see ``Migrations/auditPartitionsFunction``).
     public func prune() async throws {
-        guard let retention = settings.retention else { return }
-        let cutoff = clock.millis - Int64(retention.components.seconds) * 1000
-        guard let (_, high) = try await store.auditSeqRange(from: 0, until: cutoff),
-            let checkpoint = try await store.auditCheckpoint(atOrBelow: high)
-        else { return }
-        try await store.pruneAuditRows(through: checkpoint.seq)
+        var prunable: Int64?
+        if let retention = settings.retention {
+            let cutoff = clock.millis - Int64(retention.components.seconds) * 1000
+            if let (_, high) = try await store.auditSeqRange(from: 0, until: cutoff) {
+                prunable = try await store.auditCheckpoint(atOrBelow: high)?.seq
+            }
+        }
+        if let upkeep = try await store.keepAuditPartitions(prunable: prunable) {
+            noteUpkeep(upkeep)
+        } else if let prunable {
+            try await store.pruneAuditRows(through: prunable)
+        }
     }
 
     /// The first 16 hex digits of SHA-256 of the key's X9.63 bytes, to compare by eye.

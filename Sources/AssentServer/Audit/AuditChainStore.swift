@@ -17,6 +17,23 @@ public struct AuditChainHead: Sendable, Equatable {
     public var hash: Data
 }
 
+/// What keeping the audit table's partitions did (PostgreSQL).
+public struct AuditUpkeep: Sendable, Equatable {
+    public var partitionsMade = 0
+    public var partitionsDropped = 0
+    /// Rows deleted one by one: those between the dropped ranges and the checkpoint that anchors the rest.
+    public var rowsDeleted: Int64 = 0
+    /// The first `seq` no partition holds yet: the sealer seals below it.
+    public var sealLimit: Int64
+
+    public init(partitionsMade: Int = 0, partitionsDropped: Int = 0, rowsDeleted: Int64 = 0, sealLimit: Int64) {
+        self.partitionsMade = partitionsMade
+        self.partitionsDropped = partitionsDropped
+        self.rowsDeleted = rowsDeleted
+        self.sealLimit = sealLimit
+    }
+}
+
 /// The audit hash chain: sealing, checkpoints, the signing key, export and pruning.
 public protocol AuditChainStore: Sendable {
     /// Serializes sealers of one database (PostgreSQL: a transaction-scoped advisory lock; SQLite: one process).
@@ -42,6 +59,10 @@ public protocol AuditChainStore: Sendable {
     func sealedAuditRows(from: Int64, through: Int64) async throws -> [SealedAuditRow]
     /// Deletes sealed rows with `seq` at or below `seq`.
     func pruneAuditRows(through seq: Int64) async throws
+    /// PostgreSQL: keeps ranges of `seq` (partitions) ahead of the chain's head and, given `prunable` (a checkpoint's
+    /// `seq`), drops the ranges wholly at or below it; `nil` on SQLite, whose table has no partitions (it prunes
+    /// with ``pruneAuditRows(through:)``).
+    func keepAuditPartitions(prunable: Int64?) async throws -> AuditUpkeep?
     /// The lowest sealed `seq` still stored.
     func firstAuditSeq() async throws -> Int64?
     /// The audit signing key, made by the first caller.
@@ -177,6 +198,20 @@ extension SQLStore {
 
     public func pruneAuditRows(through seq: Int64) async throws {
         try await database.raw("DELETE FROM audit_events WHERE seq IS NOT NULL AND seq <= \(bind: seq)").run()
+    }
+
+    public func keepAuditPartitions(prunable: Int64?) async throws -> AuditUpkeep? {
+        guard backend == .postgres else { return nil }
+        guard
+            let row = try await database.raw(
+                "SELECT made, dropped, deleted, high FROM assent_audit_partitions(\(bind: prunable)::bigint)"
+            ).first()
+        else { throw AssentServerError.internalError("assent_audit_partitions answered nothing.") }
+        return AuditUpkeep(
+            partitionsMade: try row.decode(column: "made", as: Int.self),
+            partitionsDropped: try row.decode(column: "dropped", as: Int.self),
+            rowsDeleted: try row.decode(column: "deleted", as: Int64.self),
+            sealLimit: try row.decode(column: "high", as: Int64.self))
     }
 
     public func firstAuditSeq() async throws -> Int64? {

@@ -125,14 +125,7 @@ extension Migrations {
                     (extract(epoch FROM now()) * 1000)::bigint) / 1000.0) AT TIME ZONE 'UTC') + interval '1 month')
                     AT TIME ZONE 'UTC') * 1000)::bigint
                 INTO boundary FROM operations;
-                FOR statement IN
-                    SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
-                    WHERE i.indrelid = 'operations'::regclass AND NOT i.indisprimary
-                LOOP statements := statements || statement; END LOOP;
-                FOR statement IN
-                    SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-                    WHERE i.indrelid = 'operations'::regclass
-                LOOP renames := renames || statement; END LOOP;
+                \(collectIndexes(of: "operations"))
                 FOR statement IN
                     SELECT t.tgname FROM pg_trigger t WHERE t.tgrelid = 'operations'::regclass AND NOT t.tgisinternal
                 LOOP triggers := triggers || statement; END LOOP;
@@ -144,10 +137,7 @@ extension Migrations {
                     SELECT format('ALTER TABLE operations ADD CONSTRAINT %I %s', c.conname, pg_get_constraintdef(c.oid))
                     FROM pg_constraint c WHERE c.conrelid = 'operations'::regclass AND c.contype = 'f'
                 LOOP statements := statements || statement; END LOOP;
-                ALTER TABLE operations RENAME TO operations_before_partitions;
-                FOREACH statement IN ARRAY renames LOOP
-                    EXECUTE format('ALTER INDEX %I RENAME TO %I', statement, left(statement || '_before_partitions', 63));
-                END LOOP;
+                \(renameBeforePartitions("operations"))
                 FOREACH statement IN ARRAY triggers LOOP
                     EXECUTE format('DROP TRIGGER %I ON operations_before_partitions', statement);
                 END LOOP;
@@ -155,24 +145,7 @@ extension Migrations {
                     PARTITION BY RANGE (created_at);
                 ALTER TABLE operations ADD PRIMARY KEY (id, created_at);
                 FOREACH statement IN ARRAY statements LOOP EXECUTE statement; END LOOP;
-                FOR grants IN
-                    SELECT a.privilege_type, a.grantee FROM pg_class c, aclexplode(c.relacl) a
-                    WHERE c.oid = 'operations_before_partitions'::regclass AND a.grantee <> c.relowner
-                LOOP
-                    IF grants.grantee = 0 THEN
-                        EXECUTE format('GRANT %s ON operations TO PUBLIC', grants.privilege_type);
-                    ELSE
-                        EXECUTE format('GRANT %s ON operations TO %I', grants.privilege_type,
-                            (SELECT rolname FROM pg_roles WHERE oid = grants.grantee));
-                    END IF;
-                END LOOP;
-                -- Its key gives way to the parent's, which attaching builds on it.
-                FOR statement IN
-                    SELECT conname FROM pg_constraint
-                    WHERE conrelid = 'operations_before_partitions'::regclass AND contype = 'p'
-                LOOP
-                    EXECUTE format('ALTER TABLE operations_before_partitions DROP CONSTRAINT %I', statement);
-                END LOOP;
+                \(copyGrantsDroppingKey("operations"))
                 EXECUTE format('ALTER TABLE operations ATTACH PARTITION operations_before_partitions '
                     'FOR VALUES FROM (MINVALUE) TO (%s)', boundary);
                 PERFORM assent_operation_partitions((extract(epoch FROM now()) * 1000)::bigint, NULL);
@@ -182,19 +155,76 @@ extension Migrations {
         ]
     }
 
+    /// PL/pgSQL for a table about to be partitioned: collects the definitions of its indexes but the primary key into
+    /// `statements` (to run on the new parent) and the names of all of them into `renames`.
+    static func collectIndexes(of table: String) -> String {
+        """
+        FOR statement IN
+                    SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
+                    WHERE i.indrelid = '\(table)'::regclass AND NOT i.indisprimary
+                LOOP statements := statements || statement; END LOOP;
+                FOR statement IN
+                    SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+                    WHERE i.indrelid = '\(table)'::regclass
+                LOOP renames := renames || statement; END LOOP;
+        """
+    }
+
+    /// PL/pgSQL: renames `table` to `<table>_before_partitions` and its indexes (named in `renames`) after it, so that
+    /// the parent made next takes their names.
+    static func renameBeforePartitions(_ table: String) -> String {
+        """
+        ALTER TABLE \(table) RENAME TO \(table)_before_partitions;
+                FOREACH statement IN ARRAY renames LOOP
+                    EXECUTE format('ALTER INDEX %I RENAME TO %I', statement, left(statement || '_before_partitions', 63));
+                END LOOP;
+        """
+    }
+
+    /// PL/pgSQL: gives the new parent `table` every grant `<table>_before_partitions` had (variable `grants`), and
+    /// drops the old table's primary key, which gives way to the parent's (attaching builds it on the old table).
+    static func copyGrantsDroppingKey(_ table: String) -> String {
+        """
+        FOR grants IN
+                    SELECT a.privilege_type, a.grantee FROM pg_class c, aclexplode(c.relacl) a
+                    WHERE c.oid = '\(table)_before_partitions'::regclass AND a.grantee <> c.relowner
+                LOOP
+                    IF grants.grantee = 0 THEN
+                        EXECUTE format('GRANT %s ON \(table) TO PUBLIC', grants.privilege_type);
+                    ELSE
+                        EXECUTE format('GRANT %s ON \(table) TO %I', grants.privilege_type,
+                            (SELECT rolname FROM pg_roles WHERE oid = grants.grantee));
+                    END IF;
+                END LOOP;
+                FOR statement IN
+                    SELECT conname FROM pg_constraint
+                    WHERE conrelid = '\(table)_before_partitions'::regclass AND contype = 'p'
+                LOOP
+                    EXECUTE format('ALTER TABLE \(table)_before_partitions DROP CONSTRAINT %I', statement);
+                END LOOP;
+        """
+    }
+
     /// `assent_operation_partition_bounds()`, PostgreSQL: each partition of `operations` with its range, in Unix
     /// milliseconds (a null low: from the first value).
-    static let operationPartitionBoundsFunction = """
-        CREATE OR REPLACE FUNCTION assent_operation_partition_bounds()
+    static let operationPartitionBoundsFunction = partitionBoundsFunction(
+        "assent_operation_partition_bounds", of: "operations")
+
+    /// A PostgreSQL function answering each partition of `table` (partitioned by a `bigint` range) with its range:
+    /// a null low for one from the first value, both null for the default partition.
+    static func partitionBoundsFunction(_ name: String, of table: String) -> String {
+        """
+        CREATE OR REPLACE FUNCTION \(name)()
         RETURNS TABLE (part_name text, part_low bigint, part_high bigint)
         LANGUAGE sql STABLE AS $$
             SELECT c.relname::text,
                 (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''?(-?[0-9]+)'))[1]::bigint,
                 (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''?(-?[0-9]+)'))[1]::bigint
             FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            WHERE i.inhparent = 'operations'::regclass
+            WHERE i.inhparent = '\(table)'::regclass
         $$
         """
+    }
 
     /// `assent_operation_partitions(now, cutoff)`, PostgreSQL: makes the partitions of the month `now` (Unix
     /// milliseconds) falls in and the two after it where none covers them yet, and drops every partition whose range

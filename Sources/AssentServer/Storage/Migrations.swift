@@ -118,6 +118,11 @@ enum Migrations {
         Migration(
             version: 43, sqlite: operationPartitionsV43(.sqlite), postgres: operationPartitionsV43(.postgres),
             compatibleFrom: 42),
+        // Audit rows partitioned by their place in the chain on PostgreSQL (nothing on SQLite); older builds read,
+        // write, seal and prune them as before.
+        Migration(
+            version: 44, sqlite: auditPartitionsV44(.sqlite), postgres: auditPartitionsV44(.postgres),
+            compatibleFrom: 42),
     ]
 
     /// The SQL dialects the migrations are written for.
