@@ -9,7 +9,8 @@ struct AuditOptions: ParsableArguments {
     var auditCheckpointMinutes = 5
     @Option(
         help: """
-            Prune audit rows older than this many days, only up to a signed checkpoint (default: keep every row).
+            Prune audit rows older than this many days, only up to a signed checkpoint; on PostgreSQL by whole \
+            ranges of the chain, about a month each (default: keep every row).
             """)
     var auditRetentionDays: Int?
     @Option(
