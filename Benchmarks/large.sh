@@ -2,7 +2,10 @@
 # The hot paths on large tables, against the same paths on an empty database, in one run (loopback only): each
 # database is prepared twice — empty, and holding a history of HISTORY_ACTIVATIONS (default 1,000,000) activations and
 # HISTORY_OPERATIONS (default 10,000,000) operations of other users, all finished — and the two alternate over ROUNDS
-# (default 2) runs of health, list, authorize and validate, as compare.sh alternates two builds.
+# (default 2) runs of health, list, authorize and validate, as compare.sh alternates two builds. The history also
+# holds HISTORY_AUDIT (default two per operation) sealed audit rows over the year; their hashes are random bytes, so
+# the chain's state reports them (the sealer only goes on from the newest), and on PostgreSQL they fill twelve ranges
+# of the chain as a year of service would have.
 #   DATABASES="sqlite postgres" Benchmarks/large.sh [load.sh options: --duration 15 --concurrency 64 --activations 1000]
 # SCENARIOS, GENERATOR and PIN as for Benchmarks/load.sh. Prints the seeding's time and size, the query plans of the
 # hot statements on the large database, then per database and scenario each side's median [min–max] of the server's
@@ -15,12 +18,14 @@ load_setup "$@"
 rounds=${ROUNDS:-2}
 activations=${HISTORY_ACTIVATIONS:-1000000}
 operations=${HISTORY_OPERATIONS:-10000000}
+audit=${HISTORY_AUDIT:-$((2 * operations))}
 out="$PWD/.build/large/last"
 rm -rf "$out"
 mkdir -p "$out"
 
 # The history, as SQL for DIALECT (sqlite or postgres): the activations of users history-1…N of the first
-# application, ten operations each on average over the last year, every one finished, with ids that carry their
+# application, ten operations each on average, one a second back from now (ten million span 116 days) within the
+# last year, every one finished, with ids that carry their
 # creation time as the server's do (on PostgreSQL each in its month's partition). Their server keys are a copy of
 # a real activation's sealed key (history-template's), so the key ring's keeper finds every value under the current
 # key, as on a real database, and settles.
@@ -72,10 +77,31 @@ SELECT substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-7' || substr(r, 1, 3) || '
     '{"title":"Payment","message":"Pay ' || (i % 10000) || '.00 CZK to CZ5508000000001234567890","attributes":[{"type":"AMOUNT","id":"operation.amount","label":"Amount","amount":' || (i % 10000) || ',"currency":"CZK"}]}',
     'possession_knowledge', 0, 5, t, t + 300000, t + 30000, t + 30000, 2
 FROM (SELECT i, t, $hex12 AS h, $random_hex AS r FROM (SELECT i, $now - (i % 31536000) * 1000 AS t FROM n) times) ids;
+SQL
+    # The audit rows, after the ones the server's first start wrote (on PostgreSQL after their range, in twelve ranges
+    # of a month each, made here as the server's upkeep would have made them).
+    if [ "$dialect" = sqlite ]; then
+        echo "CREATE TEMP TABLE audit_base AS SELECT coalesce(max(seq), 0) + 1 AS base FROM audit_events;"
+    else
+        cat <<SQL
+CREATE TEMP TABLE audit_base AS SELECT max(part_high) AS base FROM assent_audit_partition_bounds();
+SELECT format('CREATE TABLE audit_events_from_%s PARTITION OF audit_events FOR VALUES FROM (%s) TO (%s)',
+    base + k * ($audit / 12), base + k * ($audit / 12), base + (k + 1) * ($audit / 12) + CASE k WHEN 11 THEN 12 ELSE 0 END)
+FROM audit_base, generate_series(0, 11) k \gexec
+SQL
+    fi
+    cat <<SQL
+$(series "$audit")
+INSERT INTO audit_events (at, type, activation_id, user_id, actor, detail, application_id, seq, content_hash,
+    prev_hash, chain_hash)
+SELECT $now - 31536000000 + i * (31536000000 / $audit), CASE i % 2 WHEN 0 THEN 'operation.pending' ELSE 'operation.approved' END,
+    NULL, 'history-' || (1 + (i / 2) % $activations), 'system', 'Operation ' || i || ' of the history.',
+    (SELECT id FROM applications ORDER BY created_at LIMIT 1), base + i - 1, $(bytes 32), $(bytes 32), $(bytes 32)
+FROM n, audit_base;
 COMMIT;
 SQL
     [ "$dialect" = sqlite ] && echo "ANALYZE; PRAGMA journal_mode = WAL;" \
-        || echo "VACUUM ANALYZE activations; VACUUM ANALYZE operations;"
+        || echo "VACUUM ANALYZE activations; VACUUM ANALYZE operations; VACUUM ANALYZE audit_events;"
 }
 
 # The hot statements' plans on the large database: the list, an operation (by id alone, and by id and its time as the
@@ -89,6 +115,9 @@ $explain SELECT * FROM operations WHERE id = '0190cafe-0000-7000-a000-0000000000
 $explain SELECT * FROM activations WHERE id = (SELECT id FROM activations LIMIT 1);
 $explain SELECT * FROM activations WHERE user_id = 'history-42';
 $explain SELECT id FROM operations WHERE status = 'PENDING' AND expires_at < 0 LIMIT 100;
+$explain SELECT seq, chain_hash FROM audit_events WHERE seq IS NOT NULL ORDER BY seq DESC LIMIT 1;
+$explain SELECT * FROM audit_events WHERE seq IS NULL ORDER BY id LIMIT 200;
+$explain SELECT seq FROM audit_events WHERE seq IS NOT NULL AND at < $(date +%s)000 - 2592000000 ORDER BY at DESC, seq DESC LIMIT 1;
 SQL
 }
 
@@ -115,13 +144,13 @@ prepare() {
     if [ "$database" = sqlite ]; then
         history_sql sqlite | sqlite3 -bail "$work/$label/assent.sqlite" >/dev/null
         elapsed=$(($(date +%s) - started))
-        echo "[$database] history: $activations activations, $operations operations in ${elapsed} s;" \
+        echo "[$database] history: $activations activations, $operations operations, $audit audit rows in ${elapsed} s;" \
             "$(du -h "$work/$label/assent.sqlite" | cut -f1) on disk" | tee -a "$out/history.txt"
         plans_sql "EXPLAIN QUERY PLAN" | sqlite3 "$work/$label/assent.sqlite" | tee -a "$out/plans-$database.txt"
     else
         history_sql postgres | "$pg_bin/psql" -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" >/dev/null
         elapsed=$(($(date +%s) - started))
-        echo "[$database] history: $activations activations, $operations operations in ${elapsed} s;" \
+        echo "[$database] history: $activations activations, $operations operations, $audit audit rows in ${elapsed} s;" \
             "$("$pg_bin/psql" -Atq -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" \
                 -c "SELECT pg_size_pretty(pg_database_size(current_database()))") on disk" | tee -a "$out/history.txt"
         plans_sql "EXPLAIN (COSTS OFF)" | "$pg_bin/psql" -Atq -h 127.0.0.1 -p "$pg_port" -U assent -d "assent_$side" \

@@ -338,8 +338,8 @@ public struct AuditChainService: Sendable {
         var prunable: Int64?
         if let retention = settings.retention {
             let cutoff = clock.millis - Int64(retention.components.seconds) * 1000
-            if let (_, high) = try await store.auditSeqRange(from: 0, until: cutoff) {
-                prunable = try await store.auditCheckpoint(atOrBelow: high)?.seq
+            if let last = try await store.lastAuditSeq(writtenBefore: cutoff) {
+                prunable = try await store.auditCheckpoint(atOrBelow: last)?.seq
             }
         }
         if let upkeep = try await store.keepAuditPartitions(prunable: prunable) {

@@ -55,6 +55,9 @@ public protocol AuditChainStore: Sendable {
     func auditCheckpoint(atOrAbove seq: Int64) async throws -> AuditChain.Checkpoint?
     /// The lowest and highest sealed `seq` of rows written in [from, until).
     func auditSeqRange(from: Millis, until: Millis) async throws -> (Int64, Int64)?
+    /// The `seq` of the newest sealed row written before `until` (of those written in the same millisecond, the
+    /// last sealed): a step down the `at` index, where the largest `seq` of every older row would read them all.
+    func lastAuditSeq(writtenBefore until: Millis) async throws -> Int64?
     /// Sealed rows with `seq` in the range, in order.
     func sealedAuditRows(from: Int64, through: Int64) async throws -> [SealedAuditRow]
     /// Deletes sealed rows with `seq` at or below `seq`.
@@ -180,6 +183,15 @@ extension SQLStore {
             let high = try row.decode(column: "high", as: Int64?.self)
         else { return nil }
         return (low, high)
+    }
+
+    public func lastAuditSeq(writtenBefore until: Millis) async throws -> Int64? {
+        try await database.raw(
+            """
+            SELECT seq FROM audit_events WHERE seq IS NOT NULL AND at < \(bind: until)
+            ORDER BY at DESC, seq DESC LIMIT 1
+            """
+        ).first()?.decode(column: "seq", as: Int64.self)
     }
 
     public func sealedAuditRows(from: Int64, through: Int64) async throws -> [SealedAuditRow] {
